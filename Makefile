@@ -1,0 +1,55 @@
+# Paiju — the two commands a newcomer needs are `make run` and `make test`.
+PYTHON ?= python3
+UV_VERSION := 0.13.8
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+VENV := .venv
+BENCH_VENV := .venv-bench
+BIN := $(VENV)/bin
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: setup run test lint format scenario bench clean
+
+setup: $(VENV)/.synced
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION)
+
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --python $(PYTHON)
+	touch $@
+
+## run: play a whole 砸六家 match (6 deals) between heuristic bots in the terminal
+run: setup
+	$(BIN)/paiju match $(ARGS)
+
+## test: lint, type-check and run the whole test suite
+test: lint
+	$(BIN)/pytest -n auto $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+format: setup
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+## scenario: run one rule scenario file, e.g. make scenario FILE=../shared/scenarios/zlj-four-take.json
+scenario: setup
+	@test -n "$(FILE)" || { echo "usage: make scenario FILE=path/to/scenario.json" >&2; exit 2; }
+	@$(BIN)/paiju scenario "$(FILE)"
+
+$(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install --quiet -r bench/requirements-rlcard.txt
+	touch $@
+
+## bench: 砸六家 self-play speed and legal_actions cost beside RLCard's Dou Dizhu, in one run
+bench: setup $(BENCH_VENV)/.installed
+	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
+
+clean:
+	rm -rf $(VENV) $(BENCH_VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis

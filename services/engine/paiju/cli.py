@@ -1,0 +1,59 @@
+"""The ``paiju`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+
+def _scenario(args: argparse.Namespace) -> int:
+    from paiju.scenario import ScenarioError, check, load, run
+
+    try:
+        doc = load(args.file)
+        result = run(doc)
+    except ScenarioError as e:
+        print(f"paiju scenario: invalid scenario: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, ensure_ascii=False, indent=1 if args.pretty else None))
+    if args.check:
+        problems = check(doc, result)
+        for p in problems:
+            print(f"mismatch: {p}", file=sys.stderr)
+        return 1 if problems else 0
+    return 0
+
+
+def _match(args: argparse.Namespace) -> int:
+    from paiju.terminal.zlj_match import play_match
+
+    play_match(seed=args.seed, deals=args.deals, bot=args.bot, out=sys.stdout, color=not args.no_color)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="paiju", description="Paiju (牌局): 砸六家 and 拖拉机 game backend")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("scenario", help="run one rule scenario file and print the result JSON (conformance.md)")
+    p.add_argument("file")
+    p.add_argument("--check", action="store_true", help="compare with the file's expectations; exit 1 on mismatch")
+    p.add_argument("--pretty", action="store_true", help="indent the JSON")
+    p.set_defaults(func=_scenario)
+
+    p = sub.add_parser("match", help="play a 砸六家 match between bots in the terminal")
+    p.add_argument("--seed", type=int, default=2024)
+    p.add_argument("--deals", type=int, default=6)
+    p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
+    p.add_argument("--no-color", action="store_true")
+    p.set_defaults(func=_match)
+
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""砸六家 (Za Liu Jia): six players, two decks, tribute and the four-take.
+
+The normative rules are `rules/zalioujia.md`; decisions cite their ids (``D-ZLJ-n``).
+"""
+
+from paiju.rules.zlj.game import conserved, decide, default_action, evolve, legal_actions, replay, same_choice
+from paiju.rules.zlj.model import (
+    Command,
+    Cut,
+    EndMatch,
+    Event,
+    Options,
+    Outcome,
+    Pass,
+    Phase,
+    PickTribute,
+    Play,
+    ReturnTribute,
+    StartMatch,
+    State,
+    TakeBack,
+    Team,
+    Timeout,
+)
+
+__all__ = [
+    "Command",
+    "Cut",
+    "EndMatch",
+    "Event",
+    "Options",
+    "Outcome",
+    "Pass",
+    "Phase",
+    "PickTribute",
+    "Play",
+    "ReturnTribute",
+    "StartMatch",
+    "State",
+    "TakeBack",
+    "Team",
+    "Timeout",
+    "conserved",
+    "decide",
+    "default_action",
+    "evolve",
+    "legal_actions",
+    "replay",
+    "same_choice",
+]
