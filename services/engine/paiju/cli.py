@@ -29,7 +29,7 @@ def _scenario(args: argparse.Namespace) -> int:
 def _match(args: argparse.Namespace) -> int:
     from paiju.terminal.zlj_match import play_match
 
-    play_match(seed=args.seed, deals=args.deals, bot=args.bot, out=sys.stdout, color=not args.no_color)
+    play_match(seed=args.seed, deals=args.deals, bot=args.bot, out=sys.stdout)
     return 0
 
 
@@ -47,7 +47,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=2024)
     p.add_argument("--deals", type=int, default=6)
     p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
-    p.add_argument("--no-color", action="store_true")
     p.set_defaults(func=_match)
 
     args = parser.parse_args(argv)

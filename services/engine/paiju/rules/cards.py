@@ -81,11 +81,11 @@ def card(rank: Rank, suit: Suit | None = None) -> Card:
 
 
 def _rank_table() -> tuple[Rank, ...]:
-    return tuple(Rank(c // 4) for c in range(52)) + (Rank.SMALL_JOKER, Rank.BIG_JOKER)
+    return (*tuple(Rank(c // 4) for c in range(52)), Rank.SMALL_JOKER, Rank.BIG_JOKER)
 
 
 def _suit_table() -> tuple[Suit | None, ...]:
-    return tuple(Suit(c % 4) for c in range(52)) + (None, None)
+    return (*tuple(Suit(c % 4) for c in range(52)), None, None)
 
 
 RANK_OF: tuple[Rank, ...] = _rank_table()
@@ -141,8 +141,7 @@ def check_copies(cards: Iterable[Card], decks: int) -> None:
     for c, n in Counter(cards).items():
         if n > decks:
             raise CardSyntaxError(
-                f"{n} copies of {format_card(c)}, but {decks} deck{'s' if decks > 1 else ''} "
-                f"hold only {decks}"
+                f"{n} copies of {format_card(c)}, but {decks} deck{'s' if decks > 1 else ''} hold only {decks}"
             )
 
 

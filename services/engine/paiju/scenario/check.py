@@ -49,7 +49,7 @@ def check(scenario: dict[str, Any], result: dict[str, Any]) -> list[str]:
             continue
         ok = result["steps"][i]["ok"]
         if want not in ("ok", "rejected"):
-            problems.append(f"steps[{i}].expect must be \"ok\" or \"rejected\", not {want!r}")
+            problems.append(f'steps[{i}].expect must be "ok" or "rejected", not {want!r}')
         elif ok != (want == "ok"):
             reason = result["steps"][i].get("reason")
             problems.append(f"steps[{i}]: expected {want}, got {'ok' if ok else 'rejected'} ({reason})")

@@ -46,4 +46,4 @@ def run(doc: dict[str, Any]) -> dict[str, Any]:
         raise ScenarioError(f"start: {e.reason}") from None
     if game == "tractor":
         raise ScenarioError("tractor scenarios are not supported yet: this build has the 砸六家 (zlj) engine only")
-    raise ScenarioError(f"'game' must be \"zlj\" or \"tractor\", not {game!r}")
+    raise ScenarioError(f'\'game\' must be "zlj" or "tractor", not {game!r}')

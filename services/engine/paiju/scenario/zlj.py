@@ -128,7 +128,7 @@ def start_state(doc: dict[str, Any]) -> State:
         )
         rng = SeededRandom(int(doc.get("seed", 0))).fork(4)
         return game.replay(start_tribute(result, state.hands, options, rng), state)
-    raise ScenarioError(f"start.phase must be \"play\" or \"tribute\" for zlj, not {phase!r}")
+    raise ScenarioError(f'start.phase must be "play" or "tribute" for zlj, not {phase!r}')
 
 
 def command_for(step: dict[str, Any], index: int, seed: int) -> Command:
@@ -149,9 +149,7 @@ def command_for(step: dict[str, Any], index: int, seed: int) -> Command:
         if isinstance(count, bool) or not isinstance(count, int):
             raise ScenarioError(f"steps[{index}].cut must be a number of cards")
         return Cut(seat, count, SeededRandom(seed).fork(1000 + index).next64())
-    raise ScenarioError(
-        f"steps[{index}] has no zlj action: use play, pass, pick, return, take_back or cut"
-    )
+    raise ScenarioError(f"steps[{index}] has no zlj action: use play, pass, pick, return, take_back or cut")
 
 
 def _transfers(transfers: tuple[Transfer, ...]) -> list[dict[str, Any]]:
@@ -172,9 +170,7 @@ def result_of(state: State, steps: list[dict[str, Any]]) -> dict[str, Any]:
             "winners": last.winners.value if last and last.winners else None,
             "team_points": {"A": last.team_points[0], "B": last.team_points[1]} if last else None,
             "individual": {str(s): last.individual[s] for s in range(SEATS)} if last else None,
-            "taken": [
-                {"by": t.by, "from": t.taken_from, "cards": format_cards(t.cards, order)} for t in state.taken
-            ],
+            "taken": [{"by": t.by, "from": t.taken_from, "cards": format_cards(t.cards, order)} for t in state.taken],
             "tribute": _transfers(tribute.picks) if tribute else [],
             "returned": _transfers(tribute.returns) if tribute else [],
             "leader": state.leader,

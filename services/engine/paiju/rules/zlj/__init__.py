@@ -22,6 +22,7 @@ from paiju.rules.zlj.model import (
     Team,
     Timeout,
 )
+from paiju.rules.zlj.view import SeatView, redact, view
 
 __all__ = [
     "Command",
@@ -35,6 +36,7 @@ __all__ = [
     "PickTribute",
     "Play",
     "ReturnTribute",
+    "SeatView",
     "StartMatch",
     "State",
     "TakeBack",
@@ -45,6 +47,8 @@ __all__ = [
     "default_action",
     "evolve",
     "legal_actions",
+    "redact",
     "replay",
     "same_choice",
+    "view",
 ]

@@ -122,7 +122,7 @@ def classify(cards: Iterable[Card]) -> Combo:
         counts[level] = counts.get(level, 0) + 1
     per_rank = set(counts.values())
     ranks = len(counts)
-    if per_rank == {1} or per_rank == {2}:
+    if per_rank in ({1}, {2}):
         name = "straight" if per_rank == {1} else "pair-straight"
         if high > ACE:
             raise IllegalAction(f"2 and 3 never sit in a {name} (§3: ranks 4..A only)")
@@ -164,9 +164,7 @@ def beat_failure(play: Combo, current: Combo) -> str | None:
         if play.size != current.size:
             if play.size > current.size:
                 return None
-            return (
-                f"a bomb beats a bomb by more cards first (D-ZLJ-2): {play.size} cards vs {current.size}"
-            )
+            return f"a bomb beats a bomb by more cards first (D-ZLJ-2): {play.size} cards vs {current.size}"
         if play.top > current.top:
             return None
         return f"{play.describe()} does not beat {current.describe()}: it needs a higher rank (D-ZLJ-2)"
@@ -241,8 +239,7 @@ def all_plays(counts: list[int]) -> Iterator[tuple[Combo, Shape]]:
 
 def _bombs(counts: list[int], current: Combo | None) -> Iterator[tuple[Combo, Shape]]:
     """Bombs and joker bombs that beat ``current`` (any bomb when it is not a bomb)."""
-    floor_size = current.size if current is not None and current.kind is Kind.BOMB else 0
-    floor_top = current.top if floor_size else -1
+    floor_size, floor_top = (current.size, current.top) if current is not None and current.kind is Kind.BOMB else (0, -1)
     for level in range(SMALL_JOKER):
         n = counts[level]
         if n < 3:

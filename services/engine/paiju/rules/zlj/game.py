@@ -27,7 +27,6 @@ from paiju.rules.zlj.combos import (
     beats,
     classify,
     is_four_take,
-    level_counts,
     order,
 )
 from paiju.rules.zlj.dealing import (
@@ -69,6 +68,7 @@ from paiju.rules.zlj.model import (
     StartMatch,
     State,
     TakeBack,
+    Team,
     Timeout,
     Transfer,
     Tribute,
@@ -77,7 +77,6 @@ from paiju.rules.zlj.model import (
     TributePicked,
     TributeResisted,
     TributeReturned,
-    Team,
     TurnTimedOut,
     WentOut,
     evolved,
@@ -126,16 +125,15 @@ def _require_turn(state: State, seat: int, phase: Phase, what: str) -> None:
         )
     if state.turn != seat:
         raise NotYourTurn(
-            f"it is not seat {seat}'s turn to {what}: seat {state.turn} is to act", fingerprint=fingerprint(state)
+            f"it is not seat {seat}'s turn to {what}: seat {state.turn} is to act",
+            fingerprint=fingerprint(state),
         )
 
 
 def _require_held(state: State, seat: int, cards: Cards) -> None:
     missing = missing_cards(state.hands[seat], cards)
     if missing:
-        raise IllegalAction(
-            f"seat {seat} does not hold {cards_text(missing)}", fingerprint=fingerprint(state)
-        )
+        raise IllegalAction(f"seat {seat} does not hold {cards_text(missing)}", fingerprint=fingerprint(state))
 
 
 def _require_cards(cards: object) -> Cards:
@@ -393,13 +391,10 @@ def evolve(state: State, event: Event) -> State:
     """Apply one event. Events are facts: nothing is validated here."""
     if isinstance(event, CardsPlayed):
         seat = event.seat
-        hands = list(state.hands)
-        rest = remove_cards(hands[seat], event.cards)
-        assert rest is not None
-        hands[seat] = rest
+        hands = _without(state.hands, seat, event.cards)
         return evolved(
             state,
-            hands=tuple(hands),
+            hands=hands,
             table=state.table + event.cards,
             current=event.combo,
             current_cards=event.cards,
@@ -487,38 +482,31 @@ def evolve(state: State, event: Event) -> State:
     if isinstance(event, TributeOrdered):
         tribute = Tribute(winners=event.winners, losers=event.losers, leader=event.leader)
         return _advance_tribute(replace(state, phase=Phase.PICK, tribute=tribute))
-    if isinstance(event, TributeGiven):
+    if isinstance(event, TributeGiven | TributeReturned):
         if not event.cards:
             return state
-        tribute = state.tribute
-        assert tribute is not None
-        hands = list(state.hands)
-        rest = remove_cards(hands[event.seat], event.cards)
-        assert rest is not None
-        hands[event.seat] = rest
-        pool = tribute.pool + tuple((c, event.seat) for c in event.cards)
-        return replace(state, hands=tuple(hands), tribute=replace(tribute, pool=pool))
-    if isinstance(event, TributePicked):
+        return _move_to_pool(state, event.seat, event.cards, returning=isinstance(event, TributeReturned))
+    if isinstance(event, TributePicked | ReturnTakenBack):
         assert event.cards is not None
-        return _advance_tribute(_move_from_pool(state, event.seat, event.cards, picking=True))
-    if isinstance(event, TributeReturned):
-        assert event.cards is not None
-        tribute = state.tribute
-        assert tribute is not None
-        hands = list(state.hands)
-        rest = remove_cards(hands[event.seat], event.cards)
-        assert rest is not None
-        hands[event.seat] = rest
-        tribute = replace(
-            tribute,
-            pool=tribute.pool + tuple((c, event.seat) for c in event.cards),
-            done=(*tribute.done, event.seat),
-        )
-        return _advance_tribute(replace(state, hands=tuple(hands), tribute=tribute))
-    if isinstance(event, ReturnTakenBack):
-        assert event.cards is not None
-        return _advance_tribute(_move_from_pool(state, event.seat, event.cards, picking=False))
+        return _advance_tribute(_move_from_pool(state, event.seat, event.cards, picking=isinstance(event, TributePicked)))
     raise TypeError(f"unknown event {event!r}")
+
+
+def _without(hands: tuple[Cards, ...], seat: int, cards: Cards) -> tuple[Cards, ...]:
+    rest = remove_cards(hands[seat], cards)
+    assert rest is not None, f"seat {seat} does not hold {cards_text(cards)}"
+    return (*hands[:seat], rest, *hands[seat + 1 :])
+
+
+def _move_to_pool(state: State, seat: int, cards: Cards, *, returning: bool) -> State:
+    """Tribute (or returned) cards leave a hand for the pool, remembering where they came from."""
+    tribute = state.tribute
+    assert tribute is not None
+    tribute = replace(tribute, pool=tribute.pool + tuple((c, seat) for c in cards))
+    if not returning:
+        return replace(state, hands=_without(state.hands, seat, cards), tribute=tribute)
+    tribute = replace(tribute, done=(*tribute.done, seat))
+    return _advance_tribute(replace(state, hands=_without(state.hands, seat, cards), tribute=tribute))
 
 
 def _move_from_pool(state: State, seat: int, cards: Cards, *, picking: bool) -> State:
@@ -651,4 +639,3 @@ def conserved(state: State) -> bool:
 
 def tribute_pool(state: State) -> Cards:
     return state.tribute.pool_cards() if state.tribute is not None else ()
-

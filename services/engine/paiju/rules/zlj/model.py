@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum, StrEnum
+from enum import StrEnum
 
 from paiju.rules.cards import Card, Cards
 from paiju.rules.zlj.combos import Combo
@@ -427,4 +427,3 @@ Event = (
     | MatchEnded
     | TurnTimedOut
 )
-

@@ -142,6 +142,7 @@ def take_back_order(
     givers: list[int], gifts: dict[int, Cards], rng: SeededRandom
 ) -> tuple[tuple[int, ...], list[Event]]:
     """Losers ordered by their highest tribute card, largest first; ties by rock-paper-scissors (§11-§12)."""
+
     def top(s: int) -> int:
         return max(LEVEL_OF[c] for c in gifts[s])
 

@@ -1,0 +1,32 @@
+"""A whole 砸六家 match between bots, narrated in the terminal (what `make run` shows)."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from paiju.rules.rng import SeededRandom
+from paiju.rules.zlj import Command, Cut, Options, Phase, StartMatch, State, decide, evolve
+from paiju.rules.zlj.bots import HeuristicBot, RandomBot
+from paiju.terminal.zlj_narrator import narrate
+
+
+def play_match(seed: int, deals: int, bot: str, out: TextIO) -> State:
+    """Play a match of ``deals`` deals with six bots seeded from ``seed``, printing every event."""
+    seeds = SeededRandom(seed)
+    make = HeuristicBot if bot == "heuristic" else RandomBot
+    bots = [make(seeds.next64()) for _ in range(6)]
+    state = State()
+    command: Command = StartMatch(seeds.next64(), Options(deals=deals))
+    while True:
+        for event in decide(state, command):
+            state = evolve(state, event)
+            for line in narrate(event):
+                print(line, file=out)
+        if state.phase is Phase.ENDED:
+            return state
+        seat = state.turn
+        assert seat is not None
+        action = bots[seat].choose(state, seat)
+        if isinstance(action, Cut):
+            action = Cut(seat, action.count, seeds.next64())
+        command = action
