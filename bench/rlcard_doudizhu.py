@@ -38,7 +38,7 @@ if "PYTHONHASHSEED" not in os.environ:
     # Must happen before anything hashes strings we depend on; re-exec so the
     # interpreter starts with a fixed hash seed (see module docstring).
     os.environ["PYTHONHASHSEED"] = "0"
-    os.execv(sys.executable, [sys.executable] + sys.argv)
+    os.execv(sys.executable, [sys.executable, *sys.argv])
 
 import argparse
 import json
@@ -85,14 +85,10 @@ def positive_int(text):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=positive_int, default=2000,
-                        help="games per timed run (default 2000)")
-    parser.add_argument("--runs", type=positive_int, default=5,
-                        help="number of timed runs (default 5)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed for dealing (numpy) and action choice (random)")
-    parser.add_argument("--warmup", type=int, default=20,
-                        help="untimed warm-up games before timing (default 20)")
+    parser.add_argument("--games", type=positive_int, default=2000, help="games per timed run (default 2000)")
+    parser.add_argument("--runs", type=positive_int, default=5, help="number of timed runs (default 5)")
+    parser.add_argument("--seed", type=int, default=0, help="seed for dealing (numpy) and action choice (random)")
+    parser.add_argument("--warmup", type=int, default=20, help="untimed warm-up games before timing (default 20)")
     args = parser.parse_args(argv)
 
     game = DoudizhuGame()

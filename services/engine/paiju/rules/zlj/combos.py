@@ -205,7 +205,8 @@ def shape_of(cards: Iterable[Card]) -> Shape:
     return tuple((level, n) for level, n in enumerate(counts) if n)
 
 
-def _runs(counts: list[int], need: int, kind: Kind, unit: int) -> Iterator[tuple[Combo, Shape]]:
+def _runs(counts: list[int], need: int) -> Iterator[Shape]:
+    """Every run of 3+ consecutive levels 4..A holding ``need`` cards each (straights, pair-straights)."""
     level = 0
     while level <= ACE:
         if counts[level] < need:
@@ -216,47 +217,53 @@ def _runs(counts: list[int], need: int, kind: Kind, unit: int) -> Iterator[tuple
             end += 1
         for lo in range(level, end - 1):
             for hi in range(lo + 2, end + 1):
-                length = hi - lo + 1
-                yield Combo(kind, length * unit, hi), tuple((x, unit) for x in range(lo, hi + 1))
+                yield tuple((x, need) for x in range(lo, hi + 1))
         level = end + 1
 
 
-def all_plays(counts: list[int]) -> Iterator[tuple[Combo, Shape]]:
-    """Every combination a hand with these level counts can play (§3)."""
-    for level in range(LEVELS):
-        n = counts[level]
-        if not n:
-            continue
-        yield Combo(Kind.SINGLE, 1, level), ((level, 1),)
-        if level >= SMALL_JOKER:
-            continue
-        if n >= 2:
-            yield Combo(Kind.PAIR, 2, level), ((level, 2),)
-    yield from _runs(counts, 1, Kind.STRAIGHT, 1)
-    yield from _runs(counts, 2, Kind.PAIR_STRAIGHT, 2)
-    yield from _bombs(counts, None)
-
-
-def _bombs(counts: list[int], current: Combo | None) -> Iterator[tuple[Combo, Shape]]:
-    """Bombs and joker bombs that beat ``current`` (any bomb when it is not a bomb)."""
-    floor_size, floor_top = (current.size, current.top) if current is not None and current.kind is Kind.BOMB else (0, -1)
+def _bombs(counts: list[int], current: Combo | None) -> Iterator[Shape]:
+    """Bombs and joker bombs that beat ``current`` (every one when ``current`` is not a bomb)."""
+    floor_size, floor_top = (
+        (current.size, current.top) if current is not None and current.kind is Kind.BOMB else (0, -1)
+    )
     for level in range(SMALL_JOKER):
         n = counts[level]
         if n < 3:
             continue
         low = 3 if floor_size < 3 else (floor_size if level > floor_top else floor_size + 1)
         for size in range(low, n + 1):
-            yield Combo(Kind.BOMB, size, level), ((level, size),)
+            yield ((level, size),)
     small, big = counts[SMALL_JOKER], counts[BIG_JOKER]
     for s in range(1, small + 1):
         for b in range(1, big + 1):
-            yield Combo(Kind.JOKER_BOMB, s + b, BIG_JOKER), ((SMALL_JOKER, s), (BIG_JOKER, b))
+            yield ((SMALL_JOKER, s), (BIG_JOKER, b))
 
 
-def answers(counts: list[int], current: Combo) -> Iterator[tuple[Combo, Shape]]:
+def all_plays(counts: list[int]) -> Iterator[Shape]:
+    """Every combination a hand with these level counts can lead (§3), as level shapes."""
+    for level in range(LEVELS):
+        n = counts[level]
+        if not n:
+            continue
+        yield ((level, 1),)
+        if n >= 2 and level < SMALL_JOKER:
+            yield ((level, 2),)
+    yield from _runs(counts, 1)
+    yield from _runs(counts, 2)
+    yield from _bombs(counts, None)
+
+
+def four_take_size(current: Combo | None) -> int:
+    """How many fours take the current play (§5), or 0 when it cannot be taken."""
+    if current is None or current.kind is not Kind.BOMB or current.top == FOUR:
+        return 0
+    return current.size - 1
+
+
+def answers(counts: list[int], current: Combo) -> Iterator[Shape]:
     """Every play from these level counts that beats ``current``, four-takes included (§4-§5).
 
-    Generated directly (not by filtering `all_plays`): this is the hot path of every bot.
+    Generated directly rather than by filtering `all_plays`: this is the hot path of every bot.
     """
     kind = current.kind
     if kind is Kind.JOKER_BOMB:
@@ -265,19 +272,19 @@ def answers(counts: list[int], current: Combo) -> Iterator[tuple[Combo, Shape]]:
     if kind is Kind.SINGLE:
         for level in range(top + 1, LEVELS):
             if counts[level]:
-                yield Combo(Kind.SINGLE, 1, level), ((level, 1),)
+                yield ((level, 1),)
     elif kind is Kind.PAIR:
         for level in range(top + 1, SMALL_JOKER):
             if counts[level] >= 2:
-                yield Combo(Kind.PAIR, 2, level), ((level, 2),)
+                yield ((level, 2),)
     elif kind is Kind.STRAIGHT or kind is Kind.PAIR_STRAIGHT:
         unit = 1 if kind is Kind.STRAIGHT else 2
         length = current.size // unit
         for high in range(top + 1, ACE + 1):
             low = high - length + 1
             if all(counts[x] >= unit for x in range(low, high + 1)):
-                yield Combo(kind, current.size, high), tuple((x, unit) for x in range(low, high + 1))
+                yield tuple((x, unit) for x in range(low, high + 1))
     yield from _bombs(counts, current)
-    if kind is Kind.BOMB and top != FOUR and counts[FOUR] >= current.size - 1:
-        fours = current.size - 1
-        yield Combo(Kind.BOMB if fours >= 3 else Kind.PAIR, fours, FOUR), ((FOUR, fours),)
+    fours = four_take_size(current)
+    if fours and counts[FOUR] >= fours:
+        yield ((FOUR, fours),)

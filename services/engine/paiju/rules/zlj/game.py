@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import replace
+from functools import lru_cache
 from itertools import combinations_with_replacement
 
 from paiju.rules.cards import Card, Cards, add_cards, format_cards, missing_cards, remove_cards
@@ -21,6 +22,7 @@ from paiju.rules.zlj.combos import (
     LEVELS,
     Combo,
     Kind,
+    Shape,
     all_plays,
     answers,
     beat_failure,
@@ -131,6 +133,8 @@ def _require_turn(state: State, seat: int, phase: Phase, what: str) -> None:
 
 
 def _require_held(state: State, seat: int, cards: Cards) -> None:
+    if remove_cards(state.hands[seat], cards) is not None:
+        return
     missing = missing_cards(state.hands[seat], cards)
     if missing:
         raise IllegalAction(f"seat {seat} does not hold {cards_text(missing)}", fingerprint=fingerprint(state))
@@ -365,6 +369,8 @@ def _highest(cards: Cards, n: int) -> Cards:
 
 
 def _decide_timeout(state: State, command: Timeout) -> list[Event]:
+    if state.options.turn_seconds <= 0:
+        raise IllegalAction("this table has no turn timer (turn_seconds is 0), so no turn can time out (§13)")
     if state.turn != command.seat or state.phase in (Phase.NEW, Phase.ENDED):
         raise NotYourTurn(f"seat {command.seat} has no running turn to time out", fingerprint=fingerprint(state))
     action = default_action(state, command.seat, command.seed)
@@ -488,7 +494,9 @@ def evolve(state: State, event: Event) -> State:
         return _move_to_pool(state, event.seat, event.cards, returning=isinstance(event, TributeReturned))
     if isinstance(event, TributePicked | ReturnTakenBack):
         assert event.cards is not None
-        return _advance_tribute(_move_from_pool(state, event.seat, event.cards, picking=isinstance(event, TributePicked)))
+        return _advance_tribute(
+            _move_from_pool(state, event.seat, event.cards, picking=isinstance(event, TributePicked))
+        )
     raise TypeError(f"unknown event {event!r}")
 
 
@@ -567,33 +575,40 @@ def replay(events: Iterable[Event], state: State | None = None) -> State:
 # --- legal actions ----------------------------------------------------------------------------------
 
 
-def _by_level(source: Cards) -> list[list[Card]]:
+@lru_cache(maxsize=8192)
+def _by_level(source: Cards) -> tuple[tuple[tuple[Card, ...], ...], list[int]]:
+    """Cards grouped by level, and the count per level (memoised: a hand is asked about every turn)."""
     groups: list[list[Card]] = [[] for _ in range(LEVELS)]
     for c in source:
         groups[LEVEL_OF[c]].append(c)
-    return groups
+    return tuple(tuple(g) for g in groups), [len(g) for g in groups]
 
 
-def _cards_for(shape: Iterable[tuple[int, int]], groups: list[list[Card]]) -> Cards:
-    """Concrete cards realising a level shape, from cards grouped by level (the lowest suits first)."""
-    chosen: list[Card] = []
+def _cards_for(shape: Shape, groups: tuple[tuple[Card, ...], ...]) -> Cards:
+    """Concrete cards realising a level shape, from cards grouped by level (the lowest suits first).
+
+    Shapes of several levels are runs of 4..A or joker bombs, whose levels follow card order, so
+    the concatenation is already sorted.
+    """
+    if len(shape) == 1:
+        level, n = shape[0]
+        return groups[level][:n]
+    chosen: Cards = ()
     for level, n in shape:
-        chosen.extend(groups[level][:n])
-    chosen.sort()
-    return tuple(chosen)
+        chosen += groups[level][:n]
+    return chosen
 
 
 def _choices(source: Cards, k: int, allowed: Iterable[int] = range(LEVELS)) -> Iterator[Cards]:
     """Every choice of ``k`` cards from ``source`` up to suits, restricted to ``allowed`` levels."""
-    groups = _by_level(source)
-    counts = [len(g) for g in groups]
+    groups, counts = _by_level(source)
     levels = [lv for lv in allowed if counts[lv]]
     for combo in combinations_with_replacement(levels, k):
         need: dict[int, int] = {}
         for lv in combo:
             need[lv] = need.get(lv, 0) + 1
         if all(counts[lv] >= n for lv, n in need.items()):
-            yield _cards_for(sorted(need.items()), groups)
+            yield tuple(sorted(c for lv, n in need.items() for c in groups[lv][:n]))
 
 
 def legal_actions(state: State, seat: int) -> tuple[SeatAction, ...]:
@@ -602,13 +617,11 @@ def legal_actions(state: State, seat: int) -> tuple[SeatAction, ...]:
         return ()
     phase = state.phase
     if phase is Phase.PLAY:
-        groups = _by_level(state.hands[seat])
-        counts = [len(g) for g in groups]
+        groups, counts = _by_level(state.hands[seat])
         current = state.current
         if current is None:
-            return tuple(Play(seat, _cards_for(shape, groups)) for _, shape in all_plays(counts))
-        plays = [Play(seat, _cards_for(shape, groups)) for _, shape in answers(counts, current)]
-        return (Pass(seat), *plays)
+            return tuple(Play(seat, _cards_for(shape, groups)) for shape in all_plays(counts))
+        return (Pass(seat), *[Play(seat, _cards_for(shape, groups)) for shape in answers(counts, current)])
     if phase is Phase.CUT:
         return tuple(Cut(seat, n, 0) for n in range(1, DECK_SIZE))
     tribute = state.tribute
