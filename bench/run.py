@@ -148,7 +148,8 @@ def main() -> int:
     print(f"  legal_actions median: {report['zlj_legal_actions_median_us']} us ({args.positions} positions)")
     if theirs:
         print(
-            f"RLCard {report['rlcard_version']} Dou Dizhu, bare game loop, random actions ({args.rlcard_games} games/run)"
+            f"RLCard {report['rlcard_version']} Dou Dizhu, bare game loop, random actions "
+            f"({args.rlcard_games} games/run)"
         )
         print(f"  games/s per run:      {report['rlcard_doudizhu_games_per_second_runs']}")
         print(f"  median games/s:       {report['rlcard_doudizhu_games_per_second_median']}")

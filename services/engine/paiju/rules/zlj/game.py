@@ -423,14 +423,13 @@ def evolve(state: State, event: Event) -> State:
         )
     if isinstance(event, FourTake):
         seat = event.seat
-        hands = list(state.hands)
-        rest = remove_cards(hands[seat], event.fours)
+        taker = _without(state.hands, seat, event.fours)
+        hands = (*taker[:seat], add_cards(taker[seat], event.taken), *taker[seat + 1 :])
         table = remove_cards(state.table, event.taken)
-        assert rest is not None and table is not None
-        hands[seat] = add_cards(rest, event.taken)
+        assert table is not None
         return evolved(
             state,
-            hands=tuple(hands),
+            hands=hands,
             table=table + event.fours,
             current=event.combo,
             current_cards=event.fours,
