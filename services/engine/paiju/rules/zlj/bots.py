@@ -26,6 +26,7 @@ from paiju.rules.zlj.combos import (
     Combo,
     Kind,
     is_four_take,
+    level_counts,
 )
 from paiju.rules.zlj.game import legal_actions
 from paiju.rules.zlj.model import (
@@ -144,13 +145,6 @@ def hand_cost(counts: Counts) -> int:
     return best
 
 
-def level_counts_of(cards: Iterable[Card]) -> list[int]:
-    counts = [0] * LEVELS
-    for c in cards:
-        counts[LEVEL_OF[c]] += 1
-    return counts
-
-
 def _without(counts: Sequence[int], cards: Iterable[Card]) -> Counts:
     rest = list(counts)
     for c in cards:
@@ -215,11 +209,13 @@ class HeuristicBot:
       improves the hand most (`hand_cost`), a little extra per card: low straights, pair-straights,
       low pairs and singles go first; 2s, 3s, jokers and bombs are kept. With an opponent on one card,
       no low single is led.
-    * Following (§4): go out when a play empties the hand. Take an opponent's bomb with fours whenever
-      possible (§5). Pass on a partner's play (teams alternate, §1). Against an opponent, play the answer
-      of the same kind that leaves the best hand, if it breaks nothing bigger; 2s, 3s and jokers only when
-      the opponent is close to going out, the hand is short, or the play is already high. Bombs (§3-§4)
-      only when it matters: the opponent is close to going out, or the bot can then go out.
+    * Following (§4): go out when a play empties the hand. Pass on a partner's play (teams alternate,
+      §1) while the partner still holds cards. Take an opponent's bomb with fours whenever possible (§5).
+      Otherwise play the answer of the same kind that leaves the best hand, if it breaks nothing bigger
+      than a pair; 2s, 3s and jokers only when the opponent is close to going out, the hand is short or
+      the play is already an A or higher. Bombs (§3-§4) only when it matters: the opponent who made the
+      play is close to going out (``bomb_danger`` cards; 10 measured better than 5 or 14 in self-play),
+      or the bot can go out after the bomb; then the smallest bomb that beats, before a joker bomb.
     * Tribute (§10-§11): pick the highest cards; return the 5..Q cards whose loss hurts the hand least
       (loose low singles before pairs and straights); take back the highest returned cards.
     * Cut (§9): any count, from the seeded random source.
@@ -229,10 +225,14 @@ class HeuristicBot:
 
     card_bonus: ClassVar[int] = 4
     """When leading, each card shed is worth a little: a straight goes before a lone low single."""
-    danger: ClassVar[int] = 5
+    danger: ClassVar[int] = 10
     """An opponent with this many cards or fewer is close to going out: bombs and high cards come out."""
+    bomb_danger: ClassVar[int] = 10
+    """Bombs come out only against an opponent with this many cards or fewer (or to go out after)."""
     short_hand: ClassVar[int] = 8
     """With this many cards or fewer the bot spends its 2s, 3s and jokers freely."""
+    slack: ClassVar[int] = 0
+    """How much worse (in `hand_cost`) an answer may leave the hand: 0 breaks nothing bigger than a pair."""
     high: ClassVar[int] = TWO
     """Cards from the 2 up (2, 3, jokers) are kept for later unless something is at stake."""
 
@@ -259,7 +259,7 @@ class HeuristicBot:
 
     def _return(self, state: State, seat: int, actions: Sequence[SeatAction]) -> SeatAction:
         """Return the cards 5..Q (第八条) whose loss leaves the best hand; the lowest on ties."""
-        counts = level_counts_of(state.hands[seat])
+        counts = level_counts(state.hands[seat])
         returns = [a for a in actions if isinstance(a, ReturnTribute)]
         return min(
             returns,
@@ -270,7 +270,7 @@ class HeuristicBot:
 
     def _lead(self, state: State, seat: int, plays: Sequence[Play]) -> Play:
         hand = state.hands[seat]
-        counts = level_counts_of(hand)
+        counts = level_counts(hand)
         for play in plays:
             if len(play.cards) == len(hand):
                 return play  # the whole hand is one combination: go out (§6)
@@ -278,7 +278,7 @@ class HeuristicBot:
         finishers: list[tuple[Play, Combo]] = []
         for play in plays:
             rest = _without(counts, play.cards)
-            combo = _combo_of(level_counts_of(play.cards))
+            combo = _combo_of(level_counts(play.cards))
             scored.append((play, combo, rest))
             if _is_control(combo) and one_combination(rest):
                 finishers.append((play, combo))
@@ -311,22 +311,24 @@ class HeuristicBot:
         if not plays:
             return Pass(seat)
         for play in plays:
-            if len(play.cards) == len(hand):
-                return play  # going out beats keeping anything (§6)
-        partner = maker % 2 == seat % 2
-        if partner:
+            if len(play.cards) == len(hand) and not is_four_take(play.cards, current):
+                return play  # going out beats keeping anything (§6); a four-take never empties a hand
+        left = len(state.hands[maker])
+        if maker % 2 == seat % 2 and left:
             return Pass(seat)  # the partner holds the round: let it (teams alternate, §1)
+        # (a maker who went out wins nothing by the round: if all pass, 接风 gives the lead to the
+        # seat after it (§6), an opponent of the maker — so such a play is answered like an opponent's)
         for play in plays:
             if is_four_take(play.cards, current):
                 return play  # 4取炸弹: the bomb's cards come to this hand (§5)
-        counts = level_counts_of(hand)
+        counts = level_counts(hand)
         base = hand_cost(tuple(counts))
-        danger = len(state.hands[maker]) <= self.danger
+        danger = 0 < left <= self.danger
         normal: list[tuple[int, int, Play]] = []
         bombs: list[tuple[int, tuple[int, int, int], Play, Counts]] = []
         for play in plays:
             rest = _without(counts, play.cards)
-            combo = _combo_of(level_counts_of(play.cards))
+            combo = _combo_of(level_counts(play.cards))
             delta = hand_cost(rest) - base
             if combo.is_bomb:
                 bombs.append((delta, _strength(combo), play, rest))
@@ -337,16 +339,17 @@ class HeuristicBot:
         acceptable = [
             (delta, top, play)
             for delta, top, play in normal
-            if (delta <= 0 or danger) and (top < self.high or danger or short_hand or high_play)
+            if (delta <= self.slack or danger) and (top < self.high or danger or short_hand or high_play)
         ]
-        if acceptable:
-            return min(acceptable, key=lambda x: (x[0], x[1]))[2]
+        answer = min(acceptable, key=lambda x: (x[0], x[1])) if acceptable else None
         finishing = [b for b in bombs if one_combination(b[3])]
-        if danger or finishing:
-            choices = finishing or bombs
-            if choices:
-                # the cheapest bomb: least damage to the hand, then the weakest that beats (D-ZLJ-2)
-                return min(choices, key=lambda b: (b[1][0], b[0], b[1]))[2]
+        if (0 < left <= self.bomb_danger or finishing) and bombs:
+            # the cheapest bomb: least damage to the hand, then the weakest that beats (D-ZLJ-2)
+            bomb = min(finishing or bombs, key=lambda b: (b[1][0], b[0], b[1]))
+            if answer is None or bomb[0] < answer[0]:
+                return bomb[2]
+        if answer is not None:
+            return answer[2]
         return Pass(seat)
 
 
