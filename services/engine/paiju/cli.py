@@ -50,7 +50,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_match)
 
     args = parser.parse_args(argv)
-    code: int = args.func(args)
+    try:
+        code: int = args.func(args)
+    except BrokenPipeError:  # e.g. `paiju match | head`
+        sys.stderr.close()
+        return 0
     return code
 
 

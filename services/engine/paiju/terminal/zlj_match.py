@@ -7,7 +7,16 @@ from typing import TextIO
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Command, Cut, Options, Phase, StartMatch, State, decide, evolve
 from paiju.rules.zlj.bots import HeuristicBot, RandomBot
+from paiju.rules.zlj.model import DealEnded
+from paiju.rules.zlj.outcome import match_score, match_totals
 from paiju.terminal.zlj_narrator import narrate
+
+
+def standings(state: State) -> str:
+    """The running ledgers after a deal: team points and each seat's match score (D-ZLJ-7)."""
+    team, individual = match_totals(state.results)
+    scores = " ".join(f"{s}:{match_score(s, team, individual):+d}" for s in range(6))
+    return f"After {len(state.results)} deal(s): team points A {team[0]}, B {team[1]}; match scores {scores}\n"
 
 
 def play_match(seed: int, deals: int, bot: str, out: TextIO) -> State:
@@ -22,6 +31,8 @@ def play_match(seed: int, deals: int, bot: str, out: TextIO) -> State:
             state = evolve(state, event)
             for line in narrate(event):
                 print(line, file=out)
+            if isinstance(event, DealEnded) and state.phase is not Phase.ENDED:
+                print(standings(state), file=out)
         if state.phase is Phase.ENDED:
             return state
         seat = state.turn
