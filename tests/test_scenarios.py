@@ -13,7 +13,7 @@ from paiju.scenario import check, load, run
 
 HERE = Path(__file__).parent
 SHARED = HERE.parent.parent / "shared" / "scenarios"
-GAMES = ("zlj",)
+GAMES = ("zlj", "tractor")
 """Games whose engines exist in this build."""
 
 

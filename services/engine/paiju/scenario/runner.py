@@ -42,8 +42,10 @@ def run(doc: dict[str, Any]) -> dict[str, Any]:
             from paiju.scenario import zlj
 
             return zlj.run(doc)
+        if game == "tractor":
+            from paiju.scenario import tractor
+
+            return tractor.run(doc)
     except CardSyntaxError as e:
         raise ScenarioError(f"start: {e.reason}") from None
-    if game == "tractor":
-        raise ScenarioError("tractor scenarios are not supported yet: this build has the 砸六家 (zlj) engine only")
     raise ScenarioError(f'\'game\' must be "zlj" or "tractor", not {game!r}')
