@@ -20,9 +20,10 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
-## run: play a whole 砸六家 match (6 deals) between heuristic bots in the terminal
+## run: a whole 砸六家 match (6 deals), then a 拖拉机 deal, between bots, narrated in the terminal
 run: setup
-	$(BIN)/paiju match $(ARGS)
+	$(BIN)/paiju match zlj $(ARGS)
+	$(BIN)/paiju match tractor $(ARGS)
 
 ## test: lint, type-check and run the whole test suite
 test: lint

@@ -27,9 +27,14 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _match(args: argparse.Namespace) -> int:
+    if args.game == "tractor":
+        from paiju.terminal.tractor_match import play_game
+
+        play_game(seed=args.seed, deals=args.deals if args.deals is not None else 1, bot=args.bot, out=sys.stdout)
+        return 0
     from paiju.terminal.zlj_match import play_match
 
-    play_match(seed=args.seed, deals=args.deals, bot=args.bot, out=sys.stdout)
+    play_match(seed=args.seed, deals=args.deals if args.deals is not None else 6, bot=args.bot, out=sys.stdout)
     return 0
 
 
@@ -43,9 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--pretty", action="store_true", help="indent the JSON")
     p.set_defaults(func=_scenario)
 
-    p = sub.add_parser("match", help="play a 砸六家 match between bots in the terminal")
+    p = sub.add_parser("match", help="play a match between bots in the terminal, narrated")
+    p.add_argument("game", nargs="?", choices=["zlj", "tractor"], default="zlj")
     p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--deals", type=int, default=6)
+    p.add_argument("--deals", type=int, help="deals to play (zlj: 6; tractor: 1, 0 = until a team goes past A)")
     p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
     p.set_defaults(func=_match)
 

@@ -195,7 +195,7 @@ class BidsRevealed:
 @dataclass(frozen=True, slots=True)
 class CountersRevealed:
     winner: Bid | None
-    counters: tuple[Bid, ...]
+    bids: tuple[Bid, ...]
 
 
 @dataclass(frozen=True, slots=True)
