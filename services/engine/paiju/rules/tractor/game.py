@@ -24,18 +24,25 @@ from paiju.rules.tractor.model import (
     BidsRevealed,
     CardFlipped,
     CardsPlayed,
+    ChooseLabourReform,
+    ClockTick,
     Command,
     Counter,
     CountersRevealed,
     Cut,
     DealSettled,
     DealVoided,
+    DeclareLabourReform,
     Event,
     GameEnded,
     GameStarted,
     HandsDealt,
+    LabourReformChosen,
+    LabourReformDeclared,
     MakeBid,
     Pass,
+    Penalize,
+    PenaltyRecorded,
     Phase,
     Play,
     Redeal,
@@ -47,11 +54,20 @@ from paiju.rules.tractor.model import (
     TrickWon,
     TrumpDeclared,
     TurnTimedOut,
+    TwoMoreDeals,
     next_seat,
     team_of,
 )
 from paiju.rules.tractor.order import LEVEL_RANKS, Trumps
-from paiju.rules.tractor.settlement import Team, card_points, last_trick_score, settle
+from paiju.rules.tractor.settlement import (
+    Settlement,
+    Team,
+    card_points,
+    labour_reform,
+    last_trick_score,
+    offence_penalty,
+    settle,
+)
 
 DECK_SIZE = 54 * DECKS
 SHUFFLE, FLIP, TIMEOUT = 1, 2, 3
@@ -125,14 +141,63 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
     if isinstance(command, StartGame):
         if state.phase is not Phase.NEW:
             raise IllegalAction("the game has already started", fingerprint=fingerprint(state))
-        return (GameStarted(command.options), *_first_deal(command.seed, 1))
+        if command.options.round_minutes < 0 or command.options.turn_seconds < 0:
+            raise RuleError("round_minutes and turn_seconds are 0 (off) or more")
+        return (GameStarted(command.options, command.at), *_first_deal(command.seed, 1))
     if isinstance(command, Redeal):
         if state.phase is not Phase.FLIP:
             raise IllegalAction("only a void first deal is dealt again", fingerprint=fingerprint(state))
         return tuple(_first_deal(command.seed, state.deal))
     if isinstance(command, Timeout):
         return tuple(_decide_timeout(state, command))
+    if isinstance(command, ClockTick):
+        return tuple(_decide_clock(state, command))
+    if isinstance(command, Penalize | DeclareLabourReform):
+        return tuple(_decide_referee(state, command))
+    if isinstance(command, ChooseLabourReform):
+        return tuple(_decide_reform_choice(state, command))
     raise RuleError(f"unknown command {command!r}")
+
+
+def _decide_clock(state: State, command: ClockTick) -> list[Event]:
+    """D-TR-9: 25 minutes before the end of a timed round, announce two more deals (once)."""
+    if state.options.round_minutes <= 0:
+        raise IllegalAction("this game is untimed (round_minutes is 0): there is nothing to announce")
+    if state.phase in (Phase.NEW, Phase.ENDED):
+        raise IllegalAction("the game is not running", fingerprint=fingerprint(state))
+    ticked = state.clock.tick(state.options.round_minutes, state.started_at, command.at)
+    return [TwoMoreDeals(command.at)] if ticked.announced and not state.clock.announced else []
+
+
+def _decide_referee(state: State, command: Penalize | DeclareLabourReform) -> list[Event]:
+    """Referee actions of §11, recorded with the referee's identity."""
+    _require_seat(state, command.offender)
+    if not command.referee:
+        raise RuleError("a referee action needs the referee's identity")
+    if state.phase is not Phase.PLAY:
+        raise IllegalAction("referee penalties apply while a deal is being played", fingerprint=fingerprint(state))
+    assert state.dealer is not None
+    if isinstance(command, Penalize):
+        points = offence_penalty(command.offender, state.dealer, command.cards)
+        return [PenaltyRecorded(command.referee, command.offender, points)]
+    return [LabourReformDeclared(command.referee, command.offender, team_of(command.offender))]
+
+
+def _decide_reform_choice(state: State, command: ChooseLabourReform) -> list[Event]:
+    _require_seat(state, command.seat)
+    if state.phase is not Phase.REFORM or state.reform_by is None:
+        raise IllegalAction("there is no 劳改 to choose a remedy for", fingerprint=fingerprint(state))
+    if team_of(command.seat) == state.reform_by:
+        raise NotYourTurn("the non-offending team chooses the remedy for 劳改 (§11)", fingerprint=fingerprint(state))
+    assert state.dealer is not None
+    result = labour_reform(
+        state.dealer,
+        state.levels,
+        state.attackers_points + state.penalty_points,
+        Team.A if state.reform_by == 0 else Team.B,
+        command.choice,
+    )
+    return [LabourReformChosen(command.seat, command.choice), *_settled(state, result)]
 
 
 def _require_seat(state: State, seat: int) -> None:
@@ -305,12 +370,21 @@ def _decide_play(state: State, command: Play) -> list[Event]:
 
 def _settle(state: State, score: int) -> list[Event]:
     assert state.dealer is not None
-    result = settle(dealer=state.dealer, levels=state.levels, attackers_points=score + state.penalty_points)
+    return _settled(
+        state, settle(dealer=state.dealer, levels=state.levels, attackers_points=score + state.penalty_points)
+    )
+
+
+def _settled(state: State, result: Settlement) -> list[Event]:
+    """The settlement events, and the end of the game past A or after a timed round's last deal (D-TR-9)."""
     events: list[Event] = [
         DealSettled(result.attackers_points, result.winner.value, result.levels_up, result.next_dealer, result.levels)
     ]
     if result.game_winner is not None:
         events.append(GameEnded(0 if result.game_winner is Team.A else 1, result.levels))
+    elif state.clock.deal_settled(None).over:
+        a, b = result.levels
+        events.append(GameEnded(None if a == b else (0 if a > b else 1), result.levels))
     return events
 
 
@@ -399,13 +473,21 @@ def evolve(state: State, event: Event) -> State:
             first_deal=False,
             flipped=None,
             settlement=event,
+            clock=state.clock.deal_settled(None),
+            reform_by=None,
         )
     if isinstance(event, GameEnded):
         return replace(state, phase=Phase.ENDED, turn=None)
     if isinstance(event, GameStarted):
-        return replace(state, options=event.options)
-    if isinstance(event, TurnTimedOut):
+        return replace(state, options=event.options, started_at=event.at)
+    if isinstance(event, TurnTimedOut | LabourReformChosen):
         return state
+    if isinstance(event, TwoMoreDeals):
+        return replace(state, clock=replace(state.clock, announced=True))
+    if isinstance(event, PenaltyRecorded):
+        return replace(state, penalty_points=state.penalty_points + event.points)
+    if isinstance(event, LabourReformDeclared):
+        return replace(state, phase=Phase.REFORM, reform_by=event.offending_team, turn=None)
     raise TypeError(f"unknown event {event!r}")
 
 

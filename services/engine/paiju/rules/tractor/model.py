@@ -7,6 +7,7 @@ from enum import StrEnum
 
 from paiju.rules.cards import Card, Cards, Suit
 from paiju.rules.tractor.combos import Combo
+from paiju.rules.tractor.settlement import LabourReform, RoundClock
 
 SEATS = 4
 DECKS = 6
@@ -29,6 +30,7 @@ class Phase(StrEnum):
     BID = "bid"  # concealed bids 暗叫 (D-TR-6)
     COUNTER = "counter"  # concealed counters 反 by the other team
     PLAY = "play"
+    REFORM = "reform"  # 劳改 declared: the non-offending team chooses its remedy (§11)
     ENDED = "ended"  # the game is over
 
 
@@ -87,6 +89,11 @@ class State:
     leader: int | None = None
     settlement: DealSettled | None = None
     """The settlement of the last deal played."""
+    started_at: int = 0
+    """Engine-recorded start of the game, in seconds (D-TR-9)."""
+    clock: RoundClock = RoundClock()
+    reform_by: int | None = None
+    """The offending team after 劳改 is declared."""
 
 
 # --- commands ---------------------------------------------------------------------------------------
@@ -94,8 +101,43 @@ class State:
 
 @dataclass(frozen=True, slots=True)
 class StartGame:
+    """Start a game (system command): ``seed`` shuffles, ``at`` is the engine-recorded time in seconds."""
+
     seed: int
     options: Options = Options()
+    at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ClockTick:
+    """The engine's recorded time ``at`` (seconds), for the timed-round rule D-TR-9 (system command)."""
+
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class Penalize:
+    """出错牌: a referee penalises ``offender`` for a wrong play of ``cards`` cards: ±10 a card (§11)."""
+
+    referee: str
+    offender: int
+    cards: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeclareLabourReform:
+    """劳改: a referee ends the deal at once for ``offender``'s team (§11)."""
+
+    referee: str
+    offender: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChooseLabourReform:
+    """A seat of the non-offending team chooses +2 levels or ±80 points (§11)."""
+
+    seat: int
+    choice: LabourReform
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,8 +187,21 @@ class Timeout:
     seed: int = 0
 
 
-Command = StartGame | Redeal | Cut | MakeBid | Counter | Pass | Play | Timeout
-SeatAction = Cut | MakeBid | Counter | Pass | Play
+Command = (
+    StartGame
+    | Redeal
+    | Cut
+    | MakeBid
+    | Counter
+    | Pass
+    | Play
+    | Timeout
+    | ClockTick
+    | Penalize
+    | DeclareLabourReform
+    | ChooseLabourReform
+)
+SeatAction = Cut | MakeBid | Counter | Pass | Play | ChooseLabourReform
 
 
 # --- events -----------------------------------------------------------------------------------------
@@ -155,6 +210,35 @@ SeatAction = Cut | MakeBid | Counter | Pass | Play
 @dataclass(frozen=True, slots=True)
 class GameStarted:
     options: Options
+    at: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TwoMoreDeals:
+    """宣布打2盘牌: 25 minutes before the end of a timed round the table plays two more deals (D-TR-9)."""
+
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class PenaltyRecorded:
+    referee: str
+    offender: int
+    points: int
+    """Added to the attackers' score (negative when the attackers erred)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LabourReformDeclared:
+    referee: str
+    offender: int
+    offending_team: int
+
+
+@dataclass(frozen=True, slots=True)
+class LabourReformChosen:
+    seat: int
+    choice: LabourReform
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +324,9 @@ class DealSettled:
 
 @dataclass(frozen=True, slots=True)
 class GameEnded:
-    winner: int
+    """The game is over: a team went past A, or a timed round ended (``winner`` ``None``: levels equal)."""
+
+    winner: int | None
     levels: tuple[int, int]
 
 
@@ -263,4 +349,8 @@ Event = (
     | DealSettled
     | GameEnded
     | TurnTimedOut
+    | TwoMoreDeals
+    | PenaltyRecorded
+    | LabourReformDeclared
+    | LabourReformChosen
 )
