@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from paiju.rules.cards import CardSyntaxError
+from paiju.rules.errors import RuleError
+
+S = TypeVar("S")
+C = TypeVar("C")
+E = TypeVar("E")
 
 
 class ScenarioError(Exception):
@@ -25,6 +31,27 @@ def load(path: str | Path) -> dict[str, Any]:
     if not isinstance(doc, dict):
         raise ScenarioError(f"{path}: a scenario is a JSON object")
     return doc
+
+
+def play_steps(
+    doc: dict[str, Any],
+    state: S,
+    command_for: Callable[[dict[str, Any], int, int], C],
+    decide: Callable[[S, C], Sequence[E]],
+    replay: Callable[[Sequence[E], S], S],
+) -> tuple[S, list[dict[str, Any]]]:
+    """Apply a scenario's steps in turn: a rejected step is reported with its reason and changes nothing."""
+    seed = int(doc.get("seed", 0))
+    outcomes: list[dict[str, Any]] = []
+    for i, step in enumerate(doc.get("steps", [])):
+        try:
+            events = decide(state, command_for(step, i, seed))
+        except (RuleError, CardSyntaxError) as e:
+            outcomes.append({"ok": False, "reason": e.reason})
+            continue
+        state = replay(events, state)
+        outcomes.append({"ok": True})
+    return state, outcomes
 
 
 def run(doc: dict[str, Any]) -> dict[str, Any]:

@@ -6,8 +6,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
-from paiju.rules.cards import Cards, CardSyntaxError, Suit, format_cards, parse_card, parse_cards
-from paiju.rules.errors import RuleError
+from paiju.rules.cards import Cards, Suit, format_cards, parse_card, parse_cards
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import game
 from paiju.rules.tractor.model import (
@@ -26,7 +25,7 @@ from paiju.rules.tractor.model import (
 from paiju.rules.tractor.model import (
     Counter as CounterBid,
 )
-from paiju.scenario.runner import ScenarioError
+from paiju.scenario.runner import ScenarioError, play_steps
 
 PHASE_NAMES = {
     Phase.NEW: "ended",
@@ -179,15 +178,5 @@ def result_of(state: State, steps: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(doc: dict[str, Any]) -> dict[str, Any]:
-    state = start_state(doc)
-    seed = int(doc.get("seed", 0))
-    outcomes: list[dict[str, Any]] = []
-    for i, step in enumerate(doc.get("steps", [])):
-        try:
-            events = game.decide(state, command_for(step, i, seed))
-        except (RuleError, CardSyntaxError) as e:
-            outcomes.append({"ok": False, "reason": e.reason})
-            continue
-        state = game.replay(events, state)
-        outcomes.append({"ok": True})
+    state, outcomes = play_steps(doc, start_state(doc), command_for, game.decide, game.replay)
     return result_of(state, outcomes)

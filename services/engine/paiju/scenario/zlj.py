@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from paiju.rules.cards import Cards, CardSyntaxError, format_cards, parse_cards
-from paiju.rules.errors import RuleError
+from paiju.rules.cards import Cards, format_cards, parse_cards
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import game
 from paiju.rules.zlj.combos import order
@@ -29,7 +28,7 @@ from paiju.rules.zlj.model import (
 )
 from paiju.rules.zlj.outcome import deal_result
 from paiju.rules.zlj.tribute import start_tribute
-from paiju.scenario.runner import ScenarioError
+from paiju.scenario.runner import ScenarioError, play_steps
 
 PHASE_NAMES = {
     Phase.PLAY: "play",
@@ -180,16 +179,5 @@ def result_of(state: State, steps: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(doc: dict[str, Any]) -> dict[str, Any]:
-    state = start_state(doc)
-    seed = int(doc.get("seed", 0))
-    outcomes: list[dict[str, Any]] = []
-    for i, step in enumerate(doc.get("steps", [])):
-        try:
-            command = command_for(step, i, seed)
-            events = game.decide(state, command)
-        except (RuleError, CardSyntaxError) as e:
-            outcomes.append({"ok": False, "reason": e.reason})
-            continue
-        state = game.replay(events, state)
-        outcomes.append({"ok": True})
+    state, outcomes = play_steps(doc, start_state(doc), command_for, game.decide, game.replay)
     return result_of(state, outcomes)

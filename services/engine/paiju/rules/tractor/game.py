@@ -8,6 +8,7 @@ and `follow.requirement` describes what is owed; ``decide`` accepts every play t
 from __future__ import annotations
 
 from collections import Counter as Multiset
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 
@@ -504,7 +505,7 @@ def _evolve_play(state: State, event: CardsPlayed) -> State:
     return replace(state, hands=hands, trick=trick, turn=next_seat(seat))
 
 
-def replay(events: tuple[Event, ...] | list[Event], state: State | None = None) -> State:
+def replay(events: Iterable[Event], state: State | None = None) -> State:
     s = state if state is not None else State()
     for e in events:
         s = evolve(s, e)
