@@ -29,7 +29,7 @@ from paiju.scenario.runner import ScenarioError, play_steps
 
 PHASE_NAMES = {
     Phase.NEW: "ended",
-    Phase.FLIP: "bid",
+    Phase.FLIP: "ended",
     Phase.CUT: "ended",
     Phase.BID: "bid",
     Phase.COUNTER: "counter",

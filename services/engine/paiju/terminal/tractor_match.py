@@ -82,7 +82,9 @@ def narrate(event: Event, state: State) -> list[str]:
             f"next dealer {_seat(event.next_dealer)}"
         ]
     if isinstance(event, GameEnded):
-        return [f"Game over: team {'AB'[event.winner]} goes past A."]
+        if event.winner is None:
+            return ["Time is up: the game ends with the teams on equal levels."]
+        return [f"Game over: team {'AB'[event.winner]} wins."]
     return []
 
 

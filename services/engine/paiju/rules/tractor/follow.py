@@ -143,7 +143,8 @@ def _runs(counts: Counts, unit: int, places: int, trumps: Trumps) -> Iterator[tu
     """Every run of ``places`` consecutive places (§4 adjacency) holding at least ``unit`` cards each."""
     have = [c for c, n in counts if n >= unit]
     if places == 1:
-        yield from ((c,) for c in have)
+        # weakest first, so that the default follow keeps the strongest groups (§11: the lowest legal follow)
+        yield from ((c,) for c in sorted(have, key=lambda c: (trumps.strength[c], c)))
         return
     chain = trumps.chain
     on_chain = sorted((chain[c], c) for c in have if chain[c] is not None)
@@ -209,7 +210,7 @@ def _best(counts: Counts, budget: int, m: int, trumps: Trumps) -> tuple[Realisat
     """(best realisation, the card groups realising it) — memoised: the search revisits positions."""
     options = list(_structures(counts, budget, m, trumps))
     if not options:
-        return _groups(counts, budget, m)
+        return _groups(counts, budget, m, trumps)
     top = max(key for key, _, _ in options)
     best: tuple[Realisation, tuple[tuple[Card, ...], ...]] | None = None
     for key, run, unit in options:
@@ -246,11 +247,11 @@ def _structures(
                 break
 
 
-def _groups(counts: Counts, budget: int, m: int) -> tuple[Realisation, tuple[tuple[Card, ...], ...]]:
+def _groups(counts: Counts, budget: int, m: int, trumps: Trumps) -> tuple[Realisation, tuple[tuple[Card, ...], ...]]:
     """The remaining groups, largest first, each worth min(size, m); singles are worth nothing."""
     groups: list[int] = []
     parts: list[tuple[Card, ...]] = []
-    for c, n in sorted(counts, key=lambda cn: (-min(cn[1], m), cn[0])):
+    for c, n in sorted(counts, key=lambda cn: (-min(cn[1], m), trumps.strength[cn[0]], cn[0])):
         take = min(n, m, budget)
         if take < 2:
             break
@@ -356,11 +357,13 @@ def check_follow(lead: Combo, hand: Sequence[Card], play: Sequence[Card], trumps
 
 
 def make_follow(lead: Combo, hand: Sequence[Card], trumps: Trumps, filler: Sequence[Card] | None = None) -> Cards:
-    """One legal follow: the requirement's cards, then the lowest free cards (or ``filler``'s order)."""
+    """One legal follow: the requirement's cards, then free cards in ``filler``'s order (default: lowest first,
+    plain cards before trumps, by strength)."""
     req = requirement(lead, hand, trumps)
     rest = Counter(hand)
     rest.subtract(req.must_include)
-    pool = [c for c in (filler if filler is not None else sorted(hand, key=trumps.order_key)) if rest[c] > 0]
+    lowest_first = sorted(hand, key=lambda c: (trumps.is_trump(c), trumps.strength[c], c))
+    pool = [c for c in (filler if filler is not None else lowest_first) if rest[c] > 0]
     chosen: list[Card] = []
     for c in pool:
         if len(chosen) == req.free:

@@ -61,6 +61,7 @@ from paiju.rules.tractor.model import (
 )
 from paiju.rules.tractor.order import LEVEL_RANKS, Trumps
 from paiju.rules.tractor.settlement import (
+    LabourReform,
     Settlement,
     Team,
     card_points,
@@ -516,6 +517,8 @@ def waiting(state: State) -> tuple[int, ...]:
     """The seats that may act now (several at once while bids are concealed)."""
     if state.phase in (Phase.BID, Phase.COUNTER):
         return tuple(s for s in _bidders(state) if all(s != done for done, _ in state.bids))
+    if state.phase is Phase.REFORM:
+        return tuple(s for s in range(SEATS) if team_of(s) != state.reform_by)
     return () if state.turn is None else (state.turn,)
 
 
@@ -529,6 +532,10 @@ def legal_actions(state: State, seat: int) -> tuple[SeatAction, ...]:
         if seat not in _bidders(state) or any(s == seat for s, _ in state.bids):
             return ()
         return (Pass(seat), *_possible_bids(state, seat))
+    if phase is Phase.REFORM:
+        if seat not in waiting(state):
+            return ()
+        return tuple(ChooseLabourReform(seat, choice) for choice in LabourReform)
     if state.turn != seat:
         return ()
     if phase is Phase.CUT:
