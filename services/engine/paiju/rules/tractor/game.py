@@ -413,6 +413,9 @@ def _decide_timeout(state: State, command: Timeout) -> list[Event]:
     )
     if not waiting:
         raise NotYourTurn(f"seat {command.seat} has no running turn to time out", fingerprint=fingerprint(state))
+    if state.phase in (Phase.BID, Phase.COUNTER):
+        # a public timeout would tell the table that this seat passed: it is recorded inside the concealed entry
+        return _after_entry(state, BidEntered(command.seat, None, timed_out=True))
     return [TurnTimedOut(command.seat), *decide(state, default_action(state, command.seat, command.seed))]
 
 

@@ -266,6 +266,8 @@ class BidEntered:
     seat: int
     bid: Bid | None
     concealed: bool = False
+    timed_out: bool = False
+    """The seat's turn timer ran out and the engine passed for it (hidden like the pass itself)."""
 
 
 @dataclass(frozen=True, slots=True)
