@@ -150,17 +150,28 @@ def follow_costs(follows: list[tuple[object, object, object]]) -> dict[str, floa
     }
 
 
-WORST_CASES = {
+WORST_CASES: dict[str, tuple[Rank, str, str]] = {
     "11-pair trump tractor vs 40 trumps of gapped pairs": (
+        Rank.THREE,
         "4H 4H 5H 5H 6H 6H 7H 7H 8H 8H 9H 9H TH TH JH JH QH QH KH KH AH AH",
         "4H 4H 5H 5H 6H 6H 8H 8H 9H 9H TH TH QH QH KH KH AH AH 2S 2S 2C 2C 2D 2D 3S 3S 3C 3C 3D 3D "
         "SJ SJ BJ BJ 2H 2H 3H 3H 7H JH",
     ),
     "11-pair trump tractor vs 36 trumps of triples": (
+        Rank.THREE,
         "4H 4H 5H 5H 6H 6H 7H 7H 8H 8H 9H 9H TH TH JH JH QH QH KH KH AH AH",
         " ".join(f"{r}H {r}H {r}H" for r in "4568TJKA") + " 2S 2S 2S 2C 2C 2C 3S 3S 3S 3D 3D 3D",
     ),
+    "30-card special tractor of sixes vs 14 unlinkable trump kinds, 4-5 copies each": (
+        Rank.EIGHT,
+        " ".join(f"{r}H " * 6 for r in "34567").strip(),
+        " ".join(
+            f"{k} " * (5 if i % 2 else 4)
+            for i, k in enumerate(["8S", "8H", "8C", "8D", "2S", "2C", "2D", "SJ", "3H", "5H", "7H", "TH", "QH", "AH"])
+        ).strip(),
+    ),
     "6-triple special tractor vs pairs and triples": (
+        Rank.THREE,
         " ".join(f"{r}S {r}S {r}S" for r in "456789"),
         " ".join(f"{r}S {r}S" for r in "4567") + " " + " ".join(f"{r}S {r}S {r}S" for r in "9TJQKA") + " 8S",
     ),
@@ -169,9 +180,9 @@ WORST_CASES = {
 
 def worst_cases() -> dict[str, float]:
     """Validation cost (ms, cold caches) of constructed hard follows: long leads against many pairs."""
-    trumps = Trumps(Rank.THREE, Suit.HEARTS)
     out: dict[str, float] = {}
-    for name, (lead_text, hand_text) in WORST_CASES.items():
+    for name, (level, lead_text, hand_text) in WORST_CASES.items():
+        trumps = Trumps(level, Suit.HEARTS)
         lead = tractor_classify(parse_cards(lead_text), trumps)
         hand = parse_cards(hand_text)
         play = make_follow(lead, hand, trumps)

@@ -213,11 +213,17 @@ def _best(counts: Counts, budget: int, m: int, trumps: Trumps) -> tuple[Realisat
         return _groups(counts, budget, m, trumps)
     top = max(key for key, _, _ in options)
     best: tuple[Realisation, tuple[tuple[Card, ...], ...]] | None = None
+    seen: set[tuple[Counts, tuple[int, ...]]] = set()
     for key, run, unit in options:
         if key != top:
             continue
         cards = tuple(c for c in run for _ in range(unit))
-        (structures, groups), parts = _best(_remove(counts, run, unit), budget - len(cards), m, trumps)
+        rest = _remove(counts, run, unit)
+        shape = _shape(rest, trumps)
+        if shape in seen:
+            continue  # an equivalent remainder has been searched already (see `_shape`)
+        seen.add(shape)
+        (structures, groups), parts = _best(rest, budget - len(cards), m, trumps)
         candidate: tuple[Realisation, tuple[tuple[Card, ...], ...]] = (
             ((key, *structures), groups),
             (cards, *parts),
@@ -226,6 +232,36 @@ def _best(counts: Counts, budget: int, m: int, trumps: Trumps) -> tuple[Realisat
             best = candidate
     assert best is not None
     return best
+
+
+@lru_cache(maxsize=64)
+def _neighbours(trumps: Trumps) -> tuple[tuple[Card, ...], ...]:
+    """For each card, the cards whose units sit next to its own on a chain (either side)."""
+    table = []
+    for c in range(54):
+        table.append(
+            tuple(Card(o) for o in range(54) if trumps.adjacent(Card(c), Card(o)) or trumps.adjacent(Card(o), Card(c)))
+        )
+    return tuple(table)
+
+
+def _shape(counts: Counts, trumps: Trumps) -> tuple[Counts, tuple[int, ...]]:
+    """What the best realisation of ``counts`` depends on: linked places exactly, isolated places by count.
+
+    A place none of whose chain neighbours holds a pair can only ever form bombs and groups, whose worth
+    depends on its count alone; remainders that differ only in which isolated place holds which count
+    realise equally well, so the search explores one of them.
+    """
+    neighbours = _neighbours(trumps)
+    pairs = {c for c, n in counts if n >= 2}
+    linked: list[tuple[Card, int]] = []
+    isolated: list[int] = []
+    for c, n in counts:
+        if any(o in pairs for o in neighbours[c]):
+            linked.append((c, n))
+        else:
+            isolated.append(n)
+    return tuple(linked), tuple(sorted(isolated))
 
 
 def _structures(
