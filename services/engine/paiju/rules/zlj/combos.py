@@ -6,7 +6,7 @@ Suits never matter in play (§1), so everything here works on *levels*: a card's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -205,7 +205,7 @@ def shape_of(cards: Iterable[Card]) -> Shape:
     return tuple((level, n) for level, n in enumerate(counts) if n)
 
 
-def _runs(counts: list[int], need: int) -> Iterator[Shape]:
+def _runs(counts: Sequence[int], need: int) -> Iterator[Shape]:
     """Every run of 3+ consecutive levels 4..A holding ``need`` cards each (straights, pair-straights)."""
     level = 0
     while level <= ACE:
@@ -221,7 +221,7 @@ def _runs(counts: list[int], need: int) -> Iterator[Shape]:
         level = end + 1
 
 
-def _bombs(counts: list[int], current: Combo | None) -> Iterator[Shape]:
+def _bombs(counts: Sequence[int], current: Combo | None) -> Iterator[Shape]:
     """Bombs and joker bombs that beat ``current`` (every one when ``current`` is not a bomb)."""
     floor_size, floor_top = (
         (current.size, current.top) if current is not None and current.kind is Kind.BOMB else (0, -1)
@@ -239,7 +239,7 @@ def _bombs(counts: list[int], current: Combo | None) -> Iterator[Shape]:
             yield ((SMALL_JOKER, s), (BIG_JOKER, b))
 
 
-def all_plays(counts: list[int]) -> Iterator[Shape]:
+def all_plays(counts: Sequence[int]) -> Iterator[Shape]:
     """Every combination a hand with these level counts can lead (§3), as level shapes."""
     for level in range(LEVELS):
         n = counts[level]
@@ -260,7 +260,7 @@ def four_take_size(current: Combo | None) -> int:
     return current.size - 1
 
 
-def answers(counts: list[int], current: Combo) -> Iterator[Shape]:
+def answers(counts: Sequence[int], current: Combo) -> Iterator[Shape]:
     """Every play from these level counts that beats ``current``, four-takes included (§4-§5).
 
     Generated directly rather than by filtering `all_plays`: this is the hot path of every bot.

@@ -575,12 +575,12 @@ def replay(events: Iterable[Event], state: State | None = None) -> State:
 
 
 @lru_cache(maxsize=8192)
-def _by_level(source: Cards) -> tuple[tuple[tuple[Card, ...], ...], list[int]]:
+def _by_level(source: Cards) -> tuple[tuple[tuple[Card, ...], ...], tuple[int, ...]]:
     """Cards grouped by level, and the count per level (memoised: a hand is asked about every turn)."""
     groups: list[list[Card]] = [[] for _ in range(LEVELS)]
     for c in source:
         groups[LEVEL_OF[c]].append(c)
-    return tuple(tuple(g) for g in groups), [len(g) for g in groups]
+    return tuple(tuple(g) for g in groups), tuple(len(g) for g in groups)
 
 
 def _cards_for(shape: Shape, groups: tuple[tuple[Card, ...], ...]) -> Cards:

@@ -250,7 +250,8 @@ class Timeout:
 
 @dataclass(frozen=True, slots=True)
 class EndMatch:
-    """Close an open-ended match (``deals=0``) between deals."""
+    """Close the match between deals: the only end of an open-ended match (``deals=0``); a table may also
+    close a fixed-length match early this way (the totals so far stand)."""
 
 
 Command = StartMatch | Cut | PickTribute | ReturnTribute | TakeBack | Play | Pass | Timeout | EndMatch
