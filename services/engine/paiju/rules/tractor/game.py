@@ -12,7 +12,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 
-from paiju.rules.cards import Card, Cards, Rank, Suit, format_cards, full_decks, missing_cards, remove_cards
+from paiju.rules import deck
+from paiju.rules.cards import Card, Cards, Rank, Suit, format_cards, missing_cards, remove_cards
 from paiju.rules.errors import IllegalAction, NotYourTurn, RuleError
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor.combos import Combo, classify, trick_winner
@@ -98,16 +99,7 @@ def trumps(state: State) -> Trumps:
 
 
 def _shuffled(seed: int) -> list[Card]:
-    deck = list(full_decks(DECKS))
-    SeededRandom(seed).fork(SHUFFLE).shuffle(deck)
-    return deck
-
-
-def _deal(deck: list[Card], first_drawer: int) -> tuple[Cards, ...]:
-    hands: list[list[Card]] = [[] for _ in range(SEATS)]
-    for i, c in enumerate(deck):
-        hands[(first_drawer + i) % SEATS].append(c)
-    return tuple(tuple(sorted(h)) for h in hands)
+    return deck.shuffled(DECKS, SeededRandom(seed).fork(SHUFFLE))
 
 
 def flip_value(card: Card) -> int:
@@ -116,15 +108,15 @@ def flip_value(card: Card) -> int:
     return FLIP_VALUES.get(rank, rank + 2)
 
 
-def _first_deal(seed: int, deal: int) -> list[Event]:
+def _first_deal(seed: int, deal_no: int) -> list[Event]:
     """§8: a seeded seat flips a seeded non-joker card; counting from the flipper gives the first drawer."""
     rng = SeededRandom(seed).fork(FLIP)
-    deck = _shuffled(seed)
+    cards = _shuffled(seed)
     flipper = rng.below(SEATS)
-    non_jokers = [c for c in deck if c < 52]
+    non_jokers = [c for c in cards if c < 52]
     card = non_jokers[rng.below(len(non_jokers))]
     first = (flipper + flip_value(card) - 1) % SEATS
-    return [CardFlipped(flipper, card, first), HandsDealt(deal, first, _deal(deck, first), seed)]
+    return [CardFlipped(flipper, card, first), HandsDealt(deal_no, first, deck.deal(cards, first, SEATS), seed)]
 
 
 # --- decide -----------------------------------------------------------------------------------------
@@ -223,9 +215,10 @@ def _decide_cut(state: State, command: Cut) -> list[Event]:
         raise NotYourTurn(f"the dealer, seat {state.turn}, cuts (§8)", fingerprint=fingerprint(state))
     if not 1 <= command.count <= DECK_SIZE - 1:
         raise IllegalAction(f"a cut moves 1..{DECK_SIZE - 1} cards, not {command.count}")
-    deck = _shuffled(command.seed)
-    deck = deck[command.count :] + deck[: command.count]
-    return [HandsDealt(state.deal + 1, command.seat, _deal(deck, command.seat), command.seed, command.count)]
+    cards = deck.cut(_shuffled(command.seed), command.count)
+    return [
+        HandsDealt(state.deal + 1, command.seat, deck.deal(cards, command.seat, SEATS), command.seed, command.count)
+    ]
 
 
 def bid_count(state: State, suit: Suit, cards: Cards) -> int:

@@ -6,7 +6,8 @@ the `HandsDealt` event, so a replay never shuffles again.
 
 from __future__ import annotations
 
-from paiju.rules.cards import Card, Cards, full_decks
+from paiju.rules import deck
+from paiju.rules.cards import Card, Cards
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj.model import DECKS, SEATS
 
@@ -27,22 +28,17 @@ def stream(seed: int, label: int) -> SeededRandom:
 
 
 def shuffled_deck(seed: int) -> list[Card]:
-    deck = list(full_decks(DECKS))
-    stream(seed, SHUFFLE_STREAM).shuffle(deck)
-    return deck
+    return deck.shuffled(DECKS, stream(seed, SHUFFLE_STREAM))
 
 
-def cut_deck(deck: list[Card], count: int) -> list[Card]:
-    """搬牌: move ``count`` cards from the top (index 0) to the bottom."""
-    return deck[count:] + deck[:count]
+def cut_deck(cards: list[Card], count: int) -> list[Card]:
+    """搬牌: move ``count`` cards from the top (index 0) to the bottom (§9)."""
+    return deck.cut(cards, count)
 
 
-def deal_hands(deck: list[Card], first_drawer: int) -> tuple[Cards, ...]:
+def deal_hands(cards: list[Card], first_drawer: int) -> tuple[Cards, ...]:
     """Deal one card at a time in play order, starting at ``first_drawer`` (§9)."""
-    hands: list[list[Card]] = [[] for _ in range(SEATS)]
-    for i, c in enumerate(deck):
-        hands[(first_drawer + i) % SEATS].append(c)
-    return tuple(tuple(sorted(h)) for h in hands)
+    return deck.deal(cards, first_drawer, SEATS)
 
 
 def _beats(a: int, b: int) -> bool:
