@@ -440,7 +440,15 @@ def evolve(state: State, event: Event) -> State:
             state, phase=Phase.PLAY, trump=event.trump, dealer=event.dealer, turn=event.dealer, leader=event.dealer
         )
     if isinstance(event, DealVoided):
-        return replace(state, phase=Phase.FLIP if state.first_deal else Phase.CUT, bids=(), bid=None, turn=state.dealer)
+        # the deal is dealt again under the same number: a new flip (first deal) or the dealer's new cut
+        return replace(
+            state,
+            phase=Phase.FLIP if state.first_deal else Phase.CUT,
+            deal=state.deal if state.first_deal else state.deal - 1,
+            bids=(),
+            bid=None,
+            turn=state.dealer,
+        )
     if isinstance(event, CardFlipped):
         return replace(state, flipped=event.card, first_drawer=event.first_drawer)
     if isinstance(event, HandsDealt):
