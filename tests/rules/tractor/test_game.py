@@ -572,12 +572,14 @@ def test_no_bid_voids_a_later_deal_and_the_dealer_cuts_again() -> None:
     dealer, levels = s.turn, s.levels
     assert dealer is not None
     s, _ = act(s, Cut(dealer, 40, 77))
+    number = s.deal
     s, events = run(s, Pass(0), Pass(1), Pass(2), Pass(3))
     assert isinstance(events[-1], DealVoided)
     assert s.phase is Phase.CUT and waiting(s) == (dealer,) and s.levels == levels
     rejected(s, Redeal(5), IllegalAction)
     s, (dealt,) = act(s, Cut(dealer, 41, 78))
     assert isinstance(dealt, HandsDealt) and dealt.first_drawer == dealer and s.dealer == dealer
+    assert dealt.deal == number, "the void deal is dealt again under the same number"
 
 
 # --- §4-§6 playing through decide ---------------------------------------------------------------------
