@@ -1,0 +1,10 @@
+"""Event stores: one aggregate (a game, a table) per subject, appended with optimistic concurrency.
+
+`EventStore` is the interface; `MemoryEventStore` the in-memory fake and `JetStreamEventStore` the real one.
+Both pass the same contract suite (tests/engine/test_store_contract.py).
+"""
+
+from paiju.engine.store.base import ConcurrencyConflict, EventStore, Position, Recorded, StoreError
+from paiju.engine.store.memory import MemoryEventStore
+
+__all__ = ["ConcurrencyConflict", "EventStore", "MemoryEventStore", "Position", "Recorded", "StoreError"]

@@ -1,0 +1,74 @@
+"""The event store interface and its value types."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+MAX_BATCH = 1000
+"""Events one append may carry (JetStream's atomic batch limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where an aggregate's log ends: its version (events so far) and the stream sequence of its last event.
+
+    ``Position()`` is a new aggregate. Appends name the position they expect, so that of two writers that
+    loaded the same position exactly one wins (design.md, Event sourcing).
+    """
+
+    version: int = 0
+    sequence: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One stored event: its aggregate, 1-based version, stream sequence, the command that caused it, bytes."""
+
+    aggregate: str
+    version: int
+    sequence: int
+    command_id: str
+    data: bytes
+
+    @property
+    def position(self) -> Position:
+        return Position(self.version, self.sequence)
+
+
+class StoreError(Exception):
+    """The store could not do what was asked (the reason says why)."""
+
+
+class ConcurrencyConflict(StoreError):
+    """Another writer appended to the aggregate since the expected position: reload and decide again."""
+
+
+class EventStore(Protocol):
+    async def load(self, aggregate: str) -> list[Recorded]:
+        """Every event of ``aggregate`` in order (empty for an unknown aggregate)."""
+        ...
+
+    async def append(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
+    ) -> list[Recorded]:
+        """Append the events of one command atomically, if the aggregate still ends at ``expected``.
+
+        Idempotent per command: appending the same ``command_id`` again right after it was stored returns
+        the stored events and writes nothing. Raises `ConcurrencyConflict` when another writer got there first.
+        """
+        ...
+
+    async def close(self) -> None: ...
+
+
+def check_batch(aggregate: str, command_id: str, events: Sequence[bytes]) -> None:
+    if not aggregate or any(ch in aggregate for ch in " .*>\t\r\n"):
+        raise StoreError(f"an aggregate id is a non-empty token without spaces, dots or wildcards: {aggregate!r}")
+    if not command_id:
+        raise StoreError("an append needs the id of the command that caused it")
+    if not events:
+        raise StoreError("an append needs at least one event")
+    if len(events) > MAX_BATCH:
+        raise StoreError(f"one append carries at most {MAX_BATCH} events, not {len(events)}")

@@ -1,0 +1,149 @@
+"""The event store on NATS JetStream: one file-backed stream per domain, one subject per aggregate.
+
+An append publishes the events of one command as one atomic batch (JetStream's atomic batch publish,
+server 2.12+, stream option ``allow_atomic``): ``Nats-Batch-Id``, ``Nats-Batch-Sequence`` on every message
+and ``Nats-Batch-Commit`` on the last, all or nothing. The first message carries
+``Nats-Expected-Last-Subject-Sequence``, checked by the server when the batch commits, and every message a
+``Nats-Msg-Id`` of ``<command id>:<index>``. So a crash can never leave half a command in the log, and of
+two writers that expected the same position exactly one wins.
+
+A retry of a command that was in fact stored is answered "wrong last sequence" (10071) or "duplicate
+message id" (10201): when the aggregate's last message carries the same command id, the append succeeded
+and its stored events are returned (design.md, the exact-retry trap).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+import nats
+from nats.aio.client import Client
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.errors import NotFoundError
+
+from paiju.engine.store.base import ConcurrencyConflict, Position, Recorded, StoreError, check_batch
+
+VERSION = "Paiju-Version"
+COMMAND = "Paiju-Command-Id"
+WRONG_LAST_SEQUENCE = 10071
+DUPLICATE_IN_BATCH = 10201
+
+
+class JetStreamEventStore:
+    """Aggregates as subjects ``<prefix>.<aggregate>`` of the stream ``stream``."""
+
+    def __init__(self, client: Client, stream: str, prefix: str, *, timeout: float = 5.0) -> None:
+        self._nc = client
+        self._js = client.jetstream(timeout=timeout)
+        self._stream = stream
+        self._prefix = prefix
+        self._timeout = timeout
+
+    @classmethod
+    async def connect(
+        cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1
+    ) -> JetStreamEventStore:
+        """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge)."""
+        client = await nats.connect(url, name=f"paiju-store-{stream.lower()}")
+        store = cls(client, stream, prefix)
+        await store.ensure_stream(replicas)
+        return store
+
+    async def ensure_stream(self, replicas: int = 1) -> None:
+        config = StreamConfig(
+            name=self._stream,
+            subjects=[f"{self._prefix}.*"],
+            storage=StorageType.FILE,
+            num_replicas=replicas,
+            allow_atomic=True,
+            allow_direct=True,
+            allow_rollup_hdrs=False,
+            deny_delete=True,
+            deny_purge=True,
+        )
+        try:
+            await self._js.stream_info(self._stream)
+        except NotFoundError:
+            await self._js.add_stream(config)
+
+    def subject(self, aggregate: str) -> str:
+        return f"{self._prefix}.{aggregate}"
+
+    async def close(self) -> None:
+        await self._nc.drain()
+
+    # --- reading ------------------------------------------------------------------------------------
+
+    async def _last(self, aggregate: str) -> RawStreamMsg | None:
+        try:
+            return await self._js.get_last_msg(self._stream, self.subject(aggregate), direct=True)
+        except NotFoundError:
+            return None
+
+    async def load(self, aggregate: str) -> list[Recorded]:
+        last = await self._last(aggregate)
+        if last is None or last.seq is None:
+            return []
+        stored: list[Recorded] = []
+        sub = await self._js.subscribe(self.subject(aggregate), ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
+        try:
+            while True:
+                try:
+                    msg = await sub.next_msg(timeout=self._timeout)
+                except NatsTimeout:
+                    raise StoreError(f"loading {aggregate} timed out after {len(stored)} events") from None
+                headers = msg.headers or {}
+                sequence = msg.metadata.sequence.stream
+                stored.append(Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(msg.data)))
+                if sequence >= last.seq:
+                    break
+        finally:
+            await sub.unsubscribe()
+        return stored
+
+    # --- appending ----------------------------------------------------------------------------------
+
+    async def append(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
+    ) -> list[Recorded]:
+        check_batch(aggregate, command_id, events)
+        subject = self.subject(aggregate)
+        batch = uuid.uuid4().hex
+        reply: dict[str, Any] = {}
+        for i, data in enumerate(events, start=1):
+            headers = {
+                "Nats-Batch-Id": batch,
+                "Nats-Batch-Sequence": str(i),
+                "Nats-Msg-Id": f"{command_id}:{i}",
+                VERSION: str(expected.version + i),
+                COMMAND: command_id,
+            }
+            if i == 1:
+                headers["Nats-Expected-Last-Subject-Sequence"] = str(expected.sequence)
+            if i == len(events):
+                headers["Nats-Batch-Commit"] = "1"
+            msg = await self._nc.request(subject, bytes(data), timeout=self._timeout, headers=headers)
+            if msg.data:
+                reply = json.loads(msg.data)
+                if "error" in reply:
+                    break
+        error = reply.get("error")
+        if error is None:
+            last_sequence = int(reply["seq"])
+            first = last_sequence - len(events) + 1
+            return [
+                Recorded(aggregate, expected.version + i, first + i - 1, command_id, bytes(data))
+                for i, data in enumerate(events, start=1)
+            ]
+        if error.get("err_code") in (WRONG_LAST_SEQUENCE, DUPLICATE_IN_BATCH):
+            last = await self._last(aggregate)
+            if last is not None and last.headers is not None and last.headers.get(COMMAND) == command_id:
+                return [r for r in await self.load(aggregate) if r.command_id == command_id]
+            raise ConcurrencyConflict(
+                f"{aggregate} has moved past version {expected.version}: another writer appended first"
+            )
+        raise StoreError(f"JetStream refused the append to {aggregate}: {error.get('description', error)}")

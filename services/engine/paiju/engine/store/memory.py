@@ -1,0 +1,40 @@
+"""The in-memory event store: a fake for fast unit tests, held to the same contract as JetStream."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from paiju.engine.store.base import ConcurrencyConflict, Position, Recorded, check_batch
+
+
+class MemoryEventStore:
+    """All aggregates in one process's memory, with stream sequences shared across aggregates like a stream."""
+
+    def __init__(self) -> None:
+        self._logs: dict[str, list[Recorded]] = {}
+        self._sequence = 0
+
+    async def load(self, aggregate: str) -> list[Recorded]:
+        return list(self._logs.get(aggregate, ()))
+
+    async def append(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
+    ) -> list[Recorded]:
+        check_batch(aggregate, command_id, events)
+        log = self._logs.setdefault(aggregate, [])
+        current = log[-1].position if log else Position()
+        if current != expected:
+            if log and log[-1].command_id == command_id:
+                return [r for r in log if r.command_id == command_id]
+            raise ConcurrencyConflict(
+                f"{aggregate} is at version {current.version}, not {expected.version}: another writer appended"
+            )
+        stored = []
+        for i, data in enumerate(events, start=1):
+            self._sequence += 1
+            stored.append(Recorded(aggregate, expected.version + i, self._sequence, command_id, bytes(data)))
+        log.extend(stored)
+        return stored
+
+    async def close(self) -> None:
+        return None

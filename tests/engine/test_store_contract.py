@@ -1,0 +1,159 @@
+"""One contract for every event store: the in-memory fake and JetStream (design.md, Principle 5)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from paiju.engine.store import ConcurrencyConflict, EventStore, MemoryEventStore, Position, StoreError
+from paiju.engine.store.jetstream import JetStreamEventStore
+
+Scenario = Callable[[EventStore], Awaitable[None]]
+
+
+@pytest.fixture(params=["memory", "jetstream"])
+def run_with(request: pytest.FixtureRequest) -> Callable[[Scenario], None]:
+    """Run an async scenario against a fresh store of the parametrized kind (a fresh stream for JetStream)."""
+
+    def run(scenario: Scenario) -> None:
+        async def main() -> None:
+            store: Any
+            if request.param == "memory":
+                store = MemoryEventStore()
+            else:
+                url = request.getfixturevalue("nats_url")
+                stream = "T" + uuid.uuid4().hex[:12].upper()
+                store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"t.{stream.lower()}")
+            try:
+                await scenario(store)
+            finally:
+                await store.close()
+
+        asyncio.run(main())
+
+    return run
+
+
+def events(*names: str) -> list[bytes]:
+    return [n.encode() for n in names]
+
+
+def test_a_new_aggregate_is_empty(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        assert await store.load("g1") == []
+
+    run_with(scenario)
+
+
+def test_append_then_load_in_order_with_versions(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        first = await store.append("g1", Position(), "c1", events("a", "b"))
+        assert [(r.version, r.data, r.command_id) for r in first] == [(1, b"a", "c1"), (2, b"b", "c1")]
+        second = await store.append("g1", first[-1].position, "c2", events("c"))
+        assert second[0].version == 3 and second[0].sequence > first[-1].sequence
+        loaded = await store.load("g1")
+        assert loaded == [*first, *second]
+        assert [r.data for r in loaded] == [b"a", b"b", b"c"]
+
+    run_with(scenario)
+
+
+def test_aggregates_are_separate(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        a = await store.append("ga", Position(), "c1", events("a1"))
+        b = await store.append("gb", Position(), "c2", events("b1", "b2"))
+        await store.append("ga", a[-1].position, "c3", events("a2"))
+        assert [r.data for r in await store.load("ga")] == [b"a1", b"a2"]
+        assert await store.load("gb") == b
+
+    run_with(scenario)
+
+
+def test_a_stale_position_is_a_conflict_and_writes_nothing(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        first = await store.append("g1", Position(), "c1", events("a"))
+        with pytest.raises(ConcurrencyConflict):
+            await store.append("g1", Position(), "c2", events("x", "y"))
+        with pytest.raises(ConcurrencyConflict):
+            await store.append("g1", Position(5, 99), "c3", events("z"))
+        assert await store.load("g1") == first
+
+    run_with(scenario)
+
+
+def test_two_writers_at_the_same_position_exactly_one_wins(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        base = await store.append("g1", Position(), "c0", events("start"))
+        position = base[-1].position
+
+        async def writer(name: str) -> str:
+            try:
+                await store.append("g1", position, name, events(f"{name}-1", f"{name}-2", f"{name}-3"))
+            except ConcurrencyConflict:
+                return "lost"
+            return "won"
+
+        results = await asyncio.gather(*(writer(f"w{i}") for i in range(6)))
+        assert sorted(results) == ["lost"] * 5 + ["won"]
+        loaded = await store.load("g1")
+        assert len(loaded) == 4, "the winner's three events, whole, after the first"
+        assert len({r.command_id for r in loaded[1:]}) == 1
+        assert [r.version for r in loaded] == [1, 2, 3, 4]
+
+    run_with(scenario)
+
+
+def test_an_exact_retry_returns_the_stored_events_and_writes_nothing(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        first = await store.append("g1", Position(), "c1", events("a", "b"))
+        again = await store.append("g1", Position(), "c1", events("a", "b"))
+        assert again == first
+        assert await store.load("g1") == first
+
+    run_with(scenario)
+
+
+@pytest.mark.parametrize(
+    ("aggregate", "command", "batch"),
+    [("", "c", [b"x"]), ("a.b", "c", [b"x"]), ("g*", "c", [b"x"]), ("g", "", [b"x"]), ("g", "c", [])],
+)
+def test_bad_appends_are_refused(
+    run_with: Callable[[Scenario], None], aggregate: str, command: str, batch: list[bytes]
+) -> None:
+    async def scenario(store: EventStore) -> None:
+        with pytest.raises(StoreError):
+            await store.append(aggregate, Position(), command, batch)
+
+    run_with(scenario)
+
+
+def test_jetstream_a_batch_cut_off_before_its_commit_stores_nothing(nats_url: str) -> None:
+    """A writer that dies mid-append leaves no half command: the batch is invisible until committed."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            # the first two messages of a three-event batch, then nothing (the writer "died")
+            for i in (1, 2):
+                headers = {
+                    "Nats-Batch-Id": "dead-writer",
+                    "Nats-Batch-Sequence": str(i),
+                    "Nats-Msg-Id": f"c-dead:{i}",
+                    "Paiju-Version": str(i),
+                    "Paiju-Command-Id": "c-dead",
+                }
+                if i == 1:
+                    headers["Nats-Expected-Last-Subject-Sequence"] = "0"
+                await store._nc.request(store.subject("g1"), b"half", headers=headers, timeout=5)
+            assert await store.load("g1") == []
+            written = await store.append("g1", Position(), "c-live", events("whole"))
+            assert await store.load("g1") == written
+        finally:
+            await store.close()
+
+    asyncio.run(main())
