@@ -3,14 +3,33 @@ PYTHON ?= python3
 UV_VERSION := 0.13.8
 TOOLS := .tools
 UV := $(TOOLS)/bin/uv
+BUF_VERSION := 1.75.0
+BUF := $(TOOLS)/npm/node_modules/.bin/buf
 VENV := .venv
 BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean
+.PHONY: setup run test lint format scenario bench clean protos
 
-setup: $(VENV)/.synced
+PROTOS := $(wildcard protos/paiju/v1/*.proto)
+GEN := services/engine/paiju/v1
+
+setup: $(VENV)/.synced $(GEN)/.generated
+
+## protos: generate the Python code of the gRPC contract (protos/paiju/v1) into paiju.v1 (not committed)
+protos: $(GEN)/.generated
+
+$(GEN)/.generated: $(PROTOS) $(VENV)/.synced
+	rm -rf $(GEN)
+	mkdir -p $(GEN)
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m grpc_tools.protoc -I protos \
+		--python_out=services/engine --grpc_python_out=services/engine \
+		--mypy_out=services/engine --mypy_grpc_out=services/engine $(PROTOS)
+	touch $@
+
+$(BUF):
+	npm install --silent --no-audit --no-fund --prefix $(TOOLS)/npm @bufbuild/buf@$(BUF_VERSION)
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -29,7 +48,8 @@ run: setup
 test: lint
 	$(BIN)/pytest -n auto $(PYTEST_ARGS)
 
-lint: setup
+lint: setup $(BUF)
+	$(BUF) lint protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

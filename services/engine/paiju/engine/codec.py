@@ -1,0 +1,254 @@
+"""Between the rules cores' frozen dataclasses and the protobuf contract (protos/paiju/v1).
+
+The contract mirrors the cores by convention, so one generic codec serves every command, event and view:
+a dataclass ``X`` of a game is the message ``<Prefix>X`` (``ZljCardsPlayed``, ``TractorBid``) with the same
+field names; cards are the enum ``Card`` (card id + 1); a Python enum is the proto enum whose values follow
+the members in order from 1; ``Cards | None`` (cards hidden from a seat) is ``repeated Card`` plus a
+``<field>_hidden`` flag; a hand list is ``repeated CardList``; a fixed tuple is a message whose fields are
+its items in order; an ``X | None`` is an optional field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable
+from enum import Enum
+from typing import Any, get_args, get_origin, get_type_hints
+
+from google.protobuf.message import Message
+
+from paiju.rules.cards import Card
+
+_NONE = type(None)
+
+
+class CodecError(Exception):
+    """A message that does not fit the contract (a client sent something malformed)."""
+
+
+def _is_card(tp: Any) -> bool:
+    return tp is Card
+
+
+def _optional(tp: Any) -> Any | None:
+    """``X`` when ``tp`` is ``X | None``."""
+    if get_origin(tp) in (typing.Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not _NONE]
+        if len(args) == 1 and len(get_args(tp)) == 2:
+            return args[0]
+    return None
+
+
+def _homogeneous(tp: Any) -> Any | None:
+    """``X`` when ``tp`` is ``tuple[X, ...]`` or ``frozenset[X]``."""
+    args = get_args(tp)
+    if get_origin(tp) is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    if get_origin(tp) is frozenset:
+        return args[0]
+    return None
+
+
+def _fixed(tp: Any) -> tuple[Any, ...] | None:
+    """The item types when ``tp`` is a fixed-size tuple."""
+    args = get_args(tp)
+    if get_origin(tp) is tuple and args and Ellipsis not in args:
+        return args
+    return None
+
+
+class Codec:
+    """Encodes and decodes one game's dataclasses with the messages of one generated module."""
+
+    def __init__(self, module: types.ModuleType, prefix: str, card_list: type[Message]) -> None:
+        self._module = module
+        self._prefix = prefix
+        self._card_list = card_list
+
+    def message_class(self, cls: type) -> type[Message]:
+        found = getattr(self._module, self._prefix + cls.__name__, None)
+        if found is None:
+            raise CodecError(f"the contract has no message {self._prefix}{cls.__name__}")
+        return typing.cast(type[Message], found)
+
+    # --- encoding -----------------------------------------------------------------------------------
+
+    def encode(self, obj: Any) -> Message:
+        message = self.message_class(type(obj))()
+        self._fill(message, obj)
+        return message
+
+    def _fill(self, message: Message, obj: Any) -> None:
+        for name, tp in _hints(type(obj)).items():
+            self._set(message, name, tp, getattr(obj, name))
+
+    def _set(self, message: Message, name: str, tp: Any, value: Any) -> None:
+        inner = _optional(tp)
+        if inner is not None:
+            if value is None:
+                if _homogeneous(inner) is not None:
+                    setattr(message, f"{name}_hidden", True)
+                return
+            tp = inner
+        if _is_card(tp):
+            setattr(message, name, int(value) + 1)
+        elif isinstance(tp, type) and issubclass(tp, Enum):
+            setattr(message, name, list(tp).index(value) + 1)
+        elif tp in (int, bool, str):
+            setattr(message, name, value)
+        elif dataclasses.is_dataclass(tp):
+            self._fill(getattr(message, name), value)
+        elif (item := _homogeneous(tp)) is not None:
+            field = getattr(message, name)
+            items = sorted(value) if get_origin(tp) is frozenset else value
+            for v in items:
+                if _is_card(item):
+                    field.append(int(v) + 1)
+                elif item in (int, bool, str):
+                    field.append(v)
+                elif _homogeneous(item) is not None and _is_card(_homogeneous(item)):
+                    field.add().cards.extend(int(c) + 1 for c in v)
+                elif _homogeneous(item) is not None:
+                    # a list of lists: each inner list is a message with one repeated field
+                    sub = field.add()
+                    self._set(sub, _field_names(sub)[0], item, v)
+                elif dataclasses.is_dataclass(item):
+                    self._fill(field.add(), v)
+                elif (parts := _fixed(item)) is not None:
+                    self._fill_positional(field.add(), parts, v)
+                else:
+                    raise CodecError(f"cannot encode {name}: items of type {item}")
+        elif (parts := _fixed(tp)) is not None:
+            if all(p is int for p in parts) and _is_repeated(message, name):
+                getattr(message, name).extend(value)
+            else:
+                self._fill_positional(getattr(message, name), parts, value)
+        else:
+            raise CodecError(f"cannot encode {name} of type {tp}")
+
+    def _fill_positional(self, message: Message, parts: tuple[Any, ...], value: tuple[Any, ...]) -> None:
+        for name, tp, v in zip(_field_names(message), parts, value, strict=True):
+            self._set(message, name, tp, v)
+
+    # --- decoding -----------------------------------------------------------------------------------
+
+    def decode(self, message: Message, cls: type) -> Any:
+        values = {name: self._get(message, name, tp) for name, tp in _hints(cls).items()}
+        return cls(**values)
+
+    def _get(self, message: Message, name: str, tp: Any) -> Any:
+        inner = _optional(tp)
+        if inner is not None:
+            if _homogeneous(inner) is not None:
+                if getattr(message, f"{name}_hidden"):
+                    return None
+            elif not message.HasField(name):
+                return None
+            tp = inner
+        if _is_card(tp):
+            return _card(getattr(message, name))
+        if isinstance(tp, type) and issubclass(tp, Enum):
+            return _member(tp, getattr(message, name))
+        if tp in (int, bool, str):
+            return getattr(message, name)
+        if dataclasses.is_dataclass(tp):
+            return self.decode(getattr(message, name), typing.cast(type, tp))
+        if (item := _homogeneous(tp)) is not None:
+            field = getattr(message, name)
+            maker: Callable[[Any], Any]
+            if _is_card(item):
+                maker = _card
+            elif item in (int, bool, str):
+                maker = lambda v: v  # noqa: E731
+            elif _homogeneous(item) is not None and _is_card(_homogeneous(item)):
+                maker = lambda v: tuple(_card(c) for c in v.cards)  # noqa: E731
+            elif _homogeneous(item) is not None:
+                maker = lambda v: self._get(v, _field_names(v)[0], item)  # noqa: E731
+            elif dataclasses.is_dataclass(item):
+                maker = lambda v: self.decode(v, typing.cast(type, item))  # noqa: E731
+            elif (item_parts := _fixed(item)) is not None:
+                fixed_parts: tuple[Any, ...] = item_parts
+                maker = lambda v: self._positional(v, fixed_parts)  # noqa: E731
+            else:
+                raise CodecError(f"cannot decode {name}: items of type {item}")
+            items = [maker(v) for v in field]
+            return frozenset(items) if get_origin(tp) is frozenset else tuple(items)
+        if (parts := _fixed(tp)) is not None:
+            if all(p is int for p in parts) and _is_repeated(message, name):
+                values = tuple(getattr(message, name))
+                if len(values) != len(parts):
+                    raise CodecError(f"{name} needs {len(parts)} numbers, got {len(values)}")
+                return values
+            return self._positional(getattr(message, name), parts)
+        raise CodecError(f"cannot decode {name} of type {tp}")
+
+    def _positional(self, message: Message, parts: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(self._get(message, name, tp) for name, tp in zip(_field_names(message), parts, strict=True))
+
+
+def _is_repeated(message: Message, name: str) -> bool:
+    field = message.DESCRIPTOR.fields_by_name.get(name)
+    return field is not None and bool(field.is_repeated)
+
+
+def _card(value: int) -> Card:
+    if not 1 <= value <= 54:
+        raise CodecError(f"{value} is not a card (Card values are 1..54)")
+    return Card(value - 1)
+
+
+def _member(enum: type[Enum], value: int) -> Any:
+    members = list(enum)
+    if not 1 <= value <= len(members):
+        raise CodecError(f"{value} is not a value of {enum.__name__}")
+    return members[value - 1]
+
+
+def _field_names(message: Message) -> list[str]:
+    """The message's field names in declaration order (a fixed tuple's items, in order)."""
+    return [typing.cast(Any, f).name for f in message.DESCRIPTOR.fields]
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    """The init fields of a dataclass with their resolved types (computed once per class)."""
+    found = _HINTS.get(cls)
+    if found is None:
+        hints = get_type_hints(cls)
+        found = _HINTS[cls] = {f.name: hints[f.name] for f in dataclasses.fields(cls) if f.init}
+    return found
+
+
+def snake(name: str) -> str:
+    """``CardsPlayed`` -> ``cards_played``: the oneof field of a class in a wrapper message."""
+    out = []
+    for i, ch in enumerate(name):
+        if ch.isupper() and i:
+            out.append("_")
+        out.append(ch.lower())
+    return "".join(out)
+
+
+class OneofCodec:
+    """A game's wrapper message (``ZljEvent``, ``TractorCommand``...): one oneof over the classes of a union."""
+
+    def __init__(self, codec: Codec, wrapper: type[Message], union: Any, oneof: str) -> None:
+        self._codec = codec
+        self._wrapper = wrapper
+        self._oneof = oneof
+        self._classes = {snake(cls.__name__): cls for cls in get_args(union)}
+
+    def encode(self, obj: Any) -> Message:
+        wrapper = self._wrapper()
+        getattr(wrapper, snake(type(obj).__name__)).CopyFrom(self._codec.encode(obj))
+        return wrapper
+
+    def decode(self, wrapper: Message) -> Any:
+        which = wrapper.WhichOneof(self._oneof)
+        if which is None:
+            raise CodecError(f"{self._wrapper.__name__} carries no {self._oneof}")
+        return self._codec.decode(getattr(wrapper, which), self._classes[which])
