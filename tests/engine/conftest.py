@@ -57,3 +57,12 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         process.wait(timeout=10)
     except subprocess.TimeoutExpired:
         process.kill()
+
+
+@pytest.fixture(params=["memory", "jetstream"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Which event store a test runs against: the in-memory fake or JetStream (same contract)."""
+    kind: str = request.param
+    if kind == "jetstream":
+        request.getfixturevalue("nats_url")
+    return kind
