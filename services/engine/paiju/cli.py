@@ -38,7 +38,23 @@ def _match(args: argparse.Namespace) -> int:
     return 0
 
 
+def _token(args: argparse.Namespace) -> int:
+    import time
+
+    from paiju.engine.auth import Identity, Role, TokenError, mint, secret_from_env
+
+    try:
+        secret = secret_from_env()
+    except TokenError as e:
+        print(f"paiju token: {e}", file=sys.stderr)
+        return 2
+    identity = Identity(args.player, Role(args.role), args.game, args.seat, int(time.time()) + args.ttl)
+    print(mint(identity, secret))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+
     parser = argparse.ArgumentParser(prog="paiju", description="Paiju (牌局): 砸六家 and 拖拉机 game backend")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -54,6 +70,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--deals", type=int, help="deals to play (zlj: 6; tractor: 1, 0 = until a team goes past A)")
     p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
     p.set_defaults(func=_match)
+
+    p = sub.add_parser("token", help="mint a signed bearer token for development (the lobby issues them later)")
+    p.add_argument("player")
+    p.add_argument(
+        "--role", choices=["player", "spectator", "analyst", "referee", "service", "admin"], default="player"
+    )
+    p.add_argument("--game")
+    p.add_argument("--seat", type=int)
+    p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
+    p.set_defaults(func=_token)
 
     args = parser.parse_args(argv)
     try:
