@@ -1,0 +1,257 @@
+"""`EngineService` over gRPC (grpc.aio): create games, views, legal actions, act, watch and replay.
+
+Every call carries a bearer token (metadata ``authorization: Bearer <token>``). A player token acts only
+for its own seat of its own game and sees only what that seat may see; a spectator sees public
+information; referees issue referee commands; the service role (the lobby, the engine's own timers)
+creates games and issues system commands; analysts and admins replay full information. The engine, not
+the client, supplies every shuffle seed. Errors: INVALID_ARGUMENT (malformed), FAILED_PRECONDITION (against
+the rules, with the rule's reason), PERMISSION_DENIED (not your seat or role), ABORTED (stale expected
+version), NOT_FOUND, ALREADY_EXISTS (a command id reused for another command), UNAUTHENTICATED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import secrets
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Any, NoReturn, cast
+
+import grpc
+
+from paiju.engine.auth import Identity, Role, TokenError, verify
+from paiju.engine.codec import CodecError
+from paiju.engine.contract import TRACTOR, ZLJ
+from paiju.engine.games import RULES, CommandIdReused, Game, GameNotFound, Games, Rules
+from paiju.rules.errors import RuleError
+from paiju.rules.tractor import game as tractor_game
+from paiju.rules.tractor import model as tractor_model
+from paiju.rules.tractor.view import redact as tractor_redact
+from paiju.rules.tractor.view import view as tractor_seat_view
+from paiju.rules.zlj import game as zlj_game
+from paiju.rules.zlj import model as zlj_model
+from paiju.rules.zlj.view import redact as zlj_redact
+from paiju.rules.zlj.view import view as zlj_seat_view
+from paiju.v1 import engine_pb2, engine_pb2_grpc
+
+SYSTEM_COMMANDS = (
+    zlj_model.StartMatch,
+    zlj_model.Timeout,
+    zlj_model.EndMatch,
+    tractor_model.StartGame,
+    tractor_model.Redeal,
+    tractor_model.Timeout,
+    tractor_model.ClockTick,
+)
+REFEREE_COMMANDS = (tractor_model.Penalize, tractor_model.DeclareLabourReform)
+SEEDED = (zlj_model.Cut, zlj_model.Timeout, tractor_model.Cut, tractor_model.Timeout, tractor_model.Redeal)
+FULL_INFORMATION = (Role.ANALYST, Role.ADMIN)
+STATUS = {"malformed": grpc.StatusCode.INVALID_ARGUMENT, "rule": grpc.StatusCode.FAILED_PRECONDITION}
+WATCH_POLL_SECONDS = 0.05
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str) -> NoReturn:
+    await context.abort(code, reason)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+class EngineService(engine_pb2_grpc.EngineServiceServicer):
+    def __init__(
+        self,
+        games: Games,
+        secret: bytes,
+        *,
+        now: Callable[[], int] = lambda: int(time.time()),
+        seeds: Callable[[], int] = lambda: secrets.randbits(63),
+    ) -> None:
+        self._games = games
+        self._secret = secret
+        self._now = now
+        self._seeds = seeds
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    async def _identity(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
+        metadata = dict(context.invocation_metadata() or ())
+        header = str(metadata.get("authorization", ""))
+        if not header.startswith("Bearer "):
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "send 'authorization: Bearer <token>'")
+        try:
+            return verify(header.removeprefix("Bearer "), self._secret, self._now())
+        except TokenError as e:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
+
+    async def _load(self, context: grpc.aio.ServicerContext[Any, Any], game_id: str) -> Game:
+        try:
+            return await self._games.load(game_id)
+        except GameNotFound as e:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, str(e))
+
+    async def _seat(self, context: grpc.aio.ServicerContext[Any, Any], who: Identity, game_id: str) -> int | None:
+        """The seat whose information ``who`` may see in ``game_id`` (``None``: public only)."""
+        if who.role is Role.PLAYER:
+            if who.game != game_id or who.seat is None:
+                await _abort(context, grpc.StatusCode.PERMISSION_DENIED, f"this token is not for game {game_id}")
+            return who.seat
+        return None
+
+    @staticmethod
+    def _redact(rules: Rules, envelope: engine_pb2.Envelope, seat: int | None, full: bool) -> engine_pb2.Envelope:
+        if full:
+            return envelope
+        payload = getattr(envelope, rules.name)
+        event = rules.events.decode(payload)
+        hidden = zlj_redact(event, seat) if rules.name == "zlj" else tractor_redact(event, seat)
+        out = engine_pb2.Envelope()
+        out.CopyFrom(envelope)
+        out.ClearField("command_digest")
+        getattr(out, rules.name).CopyFrom(rules.events.encode(hidden))
+        return out
+
+    # --- RPCs ---------------------------------------------------------------------------------------
+
+    async def CreateGame(
+        self, request: engine_pb2.CreateGameRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> engine_pb2.CreateGameResponse:
+        who = await self._identity(context)
+        if who.role not in (Role.SERVICE, Role.ADMIN):
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only the lobby (service role) creates games")
+        if not request.game_id:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a game needs a game_id")
+        try:
+            if request.game == engine_pb2.GAME_ZLJ:
+                options = (
+                    ZLJ.decode(request.zlj_options, zlj_model.Options)
+                    if request.HasField("zlj_options")
+                    else zlj_model.Options()
+                )
+                start: Any = zlj_model.StartMatch(self._seeds(), options)
+                kind = "zlj"
+            elif request.game == engine_pb2.GAME_TRACTOR:
+                t_options = (
+                    TRACTOR.decode(request.tractor_options, tractor_model.Options)
+                    if request.HasField("tractor_options")
+                    else tractor_model.Options()
+                )
+                start = tractor_model.StartGame(self._seeds(), t_options, at=self._now())
+                kind = "tractor"
+            else:
+                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game must be GAME_ZLJ or GAME_TRACTOR")
+            game = await self._games.create(request.game_id, kind, start, f"create:{request.game_id}", who.subject)
+        except CodecError as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except RuleError as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, e.reason)
+        except CommandIdReused:
+            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, f"game {request.game_id} exists already")
+        return engine_pb2.CreateGameResponse(game_id=request.game_id, version=game.version)
+
+    async def GetView(
+        self, request: engine_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> engine_pb2.GetViewResponse:
+        who = await self._identity(context)
+        seat = await self._seat(context, who, request.game_id)
+        game = await self._load(context, request.game_id)
+        response = engine_pb2.GetViewResponse(version=game.version)
+        if game.rules.name == "zlj":
+            response.zlj.CopyFrom(cast(Any, ZLJ.encode(zlj_seat_view(game.state, seat))))
+        else:
+            response.tractor.CopyFrom(cast(Any, TRACTOR.encode(tractor_seat_view(game.state, seat))))
+        return response
+
+    async def GetLegalActions(
+        self, request: engine_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> engine_pb2.GetLegalActionsResponse:
+        who = await self._identity(context)
+        seat = await self._seat(context, who, request.game_id)
+        game = await self._load(context, request.game_id)
+        response = engine_pb2.GetLegalActionsResponse(version=game.version)
+        if seat is None:
+            return response
+        legal = zlj_game.legal_actions if game.rules.name == "zlj" else tractor_game.legal_actions
+        for action in legal(game.state, seat):
+            getattr(response.actions.add(), game.rules.name).CopyFrom(game.rules.commands.encode(action))
+        return response
+
+    async def Act(
+        self, request: engine_pb2.ActRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> engine_pb2.ActResponse:
+        who = await self._identity(context)
+        if not request.command_id:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an act needs a client command_id")
+        game = await self._load(context, request.game_id)
+        which = request.WhichOneof("command")
+        if which != game.rules.name:
+            await _abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, f"game {request.game_id} takes {game.rules.name} commands"
+            )
+        try:
+            command = game.rules.commands.decode(getattr(request, which))
+        except CodecError as e:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        await self._authorise(context, who, request.game_id, command)
+        if isinstance(command, SEEDED):
+            command = dataclasses.replace(command, seed=self._seeds())
+        if request.HasField("expected_version") and request.expected_version != game.version:
+            await _abort(
+                context,
+                grpc.StatusCode.ABORTED,
+                f"the game is at version {game.version}, not {request.expected_version}: reload and decide again",
+            )
+        try:
+            after, stored = await self._games.act(request.game_id, command, request.command_id, who.subject)
+        except RuleError as e:
+            code = grpc.StatusCode.PERMISSION_DENIED if e.kind == "seat" else STATUS[e.kind]
+            await _abort(context, code, e.reason)
+        except CommandIdReused as e:
+            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+        seat = who.seat if who.role is Role.PLAYER else None
+        full = who.role in FULL_INFORMATION
+        return engine_pb2.ActResponse(
+            version=after.version, events=[self._redact(after.rules, e, seat, full) for e in stored]
+        )
+
+    async def _authorise(
+        self, context: grpc.aio.ServicerContext[Any, Any], who: Identity, game_id: str, command: Any
+    ) -> None:
+        if isinstance(command, SYSTEM_COMMANDS):
+            if who.role not in (Role.SERVICE, Role.ADMIN):
+                await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "system commands come from the engine only")
+            return
+        if isinstance(command, REFEREE_COMMANDS):
+            if who.role not in (Role.REFEREE, Role.ADMIN):
+                await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only a referee issues referee actions")
+            return
+        seat = await self._seat(context, who, game_id)
+        if who.role is not Role.PLAYER or getattr(command, "seat", None) != seat:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, f"this token acts only for seat {seat}")
+
+    async def Watch(
+        self, request: engine_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[engine_pb2.WatchResponse]:
+        who = await self._identity(context)
+        seat = await self._seat(context, who, request.game_id)
+        sent = max(0, request.from_version)
+        while True:
+            game = await self._load(context, request.game_id)
+            for envelope in game.envelopes[sent:]:
+                yield engine_pb2.WatchResponse(envelope=self._redact(game.rules, envelope, seat, full=False))
+            sent = len(game.envelopes)
+            if game.state.phase.value == "ended":
+                return
+            await asyncio.sleep(WATCH_POLL_SECONDS)
+
+    async def Replay(
+        self, request: engine_pb2.ReplayRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[engine_pb2.ReplayResponse]:
+        who = await self._identity(context)
+        game = await self._load(context, request.game_id)
+        ended = game.state.phase.value == "ended"
+        full = who.role in FULL_INFORMATION or ended
+        seat = who.seat if who.role is Role.PLAYER and who.game == request.game_id else None
+        for envelope in game.envelopes:
+            yield engine_pb2.ReplayResponse(envelope=self._redact(game.rules, envelope, seat, full))
+
+
+__all__ = ["RULES", "EngineService"]

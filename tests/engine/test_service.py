@@ -1,0 +1,193 @@
+"""EngineService end to end through gRPC: games played by bots over the API, hidden information, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
+from typing import Any
+
+import grpc
+import pytest
+
+from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.contract import ZLJ, ZLJ_EVENTS
+from paiju.engine.games import Games
+from paiju.engine.service import EngineService
+from paiju.engine.store import MemoryEventStore
+from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.rules.rng import SeededRandom
+from paiju.rules.zlj import Play, replay
+from paiju.rules.zlj.model import HandsDealt
+from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
+
+SECRET = b"test-secret-" * 4
+NOW = 2_000_000_000
+
+
+def token(role: Role, game: str | None = None, seat: int | None = None, expires: int = NOW + 3600) -> str:
+    return mint(Identity(f"{role.value}-{seat}", role, game, seat, expires), SECRET)
+
+
+def auth(tok: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {tok}"),)
+
+
+@asynccontextmanager
+async def engine(kind: str, request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Games]]:
+    if kind == "memory":
+        store: Any = MemoryEventStore()
+    else:
+        stream = "S" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(
+            request.getfixturevalue("nats_url"), stream=stream, prefix=f"s.{stream.lower()}"
+        )
+    games = Games(store)
+    seeds = SeededRandom(99)
+    server = grpc.aio.server()
+    engine_pb2_grpc.add_EngineServiceServicer_to_server(
+        EngineService(games, SECRET, now=lambda: NOW, seeds=seeds.next64), server
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        stub: Any = engine_pb2_grpc.EngineServiceStub(channel)  # the async channel makes every call awaitable
+        yield stub, games
+    finally:
+        await channel.close()
+        await server.stop(None)
+        await store.close()
+
+
+def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(body())
+
+
+async def status_of(call: Awaitable[Any]) -> grpc.StatusCode:
+    try:
+        await call
+    except grpc.aio.AioRpcError as e:
+        return e.code()
+    return grpc.StatusCode.OK
+
+
+def test_a_zlj_deal_played_by_bots_over_the_api(store_kind: str, request: pytest.FixtureRequest) -> None:
+    async def body() -> None:
+        async with engine(store_kind, request) as (stub, games):
+            service = auth(token(Role.SERVICE))
+            created = await stub.CreateGame(
+                engine_pb2.CreateGameRequest(
+                    game_id="api1",
+                    game=engine_pb2.GAME_ZLJ,
+                    zlj_options=zlj_pb2.ZljOptions(
+                        deals=1,
+                        reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER,
+                        resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL,
+                    ),
+                ),
+                metadata=service,
+            )
+            assert created.version > 0
+            seats = [auth(token(Role.PLAYER, "api1", s)) for s in range(6)]
+            spectator = auth(token(Role.SPECTATOR))
+            rng = SeededRandom(3)
+            received: dict[int, list[engine_pb2.Envelope]] = {s: [] for s in range(6)}
+            for _ in range(2000):
+                public = await stub.GetView(engine_pb2.GetViewRequest(game_id="api1"), metadata=spectator)
+                assert len(public.zlj.hand) == 0, "a spectator sees no hand"
+                if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
+                    break
+                seat = public.zlj.turn
+                mine = await stub.GetView(engine_pb2.GetViewRequest(game_id="api1"), metadata=seats[seat])
+                assert len(mine.zlj.hand) == mine.zlj.hand_sizes[seat]
+                legal = await stub.GetLegalActions(
+                    engine_pb2.GetLegalActionsRequest(game_id="api1"), metadata=seats[seat]
+                )
+                choice = legal.actions[rng.below(len(legal.actions))]
+                acted = await stub.Act(
+                    engine_pb2.ActRequest(game_id="api1", command_id=uuid.uuid4().hex, zlj=choice.zlj),
+                    metadata=seats[seat],
+                )
+                received[seat].extend(acted.events)
+            else:
+                raise AssertionError("the deal did not end")
+            # the stream replays to the live state, and an analyst sees everything
+            analyst = auth(token(Role.ANALYST))
+            full = [r.envelope async for r in stub.Replay(engine_pb2.ReplayRequest(game_id="api1"), metadata=analyst)]
+            state = replay([ZLJ_EVENTS.decode(e.zlj) for e in full])
+            assert state == (await games.load("api1")).state
+            assert [e.version for e in full] == list(range(1, len(full) + 1))
+            # every event a seat received carries no other seat's hand
+            for seat, envelopes in received.items():
+                for envelope in envelopes:
+                    event = ZLJ_EVENTS.decode(envelope.zlj)
+                    if isinstance(event, HandsDealt):
+                        assert all(not h for s, h in enumerate(event.hands) if s != seat) and event.seed is None
+
+    run(body)
+
+
+def test_a_watch_resumed_after_a_disconnect_misses_and_repeats_nothing(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    async def body() -> None:
+        async with engine(store_kind, request) as (stub, _):
+            await stub.CreateGame(
+                engine_pb2.CreateGameRequest(game_id="w1", game=engine_pb2.GAME_ZLJ), metadata=auth(token(Role.SERVICE))
+            )
+            watcher = auth(token(Role.PLAYER, "w1", 2))
+            stream = stub.Watch(engine_pb2.WatchRequest(game_id="w1", from_version=0), metadata=watcher)
+            first = [(await stream.read()).envelope for _ in range(3)]
+            stream.cancel()  # the connection drops
+            resumed = stub.Watch(
+                engine_pb2.WatchRequest(game_id="w1", from_version=first[-1].version), metadata=watcher
+            )
+            rest = (await resumed.read()).envelope
+            resumed.cancel()
+            assert [e.version for e in first] == [1, 2, 3] and rest.version == 4
+            dealt = next(ZLJ_EVENTS.decode(e.zlj) for e in first if e.zlj.WhichOneof("event") == "hands_dealt")
+            assert all(not h for s, h in enumerate(dealt.hands) if s != 2)
+
+    run(body)
+
+
+def test_bad_input_gets_the_right_status_and_changes_nothing(store_kind: str, request: pytest.FixtureRequest) -> None:
+    async def body() -> None:
+        async with engine(store_kind, request) as (stub, games):
+            await stub.CreateGame(
+                engine_pb2.CreateGameRequest(game_id="b1", game=engine_pb2.GAME_ZLJ), metadata=auth(token(Role.SERVICE))
+            )
+            before = await games.load("b1")
+            turn = before.state.turn
+            other = (turn + 1) % 6
+            me = auth(token(Role.PLAYER, "b1", turn))
+            hand = before.state.hands[turn]
+            command = zlj_pb2.ZljCommand(play=typing.cast(Any, ZLJ.encode(Play(turn, hand[:1]))))
+
+            def act(md: Any, cmd: Any = command, command_id: str = "x1", game: str = "b1", **kw: Any) -> Any:
+                return stub.Act(engine_pb2.ActRequest(game_id=game, command_id=command_id, zlj=cmd, **kw), metadata=md)
+
+            assert await status_of(act(())) == grpc.StatusCode.UNAUTHENTICATED
+            assert await status_of(act(auth("forged.token"))) == grpc.StatusCode.UNAUTHENTICATED
+            expired = auth(token(Role.PLAYER, "b1", turn, expires=NOW - 1))
+            assert await status_of(act(expired)) == grpc.StatusCode.UNAUTHENTICATED
+            assert await status_of(act(auth(token(Role.PLAYER, "b1", other)))) == grpc.StatusCode.PERMISSION_DENIED
+            assert await status_of(act(auth(token(Role.SPECTATOR)))) == grpc.StatusCode.PERMISSION_DENIED
+            assert await status_of(act(me, game="nope")) == grpc.StatusCode.NOT_FOUND
+            assert await status_of(act(me, expected_version=before.version - 1)) == grpc.StatusCode.ABORTED
+            malformed = zlj_pb2.ZljCommand(play=zlj_pb2.ZljPlay(seat=turn, cards=typing.cast(Any, [0])))
+            assert await status_of(act(me, malformed)) == grpc.StatusCode.INVALID_ARGUMENT
+            pass_lead = zlj_pb2.ZljCommand()
+            getattr(pass_lead, "pass").CopyFrom(zlj_pb2.ZljPass(seat=turn))
+            assert await status_of(act(me, pass_lead)) == grpc.StatusCode.FAILED_PRECONDITION
+            assert (await games.load("b1")).version == before.version, "nothing was stored"
+            assert await status_of(act(me)) == grpc.StatusCode.OK
+            assert await status_of(act(me)) == grpc.StatusCode.OK, "a retry is answered the same"
+            after = await games.load("b1")
+            assert await status_of(act(me, pass_lead)) == grpc.StatusCode.ALREADY_EXISTS
+            assert (await games.load("b1")).version == after.version
+
+    run(body)
