@@ -53,6 +53,16 @@ def _token(args: argparse.Namespace) -> int:
     return 0
 
 
+def _engine(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from paiju.engine.bootstrap import serve
+    from paiju.engine.config import Settings
+
+    asyncio.run(serve(Settings.from_env()))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="paiju", description="Paiju (牌局): 砸六家 and 拖拉机 game backend")
@@ -80,6 +90,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seat", type=int)
     p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
     p.set_defaults(func=_token)
+
+    p = sub.add_parser("engine", help="run the engine service (gRPC); configured by the environment")
+    p.set_defaults(func=_engine)
 
     args = parser.parse_args(argv)
     try:

@@ -23,6 +23,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.engine.codec import OneofCodec
 from paiju.engine.contract import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
+from paiju.engine.observability import CONFLICTS
 from paiju.engine.store import ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
@@ -141,6 +142,7 @@ class Games:
                     (game_id, game.rules), game.position, events, command_id=command_id, actor=actor, digest=digest
                 )
             except ConcurrencyConflict:
+                CONFLICTS.inc()
                 continue
             return await self.load(game_id), stored
         raise ConcurrencyConflict(f"{game_id}: gave up after {CONFLICT_RETRIES} conflicting appends")

@@ -19,11 +19,13 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, cast
 
 import grpc
+import structlog
 
 from paiju.engine.auth import Identity, Role, TokenError, verify
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
 from paiju.engine.games import RULES, CommandIdReused, Game, GameNotFound, Games, Rules
+from paiju.engine.observability import ACTIVE_GAMES, ACTS, LATENCY, REJECTIONS
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
@@ -49,9 +51,12 @@ SEEDED = (zlj_model.Cut, zlj_model.Timeout, tractor_model.Cut, tractor_model.Tim
 FULL_INFORMATION = (Role.ANALYST, Role.ADMIN)
 STATUS = {"malformed": grpc.StatusCode.INVALID_ARGUMENT, "rule": grpc.StatusCode.FAILED_PRECONDITION}
 WATCH_POLL_SECONDS = 0.05
+log = structlog.get_logger("paiju.engine")
 
 
 async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str) -> NoReturn:
+    REJECTIONS.labels(code.name).inc()
+    log.info("refused", status=code.name, reason=reason)
     await context.abort(code, reason)
     raise AssertionError("unreachable")  # context.abort raises
 
@@ -139,6 +144,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             else:
                 await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game must be GAME_ZLJ or GAME_TRACTOR")
             game = await self._games.create(request.game_id, kind, start, f"create:{request.game_id}", who.subject)
+            ACTIVE_GAMES.inc()
         except CodecError as e:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         except RuleError as e:
@@ -177,7 +183,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     async def Act(
         self, request: engine_pb2.ActRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.ActResponse:
+        started = time.perf_counter()
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(game=request.game_id, command=request.command_id)
         who = await self._identity(context)
+        structlog.contextvars.bind_contextvars(actor=who.subject, seat=who.seat)
         if not request.command_id:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an act needs a client command_id")
         game = await self._load(context, request.game_id)
@@ -206,6 +216,9 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             await _abort(context, code, e.reason)
         except CommandIdReused as e:
             await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+        ACTS.labels(after.rules.name).inc()
+        LATENCY.observe(time.perf_counter() - started)
+        log.info("applied", version=after.version, events=len(stored))
         seat = who.seat if who.role is Role.PLAYER else None
         full = who.role in FULL_INFORMATION
         return engine_pb2.ActResponse(

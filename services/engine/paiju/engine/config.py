@@ -1,0 +1,35 @@
+"""The engine's configuration, from the environment (twelve-factor): one place that reads it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    address: str = "127.0.0.1:50051"
+    """Where the gRPC server listens (PAIJU_ENGINE_ADDRESS)."""
+    nats_url: str = "nats://127.0.0.1:4222"
+    """The NATS server or cluster (NATS_URL)."""
+    stream: str = "GAMES"
+    """The JetStream stream of games (PAIJU_GAMES_STREAM); subjects paiju.game.<game id>."""
+    replicas: int = 1
+    """Stream replicas when the engine creates the stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
+    metrics_port: int = 9464
+    """Prometheus metrics on http://0.0.0.0:<port>/metrics (PAIJU_METRICS_PORT; 0 = off)."""
+    log_level: str = "info"
+    """PAIJU_LOG_LEVEL."""
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
+        values = os.environ if env is None else env
+        d = cls()
+        return cls(
+            address=values.get("PAIJU_ENGINE_ADDRESS", d.address),
+            nats_url=values.get("NATS_URL", d.nats_url),
+            stream=values.get("PAIJU_GAMES_STREAM", d.stream),
+            replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
+            metrics_port=int(values.get("PAIJU_METRICS_PORT", d.metrics_port)),
+            log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
+        )

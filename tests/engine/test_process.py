@@ -1,0 +1,85 @@
+"""The engine as an operator runs it: `paiju engine`, configured by the environment, health, metrics, SIGTERM."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from paiju.engine.auth import Identity, Role, mint
+from paiju.v1 import engine_pb2, engine_pb2_grpc
+
+from .conftest import free_port
+
+SECRET = "process-test-secret-" * 3
+
+
+def wait_for_health(address: str, deadline: float) -> None:
+    async def check() -> int:
+        async with grpc.aio.insecure_channel(address) as channel:
+            stub: Any = health_pb2_grpc.HealthStub(channel)
+            reply = await stub.Check(health_pb2.HealthCheckRequest(service="paiju.v1.EngineService"), timeout=1)
+            return int(reply.status)
+
+    while True:
+        try:
+            if asyncio.run(check()) == health_pb2.HealthCheckResponse.SERVING:
+                return
+        except grpc.aio.AioRpcError:
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError("the engine did not report SERVING")
+        time.sleep(0.1)
+
+
+def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> None:
+    port, metrics = free_port(), free_port()
+    address = f"127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        "PAIJU_ENGINE_ADDRESS": address,
+        "NATS_URL": nats_url,
+        "PAIJU_GAMES_STREAM": "P" + uuid.uuid4().hex[:10].upper(),
+        "PAIJU_METRICS_PORT": str(metrics),
+        "PAIJU_TOKEN_SECRET": SECRET,
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paiju.cli", "engine"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for_health(address, time.monotonic() + 30)
+
+        async def play() -> int:
+            service = mint(Identity("lobby", Role.SERVICE, expires=int(time.time()) + 60), SECRET.encode())
+            async with grpc.aio.insecure_channel(address) as channel:
+                stub = engine_pb2_grpc.EngineServiceStub(channel)
+                created = await stub.CreateGame(
+                    engine_pb2.CreateGameRequest(game_id="p1", game=engine_pb2.GAME_TRACTOR),
+                    metadata=(("authorization", f"Bearer {service}"),),
+                )
+                return int(created.version)
+
+        assert asyncio.run(play()) > 0
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as reply:
+            text = reply.read().decode()
+        assert "paiju_engine_active_games 1.0" in text and "paiju_engine_act_seconds" in text
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+        assert process.returncode == 0, err.decode()
+        lines = [json.loads(line) for line in out.decode().splitlines() if line.strip()]
+        assert [entry["event"] for entry in lines][-1] == "engine stopped"
+        assert all("timestamp" in entry and "level" in entry for entry in lines)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
