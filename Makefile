@@ -39,10 +39,9 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
-## run: a whole 砸六家 match (6 deals), then a 拖拉机 deal, between bots, narrated in the terminal
+## run: embedded NATS (JetStream) + the engine service; bots play a 砸六家 match and a 拖拉机 deal through gRPC
 run: setup
-	$(BIN)/paiju match zlj $(ARGS)
-	$(BIN)/paiju match tractor $(ARGS)
+	$(BIN)/paiju stack $(ARGS)
 
 ## test: lint, type-check and run the whole test suite
 test: lint

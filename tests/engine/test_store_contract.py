@@ -157,3 +157,14 @@ def test_jetstream_a_batch_cut_off_before_its_commit_stores_nothing(nats_url: st
             await store.close()
 
     asyncio.run(main())
+
+
+def test_load_after_a_position_returns_only_the_newer_events(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        first = await store.append("g1", Position(), "c1", events("a", "b"))
+        second = await store.append("g1", first[-1].position, "c2", events("c", "d"))
+        assert await store.load("g1", first[-1].position) == second
+        assert await store.load("g1", second[-1].position) == []
+        assert await store.load("g1", first[0].position) == [first[1], *second]
+
+    run_with(scenario)

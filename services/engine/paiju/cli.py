@@ -63,6 +63,13 @@ def _engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _stack(args: argparse.Namespace) -> int:
+    from paiju.dev.stack import main as run_stack
+
+    run_stack(sys.stdout, deals=args.deals, seed=args.seed)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="paiju", description="Paiju (牌局): 砸六家 and 拖拉机 game backend")
@@ -90,6 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seat", type=int)
     p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
     p.set_defaults(func=_token)
+
+    p = sub.add_parser("stack", help="embedded NATS + the engine + bots playing through gRPC, narrated (make run)")
+    p.add_argument("--deals", type=int, default=6)
+    p.add_argument("--seed", type=int)
+    p.set_defaults(func=_stack)
 
     p = sub.add_parser("engine", help="run the engine service (gRPC); configured by the environment")
     p.set_defaults(func=_engine)

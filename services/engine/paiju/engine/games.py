@@ -91,19 +91,24 @@ class Games:
     def __init__(self, store: EventStore, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self._store = store
         self._clock = clock
+        self._cache: dict[str, Game] = {}
 
     @property
     def store(self) -> EventStore:
         return self._store
 
     async def load(self, game_id: str) -> Game:
-        recorded = await self._store.load(game_id)
-        if not recorded:
+        """The game as stored now: the cached game brought up to date with the events after it."""
+        cached = self._cache.get(game_id)
+        tail = await self._store.load(game_id, cached.position if cached is not None else Position())
+        if cached is not None and not tail:
+            return cached
+        if cached is None and not tail:
             raise GameNotFound(f"there is no game {game_id!r}")
-        envelopes = []
-        rules: Rules | None = None
-        state: Any = None
-        for r in recorded:
+        rules = cached.rules if cached is not None else None
+        state: Any = cached.state if cached is not None else None
+        envelopes = list(cached.envelopes) if cached is not None else []
+        for r in tail:
             envelope = engine_pb2.Envelope.FromString(r.data)
             kind, payload = _envelope_payload(envelope)
             if rules is None:
@@ -111,7 +116,10 @@ class Games:
             state = rules.evolve(state, rules.events.decode(payload))
             envelopes.append(envelope)
         assert rules is not None
-        return Game(game_id, rules, state, recorded[-1].position, tuple(envelopes), tuple(recorded))
+        recorded = (*(cached.recorded if cached is not None else ()), *tail)
+        game = Game(game_id, rules, state, tail[-1].position, tuple(envelopes), recorded)
+        self._cache[game_id] = game
+        return game
 
     async def create(self, game_id: str, game: str, start: Any, command_id: str, actor: str) -> Game:
         """Start a game with its first command (``StartMatch`` / ``StartGame``, seed drawn by the caller)."""

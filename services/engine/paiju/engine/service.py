@@ -244,12 +244,13 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[engine_pb2.WatchResponse]:
         who = await self._identity(context)
-        seat = await self._seat(context, who, request.game_id)
+        full = who.role in FULL_INFORMATION
+        seat = None if full else await self._seat(context, who, request.game_id)
         sent = max(0, request.from_version)
         while True:
             game = await self._load(context, request.game_id)
             for envelope in game.envelopes[sent:]:
-                yield engine_pb2.WatchResponse(envelope=self._redact(game.rules, envelope, seat, full=False))
+                yield engine_pb2.WatchResponse(envelope=self._redact(game.rules, envelope, seat, full))
             sent = len(game.envelopes)
             if game.state.phase.value == "ended":
                 return

@@ -22,6 +22,10 @@ class Position:
     sequence: int = 0
 
 
+NEW = Position()
+"""The position of an aggregate with no events."""
+
+
 @dataclass(frozen=True, slots=True)
 class Recorded:
     """One stored event: its aggregate, 1-based version, stream sequence, the command that caused it, bytes."""
@@ -46,8 +50,8 @@ class ConcurrencyConflict(StoreError):
 
 
 class EventStore(Protocol):
-    async def load(self, aggregate: str) -> list[Recorded]:
-        """Every event of ``aggregate`` in order (empty for an unknown aggregate)."""
+    async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
+        """The events of ``aggregate`` after position ``after``, in order (all of them by default)."""
         ...
 
     async def append(

@@ -22,10 +22,10 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.api import ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from paiju.engine.store.base import ConcurrencyConflict, Position, Recorded, StoreError, check_batch
+from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, StoreError, check_batch
 
 VERSION = "Paiju-Version"
 COMMAND = "Paiju-Command-Id"
@@ -84,12 +84,17 @@ class JetStreamEventStore:
         except NotFoundError:
             return None
 
-    async def load(self, aggregate: str) -> list[Recorded]:
+    async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
         last = await self._last(aggregate)
-        if last is None or last.seq is None:
+        if last is None or last.seq is None or last.seq <= after.sequence:
             return []
         stored: list[Recorded] = []
-        sub = await self._js.subscribe(self.subject(aggregate), ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
+        subject = self.subject(aggregate)
+        if after.sequence:
+            config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after.sequence + 1)
+            sub = await self._js.subscribe(subject, ordered_consumer=True, config=config)
+        else:
+            sub = await self._js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
         try:
             while True:
                 try:

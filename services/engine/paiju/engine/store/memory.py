@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from paiju.engine.store.base import ConcurrencyConflict, Position, Recorded, check_batch
+from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_batch
 
 
 class MemoryEventStore:
@@ -14,8 +14,8 @@ class MemoryEventStore:
         self._logs: dict[str, list[Recorded]] = {}
         self._sequence = 0
 
-    async def load(self, aggregate: str) -> list[Recorded]:
-        return list(self._logs.get(aggregate, ()))
+    async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
+        return [r for r in self._logs.get(aggregate, ()) if r.version > after.version]
 
     async def append(
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]

@@ -1,0 +1,1 @@
+"""Developer tools: the one-machine stack of `make run`."""
