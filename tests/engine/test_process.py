@@ -17,7 +17,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from paiju.engine.auth import Identity, Role, mint
-from paiju.v1 import engine_pb2, engine_pb2_grpc
+from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
 from .conftest import free_port
 
@@ -52,6 +52,7 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
         "PAIJU_GAMES_STREAM": "P" + uuid.uuid4().hex[:10].upper(),
         "PAIJU_METRICS_PORT": str(metrics),
         "PAIJU_TOKEN_SECRET": SECRET,
+        "PAIJU_TIMER_SECONDS": "0.2",
     }
     process = subprocess.Popen(
         [sys.executable, "-m", "paiju.cli", "engine"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -63,16 +64,40 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
             service = mint(Identity("lobby", Role.SERVICE, expires=int(time.time()) + 60), SECRET.encode())
             async with grpc.aio.insecure_channel(address) as channel:
                 stub = engine_pb2_grpc.EngineServiceStub(channel)
+                md = (("authorization", f"Bearer {service}"),)
                 created = await stub.CreateGame(
-                    engine_pb2.CreateGameRequest(game_id="p1", game=engine_pb2.GAME_TRACTOR),
-                    metadata=(("authorization", f"Bearer {service}"),),
+                    engine_pb2.CreateGameRequest(game_id="p1", game=engine_pb2.GAME_TRACTOR), metadata=md
                 )
+                # a timed 砸六家 game nobody plays: the engine's timers play the expired turns
+                timed = engine_pb2.CreateGameRequest(game_id="p2", game=engine_pb2.GAME_ZLJ)
+                timed.zlj_options.CopyFrom(
+                    zlj_pb2.ZljOptions(
+                        deals=1,
+                        turn_seconds=1,
+                        reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER,
+                        resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL,
+                    )
+                )
+                await stub.CreateGame(timed, metadata=md)
+                analyst = mint(Identity("a", Role.ANALYST, expires=int(time.time()) + 60), SECRET.encode())
+                for _ in range(100):
+                    kinds = [
+                        r.envelope.zlj.WhichOneof("event")
+                        async for r in stub.Replay(
+                            engine_pb2.ReplayRequest(game_id="p2"), metadata=(("authorization", f"Bearer {analyst}"),)
+                        )
+                    ]
+                    if "turn_timed_out" in kinds:
+                        break
+                    await asyncio.sleep(0.1)
+                else:
+                    raise AssertionError("no turn timed out")
                 return int(created.version)
 
         assert asyncio.run(play()) > 0
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics}/metrics", timeout=5) as reply:
             text = reply.read().decode()
-        assert "paiju_engine_active_games 1.0" in text and "paiju_engine_act_seconds" in text
+        assert "paiju_engine_active_games 2.0" in text and "paiju_engine_act_seconds" in text
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
         assert process.returncode == 0, err.decode()

@@ -168,3 +168,13 @@ def test_load_after_a_position_returns_only_the_newer_events(run_with: Callable[
         assert await store.load("g1", first[0].position) == [first[1], *second]
 
     run_with(scenario)
+
+
+def test_aggregates_lists_every_aggregate_with_events(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        assert await store.aggregates() == []
+        await store.append("gb", Position(), "c1", events("x"))
+        await store.append("ga", Position(), "c2", events("y"))
+        assert await store.aggregates() == ["ga", "gb"]
+
+    run_with(scenario)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+from datetime import UTC, datetime
 
 import grpc
 import structlog
@@ -17,10 +19,23 @@ from paiju.engine.games import Games
 from paiju.engine.observability import configure_logging
 from paiju.engine.service import EngineService
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.engine.timers import expire_turns
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
 GRACE_SECONDS = 10.0
+
+
+async def _run_timers(games: Games, every: float, stopping: asyncio.Event) -> None:
+    """Expire running turns every ``every`` seconds until the engine stops (see `paiju.engine.timers`)."""
+    log = structlog.get_logger("paiju.engine.timers")
+    while not stopping.is_set():
+        try:
+            await expire_turns(games, datetime.now(UTC))
+        except Exception:  # a failing scan must not stop the timers; it is logged and retried
+            log.exception("turn timer scan failed")
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stopping.wait(), timeout=every)
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -30,7 +45,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     secret = secret_from_env()
     store = await JetStreamEventStore.connect(settings.nats_url, stream=settings.stream, replicas=settings.replicas)
     server = grpc.aio.server()
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(EngineService(Games(store), secret), server)
+    games = Games(store)
+    engine_pb2_grpc.add_EngineServiceServicer_to_server(EngineService(games, secret), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -45,9 +61,11 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
+    timers = asyncio.create_task(_run_timers(games, settings.timer_seconds, stopping))
     if ready is not None:
         ready.set()
     await stopping.wait()
+    await timers
     log.info("engine stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)

@@ -20,6 +20,8 @@ class Settings:
     """Prometheus metrics on http://0.0.0.0:<port>/metrics (PAIJU_METRICS_PORT; 0 = off)."""
     log_level: str = "info"
     """PAIJU_LOG_LEVEL."""
+    timer_seconds: float = 1.0
+    """How often expired turns are looked for (PAIJU_TIMER_SECONDS)."""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -32,4 +34,5 @@ class Settings:
             replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
             metrics_port=int(values.get("PAIJU_METRICS_PORT", d.metrics_port)),
             log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
+            timer_seconds=float(values.get("PAIJU_TIMER_SECONDS", d.timer_seconds)),
         )

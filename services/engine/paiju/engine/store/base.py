@@ -64,6 +64,10 @@ class EventStore(Protocol):
         """
         ...
 
+    async def aggregates(self) -> list[str]:
+        """The ids of every aggregate with events."""
+        ...
+
     async def close(self) -> None: ...
 
 

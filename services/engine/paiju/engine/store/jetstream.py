@@ -73,6 +73,11 @@ class JetStreamEventStore:
     def subject(self, aggregate: str) -> str:
         return f"{self._prefix}.{aggregate}"
 
+    async def aggregates(self) -> list[str]:
+        info = await self._js.stream_info(self._stream, subjects_filter=f"{self._prefix}.*")
+        subjects = info.state.subjects or {}
+        return sorted(subject.removeprefix(f"{self._prefix}.") for subject in subjects)
+
     async def close(self) -> None:
         await self._nc.drain()
 

@@ -36,5 +36,8 @@ class MemoryEventStore:
         log.extend(stored)
         return stored
 
+    async def aggregates(self) -> list[str]:
+        return sorted(self._logs)
+
     async def close(self) -> None:
         return None

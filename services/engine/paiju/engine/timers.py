@@ -1,0 +1,67 @@
+"""Turn timers: an expired turn is played by the engine's default action, recorded as a timeout event.
+
+A turn starts when the game's last event was recorded, so any engine replica can tell from the log alone
+which turns have expired — also when the process that served the last action has died. The timeout of a
+turn has a command id made of the game, its version and the seat, so replicas that expire the same turn
+at once store it once: the first append wins, the others find the command id used.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+import structlog
+
+from paiju.engine.games import CommandIdReused, Game, Games
+from paiju.engine.store import ConcurrencyConflict
+from paiju.rules.errors import RuleError
+from paiju.rules.tractor import game as tractor_game
+from paiju.rules.tractor import model as tractor_model
+from paiju.rules.zlj import model as zlj_model
+
+log = structlog.get_logger("paiju.engine.timers")
+
+
+def waiting_seats(game: Game) -> tuple[int, ...]:
+    """The seats whose turn is running (several while 拖拉机 bids are concealed)."""
+    state: Any = game.state
+    if game.rules.name == "zlj":
+        return (
+            () if state.turn is None or state.phase in (zlj_model.Phase.NEW, zlj_model.Phase.ENDED) else (state.turn,)
+        )
+    if state.phase in (tractor_model.Phase.NEW, tractor_model.Phase.ENDED, tractor_model.Phase.FLIP):
+        return ()
+    return tractor_game.waiting(state)
+
+
+def expired(game: Game, now: datetime) -> bool:
+    seconds: int = game.state.options.turn_seconds
+    if seconds <= 0 or not game.envelopes:
+        return False
+    started = game.envelopes[-1].recorded_at.ToDatetime(tzinfo=UTC)
+    return bool((now - started).total_seconds() >= seconds)
+
+
+async def expire_turns(
+    games: Games, now: datetime, seeds: Callable[[], int] = lambda: secrets.randbits(63)
+) -> list[tuple[str, int]]:
+    """Play the default action of every expired turn of every game; returns the (game, seat) timed out."""
+    done: list[tuple[str, int]] = []
+    for game_id in await games.store.aggregates():
+        game = await games.load(game_id)
+        if not expired(game, now):
+            continue
+        for seat in waiting_seats(game):
+            timeout: Any = (
+                zlj_model.Timeout(seat, seeds()) if game.rules.name == "zlj" else tractor_model.Timeout(seat, seeds())
+            )
+            try:
+                await games.act(game_id, timeout, f"timeout:{game_id}:{game.version}:{seat}", "engine")
+            except (CommandIdReused, ConcurrencyConflict, RuleError):
+                continue  # another replica expired it first, or the seat acted meanwhile
+            log.info("turn timed out", game=game_id, seat=seat, version=game.version)
+            done.append((game_id, seat))
+    return done

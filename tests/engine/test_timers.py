@@ -1,0 +1,68 @@
+"""Turn timers: expired turns are played by the default action, once, by whichever engine replica sees them."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from paiju.engine.games import Games
+from paiju.engine.store import MemoryEventStore
+from paiju.engine.timers import expire_turns
+from paiju.rules.tractor import model as tractor_model
+from paiju.rules.zlj import Options, StartMatch
+
+T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def test_an_expired_turn_is_played_by_the_engine_and_recorded() -> None:
+    async def main() -> None:
+        clock = [T0]
+        games = Games(MemoryEventStore(), clock=lambda: clock[0])
+        game = await games.create("z1", "zlj", StartMatch(3, Options(deals=1, turn_seconds=10)), "start", "engine")
+        leader = game.state.turn
+        assert await expire_turns(games, T0 + timedelta(seconds=9)) == [], "the turn is still running"
+        clock[0] = T0 + timedelta(seconds=10)
+        assert await expire_turns(games, clock[0]) == [("z1", leader)]
+        after = await games.load("z1")
+        assert after.version > game.version
+        assert after.recorded[game.version].command_id == f"timeout:z1:{game.version}:{leader}"
+        assert after.envelopes[game.version].zlj.WhichOneof("event") == "turn_timed_out"
+        assert after.state.turn != leader, "the lowest single was played for the leader"
+        # the next turn started when the timeout was recorded: nothing expires at once
+        assert await expire_turns(games, clock[0]) == []
+
+    asyncio.run(main())
+
+
+def test_two_replicas_expiring_the_same_turn_store_it_once() -> None:
+    async def main() -> None:
+        store = MemoryEventStore()
+        later = T0 + timedelta(seconds=6)
+        clock = [T0]
+        first = Games(store, clock=lambda: clock[0])
+        game = await first.create("z2", "zlj", StartMatch(4, Options(deals=1, turn_seconds=5)), "start", "engine")
+        clock[0] = later  # the timeout is recorded at `later`: the next turn starts then
+        second = Games(store, clock=lambda: later)
+        await second.load("z2")  # both replicas have seen the expired turn
+        done = await asyncio.gather(expire_turns(first, later), expire_turns(second, later))
+        assert sorted(len(d) for d in done) == [0, 1]
+        final = await first.load("z2")
+        timeouts = [r for r in final.recorded if r.command_id.startswith("timeout:")]
+        assert {r.command_id for r in timeouts} == {f"timeout:z2:{game.version}:{game.state.turn}"}
+
+    asyncio.run(main())
+
+
+def test_untimed_games_and_concealed_bids() -> None:
+    async def main() -> None:
+        games = Games(MemoryEventStore(), clock=lambda: T0)
+        await games.create("z3", "zlj", StartMatch(5, Options(deals=1)), "start", "engine")
+        start = tractor_model.StartGame(6, tractor_model.Options(turn_seconds=10))
+        await games.create("t1", "tractor", start, "start", "engine")
+        done = await expire_turns(games, T0 + timedelta(hours=1))
+        assert ("z3", 0) not in done and all(g == "t1" for g, _ in done), "an untimed game never times out"
+        assert sorted(seat for _, seat in done) == [0, 1, 2, 3], "every seat still to bid passes"
+        tractor = await games.load("t1")
+        assert tractor.state.phase is not tractor_model.Phase.BID
+
+    asyncio.run(main())
