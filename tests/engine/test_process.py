@@ -44,12 +44,14 @@ def wait_for_health(address: str, deadline: float) -> None:
 
 def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> None:
     port, metrics = free_port(), free_port()
+    stream = "P" + uuid.uuid4().hex[:10].upper()
     address = f"127.0.0.1:{port}"
     env = {
         **os.environ,
         "PAIJU_ENGINE_ADDRESS": address,
         "NATS_URL": nats_url,
-        "PAIJU_GAMES_STREAM": "P" + uuid.uuid4().hex[:10].upper(),
+        "PAIJU_GAMES_STREAM": stream,
+        "PAIJU_GAMES_SUBJECT_PREFIX": f"game.{stream.lower()}",
         "PAIJU_METRICS_PORT": str(metrics),
         "PAIJU_TOKEN_SECRET": SECRET,
         "PAIJU_TIMER_SECONDS": "0.2",

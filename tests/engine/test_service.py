@@ -48,7 +48,7 @@ async def engine(kind: str, request: pytest.FixtureRequest) -> AsyncIterator[tup
     seeds = SeededRandom(99)
     server = grpc.aio.server()
     engine_pb2_grpc.add_EngineServiceServicer_to_server(
-        EngineService(games, SECRET, now=lambda: NOW, seeds=seeds.next64), server
+        EngineService(games, SECRET, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64()), server
     )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()

@@ -92,3 +92,11 @@ def verify(token: str, secret: bytes, now: int) -> Identity:
     if identity.expires <= now:
         raise TokenError("the token has expired")
     return identity
+
+
+def shuffle_seed(secret: bytes, game_id: str, version: int) -> int:
+    """The engine's seed for a game at a version: HMAC of the deployment secret, so every engine replica
+    draws the same seed for the same position (a retry on another replica is the same command) while no
+    client can predict a shuffle."""
+    digest = hmac.new(secret, f"seed:{game_id}:{version}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1

@@ -13,7 +13,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
-from paiju.engine.auth import secret_from_env
+from paiju.engine.auth import secret_from_env, shuffle_seed
 from paiju.engine.config import Settings
 from paiju.engine.games import Games
 from paiju.engine.observability import configure_logging
@@ -26,12 +26,12 @@ SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
 GRACE_SECONDS = 10.0
 
 
-async def _run_timers(games: Games, every: float, stopping: asyncio.Event) -> None:
+async def _run_timers(games: Games, secret: bytes, every: float, stopping: asyncio.Event) -> None:
     """Expire running turns every ``every`` seconds until the engine stops (see `paiju.engine.timers`)."""
     log = structlog.get_logger("paiju.engine.timers")
     while not stopping.is_set():
         try:
-            await expire_turns(games, datetime.now(UTC))
+            await expire_turns(games, datetime.now(UTC), lambda g, v: shuffle_seed(secret, g, v))
         except Exception:  # a failing scan must not stop the timers; it is logged and retried
             log.exception("turn timer scan failed")
         with contextlib.suppress(TimeoutError):
@@ -43,7 +43,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.engine")
     secret = secret_from_env()
-    store = await JetStreamEventStore.connect(settings.nats_url, stream=settings.stream, replicas=settings.replicas)
+    store = await JetStreamEventStore.connect(
+        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
+    )
     server = grpc.aio.server()
     games = Games(store)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(EngineService(games, secret), server)
@@ -61,7 +63,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    timers = asyncio.create_task(_run_timers(games, settings.timer_seconds, stopping))
+    timers = asyncio.create_task(_run_timers(games, secret, settings.timer_seconds, stopping))
     if ready is not None:
         ready.set()
     await stopping.wait()

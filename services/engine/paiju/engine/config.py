@@ -14,6 +14,8 @@ class Settings:
     """The NATS server or cluster (NATS_URL)."""
     stream: str = "GAMES"
     """The JetStream stream of games (PAIJU_GAMES_STREAM); subjects paiju.game.<game id>."""
+    prefix: str = "paiju.game"
+    """The subject prefix of games: one subject <prefix>.<game id> each (PAIJU_GAMES_SUBJECT_PREFIX)."""
     replicas: int = 1
     """Stream replicas when the engine creates the stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
     metrics_port: int = 9464
@@ -31,6 +33,7 @@ class Settings:
             address=values.get("PAIJU_ENGINE_ADDRESS", d.address),
             nats_url=values.get("NATS_URL", d.nats_url),
             stream=values.get("PAIJU_GAMES_STREAM", d.stream),
+            prefix=values.get("PAIJU_GAMES_SUBJECT_PREFIX", d.prefix),
             replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
             metrics_port=int(values.get("PAIJU_METRICS_PORT", d.metrics_port)),
             log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),

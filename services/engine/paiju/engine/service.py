@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import secrets
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, cast
@@ -21,7 +20,7 @@ from typing import Any, NoReturn, cast
 import grpc
 import structlog
 
-from paiju.engine.auth import Identity, Role, TokenError, verify
+from paiju.engine.auth import Identity, Role, TokenError, shuffle_seed, verify
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
 from paiju.engine.games import RULES, CommandIdReused, Game, GameNotFound, Games, Rules
@@ -68,12 +67,12 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         secret: bytes,
         *,
         now: Callable[[], int] = lambda: int(time.time()),
-        seeds: Callable[[], int] = lambda: secrets.randbits(63),
+        seeds: Callable[[str, int], int] | None = None,
     ) -> None:
         self._games = games
         self._secret = secret
         self._now = now
-        self._seeds = seeds
+        self._seeds = seeds or (lambda game_id, version: shuffle_seed(secret, game_id, version))
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -131,7 +130,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                     if request.HasField("zlj_options")
                     else zlj_model.Options()
                 )
-                start: Any = zlj_model.StartMatch(self._seeds(), options)
+                start: Any = zlj_model.StartMatch(self._seeds(request.game_id, 0), options)
                 kind = "zlj"
             elif request.game == engine_pb2.GAME_TRACTOR:
                 t_options = (
@@ -139,7 +138,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                     if request.HasField("tractor_options")
                     else tractor_model.Options()
                 )
-                start = tractor_model.StartGame(self._seeds(), t_options, at=self._now())
+                start = tractor_model.StartGame(self._seeds(request.game_id, 0), t_options, at=self._now())
                 kind = "tractor"
             else:
                 await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game must be GAME_ZLJ or GAME_TRACTOR")
@@ -202,7 +201,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         await self._authorise(context, who, request.game_id, command)
         if isinstance(command, SEEDED):
-            command = dataclasses.replace(command, seed=self._seeds())
+            command = dataclasses.replace(command, seed=self._seeds(request.game_id, game.version))
         if request.HasField("expected_version") and request.expected_version != game.version:
             await _abort(
                 context,

@@ -8,7 +8,6 @@ at once store it once: the first append wins, the others find the command id use
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -46,7 +45,7 @@ def expired(game: Game, now: datetime) -> bool:
 
 
 async def expire_turns(
-    games: Games, now: datetime, seeds: Callable[[], int] = lambda: secrets.randbits(63)
+    games: Games, now: datetime, seeds: Callable[[str, int], int] = lambda game_id, version: 0
 ) -> list[tuple[str, int]]:
     """Play the default action of every expired turn of every game; returns the (game, seat) timed out."""
     done: list[tuple[str, int]] = []
@@ -56,7 +55,9 @@ async def expire_turns(
             continue
         for seat in waiting_seats(game):
             timeout: Any = (
-                zlj_model.Timeout(seat, seeds()) if game.rules.name == "zlj" else tractor_model.Timeout(seat, seeds())
+                zlj_model.Timeout(seat, seeds(game_id, game.version))
+                if game.rules.name == "zlj"
+                else tractor_model.Timeout(seat, seeds(game_id, game.version))
             )
             try:
                 await games.act(game_id, timeout, f"timeout:{game_id}:{game.version}:{seat}", "engine")
