@@ -67,9 +67,10 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 	$(BENCH_VENV)/bin/pip install --quiet -r bench/requirements-rlcard.txt
 	touch $@
 
-## bench: 砸六家 self-play speed and legal_actions cost beside RLCard's Dou Dizhu, in one run
+## bench: rules-core speed beside RLCard's Dou Dizhu; engine act latency, throughput and replay speed
 bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
+	$(BIN)/python bench/engine.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis

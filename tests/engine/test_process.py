@@ -11,12 +11,11 @@ import sys
 import time
 import urllib.request
 import uuid
-from typing import Any
 
 import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.probe import wait_until_serving
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
 from .conftest import free_port
@@ -25,21 +24,10 @@ SECRET = "process-test-secret-" * 3
 
 
 def wait_for_health(address: str, deadline: float) -> None:
-    async def check() -> int:
-        async with grpc.aio.insecure_channel(address) as channel:
-            stub: Any = health_pb2_grpc.HealthStub(channel)
-            reply = await stub.Check(health_pb2.HealthCheckRequest(service="paiju.v1.EngineService"), timeout=1)
-            return int(reply.status)
-
-    while True:
-        try:
-            if asyncio.run(check()) == health_pb2.HealthCheckResponse.SERVING:
-                return
-        except grpc.aio.AioRpcError:
-            pass
-        if time.monotonic() > deadline:
-            raise AssertionError("the engine did not report SERVING")
-        time.sleep(0.1)
+    try:
+        wait_until_serving(address, max(0.1, deadline - time.monotonic()))
+    except TimeoutError:
+        raise AssertionError("the engine did not report SERVING") from None
 
 
 def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> None:

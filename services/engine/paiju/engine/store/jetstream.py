@@ -1,8 +1,9 @@
 """The event store on NATS JetStream: one file-backed stream per domain, one subject per aggregate.
 
-An append publishes the events of one command as one atomic batch (JetStream's atomic batch publish,
-server 2.12+, stream option ``allow_atomic``): ``Nats-Batch-Id``, ``Nats-Batch-Sequence`` on every message
-and ``Nats-Batch-Commit`` on the last, all or nothing. The first message carries
+An append publishes the events of one command as one message, or, for several, as one atomic batch
+(JetStream's atomic batch publish, server 2.12+, stream option ``allow_atomic``): ``Nats-Batch-Id``,
+``Nats-Batch-Sequence`` on every message and ``Nats-Batch-Commit`` on the last, all or nothing; when the
+server has too many batches open it is retried shortly. The first message carries
 ``Nats-Expected-Last-Subject-Sequence``, checked by the server when the batch commits, and every message a
 ``Nats-Msg-Id`` of ``<command id>:<index>``. So a crash can never leave half a command in the log, and of
 two writers that expected the same position exactly one wins.
@@ -14,6 +15,7 @@ and its stored events are returned (design.md, the exact-retry trap).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Sequence
@@ -22,13 +24,14 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeout
-from nats.js.api import ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, StoreError, check_batch
 
 VERSION = "Paiju-Version"
 COMMAND = "Paiju-Command-Id"
+BUSY_RETRIES = 200
 WRONG_LAST_SEQUENCE = 10071
 DUPLICATE_IN_BATCH = 10201
 
@@ -93,13 +96,11 @@ class JetStreamEventStore:
         last = await self._last(aggregate)
         if last is None or last.seq is None or last.seq <= after.sequence:
             return []
-        stored: list[Recorded] = []
         subject = self.subject(aggregate)
         if after.sequence:
-            config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=after.sequence + 1)
-            sub = await self._js.subscribe(subject, ordered_consumer=True, config=config)
-        else:
-            sub = await self._js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
+            return await self._tail(aggregate, after.sequence, last.seq)
+        stored: list[Recorded] = []
+        sub = await self._js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
         try:
             while True:
                 try:
@@ -115,32 +116,36 @@ class JetStreamEventStore:
             await sub.unsubscribe()
         return stored
 
+    async def _tail(self, aggregate: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
+        """The few events after a known position, by direct gets (no consumer to create and delete)."""
+        stored: list[Recorded] = []
+        sequence = after_sequence
+        while sequence < last_sequence:
+            msg = await self._js.get_msg(
+                self._stream, seq=sequence + 1, subject=self.subject(aggregate), direct=True, next=True
+            )
+            assert msg.seq is not None and msg.headers is not None
+            sequence = msg.seq
+            stored.append(
+                Recorded(aggregate, int(msg.headers[VERSION]), sequence, msg.headers[COMMAND], bytes(msg.data or b""))
+            )
+        return stored
+
     # --- appending ----------------------------------------------------------------------------------
 
     async def append(
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
     ) -> list[Recorded]:
         check_batch(aggregate, command_id, events)
-        subject = self.subject(aggregate)
-        batch = uuid.uuid4().hex
-        reply: dict[str, Any] = {}
-        for i, data in enumerate(events, start=1):
-            headers = {
-                "Nats-Batch-Id": batch,
-                "Nats-Batch-Sequence": str(i),
-                "Nats-Msg-Id": f"{command_id}:{i}",
-                VERSION: str(expected.version + i),
-                COMMAND: command_id,
-            }
-            if i == 1:
-                headers["Nats-Expected-Last-Subject-Sequence"] = str(expected.sequence)
-            if i == len(events):
-                headers["Nats-Batch-Commit"] = "1"
-            msg = await self._nc.request(subject, bytes(data), timeout=self._timeout, headers=headers)
-            if msg.data:
-                reply = json.loads(msg.data)
-                if "error" in reply:
-                    break
+        for attempt in range(BUSY_RETRIES):
+            reply = await self._publish(aggregate, expected, command_id, events)
+            error = reply.get("error")
+            if error is None or "too many inflight" not in str(error.get("description", "")):
+                break
+            # the server holds at most 50 open batches per stream (ADR-50): wait for one to commit
+            await asyncio.sleep(0.002 * (attempt + 1))
+        if reply.get("duplicate"):
+            return [r for r in await self.load(aggregate) if r.command_id == command_id]
         error = reply.get("error")
         if error is None:
             last_sequence = int(reply["seq"])
@@ -157,3 +162,30 @@ class JetStreamEventStore:
                 f"{aggregate} has moved past version {expected.version}: another writer appended first"
             )
         raise StoreError(f"JetStream refused the append to {aggregate}: {error.get('description', error)}")
+
+    async def _publish(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
+    ) -> dict[str, Any]:
+        """Publish one command's events: one plain message, or an atomic batch for several. The server's reply."""
+        subject = self.subject(aggregate)
+        batch = uuid.uuid4().hex
+        reply: dict[str, Any] = {}
+        for i, data in enumerate(events, start=1):
+            headers = {
+                "Nats-Msg-Id": f"{command_id}:{i}",
+                VERSION: str(expected.version + i),
+                COMMAND: command_id,
+            }
+            if len(events) > 1:
+                headers["Nats-Batch-Id"] = batch
+                headers["Nats-Batch-Sequence"] = str(i)
+                if i == len(events):
+                    headers["Nats-Batch-Commit"] = "1"
+            if i == 1:
+                headers["Nats-Expected-Last-Subject-Sequence"] = str(expected.sequence)
+            msg = await self._nc.request(subject, bytes(data), timeout=self._timeout, headers=headers)
+            if msg.data:
+                reply = json.loads(msg.data)
+                if "error" in reply:
+                    break
+        return reply

@@ -1,0 +1,163 @@
+"""`make bench`, engine part: act latency and throughput of one engine process, and replay speed.
+
+Starts an embedded nats-server with JetStream and one `paiju engine` process; this process is the load:
+1, 16 and 64 concurrent 砸六家 tables whose seats act through the gRPC API (random legal actions), each
+act timed from request to answer. Then the replay speed: events per second to load a game's log from
+JetStream and rebuild its state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.games import Games
+from paiju.engine.probe import wait_until_serving
+from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.rules.rng import SeededRandom
+from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
+
+SECRET = "bench-secret-" * 4
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _md(identity: Identity) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {mint(identity, SECRET.encode())}"),)
+
+
+async def _table(stub: Any, game_id: str, acts: int, latencies: list[float], seed: int) -> None:
+    expires = int(time.time()) + 3600
+    seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, expires)) for s in range(6)]
+    create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ)
+    create.zlj_options.CopyFrom(
+        zlj_pb2.ZljOptions(
+            deals=0, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL
+        )
+    )
+    await stub.CreateGame(create, metadata=_md(Identity("lobby", Role.SERVICE, expires=expires)))
+    rng = SeededRandom(seed)
+    done = 0
+    while done < acts:
+        for seat in range(6):
+            legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=seats[seat])
+            if not legal.actions:
+                continue
+            request = engine_pb2.ActRequest(
+                game_id=game_id, command_id=uuid.uuid4().hex, zlj=legal.actions[rng.below(len(legal.actions))].zlj
+            )
+            started = time.perf_counter()
+            await stub.Act(request, metadata=seats[seat])
+            latencies.append(time.perf_counter() - started)
+            done += 1
+            break
+
+
+async def _load(address: str, tables: int, acts: int) -> dict[str, float]:
+    latencies: list[float] = []
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub: Any = engine_pb2_grpc.EngineServiceStub(channel)
+        started = time.perf_counter()
+        await asyncio.gather(
+            *(_table(stub, f"b{tables}-{i}-{uuid.uuid4().hex[:6]}", acts, latencies, i) for i in range(tables))
+        )
+        elapsed = time.perf_counter() - started
+    ordered = sorted(latencies)
+    return {
+        "tables": tables,
+        "acts": len(ordered),
+        "acts_per_second": round(len(ordered) / elapsed, 1),
+        "p50_ms": round(statistics.median(ordered) * 1000, 2),
+        "p99_ms": round(ordered[int(len(ordered) * 0.99) - 1] * 1000, 2),
+    }
+
+
+async def _replay(nats_url: str, stream: str, prefix: str) -> dict[str, float]:
+    store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix)
+    try:
+        ids = await store.aggregates()
+        best = next(g for g in ids if g.startswith("b1-"))
+        started = time.perf_counter()
+        game = await Games(store).load(best)
+        elapsed = time.perf_counter() - started
+        return {"events": game.version, "events_per_second": round(game.version / elapsed, 1)}
+    finally:
+        await store.close()
+
+
+def run(acts_per_table: int = 150) -> dict[str, Any]:
+    import sysconfig
+
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as data:
+        nats_port = _free_port()
+        nats = subprocess.Popen(
+            [
+                str(Path(sysconfig.get_path("scripts")) / "nats-server"),
+                "-js",
+                "-a",
+                "127.0.0.1",
+                "-p",
+                str(nats_port),
+                "-sd",
+                data,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        nats_url = f"nats://127.0.0.1:{nats_port}"
+        address = f"127.0.0.1:{_free_port()}"
+        env = {
+            **os.environ,
+            "PAIJU_ENGINE_ADDRESS": address,
+            "NATS_URL": nats_url,
+            "PAIJU_METRICS_PORT": "0",
+            "PAIJU_TOKEN_SECRET": SECRET,
+            "PAIJU_LOG_LEVEL": "warning",
+            "PAIJU_TIMER_SECONDS": "5",
+        }
+        engine = subprocess.Popen([sys.executable, "-m", "paiju.cli", "engine"], env=env)
+        try:
+            wait_until_serving(address)
+            results["load"] = [asyncio.run(_load(address, tables, acts_per_table)) for tables in (1, 16, 64)]
+            results["replay"] = asyncio.run(_replay(nats_url, "GAMES", "paiju.game"))
+        finally:
+            engine.terminate()
+            engine.wait(timeout=30)
+            nats.terminate()
+            nats.wait(timeout=30)
+    return results
+
+
+def main() -> None:
+    results = run(int(sys.argv[1]) if len(sys.argv) > 1 else 150)
+    print("Engine service, one process, embedded NATS (load from this process, random legal acts over gRPC)")
+    for row in results["load"]:
+        print(
+            f"  {row['tables']:>2} tables: {row['acts_per_second']} acts/s, "
+            f"act latency p50 {row['p50_ms']} ms, p99 {row['p99_ms']} ms ({row['acts']} acts)"
+        )
+    replay = results["replay"]
+    print(f"  replay: {replay['events_per_second']} events/s (a game of {replay['events']} events, from JetStream)")
+
+
+if __name__ == "__main__":
+    main()

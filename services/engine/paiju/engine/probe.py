@@ -1,0 +1,31 @@
+"""Wait for an engine to report SERVING on the standard gRPC health service (for scripts and tests)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+SERVICE = "paiju.v1.EngineService"
+
+
+async def serving(address: str) -> bool:
+    async with grpc.aio.insecure_channel(address) as channel:
+        stub: Any = health_pb2_grpc.HealthStub(channel)
+        try:
+            reply = await stub.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=1)
+        except grpc.aio.AioRpcError:
+            return False
+        return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def wait_until_serving(address: str, timeout: float = 30.0) -> None:
+    """Block until the engine at ``address`` is SERVING, or raise `TimeoutError`."""
+    deadline = time.monotonic() + timeout
+    while not asyncio.run(serving(address)):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"the engine at {address} did not report SERVING within {timeout:.0f} s")
+        time.sleep(0.1)
