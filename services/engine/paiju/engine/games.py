@@ -62,6 +62,10 @@ class CommandIdReused(Exception):
     """A command id already names a different command of this game."""
 
 
+class StaleVersion(Exception):
+    """The client expected the game at a version it is no longer at."""
+
+
 @dataclass(frozen=True, slots=True)
 class Game:
     """A game as loaded: its rules, state, position in the store and envelopes."""
@@ -129,12 +133,18 @@ class Games:
         await self._append((game_id, rules), Position(), events, command_id=command_id, actor=actor, digest=digest)
         return await self.load(game_id)
 
+    async def rules_of(self, game_id: str) -> Rules:
+        """The rules of a game (from the cache when it has been loaded: a game never changes its kind)."""
+        cached = self._cache.get(game_id)
+        return cached.rules if cached is not None else (await self.load(game_id)).rules
+
     async def act(
-        self, game_id: str, command: Any, command_id: str, actor: str
+        self, game_id: str, command: Any, command_id: str, actor: str, expected_version: int | None = None
     ) -> tuple[Game, list[engine_pb2.Envelope]]:
         """Decide and append ``command``; a retried command id returns what it stored the first time.
 
-        Raises the core's `RuleError` when the rules reject it (nothing is stored).
+        Raises the core's `RuleError` when the rules reject it (nothing is stored), `StaleVersion` when the
+        game is not at ``expected_version``.
         """
         for _ in range(CONFLICT_RETRIES):
             game = await self.load(game_id)
@@ -143,16 +153,36 @@ class Games:
                 if command_digest(game.rules, command) != done[0].command_digest:
                     raise CommandIdReused(f"command id {command_id!r} was already used for another command")
                 return game, done
+            if expected_version is not None and expected_version != game.version:
+                raise StaleVersion(
+                    f"the game is at version {game.version}, not {expected_version}: reload and decide again"
+                )
             events = game.rules.decide(game.state, command)
+            if not events:
+                return game, []
+            digest = command_digest(game.rules, command)
             try:
-                digest = command_digest(game.rules, command)
-                stored = await self._append(
+                envelopes, recorded = await self._append(
                     (game_id, game.rules), game.position, events, command_id=command_id, actor=actor, digest=digest
                 )
             except ConcurrencyConflict:
                 CONFLICTS.inc()
                 continue
-            return await self.load(game_id), stored
+            # the new state is the old one evolved by what was just stored: no need to read it back
+            state = game.state
+            for event in events:
+                state = game.rules.evolve(state, event)
+            after = Game(
+                game_id,
+                game.rules,
+                state,
+                recorded[-1].position,
+                (*game.envelopes, *envelopes),
+                (*game.recorded, *recorded),
+            )
+            if self._cache.get(game_id) is game:
+                self._cache[game_id] = after
+            return after, envelopes
         raise ConcurrencyConflict(f"{game_id}: gave up after {CONFLICT_RETRIES} conflicting appends")
 
     async def _append(
@@ -164,7 +194,7 @@ class Games:
         command_id: str,
         actor: str,
         digest: bytes,
-    ) -> list[engine_pb2.Envelope]:
+    ) -> tuple[list[engine_pb2.Envelope], list[Recorded]]:
         game_id, rules = game
         when = Timestamp()
         when.FromDatetime(self._clock())
@@ -181,9 +211,8 @@ class Games:
             )
             getattr(envelope, rules.name).CopyFrom(rules.events.encode(event))
             envelopes.append(envelope)
-        if envelopes:
-            await self._store.append(game_id, expected, command_id, [e.SerializeToString() for e in envelopes])
-        return envelopes
+        recorded = await self._store.append(game_id, expected, command_id, [e.SerializeToString() for e in envelopes])
+        return envelopes, recorded
 
 
 def command_digest(rules: Rules, command: Any) -> bytes:

@@ -23,7 +23,7 @@ import structlog
 from paiju.engine.auth import Identity, Role, TokenError, shuffle_seed, verify
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
-from paiju.engine.games import RULES, CommandIdReused, Game, GameNotFound, Games, Rules
+from paiju.engine.games import RULES, CommandIdReused, Game, GameNotFound, Games, Rules, StaleVersion
 from paiju.engine.observability import ACTIVE_GAMES, ACTS, LATENCY, REJECTIONS
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
@@ -189,30 +189,30 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         structlog.contextvars.bind_contextvars(actor=who.subject, seat=who.seat)
         if not request.command_id:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "an act needs a client command_id")
-        game = await self._load(context, request.game_id)
-        which = request.WhichOneof("command")
-        if which != game.rules.name:
-            await _abort(
-                context, grpc.StatusCode.INVALID_ARGUMENT, f"game {request.game_id} takes {game.rules.name} commands"
-            )
         try:
-            command = game.rules.commands.decode(getattr(request, which))
+            rules = await self._games.rules_of(request.game_id)
+        except GameNotFound as e:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, str(e))
+        which = request.WhichOneof("command")
+        if which != rules.name:
+            reason = f"game {request.game_id} takes {rules.name} commands"
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, reason)
+        try:
+            command = rules.commands.decode(getattr(request, which))
         except CodecError as e:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         await self._authorise(context, who, request.game_id, command)
-        if isinstance(command, SEEDED):
-            command = dataclasses.replace(command, seed=self._seeds(request.game_id, game.version))
-        if request.HasField("expected_version") and request.expected_version != game.version:
-            await _abort(
-                context,
-                grpc.StatusCode.ABORTED,
-                f"the game is at version {game.version}, not {request.expected_version}: reload and decide again",
-            )
+        expected = request.expected_version if request.HasField("expected_version") else None
         try:
-            after, stored = await self._games.act(request.game_id, command, request.command_id, who.subject)
+            if isinstance(command, SEEDED):
+                game = await self._load(context, request.game_id)
+                command = dataclasses.replace(command, seed=self._seeds(request.game_id, game.version))
+            after, stored = await self._games.act(request.game_id, command, request.command_id, who.subject, expected)
         except RuleError as e:
             code = grpc.StatusCode.PERMISSION_DENIED if e.kind == "seat" else STATUS[e.kind]
             await _abort(context, code, e.reason)
+        except StaleVersion as e:
+            await _abort(context, grpc.StatusCode.ABORTED, str(e))
         except CommandIdReused as e:
             await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         ACTS.labels(after.rules.name).inc()
