@@ -23,21 +23,12 @@ import grpc
 
 from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.games import Games
-from paiju.engine.probe import wait_until_serving
+from paiju.engine.probe import free_port, wait_until_serving
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
 SECRET = "bench-secret-" * 4
-
-
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def _md(identity: Identity) -> tuple[tuple[str, str], ...]:
@@ -108,7 +99,7 @@ def run(acts_per_table: int = 150) -> dict[str, Any]:
 
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as data:
-        nats_port = _free_port()
+        nats_port = free_port()
         nats = subprocess.Popen(
             [
                 str(Path(sysconfig.get_path("scripts")) / "nats-server"),
@@ -124,7 +115,7 @@ def run(acts_per_table: int = 150) -> dict[str, Any]:
             stderr=subprocess.DEVNULL,
         )
         nats_url = f"nats://127.0.0.1:{nats_port}"
-        address = f"127.0.0.1:{_free_port()}"
+        address = f"127.0.0.1:{free_port()}"
         env = {
             **os.environ,
             "PAIJU_ENGINE_ADDRESS": address,

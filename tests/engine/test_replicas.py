@@ -18,10 +18,10 @@ from typing import Any
 import grpc
 
 from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.probe import free_port
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
-from .conftest import free_port
 from .test_process import wait_for_health
 
 SECRET = "replica-test-secret-" * 3

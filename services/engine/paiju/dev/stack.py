@@ -27,23 +27,17 @@ from paiju.engine.auth import SECRET_VARIABLE, Identity, Role, mint
 from paiju.engine.bootstrap import serve
 from paiju.engine.config import Settings
 from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.engine.probe import free_port
 from paiju.rules.rng import SeededRandom
 from paiju.terminal import tractor_match, zlj_narrator
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @contextlib.contextmanager
 def embedded_nats(data: Path) -> Any:
     """A local nats-server with JetStream, its data under ``data``; yields its URL."""
     binary = Path(sysconfig.get_path("scripts")) / "nats-server"
-    port = _free_port()
+    port = free_port()
     data.mkdir(parents=True, exist_ok=True)
     process = subprocess.Popen(
         [str(binary), "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(data)],
@@ -132,7 +126,7 @@ async def run_stack(out: TextIO, deals: int = 6, seed: int | None = None) -> Non
     seeds = SeededRandom(seed if seed is not None else secrets.randbits(63))
     with contextlib.ExitStack() as stack:
         nats_url = os.environ.get("NATS_URL") or stack.enter_context(embedded_nats(Path(".data/nats")))
-        address = f"127.0.0.1:{_free_port()}"
+        address = f"127.0.0.1:{free_port()}"
         settings = Settings(address=address, nats_url=nats_url, metrics_port=0, log_level="warning")
         stop, ready = asyncio.Event(), asyncio.Event()
         engine = asyncio.create_task(serve(settings, stop, ready))

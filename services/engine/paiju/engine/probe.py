@@ -1,8 +1,9 @@
-"""Wait for an engine to report SERVING on the standard gRPC health service (for scripts and tests)."""
+"""Helpers for scripts and tests that start engines: a free local port, and waiting for SERVING."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from typing import Any
 
@@ -10,6 +11,14 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 SERVICE = "paiju.v1.EngineService"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
 
 
 async def serving(address: str) -> bool:
