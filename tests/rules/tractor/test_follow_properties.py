@@ -26,14 +26,14 @@ from functools import lru_cache
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from paiju.rules.cards import BIG_JOKER, DECK, RANK_OF, SMALL_JOKER, SUIT_OF, Card, Cards, Rank, Suit, card, full_decks
-from paiju.rules.errors import IllegalAction
+from paiju.rules.cards import DECK, Card, Cards, Rank, Suit, card, full_decks
 from paiju.rules.tractor.combos import Combo, Kind, classify
 from paiju.rules.tractor.follow import best_realisation, check_follow, counts_of, make_follow, requirement
 from paiju.rules.tractor.order import TRUMP, Trumps
 
+from .oracle import Value, accepted, add_part, choices, less, o_class, o_next
+
 LEVELS = [Rank(r) for r in range(Rank.THREE, Rank.ACE + 1)]
-Value = tuple[tuple[tuple[int, int], ...], tuple[int, ...]]
 
 
 def profile(max_examples: int) -> settings:
@@ -48,36 +48,7 @@ def profile(max_examples: int) -> settings:
     )
 
 
-def accepted(lead: Combo, hand: Sequence[Card], play: Sequence[Card], tr: Trumps) -> bool:
-    try:
-        check_follow(lead, hand, play, tr)
-    except IllegalAction:
-        return False
-    return True
-
-
 # --- the oracle: §3-§4 classes and runs, §6 tables, D-TR-5 ---------------------------------------------
-
-
-def o_class(x: Card, tr: Trumps) -> int:
-    if x in (SMALL_JOKER, BIG_JOKER) or RANK_OF[x] in (tr.level, Rank.TWO) or SUIT_OF[x] == tr.trump:
-        return TRUMP
-    return int(SUIT_OF[x])  # type: ignore[arg-type]
-
-
-def o_next(x: Card, tr: Trumps) -> Card | None:
-    if x == SMALL_JOKER:
-        return BIG_JOKER
-    if x == BIG_JOKER:
-        return None
-    r, s = RANK_OF[x], SUIT_OF[x]
-    assert s is not None
-    if r in (tr.level, Rank.TWO):
-        return None
-    if r == Rank.ACE:
-        return card(Rank.TWO, s) if s == tr.trump else None
-    up = Rank(r + 1)
-    return None if up == tr.level else card(up, s)
 
 
 def runs_in(have: Counter[Card], unit: int, places: int, tr: Trumps) -> Iterator[tuple[Card, ...]]:
@@ -195,21 +166,6 @@ def _parts_with(x: Card, rest: Counter[Card], m: int, tr: Trumps) -> list[tuple[
     return parts
 
 
-def _add(value: Value, structure: tuple[int, int] | None, group: int) -> Value:
-    structures, groups = value
-    if structure is not None:
-        structures = tuple(sorted((*structures, structure), reverse=True))
-    if group:
-        groups = tuple(sorted((*groups, group), reverse=True))
-    return structures, groups
-
-
-def _less(items: tuple[tuple[Card, int], ...], taken: Sequence[Card]) -> tuple[tuple[Card, int], ...]:
-    left = Counter(dict(items))
-    left.subtract(taken)
-    return tuple(sorted((+left).items()))
-
-
 @lru_cache(maxsize=200_000)
 def _values(items: tuple[tuple[Card, int], ...], m: int, tr: Trumps) -> frozenset[Value]:
     """D-TR-5: the value of every split of the multiset into structures, groups and singles."""
@@ -218,8 +174,8 @@ def _values(items: tuple[tuple[Card, int], ...], m: int, tr: Trumps) -> frozense
     x = items[0][0]
     out: set[Value] = set()
     for taken, structure, group in _parts_with(x, Counter(dict(items)), m, tr):
-        for value in _values(_less(items, taken), m, tr):
-            out.add(_add(value, structure, group))
+        for value in _values(less(items, taken), m, tr):
+            out.add(add_part(value, structure, group))
     return frozenset(out)
 
 
@@ -230,10 +186,10 @@ def _best_upto(items: tuple[tuple[Card, int], ...], budget: int, m: int, tr: Tru
     if not items or budget == 0:
         return ((), ())
     x = items[0][0]
-    best = _best_upto(_less(items, (x,)), budget, m, tr)  # one copy of x is not played
+    best = _best_upto(less(items, (x,)), budget, m, tr)  # one copy of x is not played
     for taken, structure, group in _parts_with(x, Counter(dict(items)), m, tr):
         if len(taken) <= budget:
-            best = max(best, _add(_best_upto(_less(items, taken), budget - len(taken), m, tr), structure, group))
+            best = max(best, add_part(_best_upto(less(items, taken), budget - len(taken), m, tr), structure, group))
     return best
 
 
@@ -243,22 +199,6 @@ def dtr5_value(cards: Sequence[Card], m: int, tr: Trumps) -> Value:
 
 def dtr5_best(hand: Sequence[Card], n: int, m: int, tr: Trumps) -> Value:
     return _best_upto(tuple(sorted(Counter(hand).items())), n, m, tr)
-
-
-def choices(have: Counter[Card], n: int) -> Iterator[Cards]:
-    kinds = sorted(have)
-
-    def go(i: int, left: int) -> Iterator[tuple[Card, ...]]:
-        if left == 0:
-            yield ()
-            return
-        if i == len(kinds):
-            return
-        for k in range(min(have[kinds[i]], left), -1, -1):
-            for tail in go(i + 1, left - k):
-                yield (kinds[i],) * k + tail
-
-    yield from go(0, n)
 
 
 # --- situations ----------------------------------------------------------------------------------------
