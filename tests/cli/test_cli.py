@@ -9,7 +9,7 @@ import pytest
 
 from paiju.cli import main
 
-SHARED = Path(__file__).parent.parent.parent.parent / "shared" / "scenarios"
+FOUR_TAKE = Path(__file__).parent.parent / "scenarios" / "zlj" / "four-take-two-fours-take-three-bomb.json"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -19,10 +19,10 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_scenario_prints_one_result_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "scenario", str(SHARED / "zlj-four-take.json"))
+    code, out, err = run(capsys, "scenario", str(FOUR_TAKE))
     assert code == 0 and err == ""
     result = json.loads(out)
-    assert result["zlj"]["taken"] == [{"by": 1, "from": 0, "cards": "KS KH KD"}]
+    assert result["zlj"]["taken"] == [{"by": 1, "from": 0, "cards": "QS QH QD"}]
 
 
 def test_scenario_exits_0_when_steps_are_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -40,7 +40,7 @@ def test_scenario_exits_0_when_steps_are_rejected(tmp_path: Path, capsys: pytest
 
 
 def test_scenario_check_exits_1_on_a_mismatch(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    doc = json.loads((SHARED / "zlj-four-take.json").read_text())
+    doc = json.loads(FOUR_TAKE.read_text())
     doc["expect"]["next"] = 5
     path = tmp_path / "s.json"
     path.write_text(json.dumps(doc))
