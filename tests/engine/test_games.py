@@ -133,3 +133,63 @@ def test_two_engines_racing_for_one_turn_store_one_decision(store_kind: str, req
         assert {r.command_id for r in final.recorded[game.version :]} <= {"a", "b"}
 
     run(store_kind, request, body)
+
+
+def test_a_replica_acting_on_a_stale_cache_reloads_and_decides_again(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Replica B cached the game, replica A moved it on: B's act is decided again on the stored game."""
+
+    async def body(games: Games) -> None:
+        game = await games.create("s1", "zlj", StartMatch(11, Options(deals=1)), "start", "engine")
+        other = Games(games.store)
+        await other.load("s1")  # B caches the game at this version and follows nothing
+        first = game.state.turn
+        moved, _ = await games.act("s1", Play(first, game.state.hands[first][:1]), "a1", "p")
+        # B still believes `first` is to play: a second play by `first` is refused on the stored game
+        with pytest.raises(NotYourTurn):
+            await other.act("s1", Play(first, game.state.hands[first][1:2]), "b1", "p")
+        # and the seat really to act is accepted although B's cache says it is not its turn
+        second = moved.state.turn
+        after, stored = await other.act("s1", Pass(second), "b2", "p")
+        assert after.version == moved.version + 1 and stored[0].version == after.version
+        assert (await games.refresh("s1")).state == after.state
+
+    run(store_kind, request, body)
+
+
+def test_the_feed_keeps_a_following_replica_current(store_kind: str, request: pytest.FixtureRequest) -> None:
+    """A replica that follows the store sees another replica's acts without reading the store again."""
+
+    async def body(games: Games) -> None:
+        game = await games.create("s2", "zlj", StartMatch(12, Options(deals=1)), "start", "engine")
+        follower = Games(games.store)
+        await follower.follow()
+        assert (await follower.load("s2")).version == game.version
+        seat = game.state.turn
+        moved, _ = await games.act("s2", Play(seat, game.state.hands[seat][:1]), "a1", "p")
+        await follower.changed("s2", game.version, timeout=5)
+        seen = await follower.load("s2")
+        assert seen.version == moved.version and seen.state == moved.state
+        # a read that asks for a version the replica has not seen yet goes to the store
+        assert (await follower.load("s2", min_version=moved.version)).version == moved.version
+
+    run(store_kind, request, body)
+
+
+def test_a_retry_through_another_replica_is_answered_from_the_log(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    async def body(games: Games) -> None:
+        game = await games.create("s3", "zlj", StartMatch(13, Options(deals=1)), "start", "engine")
+        other = Games(games.store)
+        await other.load("s3")
+        seat = game.state.turn
+        play = Play(seat, game.state.hands[seat][:1])
+        first, stored = await games.act("s3", play, "once", "p")
+        again, retried = await other.act("s3", play, "once", "p")  # B's cache predates the first append
+        assert retried == stored and again.version == first.version
+        with pytest.raises(CommandIdReused):
+            await other.act("s3", Pass((seat + 1) % 6), "once", "p")
+
+    run(store_kind, request, body)

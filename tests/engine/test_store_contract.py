@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from paiju.engine.store import ConcurrencyConflict, EventStore, MemoryEventStore, Position, StoreError
+from paiju.engine.store import ConcurrencyConflict, EventStore, MemoryEventStore, Position, Recorded, StoreError
 from paiju.engine.store.jetstream import JetStreamEventStore
 
 Scenario = Callable[[EventStore], Awaitable[None]]
@@ -178,3 +178,45 @@ def test_aggregates_lists_every_aggregate_with_events(run_with: Callable[[Scenar
         assert await store.aggregates() == ["ga", "gb"]
 
     run_with(scenario)
+
+
+def test_follow_delivers_every_new_event_in_stream_order_and_none_before(
+    run_with: Callable[[Scenario], None],
+) -> None:
+    async def scenario(store: EventStore) -> None:
+        old = await store.append("g1", Position(), "c0", events("old"))
+        seen: list[Recorded] = []
+        await store.follow(seen.append)
+        a = await store.append("g1", old[-1].position, "c1", events("a", "b"))
+        b = await store.append("g2", Position(), "c2", events("x"))
+        c = await store.append("g1", a[-1].position, "c3", events("c"))
+        for _ in range(200):
+            if len(seen) >= 4:
+                break
+            await asyncio.sleep(0.01)
+        assert seen == [*a, *b, *c]
+        assert [r.sequence for r in seen] == sorted(r.sequence for r in seen)
+
+    run_with(scenario)
+
+
+def test_jetstream_follow_sees_another_processs_writer(nats_url: str) -> None:
+    async def scenario() -> None:
+        stream = "F" + uuid.uuid4().hex[:12].upper()
+        prefix = f"f.{stream.lower()}"
+        reader = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix)
+        writer = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix)
+        try:
+            seen: list[Recorded] = []
+            await reader.follow(seen.append)
+            stored = await writer.append("g1", Position(), "c1", events("a", "b", "c"))
+            for _ in range(200):
+                if len(seen) >= 3:
+                    break
+                await asyncio.sleep(0.01)
+            assert seen == stored
+        finally:
+            await writer.close()
+            await reader.close()
+
+    asyncio.run(scenario())

@@ -48,6 +48,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     )
     server = grpc.aio.server()
     games = Games(store)
+    await games.follow()  # every replica's appends keep this replica's cached games current
     engine_pb2_grpc.add_EngineServiceServicer_to_server(EngineService(games, secret), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

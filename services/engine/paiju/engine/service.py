@@ -11,7 +11,6 @@ version), NOT_FOUND, ALREADY_EXISTS (a command id reused for another command), U
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import time
 from collections.abc import AsyncIterator, Callable
@@ -50,6 +49,10 @@ SEEDED = (zlj_model.Cut, zlj_model.Timeout, tractor_model.Cut, tractor_model.Tim
 FULL_INFORMATION = (Role.ANALYST, Role.ADMIN)
 STATUS = {"malformed": grpc.StatusCode.INVALID_ARGUMENT, "rule": grpc.StatusCode.FAILED_PRECONDITION}
 WATCH_POLL_SECONDS = 0.05
+"""How often a watch looks at the store when no feed of new events keeps the games current."""
+WATCH_IDLE_SECONDS = 1.0
+"""How long a watch waits for the feed before it looks at the store anyway (a safety net)."""
+VERIFIED_TOKENS = 10_000
 log = structlog.get_logger("paiju.engine")
 
 
@@ -73,6 +76,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._secret = secret
         self._now = now
         self._seeds = seeds or (lambda game_id, version: shuffle_seed(secret, game_id, version))
+        self._verified: dict[str, Identity] = {}  # tokens whose signature was checked (expiry is checked each call)
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -81,14 +85,23 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         header = str(metadata.get("authorization", ""))
         if not header.startswith("Bearer "):
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "send 'authorization: Bearer <token>'")
+        token = header.removeprefix("Bearer ")
+        now = self._now()
+        identity = self._verified.get(token)
+        if identity is not None and identity.expires > now:
+            return identity
         try:
-            return verify(header.removeprefix("Bearer "), self._secret, self._now())
+            identity = verify(token, self._secret, now)
         except TokenError as e:
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
+        if len(self._verified) >= VERIFIED_TOKENS:
+            self._verified.clear()
+        self._verified[token] = identity
+        return identity
 
-    async def _load(self, context: grpc.aio.ServicerContext[Any, Any], game_id: str) -> Game:
+    async def _load(self, context: grpc.aio.ServicerContext[Any, Any], game_id: str, min_version: int = 0) -> Game:
         try:
-            return await self._games.load(game_id)
+            return await self._games.load(game_id, min_version)
         except GameNotFound as e:
             await _abort(context, grpc.StatusCode.NOT_FOUND, str(e))
 
@@ -157,7 +170,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     ) -> engine_pb2.GetViewResponse:
         who = await self._identity(context)
         seat = await self._seat(context, who, request.game_id)
-        game = await self._load(context, request.game_id)
+        game = await self._load(context, request.game_id, request.min_version)
         response = engine_pb2.GetViewResponse(version=game.version)
         if game.rules.name == "zlj":
             response.zlj.CopyFrom(cast(Any, ZLJ.encode(zlj_seat_view(game.state, seat))))
@@ -170,7 +183,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     ) -> engine_pb2.GetLegalActionsResponse:
         who = await self._identity(context)
         seat = await self._seat(context, who, request.game_id)
-        game = await self._load(context, request.game_id)
+        game = await self._load(context, request.game_id, request.min_version)
         response = engine_pb2.GetLegalActionsResponse(version=game.version)
         if seat is None:
             return response
@@ -203,11 +216,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
         await self._authorise(context, who, request.game_id, command)
         expected = request.expected_version if request.HasField("expected_version") else None
+        prepare = self._seed_for if isinstance(command, SEEDED) else None
         try:
-            if isinstance(command, SEEDED):
-                game = await self._load(context, request.game_id)
-                command = dataclasses.replace(command, seed=self._seeds(request.game_id, game.version))
-            after, stored = await self._games.act(request.game_id, command, request.command_id, who.subject, expected)
+            after, stored = await self._games.act(
+                request.game_id, command, request.command_id, who.subject, expected_version=expected, prepare=prepare
+            )
         except RuleError as e:
             code = grpc.StatusCode.PERMISSION_DENIED if e.kind == "seat" else STATUS[e.kind]
             await _abort(context, code, e.reason)
@@ -223,6 +236,10 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         return engine_pb2.ActResponse(
             version=after.version, events=[self._redact(after.rules, e, seat, full) for e in stored]
         )
+
+    def _seed_for(self, command: Any, game: Game) -> Any:
+        """A seeded command completed with the engine's seed for the position it is decided at."""
+        return dataclasses.replace(command, seed=self._seeds(game.game_id, game.version))
 
     async def _authorise(
         self, context: grpc.aio.ServicerContext[Any, Any], who: Identity, game_id: str, command: Any
@@ -246,14 +263,17 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         full = who.role in FULL_INFORMATION
         seat = None if full else await self._seat(context, who, request.game_id)
         sent = max(0, request.from_version)
+        wait = WATCH_IDLE_SECONDS if self._games.following else WATCH_POLL_SECONDS
+        game = await self._load(context, request.game_id)
         while True:
-            game = await self._load(context, request.game_id)
             for envelope in game.envelopes[sent:]:
                 yield engine_pb2.WatchResponse(envelope=self._redact(game.rules, envelope, seat, full))
-            sent = len(game.envelopes)
+            sent = max(sent, len(game.envelopes))
             if game.state.phase.value == "ended":
                 return
-            await asyncio.sleep(WATCH_POLL_SECONDS)
+            # woken by the feed as soon as the game moves; after ``wait`` without news, ask the store itself
+            await self._games.changed(request.game_id, sent, wait)
+            game = await self._load(context, request.game_id, sent + 1)
 
     async def Replay(
         self, request: engine_pb2.ReplayRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -14,7 +14,7 @@ from typing import Any
 
 import structlog
 
-from paiju.engine.games import CommandIdReused, Game, Games
+from paiju.engine.games import CommandIdReused, Game, Games, StaleVersion
 from paiju.engine.store import ConcurrencyConflict
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
@@ -53,16 +53,21 @@ async def expire_turns(
         game = await games.load(game_id)
         if not expired(game, now):
             continue
+        version = game.version
         for seat in waiting_seats(game):
             timeout: Any = (
-                zlj_model.Timeout(seat, seeds(game_id, game.version))
+                zlj_model.Timeout(seat, seeds(game_id, version))
                 if game.rules.name == "zlj"
-                else tractor_model.Timeout(seat, seeds(game_id, game.version))
+                else tractor_model.Timeout(seat, seeds(game_id, version))
             )
+            command_id = f"timeout:{game_id}:{version}:{seat}"
             try:
-                await games.act(game_id, timeout, f"timeout:{game_id}:{game.version}:{seat}", "engine")
-            except (CommandIdReused, ConcurrencyConflict, RuleError):
+                # only at the version whose turn expired (or right after the timeouts of this scan): a game that
+                # moved on otherwise has a new turn and a new timer
+                after, _ = await games.act(game_id, timeout, command_id, "engine", expected_version=version)
+            except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
                 continue  # another replica expired it first, or the seat acted meanwhile
-            log.info("turn timed out", game=game_id, seat=seat, version=game.version)
+            version = after.version
+            log.info("turn timed out", game=game_id, seat=seat, version=version)
             done.append((game_id, seat))
     return done

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -66,6 +66,14 @@ class EventStore(Protocol):
 
     async def aggregates(self) -> list[str]:
         """The ids of every aggregate with events."""
+        ...
+
+    async def follow(self, on_event: Callable[[Recorded], None]) -> None:
+        """From now on, call ``on_event`` with every event appended to any aggregate, by any writer, in stream order.
+
+        Events appended before the call are not delivered (load them). Deliveries happen on the event loop, after
+        the append that stored them; a writer in another process is seen as soon as the store delivers it.
+        """
         ...
 
     async def close(self) -> None: ...

@@ -18,12 +18,12 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import nats
 from nats.aio.client import Client
-from nats.errors import TimeoutError as NatsTimeout
+from nats.aio.msg import Msg
 from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
@@ -45,6 +45,7 @@ class JetStreamEventStore:
         self._stream = stream
         self._prefix = prefix
         self._timeout = timeout
+        self._followers: list[Any] = []
 
     @classmethod
     async def connect(
@@ -82,6 +83,9 @@ class JetStreamEventStore:
         return sorted(subject.removeprefix(f"{self._prefix}.") for subject in subjects)
 
     async def close(self) -> None:
+        for follower in self._followers:
+            await follower.unsubscribe()
+        self._followers.clear()
         await self._nc.drain()
 
     # --- reading ------------------------------------------------------------------------------------
@@ -96,25 +100,46 @@ class JetStreamEventStore:
         last = await self._last(aggregate)
         if last is None or last.seq is None or last.seq <= after.sequence:
             return []
-        subject = self.subject(aggregate)
         if after.sequence:
             return await self._tail(aggregate, after.sequence, last.seq)
+        return await self._replay(aggregate, last.seq)
+
+    async def _replay(self, aggregate: str, last_sequence: int) -> list[Recorded]:
+        """Every event of an aggregate up to ``last_sequence``, pushed by an ordered consumer to a callback."""
         stored: list[Recorded] = []
-        sub = await self._js.subscribe(subject, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL)
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+
+        async def receive(msg: Msg) -> None:
+            if done.done():
+                return
+            stored.append(_recorded(aggregate, msg.metadata.sequence.stream, msg.headers, msg.data))
+            if stored[-1].sequence >= last_sequence:
+                done.set_result(None)
+
+        sub = await self._js.subscribe(
+            self.subject(aggregate), cb=receive, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL
+        )
         try:
-            while True:
-                try:
-                    msg = await sub.next_msg(timeout=self._timeout)
-                except NatsTimeout:
-                    raise StoreError(f"loading {aggregate} timed out after {len(stored)} events") from None
-                headers = msg.headers or {}
-                sequence = msg.metadata.sequence.stream
-                stored.append(Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(msg.data)))
-                if sequence >= last.seq:
-                    break
+            await asyncio.wait_for(done, timeout=self._timeout)
+        except TimeoutError:
+            raise StoreError(f"loading {aggregate} timed out after {len(stored)} events") from None
         finally:
             await sub.unsubscribe()
         return stored
+
+    async def follow(self, on_event: Callable[[Recorded], None]) -> None:
+        prefix = f"{self._prefix}."
+
+        async def receive(msg: Msg) -> None:
+            on_event(_recorded(msg.subject.removeprefix(prefix), msg.metadata.sequence.stream, msg.headers, msg.data))
+
+        # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
+        self._followers.append(
+            await self._js.subscribe(
+                f"{self._prefix}.*", cb=receive, ordered_consumer=True, deliver_policy=DeliverPolicy.NEW
+            )
+        )
 
     async def _tail(self, aggregate: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
         """The few events after a known position, by direct gets (no consumer to create and delete)."""
@@ -124,11 +149,9 @@ class JetStreamEventStore:
             msg = await self._js.get_msg(
                 self._stream, seq=sequence + 1, subject=self.subject(aggregate), direct=True, next=True
             )
-            assert msg.seq is not None and msg.headers is not None
+            assert msg.seq is not None
             sequence = msg.seq
-            stored.append(
-                Recorded(aggregate, int(msg.headers[VERSION]), sequence, msg.headers[COMMAND], bytes(msg.data or b""))
-            )
+            stored.append(_recorded(aggregate, sequence, msg.headers, msg.data))
         return stored
 
     # --- appending ----------------------------------------------------------------------------------
@@ -189,3 +212,9 @@ class JetStreamEventStore:
                 if "error" in reply:
                     break
         return reply
+
+
+def _recorded(aggregate: str, sequence: int, headers: dict[str, str] | None, data: bytes | None) -> Recorded:
+    if not headers or VERSION not in headers or COMMAND not in headers:
+        raise StoreError(f"message {sequence} of {aggregate} is not a Paiju event (its headers are missing)")
+    return Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(data or b""))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Callable, Sequence
 
 from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_batch
 
@@ -13,6 +14,7 @@ class MemoryEventStore:
     def __init__(self) -> None:
         self._logs: dict[str, list[Recorded]] = {}
         self._sequence = 0
+        self._followers: list[Callable[[Recorded], None]] = []
 
     async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
         return [r for r in self._logs.get(aggregate, ()) if r.version > after.version]
@@ -34,10 +36,17 @@ class MemoryEventStore:
             self._sequence += 1
             stored.append(Recorded(aggregate, expected.version + i, self._sequence, command_id, bytes(data)))
         log.extend(stored)
+        loop = asyncio.get_running_loop()
+        for follower in self._followers:
+            for recorded in stored:
+                loop.call_soon(follower, recorded)
         return stored
 
     async def aggregates(self) -> list[str]:
         return sorted(self._logs)
 
+    async def follow(self, on_event: Callable[[Recorded], None]) -> None:
+        self._followers.append(on_event)
+
     async def close(self) -> None:
-        return None
+        self._followers.clear()
