@@ -193,3 +193,18 @@ def test_a_retry_through_another_replica_is_answered_from_the_log(
             await other.act("s3", Pass((seat + 1) % 6), "once", "p")
 
     run(store_kind, request, body)
+
+
+def test_load_all_rebuilds_every_game_as_loading_each_does(store_kind: str, request: pytest.FixtureRequest) -> None:
+    async def body(games: Games) -> None:
+        for n, game_id in enumerate(("r1", "r2", "r3")):
+            game = await games.create(game_id, "zlj", StartMatch(20 + n, Options(deals=1)), "start", "engine")
+            seat = game.state.turn
+            await games.act(game_id, Play(seat, game.state.hands[seat][:1]), "p1", "p")
+        everything = await Games(games.store).load_all()
+        assert sorted(everything) == ["r1", "r2", "r3"]
+        for game_id, game in everything.items():
+            alone = await Games(games.store).refresh(game_id)
+            assert game.state == alone.state and game.envelopes == alone.envelopes
+
+    run(store_kind, request, body)

@@ -220,3 +220,28 @@ def test_jetstream_follow_sees_another_processs_writer(nats_url: str) -> None:
             await reader.close()
 
     asyncio.run(scenario())
+
+
+def test_read_all_returns_every_aggregate_in_stream_order(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        assert await store.read_all() == []
+        a = await store.append("g1", Position(), "c1", events("a", "b"))
+        b = await store.append("g2", Position(), "c2", events("x"))
+        c = await store.append("g1", a[-1].position, "c3", events("c"))
+        assert await store.read_all() == [*a, *b, *c]
+        assert await store.read_all(after_sequence=a[-1].sequence) == [*b, *c]
+        assert await store.read_all(after_sequence=c[-1].sequence) == []
+
+    run_with(scenario)
+
+
+def test_one_command_id_in_two_aggregates_is_two_commands(run_with: Callable[[Scenario], None]) -> None:
+    """Command ids are the client's: unique within an aggregate, not across the stream."""
+
+    async def scenario(store: EventStore) -> None:
+        a = await store.append("g1", Position(), "start", events("a", "b"))
+        b = await store.append("g2", Position(), "start", events("x", "y"))
+        c = await store.append("g3", Position(), "start", events("z"))
+        assert await store.load("g1") == a and await store.load("g2") == b and await store.load("g3") == c
+
+    run_with(scenario)

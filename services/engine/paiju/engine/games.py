@@ -222,6 +222,18 @@ class Games:
             if not loading[0]:
                 del self._loading[game_id]
 
+    async def load_all(self) -> dict[str, Game]:
+        """Every stored game, rebuilt from one read of the whole stream (replaces what the cache held)."""
+        by_game: dict[str, list[Recorded]] = {}
+        for recorded in await self._store.read_all():
+            by_game.setdefault(recorded.aggregate, []).append(recorded)
+        games = {game_id: _extend(game_id, None, tail) for game_id, tail in by_game.items()}
+        for game in games.values():
+            cached = self._cache.get(game.game_id)
+            if cached is None or cached.version <= game.version:
+                self._remember(game)
+        return games
+
     async def create(self, game_id: str, game: str, start: Any, command_id: str, actor: str) -> Game:
         """Start a game with its first command (``StartMatch`` / ``StartGame``, seed drawn by the caller)."""
         rules = RULES[game]

@@ -68,6 +68,11 @@ class EventStore(Protocol):
         """The ids of every aggregate with events."""
         ...
 
+    async def read_all(self, after_sequence: int = 0) -> list[Recorded]:
+        """Every event of every aggregate stored after stream sequence ``after_sequence``, in stream order, up to
+        the last one stored when called (a replay of the whole stream, for analysts and projections)."""
+        ...
+
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
         """From now on, call ``on_event`` with every event appended to any aggregate, by any writer, in stream order.
 

@@ -5,8 +5,9 @@ An append publishes the events of one command as one message, or, for several, a
 ``Nats-Batch-Sequence`` on every message and ``Nats-Batch-Commit`` on the last, all or nothing; when the
 server has too many batches open it is retried shortly. The first message carries
 ``Nats-Expected-Last-Subject-Sequence``, checked by the server when the batch commits, and every message a
-``Nats-Msg-Id`` of ``<command id>:<index>``. So a crash can never leave half a command in the log, and of
-two writers that expected the same position exactly one wins.
+``Nats-Msg-Id`` of ``<aggregate>:<command id>:<index>`` (the duplicate window spans the whole stream, and a
+command id is unique only within its aggregate). So a crash can never leave half a command in the log, and
+of two writers that expected the same position exactly one wins.
 
 A retry of a command that was in fact stored is answered "wrong last sequence" (10071) or "duplicate
 message id" (10201): when the aggregate's last message carries the same command id, the append succeeded
@@ -24,7 +25,7 @@ from typing import Any
 import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
-from nats.js.api import DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
+from nats.js.api import ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, StoreError, check_batch
@@ -34,6 +35,8 @@ COMMAND = "Paiju-Command-Id"
 BUSY_RETRIES = 200
 WRONG_LAST_SEQUENCE = 10071
 DUPLICATE_IN_BATCH = 10201
+CONSUME_PENDING = 1_000_000
+"""Messages a reading consumer may hold undelivered to its callback (a whole stream read at full speed)."""
 
 
 class JetStreamEventStore:
@@ -105,25 +108,47 @@ class JetStreamEventStore:
         return await self._replay(aggregate, last.seq)
 
     async def _replay(self, aggregate: str, last_sequence: int) -> list[Recorded]:
-        """Every event of an aggregate up to ``last_sequence``, pushed by an ordered consumer to a callback."""
+        """Every event of an aggregate up to ``last_sequence``."""
+        return await self._consume(self.subject(aggregate), 0, last_sequence)
+
+    async def read_all(self, after_sequence: int = 0) -> list[Recorded]:
+        info = await self._js.stream_info(self._stream)
+        if info.state.last_seq <= after_sequence or not info.state.messages:
+            return []
+        return await self._consume(f"{self._prefix}.*", after_sequence, info.state.last_seq)
+
+    async def _consume(self, subject: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
+        """The events on ``subject`` after ``after_sequence`` up to ``last_sequence``, pushed by an ordered consumer
+        to a callback (no consumer state kept on the server; resumes by itself after a gap)."""
         stored: list[Recorded] = []
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
+        prefix = f"{self._prefix}."
 
         async def receive(msg: Msg) -> None:
             if done.done():
                 return
-            stored.append(_recorded(aggregate, msg.metadata.sequence.stream, msg.headers, msg.data))
-            if stored[-1].sequence >= last_sequence:
+            sequence = msg.metadata.sequence.stream
+            stored.append(_recorded(msg.subject.removeprefix(prefix), sequence, msg.headers, msg.data))
+            if sequence >= last_sequence:
                 done.set_result(None)
 
+        start = (
+            {
+                "deliver_policy": DeliverPolicy.BY_START_SEQUENCE,
+                "config": ConsumerConfig(opt_start_seq=after_sequence + 1),
+            }
+            if after_sequence
+            else {"deliver_policy": DeliverPolicy.ALL}
+        )
         sub = await self._js.subscribe(
-            self.subject(aggregate), cb=receive, ordered_consumer=True, deliver_policy=DeliverPolicy.ALL
+            subject, cb=receive, ordered_consumer=True, pending_msgs_limit=CONSUME_PENDING, **start
         )
         try:
-            await asyncio.wait_for(done, timeout=self._timeout)
+            # generous: a whole stream may be long; the store's timeout is per expected message batch
+            await asyncio.wait_for(done, timeout=self._timeout + (last_sequence - after_sequence) / 1000)
         except TimeoutError:
-            raise StoreError(f"loading {aggregate} timed out after {len(stored)} events") from None
+            raise StoreError(f"reading {subject} timed out after {len(stored)} events") from None
         finally:
             await sub.unsubscribe()
         return stored
@@ -195,7 +220,7 @@ class JetStreamEventStore:
         reply: dict[str, Any] = {}
         for i, data in enumerate(events, start=1):
             headers = {
-                "Nats-Msg-Id": f"{command_id}:{i}",
+                "Nats-Msg-Id": f"{aggregate}:{command_id}:{i}",
                 VERSION: str(expected.version + i),
                 COMMAND: command_id,
             }

@@ -45,6 +45,10 @@ class MemoryEventStore:
     async def aggregates(self) -> list[str]:
         return sorted(self._logs)
 
+    async def read_all(self, after_sequence: int = 0) -> list[Recorded]:
+        every = [r for log in self._logs.values() for r in log if r.sequence > after_sequence]
+        return sorted(every, key=lambda r: r.sequence)
+
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
         self._followers.append(on_event)
 
