@@ -11,6 +11,7 @@ its items in order; an ``X | None`` is an optional field.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from collections.abc import Callable
@@ -32,6 +33,24 @@ def _is_card(tp: Any) -> bool:
     return tp is Card
 
 
+def _memo(analyse: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Remember what ``analyse`` found for each type (types are few and fixed: the cores' annotations)."""
+    found: dict[Any, Any] = {}
+
+    def cached(tp: Any) -> Any:
+        try:
+            return found[tp]
+        except KeyError:
+            result = found[tp] = analyse(tp)
+            return result
+        except TypeError:  # an unhashable annotation: analyse it each time
+            return analyse(tp)
+
+    cached.__doc__ = analyse.__doc__
+    return cached
+
+
+@_memo
 def _optional(tp: Any) -> Any | None:
     """``X`` when ``tp`` is ``X | None``."""
     if get_origin(tp) in (typing.Union, types.UnionType):
@@ -41,6 +60,7 @@ def _optional(tp: Any) -> Any | None:
     return None
 
 
+@_memo
 def _homogeneous(tp: Any) -> Any | None:
     """``X`` when ``tp`` is ``tuple[X, ...]`` or ``frozenset[X]``."""
     args = get_args(tp)
@@ -51,6 +71,7 @@ def _homogeneous(tp: Any) -> Any | None:
     return None
 
 
+@_memo
 def _fixed(tp: Any) -> tuple[Any, ...] | None:
     """The item types when ``tp`` is a fixed-size tuple."""
     args = get_args(tp)
@@ -66,11 +87,15 @@ class Codec:
         self._module = module
         self._prefix = prefix
         self._card_list = card_list
+        self._classes: dict[type, type[Message]] = {}
 
     def message_class(self, cls: type) -> type[Message]:
-        found = getattr(self._module, self._prefix + cls.__name__, None)
+        found = self._classes.get(cls)
         if found is None:
-            raise CodecError(f"the contract has no message {self._prefix}{cls.__name__}")
+            found = getattr(self._module, self._prefix + cls.__name__, None)
+            if found is None:
+                raise CodecError(f"the contract has no message {self._prefix}{cls.__name__}")
+            self._classes[cls] = found
         return typing.cast(type[Message], found)
 
     # --- encoding -----------------------------------------------------------------------------------
@@ -95,7 +120,7 @@ class Codec:
         if _is_card(tp):
             setattr(message, name, int(value) + 1)
         elif isinstance(tp, type) and issubclass(tp, Enum):
-            setattr(message, name, list(tp).index(value) + 1)
+            setattr(message, name, _enum_numbers(tp)[value])
         elif tp in (int, bool, str):
             setattr(message, name, value)
         elif dataclasses.is_dataclass(tp):
@@ -188,9 +213,16 @@ class Codec:
         return tuple(self._get(message, name, tp) for name, tp in zip(_field_names(message), parts, strict=True))
 
 
+_REPEATED: dict[tuple[Any, str], bool] = {}
+
+
 def _is_repeated(message: Message, name: str) -> bool:
-    field = message.DESCRIPTOR.fields_by_name.get(name)
-    return field is not None and bool(field.is_repeated)
+    key = (message.DESCRIPTOR, name)
+    found = _REPEATED.get(key)
+    if found is None:
+        field = message.DESCRIPTOR.fields_by_name.get(name)
+        found = _REPEATED[key] = field is not None and bool(field.is_repeated)
+    return found
 
 
 def _card(value: int) -> Card:
@@ -199,16 +231,44 @@ def _card(value: int) -> Card:
     return Card(value - 1)
 
 
+_ENUM_NUMBERS: dict[type[Enum], dict[Any, int]] = {}
+
+
+def _enum_numbers(enum: type[Enum]) -> dict[Any, int]:
+    """Each member's proto number: its position among the members, from 1."""
+    found = _ENUM_NUMBERS.get(enum)
+    if found is None:
+        found = _ENUM_NUMBERS[enum] = {member: i for i, member in enumerate(enum, start=1)}
+    return found
+
+
 def _member(enum: type[Enum], value: int) -> Any:
-    members = list(enum)
+    members = _members(enum)
     if not 1 <= value <= len(members):
         raise CodecError(f"{value} is not a value of {enum.__name__}")
     return members[value - 1]
 
 
+_MEMBERS: dict[type[Enum], list[Any]] = {}
+
+
+def _members(enum: type[Enum]) -> list[Any]:
+    found = _MEMBERS.get(enum)
+    if found is None:
+        found = _MEMBERS[enum] = list(enum)
+    return found
+
+
+_FIELD_NAMES: dict[Any, list[str]] = {}
+
+
 def _field_names(message: Message) -> list[str]:
     """The message's field names in declaration order (a fixed tuple's items, in order)."""
-    return [typing.cast(Any, f).name for f in message.DESCRIPTOR.fields]
+    descriptor = message.DESCRIPTOR
+    found = _FIELD_NAMES.get(descriptor)
+    if found is None:
+        found = _FIELD_NAMES[descriptor] = [typing.cast(Any, f).name for f in descriptor.fields]
+    return found
 
 
 _HINTS: dict[type, dict[str, Any]] = {}
@@ -223,6 +283,7 @@ def _hints(cls: type) -> dict[str, Any]:
     return found
 
 
+@functools.cache
 def snake(name: str) -> str:
     """``CardsPlayed`` -> ``cards_played``: the oneof field of a class in a wrapper message."""
     out = []
