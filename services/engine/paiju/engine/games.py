@@ -16,11 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.engine.codec import OneofCodec
@@ -82,12 +84,20 @@ class Game:
     commands: dict[str, int]
     """Command id -> index of its first event. Shared by a game's successive snapshots (append-only): an
     entry at or past a snapshot's version belongs to a later snapshot."""
+    seats: tuple[str, ...] = ()
+    """The player id in each seat (``()``: a game created without seat assignments, e.g. for development)."""
 
     @property
     def version(self) -> int:
         return self.position.version
 
-    def extended(self, state: Any, envelopes: Sequence[engine_pb2.Envelope], recorded: Sequence[Recorded]) -> Game:
+    def extended(
+        self,
+        state: Any,
+        envelopes: Sequence[engine_pb2.Envelope],
+        recorded: Sequence[Recorded],
+        seats: tuple[str, ...] | None = None,
+    ) -> Game:
         """This game after ``recorded`` (whose envelopes are ``envelopes``) brought it to ``state``."""
         for i, r in enumerate(recorded, start=self.version):
             self.commands.setdefault(r.command_id, i)
@@ -99,29 +109,49 @@ class Game:
             (*self.envelopes, *envelopes),
             (*self.recorded, *recorded),
             self.commands,
+            self.seats if seats is None else seats,
         )
+
+    def holds(self, seat: int, player: str) -> bool:
+        """Whether ``player`` sits in ``seat``, a seat of this game (any player may, in a game created without
+        seat assignments)."""
+        return 0 <= seat < seat_count(self.rules) and (not self.seats or self.seats[seat] == player)
 
 
 def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
     """``game`` (``None``: a game not seen yet) after the stored events ``tail``."""
     envelopes = [engine_pb2.Envelope.FromString(r.data) for r in tail]
     if game is None:
-        rules, _ = _envelope_payload(envelopes[0])
+        rules = next(RULES[w] for e in envelopes if (w := e.WhichOneof("payload")) in RULES)
         game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})
-    rules, state = game.rules, game.state
+    rules, state, seats = game.rules, game.state, game.seats
     for envelope in envelopes:
-        kind, payload = _envelope_payload(envelope)
-        if kind is not rules:
-            raise ValueError(f"event {envelope.version} of {game_id} is a {kind.name} event in a {rules.name} game")
-        state = rules.evolve(state, rules.events.decode(payload))
-    return game.extended(state, envelopes, tail)
+        which = envelope.WhichOneof("payload")
+        if which == "seats_assigned":
+            seats = assigned(seats, envelope.seats_assigned, seat_count(rules))
+            continue
+        if which != rules.name:
+            raise ValueError(f"event {envelope.version} of {game_id} is a {which} event in a {rules.name} game")
+        state = rules.evolve(state, rules.events.decode(getattr(envelope, which)))
+    return game.extended(state, envelopes, tail, seats)
 
 
-def _envelope_payload(envelope: engine_pb2.Envelope) -> tuple[Rules, Any]:
-    which = envelope.WhichOneof("payload")
-    if which is None:
-        raise ValueError(f"envelope {envelope.game_id}@{envelope.version} has no payload")
-    return RULES[which], getattr(envelope, which)
+def seat_count(rules: Rules) -> int:
+    return 6 if rules.name == "zlj" else 4
+
+
+def assigned(seats: tuple[str, ...], change: engine_pb2.SeatsAssigned, count: int) -> tuple[str, ...]:
+    """Who sits where after ``change``."""
+    players = list(seats) if seats else [""] * count
+    for assignment in change.seats:
+        players[assignment.seat] = assignment.player_id
+    return tuple(players)
+
+
+def between_deals(game: Game) -> bool:
+    """Whether the game stands between deals (or before the first): when players may swap or be substituted."""
+    phase = game.state.phase.value
+    return phase in (("new", "cut") if game.rules.name == "zlj" else ("new", "flip", "cut"))
 
 
 class Games:
@@ -234,13 +264,39 @@ class Games:
                 self._remember(game)
         return games
 
-    async def create(self, game_id: str, game: str, start: Any, command_id: str, actor: str) -> Game:
-        """Start a game with its first command (``StartMatch`` / ``StartGame``, seed drawn by the caller)."""
+    async def create(
+        self,
+        game_id: str,
+        game: str,
+        start: Any,
+        command_id: str,
+        actor: str,
+        *,
+        seats: Sequence[str] = (),
+        digest: bytes | None = None,
+    ) -> Game:
+        """Start a game with its first command (``StartMatch`` / ``StartGame``, seed drawn by the caller) and,
+        when given, the player in each seat. Creating it again with the same request (``digest``, by default
+        the start command's) is answered with the game; `CommandIdReused` when it exists from another one."""
         rules = RULES[game]
+        if seats and len(seats) != seat_count(rules):
+            raise ValueError(f"a {rules.name} game has {seat_count(rules)} seats, not {len(seats)}")
         events = rules.decide(rules.new_state(), start)
-        digest = command_digest(rules, start)
-        await self._append((game_id, rules), Position(), events, command_id=command_id, actor=actor, digest=digest)
-        return await self.refresh(game_id)
+        payloads: list[tuple[str, Message]] = [(rules.name, rules.events.encode(e)) for e in events]
+        if seats:
+            start_seats = engine_pb2.SeatsAssigned(change=engine_pb2.SEAT_CHANGE_START)
+            for seat, player in enumerate(seats):
+                start_seats.seats.add(seat=seat, player_id=player)
+            payloads.append(("seats_assigned", start_seats))
+        digest = digest or command_digest(rules, start)
+        # when it exists already, it is the same creation (a retry, another replica) or another game
+        with contextlib.suppress(ConcurrencyConflict):
+            await self._append(game_id, Position(), payloads, command_id=command_id, actor=actor, digest=digest)
+        created = await self.refresh(game_id)
+        first = created.envelopes[0]
+        if first.command_id != command_id or first.command_digest != digest:
+            raise CommandIdReused(f"game {game_id} exists already")
+        return created
 
     async def rules_of(self, game_id: str) -> Rules:
         """The rules of a game (from the cache when it has been loaded: a game never changes its kind)."""
@@ -307,8 +363,9 @@ class Games:
         if not events:
             return game, []
         digest = command_digest(game.rules, command)
+        payloads = [(game.rules.name, game.rules.events.encode(e)) for e in events]
         appended = await self._append(
-            (game.game_id, game.rules), game.position, events, command_id=command_id, actor=actor, digest=digest
+            game.game_id, game.position, payloads, command_id=command_id, actor=actor, digest=digest
         )
         if appended is None:  # stored before, maybe from another position: answer from the log as it is
             stored = await self.refresh(game.game_id)
@@ -326,23 +383,66 @@ class Games:
             self._remember(after)
         return after, envelopes
 
+    async def assign_seats(
+        self, game_id: str, seats: dict[int, str], change: int, command_id: str, actor: str
+    ) -> tuple[Game, int]:
+        """Record who sits where from now on (`SeatsAssigned`); swaps and substitutes only between deals.
+        Returns the game and the version of the change (of the first time, for a retry).
+
+        Raises `SeatChangeRefused` with the reason, `CommandIdReused` for a command id used by another command.
+        """
+        message = engine_pb2.SeatsAssigned(change=typing.cast(Any, change))
+        for seat, player in sorted(seats.items()):
+            message.seats.add(seat=seat, player_id=player)
+        digest = hashlib.sha256(message.SerializeToString(deterministic=True)).digest()
+        for _ in range(CONFLICT_RETRIES):
+            game = await self.refresh(game_id)
+            index = game.commands.get(command_id)
+            if index is not None and index < game.version:
+                if game.envelopes[index].command_digest != digest:
+                    raise CommandIdReused(f"command id {command_id!r} was already used for another command")
+                return game, index + 1
+            _check_seat_change(game, seats, change)
+            try:
+                appended = await self._append(
+                    game_id,
+                    game.position,
+                    [("seats_assigned", message)],
+                    command_id=command_id,
+                    actor=actor,
+                    digest=digest,
+                )
+            except ConcurrencyConflict:
+                CONFLICTS.inc()
+                continue
+            if appended is None:
+                continue  # stored before: the next round answers from the log
+            envelopes, recorded = appended
+            after = game.extended(
+                game.state, envelopes, recorded, assigned(game.seats, message, seat_count(game.rules))
+            )
+            if self._cache.get(game_id) is game:
+                self._remember(after)
+            return after, after.version
+        raise ConcurrencyConflict(f"{game_id}: gave up after {CONFLICT_RETRIES} conflicting appends")
+
     async def _append(
         self,
-        game: tuple[str, Rules],
+        game_id: str,
         expected: Position,
-        events: Sequence[Any],
+        payloads: Sequence[tuple[str, Message]],
         *,
         command_id: str,
         actor: str,
         digest: bytes,
     ) -> tuple[list[engine_pb2.Envelope], list[Recorded]] | None:
-        """Append one command's events; ``None`` when the store answered with events stored earlier under the
-        same command id (a retry that another replica, or an earlier attempt, stored)."""
-        game_id, rules = game
+        """Append one command's events (each a payload field of the envelope and its message); ``None`` when the
+        store answered with events stored earlier under the same command id (a retry that another replica, or
+        an earlier attempt, stored)."""
         when = Timestamp()
         when.FromDatetime(self._clock())
         envelopes = []
-        for i, event in enumerate(events, start=1):
+        for i, (field, payload) in enumerate(payloads, start=1):
             envelope = engine_pb2.Envelope(
                 game_id=game_id,
                 version=expected.version + i,
@@ -352,13 +452,43 @@ class Games:
                 schema_version=SCHEMA_VERSION,
                 command_digest=digest,
             )
-            getattr(envelope, rules.name).CopyFrom(rules.events.encode(event))
+            getattr(envelope, field).CopyFrom(payload)
             envelopes.append(envelope)
         written = [e.SerializeToString() for e in envelopes]
         recorded = await self._store.append(game_id, expected, command_id, written)
         if [r.data for r in recorded] != written or recorded[0].version != expected.version + 1:
             return None
         return envelopes, recorded
+
+
+class SeatChangeRefused(Exception):
+    """A seat change the game does not allow now (the reason says why)."""
+
+
+def _check_seat_change(game: Game, seats: dict[int, str], change: int) -> None:
+    count = seat_count(game.rules)
+    if not seats:
+        raise SeatChangeRefused("name at least one seat and its player")
+    for seat, player in seats.items():
+        if not 0 <= seat < count:
+            raise SeatChangeRefused(f"a {game.rules.name} game has seats 0..{count - 1}, not {seat}")
+        if not player:
+            raise SeatChangeRefused(f"seat {seat} needs a player id")
+    if game.state.phase.value == "ended":
+        raise SeatChangeRefused("the game has ended")
+    if change in (engine_pb2.SEAT_CHANGE_SWAP, engine_pb2.SEAT_CHANGE_SUBSTITUTE) and not between_deals(game):
+        raise SeatChangeRefused("players swap seats or are substituted only between deals")
+    if change == engine_pb2.SEAT_CHANGE_SWAP and sorted(seats.values()) != sorted(
+        game.seats[s] if game.seats else "" for s in seats
+    ):
+        raise SeatChangeRefused("a swap moves the players of the named seats among those seats")
+    if change not in (
+        engine_pb2.SEAT_CHANGE_SWAP,
+        engine_pb2.SEAT_CHANGE_SUBSTITUTE,
+        engine_pb2.SEAT_CHANGE_COVER,
+        engine_pb2.SEAT_CHANGE_RETURN,
+    ):
+        raise SeatChangeRefused("say why the seats change: swap, substitute, cover or return")
 
 
 def command_digest(rules: Rules, command: Any) -> bytes:

@@ -12,7 +12,9 @@ version), NOT_FOUND, ALREADY_EXISTS (a command id reused for another command), U
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
+import typing
 from collections.abc import AsyncIterator, Callable
 from typing import Any, NoReturn, cast
 
@@ -22,7 +24,16 @@ import structlog
 from paiju.engine.auth import Identity, Role, TokenError, shuffle_seed, verify
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
-from paiju.engine.games import RULES, CommandIdReused, Game, GameNotFound, Games, Rules, StaleVersion
+from paiju.engine.games import (
+    RULES,
+    CommandIdReused,
+    Game,
+    GameNotFound,
+    Games,
+    Rules,
+    SeatChangeRefused,
+    StaleVersion,
+)
 from paiju.engine.observability import ACTIVE_GAMES, ACTS, LATENCY, REJECTIONS
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
@@ -105,11 +116,17 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         except GameNotFound as e:
             await _abort(context, grpc.StatusCode.NOT_FOUND, str(e))
 
-    async def _seat(self, context: grpc.aio.ServicerContext[Any, Any], who: Identity, game_id: str) -> int | None:
-        """The seat whose information ``who`` may see in ``game_id`` (``None``: public only)."""
+    async def _seat(self, context: grpc.aio.ServicerContext[Any, Any], who: Identity, game: Game) -> int | None:
+        """The seat whose information ``who`` may see in ``game`` (``None``: public only).
+
+        A player token is for one seat of one game, and only while its player holds that seat (a removed or
+        substituted player's token no longer sees or acts)."""
         if who.role is Role.PLAYER:
-            if who.game != game_id or who.seat is None:
-                await _abort(context, grpc.StatusCode.PERMISSION_DENIED, f"this token is not for game {game_id}")
+            if who.game != game.game_id or who.seat is None:
+                await _abort(context, grpc.StatusCode.PERMISSION_DENIED, f"this token is not for game {game.game_id}")
+            if not game.holds(who.seat, who.subject):
+                reason = f"{who.subject} no longer holds seat {who.seat} of game {game.game_id}"
+                await _abort(context, grpc.StatusCode.PERMISSION_DENIED, reason)
             return who.seat
         return None
 
@@ -117,6 +134,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     def _redact(rules: Rules, envelope: engine_pb2.Envelope, seat: int | None, full: bool) -> engine_pb2.Envelope:
         if full:
             return envelope
+        if envelope.WhichOneof("payload") != rules.name:  # an engine event (seats): public
+            out = engine_pb2.Envelope()
+            out.CopyFrom(envelope)
+            out.ClearField("command_digest")
+            return out
         payload = getattr(envelope, rules.name)
         event = rules.events.decode(payload)
         hidden = zlj_redact(event, seat) if rules.name == "zlj" else tractor_redact(event, seat)
@@ -155,7 +177,13 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 kind = "tractor"
             else:
                 await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game must be GAME_ZLJ or GAME_TRACTOR")
-            game = await self._games.create(request.game_id, kind, start, f"create:{request.game_id}", who.subject)
+            seats = self._seating(request, 6 if kind == "zlj" else 4)
+            if isinstance(seats, str):
+                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, seats)
+            digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
+            game = await self._games.create(
+                request.game_id, kind, start, f"create:{request.game_id}", who.subject, seats=seats, digest=digest
+            )
             ACTIVE_GAMES.inc()
         except CodecError as e:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
@@ -165,12 +193,51 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             await _abort(context, grpc.StatusCode.ALREADY_EXISTS, f"game {request.game_id} exists already")
         return engine_pb2.CreateGameResponse(game_id=request.game_id, version=game.version)
 
+    @staticmethod
+    def _seating(request: engine_pb2.CreateGameRequest, count: int) -> tuple[str, ...] | str:
+        """The player of each seat, or the reason the request's seats are wrong."""
+        if not request.seats:
+            return ()
+        players: dict[int, str] = {}
+        for assignment in request.seats:
+            if not 0 <= assignment.seat < count or assignment.seat in players or not assignment.player_id:
+                return f"seats name each seat 0..{count - 1} once with a player id"
+            players[assignment.seat] = assignment.player_id
+        if len(players) != count:
+            return f"seats name each seat 0..{count - 1} once with a player id"
+        return tuple(players[s] for s in range(count))
+
+    async def AssignSeats(
+        self, request: engine_pb2.AssignSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> engine_pb2.AssignSeatsResponse:
+        who = await self._identity(context)
+        if who.role not in (Role.SERVICE, Role.ADMIN):
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only the lobby (service role) assigns seats")
+        if not request.command_id:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a seat change needs a command_id")
+        seats: dict[int, str] = {}
+        for assignment in request.seats:
+            if assignment.seat in seats:
+                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"seat {assignment.seat} is named twice")
+            seats[assignment.seat] = assignment.player_id
+        await self._load(context, request.game_id)
+        try:
+            _, version = await self._games.assign_seats(
+                request.game_id, seats, request.change, request.command_id, who.subject
+            )
+        except SeatChangeRefused as e:
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, str(e))
+        except CommandIdReused as e:
+            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+        log.info("seats assigned", game=request.game_id, seats=seats, change=request.change)
+        return engine_pb2.AssignSeatsResponse(version=version)
+
     async def GetView(
         self, request: engine_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetViewResponse:
         who = await self._identity(context)
-        seat = await self._seat(context, who, request.game_id)
         game = await self._load(context, request.game_id, request.min_version)
+        seat = await self._seat(context, who, game)
         response = engine_pb2.GetViewResponse(version=game.version)
         if game.rules.name == "zlj":
             response.zlj.CopyFrom(cast(Any, ZLJ.encode(zlj_seat_view(game.state, seat))))
@@ -182,8 +249,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetLegalActionsResponse:
         who = await self._identity(context)
-        seat = await self._seat(context, who, request.game_id)
         game = await self._load(context, request.game_id, request.min_version)
+        seat = await self._seat(context, who, game)
         response = engine_pb2.GetLegalActionsResponse(version=game.version)
         if seat is None:
             return response
@@ -252,7 +319,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             if who.role not in (Role.REFEREE, Role.ADMIN):
                 await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only a referee issues referee actions")
             return
-        seat = await self._seat(context, who, game_id)
+        seat = await self._seat(context, who, await self._load(context, game_id))
         if who.role is not Role.PLAYER or getattr(command, "seat", None) != seat:
             await _abort(context, grpc.StatusCode.PERMISSION_DENIED, f"this token acts only for seat {seat}")
 
@@ -261,10 +328,10 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     ) -> AsyncIterator[engine_pb2.WatchResponse]:
         who = await self._identity(context)
         full = who.role in FULL_INFORMATION
-        seat = None if full else await self._seat(context, who, request.game_id)
+        game = await self._load(context, request.game_id)
+        seat = None if full else await self._seat(context, who, game)
         sent = max(0, request.from_version)
         wait = WATCH_IDLE_SECONDS if self._games.following else WATCH_POLL_SECONDS
-        game = await self._load(context, request.game_id)
         while True:
             for envelope in game.envelopes[sent:]:
                 yield engine_pb2.WatchResponse(envelope=self._redact(game.rules, envelope, seat, full))
@@ -282,7 +349,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         game = await self._load(context, request.game_id)
         ended = game.state.phase.value == "ended"
         full = who.role in FULL_INFORMATION or ended
-        seat = who.seat if who.role is Role.PLAYER and who.game == request.game_id else None
+        holds = who.role is Role.PLAYER and who.game == request.game_id and who.seat is not None
+        seat = who.seat if holds and game.holds(typing.cast(int, who.seat), who.subject) else None
         for envelope in game.envelopes:
             yield engine_pb2.ReplayResponse(envelope=self._redact(game.rules, envelope, seat, full))
 
