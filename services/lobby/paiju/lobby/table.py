@@ -1,0 +1,518 @@
+"""A table of the lobby as an event-sourced aggregate: seats, bots, readiness, matches (design.md, lobby).
+
+Pure like the rules cores: `decide(table, command) -> events` validates and may refuse with a `LobbyError`
+that says why; `evolve(table, event) -> table` trusts. Time comes in with the commands that need it.
+
+A table holds one game's seats (6 for 砸六家, 4 for 拖拉机). People take seats, the owner adds bots,
+everyone seated says ready, and the owner starts a match: `MatchStarted` names the game id and who sits
+where; the engine creates the game from it. During a match a player who leaves, or whom the owner removes,
+is replaced by a bot for the rest of the match; a player who drops out is covered by a bot until back
+(`SeatCovered` / `SeatReturned`). Bot runners lease the bot seats of running matches, one runner per seat.
+Swaps and substitutes during a match happen only between deals: the engine is asked first, since it knows
+the deal; tribute relations stay with the seats (砸六家 §9).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+from paiju.rules.tractor import model as tractor_model
+from paiju.rules.zlj import model as zlj_model
+
+SEATS = {"zlj": 6, "tractor": 4}
+TOURNAMENT_TURN_SECONDS = 10
+"""The turn timer of the tournament preset (拖拉机 §11: 10 seconds; the same for 砸六家 tournament tables)."""
+
+
+class Status(StrEnum):
+    NEW = "new"  # no table yet
+    OPEN = "open"  # filling seats
+    PLAYING = "playing"
+    FINISHED = "finished"  # the last match is over
+
+
+class LobbyError(Exception):
+    """A refused lobby command: ``kind`` is invalid, precondition, permission or not_found."""
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+def _refuse(reason: str) -> LobbyError:
+    return LobbyError("precondition", reason)
+
+
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """One seat: its player (empty: free), whether a bot, ready, covered by a bot, leased to a bot runner."""
+
+    player_id: str = ""
+    name: str = ""
+    bot: bool = False
+    ready: bool = False
+    covered: bool = False
+    runner: str = ""
+    lease_until: int = 0
+
+    @property
+    def free(self) -> bool:
+        return not self.player_id
+
+    @property
+    def played_by_bot(self) -> bool:
+        return self.bot or self.covered
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    """A finished match: 砸六家 team and individual points, or 拖拉机 winner (``None``: equal) and levels."""
+
+    team_points: tuple[int, ...] = ()
+    individual_points: tuple[int, ...] = ()
+    winner_team: int | None = None
+    levels: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Table:
+    table_id: str = ""
+    name: str = ""
+    game: str = ""
+    owner: str = ""
+    tournament: bool = False
+    zlj_options: zlj_model.Options | None = None
+    tractor_options: tractor_model.Options | None = None
+    seats: tuple[Seat, ...] = ()
+    status: Status = Status.NEW
+    game_id: str = ""
+    matches: int = 0
+    last_result: Result | None = None
+
+    def seat_of(self, player_id: str) -> int | None:
+        return next((i for i, s in enumerate(self.seats) if s.player_id == player_id and not s.bot), None)
+
+
+def bot_id(table_id: str, seat: int) -> str:
+    """The player id of the bot in (or covering) a seat."""
+    return f"bot-{table_id}-{seat}"
+
+
+def game_id_of(table_id: str, match: int) -> str:
+    """The engine game of a table's ``match``-th match (1-based): the same whoever starts it, so the
+    engine creates it once."""
+    return f"{table_id}-m{match}"
+
+
+# --- commands -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OpenTable:
+    table_id: str
+    name: str
+    game: str
+    owner: str
+    tournament: bool = False
+    zlj_options: zlj_model.Options | None = None
+    tractor_options: tractor_model.Options | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TakeSeat:
+    player_id: str
+    name: str
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaveSeat:
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AddBot:
+    by: str
+    seat: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemovePlayer:
+    by: str
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SwapSeats:
+    by: str
+    seat: int
+    other_seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Substitute:
+    by: str
+    seat: int
+    player_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SetReady:
+    player_id: str
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StartMatch:
+    by: str
+
+
+@dataclass(frozen=True, slots=True)
+class CoverSeat:
+    """A bot covers an absent player's seat (the grace time after the player dropped has passed)."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnToSeat:
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseSeat:
+    runner: str
+    seat: int
+    now: int
+    until: int
+
+
+@dataclass(frozen=True, slots=True)
+class FinishMatch:
+    game_id: str
+    result: Result
+
+
+Command = (
+    OpenTable
+    | TakeSeat
+    | LeaveSeat
+    | AddBot
+    | RemovePlayer
+    | SwapSeats
+    | Substitute
+    | SetReady
+    | StartMatch
+    | CoverSeat
+    | ReturnToSeat
+    | LeaseSeat
+    | FinishMatch
+)
+
+# --- events ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TableOpened:
+    table_id: str
+    name: str
+    game: str
+    owner: str
+    tournament: bool
+    zlj_options: zlj_model.Options | None
+    tractor_options: tractor_model.Options | None
+
+
+@dataclass(frozen=True, slots=True)
+class SeatTaken:
+    seat: int
+    player_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLeft:
+    """The seat's player left (or was removed); during a match a bot takes the seat over (``bot``)."""
+
+    seat: int
+    player_id: str
+    removed: bool
+    bot: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BotSeated:
+    seat: int
+    player_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SeatsSwapped:
+    seat: int
+    other_seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Substituted:
+    seat: int
+    player_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReadyChanged:
+    seat: int
+    ready: bool
+
+
+@dataclass(frozen=True, slots=True)
+class MatchStarted:
+    game_id: str
+    match: int
+    players: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SeatCovered:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReturned:
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLeased:
+    seat: int
+    runner: str
+    until: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchFinished:
+    game_id: str
+    result: Result
+
+
+Event = (
+    TableOpened
+    | SeatTaken
+    | SeatLeft
+    | BotSeated
+    | SeatsSwapped
+    | Substituted
+    | ReadyChanged
+    | MatchStarted
+    | SeatCovered
+    | SeatReturned
+    | SeatLeased
+    | MatchFinished
+)
+
+# --- decide ---------------------------------------------------------------------------------------------
+
+
+def _seat_index(table: Table, seat: int) -> int:
+    if not 0 <= seat < len(table.seats):
+        raise LobbyError("invalid", f"a {table.game} table has seats 0..{len(table.seats) - 1}, not {seat}")
+    return seat
+
+
+def _free_seat(table: Table, seat: int | None) -> int:
+    if seat is not None:
+        if not table.seats[_seat_index(table, seat)].free:
+            raise _refuse(f"seat {seat} is taken")
+        return seat
+    free = next((i for i, s in enumerate(table.seats) if s.free), None)
+    if free is None:
+        raise _refuse("the table is full")
+    return free
+
+
+def _owner(table: Table, by: str) -> None:
+    if by != table.owner:
+        raise LobbyError("permission", "only the table's owner may do that")
+
+
+def _not_playing(table: Table, what: str) -> None:
+    if table.status is Status.PLAYING:
+        raise _refuse(f"a match is being played: {what} after it")
+
+
+def decide(table: Table, command: Any) -> list[Any]:
+    """The events of ``command`` at ``table``, or `LobbyError` with the reason it is refused."""
+    if isinstance(command, OpenTable):
+        if table.status is not Status.NEW:
+            raise LobbyError("already_exists", f"table {table.table_id} exists already")
+        if command.game not in SEATS:
+            raise LobbyError("invalid", "a table plays zlj or tractor")
+        if not command.name.strip() or len(command.name) > 60:
+            raise LobbyError("invalid", "a table's name has 1..60 characters")
+        return [
+            TableOpened(
+                command.table_id,
+                command.name.strip(),
+                command.game,
+                command.owner,
+                command.tournament,
+                command.zlj_options,
+                command.tractor_options,
+            )
+        ]
+    if table.status is Status.NEW:
+        raise LobbyError("not_found", "there is no such table")
+    if isinstance(command, TakeSeat):
+        _not_playing(table, "take a seat")
+        if table.seat_of(command.player_id) is not None:
+            raise _refuse(f"you sit in seat {table.seat_of(command.player_id)} already")
+        return [SeatTaken(_free_seat(table, command.seat), command.player_id, command.name)]
+    if isinstance(command, LeaveSeat):
+        seat = table.seat_of(command.player_id)
+        if seat is None:
+            raise _refuse("you are not seated at this table")
+        return [SeatLeft(seat, command.player_id, removed=False, bot=table.status is Status.PLAYING)]
+    if isinstance(command, AddBot):
+        _owner(table, command.by)
+        _not_playing(table, "add bots")
+        seat = _free_seat(table, command.seat)
+        return [BotSeated(seat, bot_id(table.table_id, seat))]
+    if isinstance(command, RemovePlayer):
+        _owner(table, command.by)
+        place = table.seats[_seat_index(table, command.seat)]
+        if place.free:
+            raise _refuse(f"seat {command.seat} is free")
+        playing = table.status is Status.PLAYING
+        if place.bot and playing:
+            raise _refuse("a bot plays this seat until the match ends")
+        return [SeatLeft(command.seat, place.player_id, removed=True, bot=playing)]
+    if isinstance(command, SwapSeats):
+        _owner(table, command.by)
+        a, b = _seat_index(table, command.seat), _seat_index(table, command.other_seat)
+        if a == b:
+            raise LobbyError("invalid", "a swap needs two different seats")
+        return [SeatsSwapped(a, b)]
+    if isinstance(command, Substitute):
+        _owner(table, command.by)
+        place = table.seats[_seat_index(table, command.seat)]
+        if place.free:
+            raise _refuse(f"seat {command.seat} is free: the player may take it")
+        if table.seat_of(command.player_id) is not None:
+            raise _refuse(f"{command.name} sits at this table already")
+        return [Substituted(command.seat, command.player_id, command.name)]
+    if isinstance(command, SetReady):
+        seat = table.seat_of(command.player_id)
+        if seat is None:
+            raise _refuse("you are not seated at this table")
+        _not_playing(table, "say ready")
+        return [ReadyChanged(seat, command.ready)] if table.seats[seat].ready != command.ready else []
+    if isinstance(command, StartMatch):
+        _owner(table, command.by)
+        _not_playing(table, "start the next one")
+        free = [i for i, s in enumerate(table.seats) if s.free]
+        if free:
+            raise _refuse(f"every seat must be filled first (free: {', '.join(map(str, free))})")
+        waiting = [s.name for s in table.seats if not s.bot and not s.ready]
+        if waiting:
+            raise _refuse(f"not everyone is ready: {', '.join(waiting)}")
+        match = table.matches + 1
+        players = tuple(s.player_id for s in table.seats)
+        return [MatchStarted(game_id_of(table.table_id, match), match, players)]
+    if isinstance(command, CoverSeat):
+        place = table.seats[_seat_index(table, command.seat)]
+        if table.status is not Status.PLAYING or place.bot or place.covered or place.free:
+            return []  # nothing to cover (the match ended, or the seat is a bot's or covered already)
+        return [SeatCovered(command.seat)]
+    if isinstance(command, ReturnToSeat):
+        seat_index = table.seat_of(command.player_id)
+        if seat_index is None or not table.seats[seat_index].covered:
+            return []
+        return [SeatReturned(seat_index)]
+    if isinstance(command, LeaseSeat):
+        place = table.seats[_seat_index(table, command.seat)]
+        if table.status is not Status.PLAYING or not place.played_by_bot:
+            raise _refuse(f"seat {command.seat} has no bot to play")
+        if place.runner and place.runner != command.runner and place.lease_until > command.now:
+            raise _refuse(f"seat {command.seat} is leased to another runner")
+        return [SeatLeased(command.seat, command.runner, command.until)]
+    if isinstance(command, FinishMatch):
+        if table.status is not Status.PLAYING or command.game_id != table.game_id:
+            return []  # finished already (a redelivered end), or not this table's match
+        return [MatchFinished(command.game_id, command.result)]
+    raise LobbyError("invalid", f"not a lobby command: {type(command).__name__}")
+
+
+# --- evolve ---------------------------------------------------------------------------------------------
+
+
+def _with_seat(table: Table, index: int, seat: Seat) -> Table:
+    seats = list(table.seats)
+    seats[index] = seat
+    return replace(table, seats=tuple(seats))
+
+
+def _bot_seat(table: Table, index: int) -> Seat:
+    return Seat(bot_id(table.table_id, index), f"Bot {index + 1}", bot=True, ready=True)
+
+
+def evolve(table: Table, event: Any) -> Table:
+    """``table`` after ``event``."""
+    if isinstance(event, TableOpened):
+        options: dict[str, Any] = {f.name: getattr(event, f.name) for f in dataclasses.fields(event)}
+        return Table(**options, seats=tuple(Seat() for _ in range(SEATS[event.game])), status=Status.OPEN)
+    if isinstance(event, SeatTaken):
+        return _with_seat(table, event.seat, Seat(event.player_id, event.name))
+    if isinstance(event, SeatLeft):
+        return _with_seat(table, event.seat, _bot_seat(table, event.seat) if event.bot else Seat())
+    if isinstance(event, BotSeated):
+        return _with_seat(table, event.seat, _bot_seat(table, event.seat))
+    if isinstance(event, SeatsSwapped):
+        seats = list(table.seats)
+        seats[event.seat], seats[event.other_seat] = seats[event.other_seat], seats[event.seat]
+        return replace(table, seats=tuple(seats))
+    if isinstance(event, Substituted):
+        return _with_seat(table, event.seat, Seat(event.player_id, event.name, ready=True))
+    if isinstance(event, ReadyChanged):
+        return _with_seat(table, event.seat, replace(table.seats[event.seat], ready=event.ready))
+    if isinstance(event, MatchStarted):
+        return replace(table, status=Status.PLAYING, game_id=event.game_id, matches=event.match)
+    if isinstance(event, SeatCovered):
+        return _with_seat(table, event.seat, replace(table.seats[event.seat], covered=True))
+    if isinstance(event, SeatReturned):
+        seat = table.seats[event.seat]
+        return _with_seat(table, event.seat, replace(seat, covered=False, runner="", lease_until=0))
+    if isinstance(event, SeatLeased):
+        seat = table.seats[event.seat]
+        return _with_seat(table, event.seat, replace(seat, runner=event.runner, lease_until=event.until))
+    if isinstance(event, MatchFinished):
+        after = tuple(
+            replace(s, ready=s.bot, covered=False, runner="", lease_until=0) if not s.free else s for s in table.seats
+        )
+        return replace(table, status=Status.FINISHED, seats=after, last_result=event.result)
+    raise TypeError(f"not a lobby event: {type(event).__name__}")
+
+
+def replay(events: list[Any]) -> Table:
+    table = Table()
+    for event in events:
+        table = evolve(table, event)
+    return table
+
+
+def engine_seats(table: Table) -> tuple[str, ...]:
+    """Who plays each seat in the engine now: the player, or the seat's bot while it covers."""
+    return tuple(bot_id(table.table_id, i) if s.covered else s.player_id for i, s in enumerate(table.seats))
+
+
+def match_options(table: Table) -> Any:
+    """The rule options of the table's matches, with the tournament preset's turn timer."""
+    if table.game == "zlj":
+        zlj = table.zlj_options or zlj_model.Options()
+        return replace(zlj, turn_seconds=TOURNAMENT_TURN_SECONDS) if table.tournament else zlj
+    tractor = table.tractor_options or tractor_model.Options()
+    return replace(tractor, turn_seconds=TOURNAMENT_TURN_SECONDS) if table.tournament else tractor
