@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from collections.abc import Sequence
@@ -63,6 +64,14 @@ def _engine(args: argparse.Namespace) -> int:
     return 0
 
 
+def _lobby(args: argparse.Namespace) -> int:
+    from paiju.lobby.bootstrap import serve
+    from paiju.lobby.config import Settings
+
+    asyncio.run(serve(Settings.from_env()))
+    return 0
+
+
 def _stack(args: argparse.Namespace) -> int:
     from paiju.dev.stack import main as run_stack
 
@@ -105,6 +114,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     p = sub.add_parser("engine", help="run the engine service (gRPC); configured by the environment")
     p.set_defaults(func=_engine)
+
+    p = sub.add_parser("lobby", help="run the lobby service (gRPC); configured by the environment")
+    p.set_defaults(func=_lobby)
 
     args = parser.parse_args(argv)
     try:

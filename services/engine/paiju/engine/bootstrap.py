@@ -16,6 +16,7 @@ from prometheus_client import start_http_server
 from paiju.engine.auth import secret_from_env, shuffle_seed
 from paiju.engine.config import Settings
 from paiju.engine.games import Games
+from paiju.engine.matches import run_in_background
 from paiju.engine.observability import configure_logging
 from paiju.engine.service import EngineService
 from paiju.engine.store.jetstream import JetStreamEventStore
@@ -46,10 +47,14 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
+    lobby = await JetStreamEventStore.connect(
+        settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
+    )
     server = grpc.aio.server()
     games = Games(store)
     await games.follow()  # every replica's appends keep this replica's cached games current
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(EngineService(games, secret), server)
+    service = EngineService(games, secret)
+    engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
@@ -65,13 +70,16 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     timers = asyncio.create_task(_run_timers(games, secret, settings.timer_seconds, stopping))
+    matches = await run_in_background(lobby.client, service, settings.lobby_stream, settings.lobby_prefix, stopping)
     if ready is not None:
         ready.set()
     await stopping.wait()
     await timers
+    await matches
     log.info("engine stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
     for name in ("", SERVICE_NAME):
         await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
     await server.stop(GRACE_SECONDS)
+    await lobby.close()
     await store.close()
     log.info("engine stopped")

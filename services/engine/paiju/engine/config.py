@@ -24,6 +24,10 @@ class Settings:
     """PAIJU_LOG_LEVEL."""
     timer_seconds: float = 1.0
     """How often expired turns are looked for (PAIJU_TIMER_SECONDS)."""
+    lobby_stream: str = "LOBBY"
+    """The lobby's JetStream stream, whose match starts the engine turns into games (PAIJU_LOBBY_STREAM)."""
+    lobby_prefix: str = "paiju.lobby"
+    """The lobby's subject prefix (PAIJU_LOBBY_SUBJECT_PREFIX)."""
 
     @classmethod
     def from_env(cls, env: dict[str, str] | None = None) -> Settings:
@@ -38,4 +42,6 @@ class Settings:
             metrics_port=int(values.get("PAIJU_METRICS_PORT", d.metrics_port)),
             log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
             timer_seconds=float(values.get("PAIJU_TIMER_SECONDS", d.timer_seconds)),
+            lobby_stream=values.get("PAIJU_LOBBY_STREAM", d.lobby_stream),
+            lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
         )

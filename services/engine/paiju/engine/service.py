@@ -74,6 +74,15 @@ async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusC
     raise AssertionError("unreachable")  # context.abort raises
 
 
+class CreateRefused(Exception):
+    """A game that cannot be created as asked: the gRPC status and the reason."""
+
+    def __init__(self, code: grpc.StatusCode, reason: str) -> None:
+        super().__init__(reason)
+        self.code = code
+        self.reason = reason
+
+
 class EngineService(engine_pb2_grpc.EngineServiceServicer):
     def __init__(
         self,
@@ -156,8 +165,17 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         who = await self._identity(context)
         if who.role not in (Role.SERVICE, Role.ADMIN):
             await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only the lobby (service role) creates games")
+        try:
+            game = await self.create_game(request, who.subject)
+        except CreateRefused as e:
+            await _abort(context, e.code, e.reason)
+        return engine_pb2.CreateGameResponse(game_id=request.game_id, version=game.version)
+
+    async def create_game(self, request: engine_pb2.CreateGameRequest, actor: str) -> Game:
+        """Create the game a request describes (for CreateGame and for the lobby's match starts): idempotent
+        by request, `CreateRefused` with the status and reason otherwise."""
         if not request.game_id:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a game needs a game_id")
+            raise CreateRefused(grpc.StatusCode.INVALID_ARGUMENT, "a game needs a game_id")
         try:
             if request.game == engine_pb2.GAME_ZLJ:
                 options = (
@@ -176,22 +194,22 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 start = tractor_model.StartGame(self._seeds(request.game_id, 0), t_options, at=self._now())
                 kind = "tractor"
             else:
-                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game must be GAME_ZLJ or GAME_TRACTOR")
+                raise CreateRefused(grpc.StatusCode.INVALID_ARGUMENT, "game must be GAME_ZLJ or GAME_TRACTOR")
             seats = self._seating(request, 6 if kind == "zlj" else 4)
             if isinstance(seats, str):
-                await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, seats)
+                raise CreateRefused(grpc.StatusCode.INVALID_ARGUMENT, seats)
             digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
             game = await self._games.create(
-                request.game_id, kind, start, f"create:{request.game_id}", who.subject, seats=seats, digest=digest
+                request.game_id, kind, start, f"create:{request.game_id}", actor, seats=seats, digest=digest
             )
-            ACTIVE_GAMES.inc()
         except CodecError as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+            raise CreateRefused(grpc.StatusCode.INVALID_ARGUMENT, str(e)) from None
         except RuleError as e:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, e.reason)
+            raise CreateRefused(grpc.StatusCode.INVALID_ARGUMENT, e.reason) from None
         except CommandIdReused:
-            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, f"game {request.game_id} exists already")
-        return engine_pb2.CreateGameResponse(game_id=request.game_id, version=game.version)
+            raise CreateRefused(grpc.StatusCode.ALREADY_EXISTS, f"game {request.game_id} exists already") from None
+        ACTIVE_GAMES.inc()
+        return game
 
     @staticmethod
     def _seating(request: engine_pb2.CreateGameRequest, count: int) -> tuple[str, ...] | str:

@@ -116,3 +116,23 @@ def new_player_id() -> str:
 
 def guest_name() -> str:
     return "guest-" + secrets.token_hex(3)
+
+
+@dataclass(frozen=True, slots=True)
+class Register:
+    """Register an account (the name and password checked, the password hashed, by the caller)."""
+
+    player_id: str
+    name: str
+    password_hash: str
+    guest: bool
+
+
+def decide_account(account: Account | None, command: Register) -> list[AccountRegistered]:
+    if account is not None:
+        raise LobbyError("already_exists", f"the name {command.name!r} is taken")
+    return [AccountRegistered(command.player_id, command.name, command.password_hash, command.guest)]
+
+
+def evolve_account(account: Account | None, event: AccountRegistered) -> Account:
+    return Account(event.player_id, event.name, event.password_hash, event.guest)

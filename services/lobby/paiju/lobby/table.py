@@ -272,9 +272,14 @@ class ReadyChanged:
 
 @dataclass(frozen=True, slots=True)
 class MatchStarted:
+    """A match starts: everything the engine needs to create its game (the options include the preset's)."""
+
     game_id: str
     match: int
     players: tuple[str, ...]
+    game: str
+    zlj_options: zlj_model.Options | None
+    tractor_options: tractor_model.Options | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -422,7 +427,10 @@ def decide(table: Table, command: Any) -> list[Any]:
             raise _refuse(f"not everyone is ready: {', '.join(waiting)}")
         match = table.matches + 1
         players = tuple(s.player_id for s in table.seats)
-        return [MatchStarted(game_id_of(table.table_id, match), match, players)]
+        options = match_options(table)
+        zlj = options if table.game == "zlj" else None
+        tractor = options if table.game == "tractor" else None
+        return [MatchStarted(game_id_of(table.table_id, match), match, players, table.game, zlj, tractor)]
     if isinstance(command, CoverSeat):
         place = table.seats[_seat_index(table, command.seat)]
         if table.status is not Status.PLAYING or place.bot or place.covered or place.free:

@@ -77,6 +77,11 @@ class JetStreamEventStore:
         except NotFoundError:
             await self._js.add_stream(config)
 
+    @property
+    def client(self) -> Client:
+        """The NATS connection (for consumers beside the store, e.g. the engine's match starter)."""
+        return self._nc
+
     def subject(self, aggregate: str) -> str:
         return f"{self._prefix}.{aggregate}"
 

@@ -1,0 +1,108 @@
+"""Match starts from the lobby: the engine creates the game of every `MatchStarted` on the LOBBY stream.
+
+Every engine replica pulls from one durable JetStream consumer (``engine-match-starter``), so each lobby
+event goes to one replica at a time; a message is acknowledged only after its game exists, and is delivered
+again when a replica dies before acknowledging. Creating a game is idempotent by request (the same game id,
+options and seats answer with the existing game), so a redelivered start, or two replicas handling the same
+start, create exactly one game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+import grpc
+import structlog
+from nats.aio.client import Client
+from nats.errors import TimeoutError as NatsTimeout
+from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+from paiju.engine.service import CreateRefused, EngineService
+from paiju.v1 import engine_pb2, lobby_events_pb2
+
+CONSUMER = "engine-match-starter"
+GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
+log = structlog.get_logger("paiju.engine.matches")
+
+
+def create_request(started: lobby_events_pb2.LobbyMatchStarted) -> engine_pb2.CreateGameRequest:
+    """The CreateGame request of a lobby match start (the same for every replica and every delivery)."""
+    request = engine_pb2.CreateGameRequest(
+        game_id=started.game_id, game=GAMES.get(started.game, engine_pb2.GAME_UNSPECIFIED)
+    )
+    if started.HasField("zlj_options"):
+        request.zlj_options.CopyFrom(started.zlj_options)
+    if started.HasField("tractor_options"):
+        request.tractor_options.CopyFrom(started.tractor_options)
+    for seat, player in enumerate(started.players):
+        request.seats.add(seat=seat, player_id=player)
+    return request
+
+
+async def handle(service: EngineService, data: bytes) -> str | None:
+    """Create the game of one lobby event if it starts a match; the game id, or ``None`` for other events."""
+    envelope = lobby_events_pb2.LobbyEnvelope.FromString(data)
+    if envelope.event.WhichOneof("event") != "match_started":
+        return None
+    request = create_request(envelope.event.match_started)
+    try:
+        await service.create_game(request, envelope.actor or "lobby")
+    except CreateRefused as e:
+        # a start the engine can never create (malformed, or the id taken by another game): say so and move on
+        log.error("a match start cannot be created", game=request.game_id, status=e.code.name, reason=e.reason)
+        if e.code is grpc.StatusCode.UNAVAILABLE:
+            raise
+    return request.game_id
+
+
+async def start_matches(
+    client: Client, service: EngineService, stream: str, prefix: str, stop: asyncio.Event, *, batch: int = 32
+) -> None:
+    """Pull lobby events and create the games of match starts until ``stop`` is set."""
+    js = client.jetstream()
+    config = ConsumerConfig(
+        durable_name=CONSUMER,
+        ack_policy=AckPolicy.EXPLICIT,
+        deliver_policy=DeliverPolicy.ALL,
+        ack_wait=30,
+        max_ack_pending=1000,
+    )
+    subscription = await js.pull_subscribe(f"{prefix}.*", durable=CONSUMER, stream=stream, config=config)
+    try:
+        while not stop.is_set():
+            try:
+                messages = await subscription.fetch(batch, timeout=1.0)
+            except (NatsTimeout, TimeoutError):
+                continue
+            for message in messages:
+                try:
+                    game_id = await handle(service, message.data)
+                except Exception:  # stored nothing, or not all: the message comes again after ack_wait
+                    log.exception("creating a match's game failed; it will be retried")
+                    await message.nak(delay=1.0)
+                    continue
+                await message.ack()
+                if game_id is not None:
+                    log.info("match game ready", game=game_id)
+    finally:
+        with contextlib.suppress(Exception):
+            await subscription.unsubscribe()
+
+
+async def run_in_background(
+    client: Client, service: EngineService, stream: str, prefix: str, stop: asyncio.Event
+) -> asyncio.Task[Any]:
+    """`start_matches` as a task that restarts after an unexpected error (logged) until ``stop``."""
+
+    async def forever() -> None:
+        while not stop.is_set():
+            try:
+                await start_matches(client, service, stream, prefix, stop)
+            except Exception:
+                log.exception("the match starter stopped; restarting")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=1.0)
+
+    return asyncio.create_task(forever())

@@ -1,0 +1,183 @@
+"""Lobby aggregates (tables, accounts) over the same event store as the engine's games (design.md).
+
+Each aggregate is a subject of the LOBBY stream holding `LobbyEnvelope`s. Acting reads the aggregate from
+the store, decides with the pure core and appends at the position it read: of two lobby replicas deciding
+on the same table at once exactly one wins, and the other reads again and decides again (so two players
+racing for one seat: one sits, the other is told the seat is taken). A command id already applied is
+answered with its events (a retry); reused for another command it is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar, cast
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from paiju.engine.codec import OneofCodec
+from paiju.engine.store import ConcurrencyConflict, EventStore, Position, Recorded
+from paiju.engine.store.base import NEW
+from paiju.v1 import lobby_events_pb2
+
+S = TypeVar("S")
+SCHEMA_VERSION = 1
+CONFLICT_RETRIES = 16
+
+
+class CommandIdReused(Exception):
+    """A command id already names another command of this aggregate."""
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded(Generic[S]):
+    """An aggregate as read: its state, position and the digest of each command applied."""
+
+    aggregate: str
+    state: S
+    position: Position = NEW
+    commands: dict[str, bytes] = field(default_factory=dict)
+    events: tuple[Any, ...] = ()
+
+    @property
+    def version(self) -> int:
+        return self.position.version
+
+
+def digest_of(command: Any) -> bytes:
+    """A command's fingerprint (frozen dataclasses of plain values have a deterministic repr)."""
+    return hashlib.sha256(repr(command).encode()).digest()
+
+
+class Aggregates(Generic[S]):
+    """Load and act on the aggregates of one kind, kept current by the store's feed once `follow` runs."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        codec: OneofCodec,
+        initial: Callable[[], S],
+        decide: Callable[[S, Any], Sequence[Any]],
+        evolve: Callable[[S, Any], S],
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._store = store
+        self._codec = codec
+        self._initial = initial
+        self._decide = decide
+        self._evolve = evolve
+        self._clock = clock
+        self._cache: dict[str, Loaded[S]] = {}
+        self._changed: dict[str, asyncio.Event] = {}
+        self._following = False
+
+    @property
+    def store(self) -> EventStore:
+        return self._store
+
+    async def follow(self) -> None:
+        await self._store.follow(self._observe)
+        self._following = True
+
+    def _observe(self, recorded: Recorded) -> None:
+        cached = self._cache.get(recorded.aggregate)
+        if cached is None or recorded.version <= cached.version:
+            return
+        if recorded.version == cached.version + 1:
+            self._remember(self._extend(cached, [recorded]))
+        else:
+            del self._cache[recorded.aggregate]
+            self._notify(recorded.aggregate)
+
+    def _remember(self, loaded: Loaded[S]) -> None:
+        self._cache[loaded.aggregate] = loaded
+        self._notify(loaded.aggregate)
+
+    def _notify(self, aggregate: str) -> None:
+        changed = self._changed.pop(aggregate, None)
+        if changed is not None:
+            changed.set()
+
+    async def changed(self, aggregate: str, version: int, timeout: float) -> None:
+        """Wait until the aggregate is past ``version`` (or ``timeout`` seconds pass)."""
+        cached = self._cache.get(aggregate)
+        if cached is not None and cached.version > version:
+            return
+        event = self._changed.setdefault(aggregate, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), timeout)
+
+    def _extend(self, loaded: Loaded[S], tail: Sequence[Recorded]) -> Loaded[S]:
+        state = loaded.state
+        commands = dict(loaded.commands)
+        events = list(loaded.events)
+        for r in tail:
+            envelope = lobby_events_pb2.LobbyEnvelope.FromString(r.data)
+            event = self._codec.decode(envelope.event)
+            state = self._evolve(state, event)
+            commands.setdefault(envelope.command_id, envelope.command_digest)
+            events.append(event)
+        return Loaded(loaded.aggregate, state, tail[-1].position, commands, tuple(events))
+
+    async def load(self, aggregate: str) -> Loaded[S]:
+        """The aggregate as this replica knows it (kept current by the feed), read from the store otherwise."""
+        cached = self._cache.get(aggregate)
+        if self._following and cached is not None:
+            return cached
+        return await self.refresh(aggregate)
+
+    async def refresh(self, aggregate: str) -> Loaded[S]:
+        """The aggregate as stored now (an aggregate without events is the initial state at version 0)."""
+        cached = self._cache.get(aggregate) or Loaded(aggregate, self._initial())
+        tail = await self._store.load(aggregate, cached.position)
+        loaded = self._extend(cached, tail) if tail else cached
+        if loaded.version:
+            self._remember(loaded)
+        return loaded
+
+    async def act(self, aggregate: str, command: Any, command_id: str, actor: str) -> tuple[Loaded[S], list[Any]]:
+        """Decide ``command`` and append its events; a retried command id answers with the state, no events.
+
+        Raises whatever the core's ``decide`` raises when it refuses (nothing is stored), `CommandIdReused`.
+        """
+        digest = digest_of(command)
+        for _ in range(CONFLICT_RETRIES):
+            loaded = await self.refresh(aggregate)
+            done = loaded.commands.get(command_id)
+            if done is not None:
+                if done != digest:
+                    raise CommandIdReused(f"command id {command_id!r} was already used for another command")
+                return loaded, []
+            events = list(self._decide(loaded.state, command))
+            if not events:
+                return loaded, []
+            when = Timestamp()
+            when.FromDatetime(self._clock())
+            data = []
+            for i, event in enumerate(events, start=1):
+                envelope = lobby_events_pb2.LobbyEnvelope(
+                    aggregate=aggregate,
+                    version=loaded.version + i,
+                    command_id=command_id,
+                    actor=actor,
+                    recorded_at=when,
+                    schema_version=SCHEMA_VERSION,
+                    command_digest=digest,
+                )
+                envelope.event.CopyFrom(cast(Any, self._codec.encode(event)))
+                data.append(envelope.SerializeToString())
+            try:
+                recorded = await self._store.append(aggregate, loaded.position, command_id, data)
+            except ConcurrencyConflict:
+                continue  # another replica decided first: read again and decide again
+            if [r.data for r in recorded] != data:
+                continue  # stored earlier under this command id: the next round answers from the log
+            after = self._extend(loaded, recorded)
+            self._remember(after)
+            return after, events
+        raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")
