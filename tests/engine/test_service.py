@@ -2,76 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import typing
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-from contextlib import asynccontextmanager
 from typing import Any
 
 import grpc
 import pytest
 
-from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.auth import Role
 from paiju.engine.contract import ZLJ, ZLJ_EVENTS
-from paiju.engine.games import Games
-from paiju.engine.service import EngineService
-from paiju.engine.store import MemoryEventStore
-from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Play, replay
 from paiju.rules.zlj.model import HandsDealt
-from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
+from paiju.v1 import engine_pb2, zlj_pb2
 
-SECRET = b"test-secret-" * 4
-NOW = 2_000_000_000
-
-
-def token(role: Role, game: str | None = None, seat: int | None = None, expires: int = NOW + 3600) -> str:
-    return mint(Identity(f"{role.value}-{seat}", role, game, seat, expires), SECRET)
-
-
-def auth(tok: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {tok}"),)
-
-
-@asynccontextmanager
-async def engine(kind: str, request: pytest.FixtureRequest) -> AsyncIterator[tuple[Any, Games]]:
-    if kind == "memory":
-        store: Any = MemoryEventStore()
-    else:
-        stream = "S" + uuid.uuid4().hex[:12].upper()
-        store = await JetStreamEventStore.connect(
-            request.getfixturevalue("nats_url"), stream=stream, prefix=f"s.{stream.lower()}"
-        )
-    games = Games(store)
-    seeds = SeededRandom(99)
-    server = grpc.aio.server()
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(
-        EngineService(games, SECRET, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64()), server
-    )
-    port = server.add_insecure_port("127.0.0.1:0")
-    await server.start()
-    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
-    try:
-        stub: Any = engine_pb2_grpc.EngineServiceStub(channel)  # the async channel makes every call awaitable
-        yield stub, games
-    finally:
-        await channel.close()
-        await server.stop(None)
-        await store.close()
-
-
-def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
-    asyncio.run(body())
-
-
-async def status_of(call: Awaitable[Any]) -> grpc.StatusCode:
-    try:
-        await call
-    except grpc.aio.AioRpcError as e:
-        return e.code()
-    return grpc.StatusCode.OK
+from .harness import NOW, auth, engine, run, status_of, token
 
 
 def test_a_zlj_deal_played_by_bots_over_the_api(store_kind: str, request: pytest.FixtureRequest) -> None:

@@ -1,0 +1,305 @@
+"""Helpers shared by the gRPC tests of `EngineService`: tokens, an in-process engine over a chosen store,
+and small call wrappers. Import with ``from .harness import ...`` (sibling module under importlib mode)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from contextlib import asynccontextmanager
+from typing import Any, cast
+
+import grpc
+import pytest
+from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+
+from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.engine.games import Games
+from paiju.engine.service import EngineService
+from paiju.engine.store import MemoryEventStore
+from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.rules.rng import SeededRandom
+from paiju.rules.tractor import view as tractor_view
+from paiju.rules.tractor.model import Counter as TractorCounter
+from paiju.rules.tractor.model import MakeBid as TractorMakeBid
+from paiju.rules.tractor.model import Pass as TractorPass
+from paiju.rules.tractor.model import Phase as TractorPhase
+from paiju.rules.tractor.model import Play as TractorPlay
+from paiju.rules.tractor.model import Redeal as TractorRedeal
+from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
+
+SECRET = b"test-secret-" * 4
+NOW = 2_000_000_000
+
+
+def token(role: Role, game: str | None = None, seat: int | None = None, expires: int = NOW + 3600) -> str:
+    return mint(Identity(f"{role.value}-{seat}", role, game, seat, expires), SECRET)
+
+
+def auth(tok: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {tok}"),)
+
+
+@asynccontextmanager
+async def engine(kind: str, request: pytest.FixtureRequest, seed: int = 99) -> AsyncIterator[tuple[Any, Games]]:
+    """An `EngineService` on a free local port over the ``kind`` store ("memory" or "jetstream"), its clock
+    fixed at `NOW` and its shuffle seeds drawn from ``seed``; yields (async stub, `Games`)."""
+    if kind == "memory":
+        store: Any = MemoryEventStore()
+    else:
+        stream = "S" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(
+            request.getfixturevalue("nats_url"), stream=stream, prefix=f"s.{stream.lower()}"
+        )
+    games = Games(store)
+    seeds = SeededRandom(seed)
+    server = grpc.aio.server()
+    engine_pb2_grpc.add_EngineServiceServicer_to_server(
+        EngineService(games, SECRET, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64()), server
+    )
+    port = server.add_insecure_port("127.0.0.1:0")
+    await server.start()
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        stub: Any = engine_pb2_grpc.EngineServiceStub(channel)  # the async channel makes every call awaitable
+        yield stub, games
+    finally:
+        await channel.close()
+        await server.stop(None)
+        await store.close()
+
+
+def player_id(seat: int) -> str:
+    """The player id that `token` gives a player token for ``seat``."""
+    return f"{Role.PLAYER.value}-{seat}"
+
+
+def seated(request: engine_pb2.CreateGameRequest, seats: int) -> engine_pb2.CreateGameRequest:
+    """``request`` with every seat assigned to the player whose `token` the tests mint for it."""
+    for seat in range(seats):
+        request.seats.add(seat=seat, player_id=player_id(seat))
+    return request
+
+
+def game_events(envelopes: Any, game: str) -> list[Any]:
+    """The game events of some envelopes, decoded (engine events such as seat assignments left out)."""
+    codec = ZLJ_EVENTS if game == "zlj" else TRACTOR_EVENTS
+    return [codec.decode(getattr(e, game)) for e in envelopes if e.WhichOneof("payload") == game]
+
+
+def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(body())
+
+
+async def status_of(call: Awaitable[Any]) -> grpc.StatusCode:
+    try:
+        await call
+    except grpc.aio.AioRpcError as e:
+        return e.code()
+    return grpc.StatusCode.OK
+
+
+# --- bots playing over the API ------------------------------------------------------------------------
+
+Observer = Callable[[str, int | None, Any], None]
+"""Called with (source, seat or None for the spectator, message) for every response a client received."""
+
+
+def _ignore(source: str, seat: int | None, message: Any) -> None:
+    return None
+
+
+def tractor_movers(view: tractor_view.SeatView) -> list[int]:
+    """The seats that may act now, from the public view (several while bids are concealed)."""
+    if view.phase in (TractorPhase.PLAY, TractorPhase.CUT):
+        return [] if view.turn is None else [view.turn]
+    if view.phase is TractorPhase.BID:
+        return [s for s in range(4) if s not in view.acted]
+    if view.phase is TractorPhase.COUNTER:
+        assert view.bid is not None
+        return [s for s in range(4) if s % 2 != view.bid.seat % 2 and s not in view.acted]
+    return []
+
+
+def choose_tractor(actions: list[Any], rng: SeededRandom, *, pass_bids: bool) -> Any:
+    """A seeded bot over `legal_actions`: bids with the fewest level cards (so a counter stays possible),
+    counters whenever it can, mostly leads its largest combinations, otherwise a random action;
+    ``pass_bids`` passes in bidding."""
+    if isinstance(actions[0], TractorPass):
+        offers = [a for a in actions if isinstance(a, TractorMakeBid | TractorCounter)]
+        if pass_bids or not offers:
+            return actions[0]
+        fewest = min(len(a.cards) for a in offers)
+        smallest = [a for a in offers if len(a.cards) == fewest]
+        return smallest[rng.below(len(smallest))]
+    if isinstance(actions[0], TractorPlay) and rng.below(4):
+        # mostly lead the largest combinations: a deal of 81 cards a seat takes fewer tricks
+        largest = max(len(a.cards) for a in actions)
+        actions = [a for a in actions if len(a.cards) == largest]
+    return actions[rng.below(len(actions))]
+
+
+async def play_tractor(
+    stub: Any,
+    game_id: str,
+    rng: SeededRandom,
+    *,
+    void_deals: int = 0,
+    observe: Observer = _ignore,
+    before_act: Callable[[int, Any], Awaitable[None]] | None = None,
+    limit: int = 5000,
+) -> int:
+    """Play a 拖拉机 game to its end with one bot per seat, each with its own player token (GetView,
+    GetLegalActions, Act); a spectator token decides whose move it is and a service token redeals a void
+    first deal. The first ``void_deals`` biddings are all passes. Returns the number of acts."""
+    players = [auth(token(Role.PLAYER, game_id, s)) for s in range(4)]
+    spectator = auth(token(Role.SPECTATOR))
+    service = auth(token(Role.SERVICE))
+    acts = 0
+    voided = 0
+    for _ in range(limit):
+        public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
+        observe("view", None, public)
+        view = TRACTOR.decode(public.tractor, tractor_view.SeatView)
+        if view.phase is TractorPhase.ENDED:
+            return acts
+        if view.phase is TractorPhase.FLIP:
+            command = cast(Any, TRACTOR_COMMANDS.encode(TractorRedeal(0)))  # the engine draws the seed
+            acted = await stub.Act(
+                engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, tractor=command),
+                metadata=service,
+            )
+            observe("act", None, acted)
+            continue
+        movers = tractor_movers(view)
+        assert movers, f"nobody may act in {view}"
+        seat = movers[rng.below(len(movers))]
+        mine = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=players[seat])
+        observe("view", seat, mine)
+        legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=players[seat])
+        observe("legal", seat, legal)
+        actions = [TRACTOR_COMMANDS.decode(a.tractor) for a in legal.actions]
+        assert actions, f"seat {seat} may act but has no legal action"
+        if before_act is not None:
+            await before_act(seat, legal)
+        bidding = view.phase is TractorPhase.BID
+        choice = choose_tractor(actions, rng, pass_bids=bidding and voided < void_deals)
+        acted = await stub.Act(
+            engine_pb2.ActRequest(
+                game_id=game_id,
+                command_id=uuid.uuid4().hex,
+                expected_version=legal.version,
+                tractor=cast(Any, TRACTOR_COMMANDS.encode(choice)),
+            ),
+            metadata=players[seat],
+        )
+        observe("act", seat, acted)
+        acts += 1
+        if any(e.tractor.WhichOneof("event") == "deal_voided" for e in acted.events):
+            voided += 1
+    raise AssertionError(f"game {game_id} did not end in {limit} steps")
+
+
+def choose_zlj(actions: list[Any], rng: SeededRandom) -> Any:
+    """A seeded bot over the listed actions: mostly a play of the most cards (a shorter deal), else any."""
+    if rng.below(4):
+        sizes = [len(a.zlj.play.cards) if a.zlj.WhichOneof("command") == "play" else 0 for a in actions]
+        actions = [a for a, n in zip(actions, sizes, strict=True) if n == max(sizes)]
+    return actions[rng.below(len(actions))]
+
+
+async def play_zlj(
+    stub: Any,
+    game_id: str,
+    rng: SeededRandom,
+    *,
+    observe: Observer = _ignore,
+    before_act: Callable[[int, Any], Awaitable[None]] | None = None,
+    limit: int = 5000,
+) -> int:
+    """Play a 砸六家 match to its end with seeded bots (`choose_zlj`), one player token per seat. Returns the
+    number of acts."""
+    players = [auth(token(Role.PLAYER, game_id, s)) for s in range(6)]
+    spectator = auth(token(Role.SPECTATOR))
+    for acts in range(limit):
+        public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
+        observe("view", None, public)
+        if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
+            return acts
+        assert public.zlj.HasField("turn"), f"nobody may act: {public}"
+        seat = public.zlj.turn
+        mine = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=players[seat])
+        observe("view", seat, mine)
+        legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=players[seat])
+        observe("legal", seat, legal)
+        assert legal.actions, f"seat {seat} is to act but has no legal action"
+        if before_act is not None:
+            await before_act(seat, legal)
+        choice = choose_zlj(list(legal.actions), rng)
+        acted = await stub.Act(
+            engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, zlj=choice.zlj),
+            metadata=players[seat],
+        )
+        observe("act", seat, acted)
+    raise AssertionError(f"match {game_id} did not end in {limit} steps")
+
+
+# --- error details ------------------------------------------------------------------------------------
+
+
+def _status_class() -> Any:
+    """google.rpc.Status (code, message, details), built here: the googleapis protos are not a dependency."""
+    pool = descriptor_pool.DescriptorPool()
+    pool.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
+    file = descriptor_pb2.FileDescriptorProto(
+        name="paiju_tests/google_rpc_status.proto",
+        package="google.rpc",
+        syntax="proto3",
+        dependency=["google/protobuf/any.proto"],
+    )
+    message = file.message_type.add(name="Status")
+    field = descriptor_pb2.FieldDescriptorProto
+    message.field.add(name="code", number=1, type=field.TYPE_INT32, label=field.LABEL_OPTIONAL)
+    message.field.add(name="message", number=2, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
+    message.field.add(
+        name="details", number=3, type=field.TYPE_MESSAGE, label=field.LABEL_REPEATED, type_name=".google.protobuf.Any"
+    )
+    pool.Add(file)
+    return message_factory.GetMessageClass(pool.FindMessageTypeByName("google.rpc.Status"))
+
+
+STATUS = _status_class()
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+
+def rule_violations(error: grpc.aio.AioRpcError) -> list[engine_pb2.RuleViolation]:
+    """The `RuleViolation`s packed in an error's google.rpc.Status details (the grpc-status-details-bin trailer)."""
+    found = []
+    for key, value in error.trailing_metadata() or ():
+        if key == STATUS_DETAILS_KEY:
+            raw = value if isinstance(value, bytes) else str(value).encode("latin-1")
+            for detail in STATUS.FromString(raw).details:
+                if detail.type_url.endswith("/paiju.v1.RuleViolation"):
+                    found.append(engine_pb2.RuleViolation.FromString(detail.value))
+    return found
+
+
+def error_texts(error: grpc.aio.AioRpcError) -> list[str]:
+    """Everything readable a client gets with an error: the status message, text trailers, the status
+    details' message and every packed detail (a `RuleViolation` as its fields, anything else as text)."""
+    texts = [error.details() or ""]
+    for key, value in error.trailing_metadata() or ():
+        if key == STATUS_DETAILS_KEY:
+            raw = value if isinstance(value, bytes) else str(value).encode("latin-1")
+            status = STATUS.FromString(raw)
+            texts.append(status.message)
+            for detail in status.details:
+                if detail.type_url.endswith("/paiju.v1.RuleViolation"):
+                    violation = engine_pb2.RuleViolation.FromString(detail.value)
+                    texts.extend((violation.reason, violation.rule))
+                else:
+                    texts.append(f"{detail.type_url} {detail.value!r}")
+        elif not key.endswith("-bin"):
+            texts.append(f"{key}: {value if isinstance(value, str) else value.decode(errors='replace')}")
+    return texts
