@@ -115,3 +115,17 @@ def test_hidden_cards_stay_hidden_on_the_wire() -> None:
 def test_malformed_messages_are_refused(message: Message) -> None:
     with pytest.raises(CodecError):
         ZLJ_COMMANDS.decode(message)
+
+
+def test_an_unspecified_enum_takes_the_fields_default_only_where_there_is_one() -> None:
+    from paiju.rules.zlj import model
+    from paiju.rules.zlj.combos import Combo
+    from paiju.v1 import zlj_pb2
+
+    options = ZLJ.decode(zlj_pb2.ZljOptions(deals=2), model.Options)
+    assert options == model.Options(deals=2), "unset options are the rules' defaults"
+    explicit = zlj_pb2.ZljOptions(deals=2, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_TEAM_TOTAL)
+    assert ZLJ.decode(explicit, model.Options).reverse_tribute is model.ReverseTribute.TEAM_TOTAL
+    # a required enum (no default) left at 0 is malformed
+    with pytest.raises(CodecError):
+        ZLJ.decode(zlj_pb2.ZljCombo(size=1, top=3), Combo)

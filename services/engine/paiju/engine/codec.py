@@ -160,7 +160,14 @@ class Codec:
     # --- decoding -----------------------------------------------------------------------------------
 
     def decode(self, message: Message, cls: type) -> Any:
-        values = {name: self._get(message, name, tp) for name, tp in _hints(cls).items()}
+        """The dataclass ``cls`` a message carries. An enum field left unspecified (0) takes the field's
+        default when it has one (e.g. options: unset means the rules' default), and is refused otherwise."""
+        defaulted = _defaulted(cls)
+        values = {
+            name: self._get(message, name, tp)
+            for name, tp in _hints(cls).items()
+            if not (name in defaulted and _is_enum(tp) and getattr(message, name) == 0)
+        }
         return cls(**values)
 
     def _get(self, message: Message, name: str, tp: Any) -> Any:
@@ -268,6 +275,25 @@ def _field_names(message: Message) -> list[str]:
     found = _FIELD_NAMES.get(descriptor)
     if found is None:
         found = _FIELD_NAMES[descriptor] = [typing.cast(Any, f).name for f in descriptor.fields]
+    return found
+
+
+def _is_enum(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, Enum)
+
+
+_DEFAULTED: dict[type, frozenset[str]] = {}
+
+
+def _defaulted(cls: type) -> frozenset[str]:
+    """The init fields of a dataclass that have a default."""
+    found = _DEFAULTED.get(cls)
+    if found is None:
+        found = _DEFAULTED[cls] = frozenset(
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.init and (f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING)
+        )
     return found
 
 

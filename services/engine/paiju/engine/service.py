@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 import time
 import typing
 from collections.abc import AsyncIterator, Callable
@@ -20,6 +21,8 @@ from typing import Any, NoReturn, cast
 
 import grpc
 import structlog
+from google.protobuf.message import Message
+from google.rpc import status_pb2
 
 from paiju.engine.auth import Identity, Role, TokenError, shuffle_seed, verify
 from paiju.engine.codec import CodecError
@@ -59,6 +62,8 @@ REFEREE_COMMANDS = (tractor_model.Penalize, tractor_model.DeclareLabourReform)
 SEEDED = (zlj_model.Cut, zlj_model.Timeout, tractor_model.Cut, tractor_model.Timeout, tractor_model.Redeal)
 FULL_INFORMATION = (Role.ANALYST, Role.ADMIN)
 STATUS = {"malformed": grpc.StatusCode.INVALID_ARGUMENT, "rule": grpc.StatusCode.FAILED_PRECONDITION}
+STATUS_DETAILS = "grpc-status-details-bin"
+RULE_CITED = re.compile(r"\((D-(?:TR|ZLJ)-[0-9.]+|§[0-9.]+)\)\s*$")
 WATCH_POLL_SECONDS = 0.05
 """How often a watch looks at the store when no feed of new events keeps the games current."""
 WATCH_IDLE_SECONDS = 1.0
@@ -67,11 +72,26 @@ VERIFIED_TOKENS = 10_000
 log = structlog.get_logger("paiju.engine")
 
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str) -> NoReturn:
+async def _abort(
+    context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str, *details: Message
+) -> NoReturn:
+    """End the call with ``code`` and ``reason``; ``details`` go packed in a google.rpc.Status trailer."""
     REJECTIONS.labels(code.name).inc()
     log.info("refused", status=code.name, reason=reason)
-    await context.abort(code, reason)
+    trailers: tuple[tuple[str, bytes], ...] = ()
+    if details:
+        status = status_pb2.Status(code=code.value[0], message=reason)
+        for detail in details:
+            status.details.add().Pack(detail)
+        trailers = ((STATUS_DETAILS, status.SerializeToString()),)
+    await context.abort(code, reason, trailing_metadata=trailers)
     raise AssertionError("unreachable")  # context.abort raises
+
+
+def rule_violation(reason: str) -> engine_pb2.RuleViolation:
+    """A rule error as the contract's `RuleViolation`: the reason, and the rule it cites at its end."""
+    cited = RULE_CITED.search(reason)
+    return engine_pb2.RuleViolation(reason=reason, rule=cited.group(1) if cited else "")
 
 
 class CreateRefused(Exception):
@@ -308,6 +328,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             )
         except RuleError as e:
             code = grpc.StatusCode.PERMISSION_DENIED if e.kind == "seat" else STATUS[e.kind]
+            if code is grpc.StatusCode.FAILED_PRECONDITION:
+                await _abort(context, code, e.reason, rule_violation(e.reason))
             await _abort(context, code, e.reason)
         except StaleVersion as e:
             await _abort(context, grpc.StatusCode.ABORTED, str(e))
@@ -351,6 +373,13 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         sent = max(0, request.from_version)
         wait = WATCH_IDLE_SECONDS if self._games.following else WATCH_POLL_SECONDS
         while True:
+            if seat is not None and not game.holds(seat, who.subject):
+                # the seat changed hands (a swap, a substitute, a bot covering): this token sees no more
+                await _abort(
+                    context,
+                    grpc.StatusCode.PERMISSION_DENIED,
+                    f"{who.subject} no longer holds seat {seat} of game {game.game_id}",
+                )
             for envelope in game.envelopes[sent:]:
                 yield engine_pb2.WatchResponse(envelope=self._redact(game.rules, envelope, seat, full))
             sent = max(sent, len(game.envelopes))

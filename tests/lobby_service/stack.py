@@ -1,0 +1,199 @@
+"""An in-process Paiju for lobby tests: engine + match starter + lobby + read model + results, on real NATS
+and PostgreSQL, each test on streams and a database of its own."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.games import Games
+from paiju.engine.matches import run_in_background
+from paiju.engine.service import EngineService
+from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.lobby.readmodel import TableReadModel, migrate_lobby
+from paiju.lobby.results import MatchResults
+from paiju.lobby.service import LobbyService, new_accounts, new_tables
+from paiju.postgres import connect
+from paiju.rules.rng import SeededRandom
+from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+
+SECRET = b"lobby-test-secret-" * 3
+PASSWORD = "correct horse battery"
+
+
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+def service_token() -> tuple[tuple[str, str], ...]:
+    return bearer(mint(Identity("test-runner", Role.SERVICE, expires=int(time.time()) + 3600), SECRET))
+
+
+async def status_of(call: Awaitable[Any]) -> grpc.StatusCode:
+    try:
+        await call
+    except grpc.aio.AioRpcError as e:
+        return e.code()
+    return grpc.StatusCode.OK
+
+
+@dataclass
+class Stack:
+    lobby: Any
+    engine: Any
+    games: Games
+    lobby_store: JetStreamEventStore
+    games_store: JetStreamEventStore
+    service: EngineService
+    stop: asyncio.Event
+    engine_address: str
+    listing: TableReadModel
+    extra: list[Any] = field(default_factory=list)
+
+    async def player(self, name: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+        """Register ``name``: its player id and session metadata."""
+        session = (await self.lobby.Register(lobby_pb2.RegisterRequest(name=name, password=PASSWORD))).session
+        return session.player_id, bearer(session.token)
+
+    async def table(self, owner: Any, game: int = engine_pb2.GAME_ZLJ, **options: Any) -> str:
+        request = lobby_pb2.CreateTableRequest(name="test table", game=game)
+        if game == engine_pb2.GAME_ZLJ:
+            from paiju.v1 import zlj_pb2
+
+            request.zlj_options.CopyFrom(
+                zlj_pb2.ZljOptions(
+                    deals=options.get("deals", 1),
+                    reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER,
+                    resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL,
+                )
+            )
+        return str((await self.lobby.CreateTable(request, metadata=owner)).table.table_id)
+
+    async def game_exists(self, game_id: str, timeout: float = 10.0) -> Any:
+        """The engine's game once the match starter has created it."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(Exception):
+                return await self.games.refresh(game_id)
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the engine never created {game_id}")
+            await asyncio.sleep(0.05)
+
+    async def listed(self, table_id: str, predicate: Any, timeout: float = 15.0) -> lobby_pb2.Table:
+        """The table as the read model lists it, once ``predicate`` holds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            await self.listing.catch_up()
+            rows = {t.table_id: t for t in await self.listing.list_tables(None, None, 200)}
+            if table_id in rows and predicate(rows[table_id]):
+                return rows[table_id]
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the read model never showed the expected {table_id}: {rows.get(table_id)}")
+            await asyncio.sleep(0.1)
+
+
+async def play_leased_bots(stack: Stack, game_id: str, rng: SeededRandom, *, until_phase: str = "ended") -> int:
+    """Lease every bot seat from the lobby (as a bot runner does) and play them with random legal actions
+    until the game reaches ``until_phase`` (or ends), or a person is to act. Returns the acts made."""
+    tokens: dict[int, tuple[tuple[str, str], ...]] = {}
+    for _ in range(100):  # the read model names the playing tables with bots a moment after the start
+        leased = await stack.lobby.LeaseBotSeats(
+            lobby_pb2.LeaseBotSeatsRequest(runner_id="test-runner"), metadata=service_token()
+        )
+        tokens = {s.seat: bearer(s.token) for s in leased.seats if s.game_id == game_id}
+        if tokens:
+            break
+        await asyncio.sleep(0.05)
+    acts = 0
+    for _ in range(5000):
+        game = await stack.games.refresh(game_id)
+        phase = game.state.phase.value
+        if phase in ("ended", until_phase):
+            return acts
+        movers = [s for s in tokens if game.state.turn == s] if game.rules.name == "zlj" else list(tokens)
+        progressed = False
+        for seat in movers:
+            legal = await stack.engine.GetLegalActions(
+                engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=game.version), metadata=tokens[seat]
+            )
+            if not legal.actions:
+                continue
+            choice = legal.actions[rng.below(len(legal.actions))]
+            request = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex)
+            getattr(request, game.rules.name).CopyFrom(getattr(choice, game.rules.name))
+            await stack.engine.Act(request, metadata=tokens[seat])
+            acts += 1
+            progressed = True
+            break
+        if not progressed:
+            return acts  # a person is to act
+    raise AssertionError(f"{game_id} did not reach {until_phase}")
+
+
+@asynccontextmanager
+async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> AsyncIterator[Stack]:
+    suffix = uuid.uuid4().hex[:10]
+    games_store = await JetStreamEventStore.connect(nats_url, stream=f"G{suffix.upper()}", prefix=f"g{suffix}.game")
+    lobby_store = await JetStreamEventStore.connect(nats_url, stream=f"L{suffix.upper()}", prefix=f"l{suffix}.lobby")
+    games = Games(games_store)
+    await games.follow()
+    service = EngineService(games, SECRET)
+    engine_server = grpc.aio.server()
+    engine_pb2_grpc.add_EngineServiceServicer_to_server(service, engine_server)
+    engine_port = engine_server.add_insecure_port("127.0.0.1:0")
+    await engine_server.start()
+    engine_address = f"127.0.0.1:{engine_port}"
+    stop = asyncio.Event()
+    starter = await run_in_background(lobby_store.client, service, f"L{suffix.upper()}", f"l{suffix}.lobby", stop)
+
+    pool = await connect(database_dsn)
+    await migrate_lobby(pool)
+    tables = new_tables(lobby_store)
+    accounts = new_accounts(lobby_store)
+    await tables.follow()
+    await accounts.follow()
+    listing = TableReadModel(pool, lobby_store)
+    results = MatchResults(pool, games_store, tables)
+    engine_channel = grpc.aio.insecure_channel(engine_address)
+    engine_stub: Any = engine_pb2_grpc.EngineServiceStub(engine_channel)
+    lobby = LobbyService(tables, accounts, listing, lambda: engine_stub, SECRET, grace_seconds=grace)
+    lobby_server = grpc.aio.server()
+    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, lobby_server)
+    lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
+    await lobby_server.start()
+    workers = [asyncio.create_task(listing.run(stop)), asyncio.create_task(results.run(stop))]
+    lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
+    try:
+        yield Stack(
+            lobby=lobby_pb2_grpc.LobbyServiceStub(lobby_channel),
+            engine=engine_stub,
+            games=games,
+            lobby_store=lobby_store,
+            games_store=games_store,
+            service=service,
+            stop=stop,
+            engine_address=engine_address,
+            listing=listing,
+        )
+    finally:
+        stop.set()
+        await lobby_channel.close()
+        await engine_channel.close()
+        await lobby_server.stop(None)
+        await lobby.close()
+        await engine_server.stop(None)
+        for task in (*workers, starter):
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(task, timeout=5)
+        await pool.close()
+        await lobby_store.close()
+        await games_store.close()

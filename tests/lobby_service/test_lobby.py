@@ -1,0 +1,323 @@
+"""The lobby end to end on real NATS and PostgreSQL: accounts, tables, seats, bots, matches, reconnection."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+import grpc
+import pytest
+
+from paiju.engine.matches import handle
+from paiju.rules.rng import SeededRandom
+from paiju.v1 import engine_pb2, lobby_pb2
+
+from .stack import PASSWORD, Stack, bearer, play_leased_bots, stack, status_of
+
+OK = grpc.StatusCode.OK
+
+
+def run(nats_url: str, database_dsn: str, body: Callable[[Stack], Coroutine[Any, Any, None]], **kw: Any) -> None:
+    async def main() -> None:
+        async with stack(nats_url, database_dsn, **kw) as s:
+            await body(s)
+
+    asyncio.run(main())
+
+
+async def seat_everyone(s: Stack, table_id: str, owner: Any, people: list[Any], bots: int) -> None:
+    """``people`` (owner first) sit down and say ready; the owner adds ``bots`` bots."""
+    for who in people:
+        await s.lobby.TakeSeat(lobby_pb2.TakeSeatRequest(table_id=table_id), metadata=who)
+        await s.lobby.Ready(lobby_pb2.ReadyRequest(table_id=table_id, ready=True), metadata=who)
+    for _ in range(bots):
+        await s.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id), metadata=owner)
+
+
+def test_a_match_of_bots_from_the_lobby_to_the_read_models_result(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        table_id = await s.table(owner, deals=1)
+        await seat_everyone(s, table_id, owner, [], bots=6)
+        started = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        assert started.status == lobby_pb2.TABLE_STATUS_PLAYING and started.game_id == f"{table_id}-m1"
+        game = await s.game_exists(started.game_id)
+        assert game.seats == tuple(seat.player_id for seat in started.seats)
+        await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_PLAYING)
+        await play_leased_bots(s, started.game_id, SeededRandom(1))
+        listed = await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_FINISHED)
+        final = (await s.games.refresh(started.game_id)).envelopes[-1]
+        assert final.zlj.WhichOneof("event") == "match_ended"
+        assert listed.last_result.game_id == started.game_id
+        assert list(listed.last_result.team_points) == list(final.zlj.match_ended.team_points)
+        assert list(listed.last_result.individual_points) == list(final.zlj.match_ended.individual)
+        # the next match is a new game, created once
+        again = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        assert again.game_id == f"{table_id}-m2"
+        await s.game_exists(again.game_id)
+
+    run(nats_url, database_dsn, body)
+
+
+def test_two_players_racing_for_one_seat_exactly_one_sits(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        table_id = await s.table(owner)
+        racers = [await s.player(f"Racer{i}") for i in range(4)]
+        results = await asyncio.gather(
+            *(
+                status_of(s.lobby.TakeSeat(lobby_pb2.TakeSeatRequest(table_id=table_id, seat=3), metadata=md))
+                for _, md in racers
+            )
+        )
+        assert sorted(results, key=str) == sorted([OK] + [grpc.StatusCode.FAILED_PRECONDITION] * 3, key=str)
+        table = (await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=owner)).table
+        assert table.seats[3].player_id in {p for p, _ in racers}
+        assert sum(1 for seat in table.seats if seat.player_id) == 1
+
+    run(nats_url, database_dsn, body)
+
+
+def test_a_full_table_a_leaver_mid_match_and_a_removed_players_token(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        owner_id, owner = await s.player("Owner")
+        ann_id, ann = await s.player("Ann")
+        bob_id, bob = await s.player("Bob")
+        _, late = await s.player("Late")
+        table_id = await s.table(owner)
+        await seat_everyone(s, table_id, owner, [owner, ann, bob], bots=3)
+        full = s.lobby.TakeSeat(lobby_pb2.TakeSeatRequest(table_id=table_id), metadata=late)
+        assert await status_of(full) == grpc.StatusCode.FAILED_PRECONDITION
+        table = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        await s.game_exists(table.game_id)
+        join = lobby_pb2.JoinGameRequest(table_id=table_id)
+        ann_game = bearer((await s.lobby.JoinGame(join, metadata=ann)).token)
+        bob_join = await s.lobby.JoinGame(join, metadata=bob)
+        view = engine_pb2.GetViewRequest(game_id=table.game_id)
+        assert (await s.engine.GetView(view, metadata=ann_game)).zlj.hand
+
+        # Ann leaves mid-match: a bot takes her seat over, her token sees nothing any more
+        left = (await s.lobby.LeaveSeat(lobby_pb2.LeaveSeatRequest(table_id=table_id), metadata=ann)).table
+        ann_seat = next(i for i, seat in enumerate(table.seats) if seat.player_id == ann_id)
+        assert left.seats[ann_seat].bot
+        assert await status_of(s.engine.GetView(view, metadata=ann_game)) == grpc.StatusCode.PERMISSION_DENIED
+        game = await s.games.refresh(table.game_id)
+        assert game.seats[ann_seat] == left.seats[ann_seat].player_id
+
+        # the owner removes Bob: his game token no longer acts
+        bob_seat = bob_join.seat
+        removed = s.lobby.RemovePlayer(lobby_pb2.RemovePlayerRequest(table_id=table_id, seat=bob_seat), metadata=owner)
+        assert await status_of(removed) == OK
+        legal = engine_pb2.GetLegalActionsRequest(game_id=table.game_id)
+        assert await status_of(s.engine.GetLegalActions(legal, metadata=bearer(bob_join.token))) == (
+            grpc.StatusCode.PERMISSION_DENIED
+        )
+        # only the owner removes, and only a seated player leaves
+        not_owner = s.lobby.RemovePlayer(lobby_pb2.RemovePlayerRequest(table_id=table_id, seat=0), metadata=bob)
+        assert await status_of(not_owner) == grpc.StatusCode.PERMISSION_DENIED
+        again = s.lobby.LeaveSeat(lobby_pb2.LeaveSeatRequest(table_id=table_id), metadata=bob)
+        assert await status_of(again) == grpc.StatusCode.FAILED_PRECONDITION
+        assert owner_id and bob_id
+
+    run(nats_url, database_dsn, body)
+
+
+def test_swaps_wait_for_the_pause_between_deals_and_the_tribute_follows_the_seats(
+    nats_url: str, database_dsn: str
+) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        ann_id, ann = await s.player("Ann")
+        table_id = await s.table(owner, deals=2)
+        await seat_everyone(s, table_id, owner, [owner, ann], bots=4)
+        table = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        await s.game_exists(table.game_id)
+        swap = lobby_pb2.SwapSeatsRequest(table_id=table_id, seat=0, other_seat=1)
+        assert await status_of(s.lobby.SwapSeats(swap, metadata=owner)) == grpc.StatusCode.FAILED_PRECONDITION
+        assert (await s.games.refresh(table.game_id)).seats == tuple(seat.player_id for seat in table.seats)
+
+        # play the first deal (people's seats too, through their game tokens) to the pause before the cut
+        rng = SeededRandom(7)
+        people = {}
+        for md in (owner, ann):
+            joined = await s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=md)
+            people[joined.seat] = bearer(joined.token)
+        for _ in range(3000):
+            game = await s.games.refresh(table.game_id)
+            if game.state.phase.value == "cut":
+                break
+            seat = game.state.turn
+            if seat in people:
+                legal = await s.engine.GetLegalActions(
+                    engine_pb2.GetLegalActionsRequest(game_id=table.game_id), metadata=people[seat]
+                )
+                choice = legal.actions[rng.below(len(legal.actions))]
+                request = engine_pb2.ActRequest(game_id=table.game_id, command_id=uuid.uuid4().hex, zlj=choice.zlj)
+                await s.engine.Act(request, metadata=people[seat])
+            else:
+                await play_leased_bots(s, table.game_id, rng, until_phase="cut")
+        before = await s.games.refresh(table.game_id)
+        assert before.state.phase.value == "cut"
+        swapped = (await s.lobby.SwapSeats(swap, metadata=owner)).table
+        after = await s.games.refresh(table.game_id)
+        assert after.seats[0] == table.seats[1].player_id and after.seats[1] == table.seats[0].player_id
+        assert swapped.seats[1].player_id == table.seats[0].player_id
+        # the rules state (who owes tribute to whom) is untouched: it stays with the seats
+        assert after.state == before.state
+        assert ann_id in after.seats
+
+    run(nats_url, database_dsn, body)
+
+
+def test_a_redelivered_start_and_a_second_engine_replica_create_one_game(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        from paiju.engine.games import Games
+        from paiju.engine.service import EngineService
+
+        from .stack import SECRET
+
+        _, owner = await s.player("Owner")
+        table_id = await s.table(owner)
+        await seat_everyone(s, table_id, owner, [], bots=6)
+        table = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        first = await s.game_exists(table.game_id)
+        # the same start event handled again, by this replica and by a second one over the same streams
+        events = await s.lobby_store.load(table_id)
+        second = EngineService(Games(s.games_store), SECRET)
+        for recorded in events:
+            await handle(s.service, recorded.data)
+            await handle(second, recorded.data)
+        await asyncio.gather(*(handle(second, r.data) for r in events), *(handle(s.service, r.data) for r in events))
+        stored = await s.games_store.load(table.game_id)
+        assert len(stored) == first.version
+        creates = {r.command_id for r in stored if r.command_id.startswith("create:")}
+        assert creates == {f"create:{table.game_id}"}
+
+    run(nats_url, database_dsn, body)
+
+
+def test_a_dropped_player_is_covered_by_a_bot_and_resumes_without_a_gap(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        ann_id, ann = await s.player("Ann")
+        table_id = await s.table(owner)
+        await seat_everyone(s, table_id, owner, [owner, ann], bots=4)
+        table = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        await s.game_exists(table.game_id)
+        joined = await s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=ann)
+        token = bearer(joined.token)
+        presence = s.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=ann)
+        await presence.read()
+        watch = s.engine.Watch(engine_pb2.WatchRequest(game_id=table.game_id), metadata=token)
+        seen = [(await watch.read()).envelope.version for _ in range(3)]
+        watch.cancel()
+        presence.cancel()  # Ann's connection drops
+
+        async def covered() -> bool:
+            t = (await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=owner)).table
+            return bool(t.seats[joined.seat].covered)
+
+        for _ in range(100):
+            if await covered():
+                break
+            await asyncio.sleep(0.05)
+        assert await covered(), "a bot covers after the grace time"
+        game = await s.games.refresh(table.game_id)
+        assert game.seats[joined.seat] != ann_id
+        view = engine_pb2.GetViewRequest(game_id=table.game_id)
+        assert await status_of(s.engine.GetView(view, metadata=token)) == grpc.StatusCode.PERMISSION_DENIED
+
+        # Ann is back: the seat is hers again and her watch resumes where it stopped
+        back = s.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=ann)
+        await back.read()
+        assert not await covered()
+        assert (await s.games.refresh(table.game_id)).seats[joined.seat] == ann_id
+        resumed = s.engine.Watch(engine_pb2.WatchRequest(game_id=table.game_id, from_version=seen[-1]), metadata=token)
+        following = [(await resumed.read()).envelope.version for _ in range(3)]
+        resumed.cancel()
+        back.cancel()
+        assert seen == [1, 2, 3] and following == [4, 5, 6]
+
+    run(nats_url, database_dsn, body)
+
+
+@pytest.mark.parametrize(
+    ("name", "password", "reason"),
+    [
+        ("Ann", "", "required"),
+        ("Ann", "short", "at least"),
+        ("Ann", "password1", "at least"),
+        ("Ann", "qwertyuiop", "guess"),
+        ("Annabelle", "annabelle-is-me", "guess"),
+        ("", PASSWORD, "2..32"),
+        ("guest-123", PASSWORD, "lobby's"),
+    ],
+)
+def test_weak_passwords_and_bad_names_are_refused(
+    nats_url: str, database_dsn: str, name: str, password: str, reason: str
+) -> None:
+    async def body(s: Stack) -> None:
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await s.lobby.Register(lobby_pb2.RegisterRequest(name=name, password=password))
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert reason in (refused.value.details() or "")
+        assert await s.lobby_store.aggregates() == []
+
+    run(nats_url, database_dsn, body)
+
+
+def test_bad_input_is_refused_with_a_reason_and_changes_nothing(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        _, stranger = await s.player("Stranger")
+        # a duplicate name, in another case
+        duplicate = s.lobby.Register(lobby_pb2.RegisterRequest(name="OWNER", password=PASSWORD))
+        assert await status_of(duplicate) == grpc.StatusCode.ALREADY_EXISTS
+        wrong = s.lobby.Login(lobby_pb2.LoginRequest(name="Owner", password="not the password"))
+        assert await status_of(wrong) == grpc.StatusCode.UNAUTHENTICATED
+        assert (await s.lobby.Login(lobby_pb2.LoginRequest(name="owner", password=PASSWORD))).session.token
+        # forged and missing tokens
+        forged = bearer("eyJzdWIiOiJ4In0.forged")
+        create = lobby_pb2.CreateTableRequest(name="x", game=engine_pb2.GAME_ZLJ)
+        assert await status_of(s.lobby.CreateTable(create, metadata=forged)) == grpc.StatusCode.UNAUTHENTICATED
+        assert await status_of(s.lobby.CreateTable(create)) == grpc.StatusCode.UNAUTHENTICATED
+        # unknown tables
+        nowhere = lobby_pb2.TakeSeatRequest(table_id="table-00000000")
+        assert await status_of(s.lobby.TakeSeat(nowhere, metadata=owner)) == grpc.StatusCode.NOT_FOUND
+        odd = lobby_pb2.GetTableRequest(table_id="../etc")
+        assert await status_of(s.lobby.GetTable(odd, metadata=owner)) == grpc.StatusCode.NOT_FOUND
+        # starting an unfilled table, or someone else's
+        table_id = await s.table(owner)
+        await seat_everyone(s, table_id, owner, [owner], bots=4)
+        before = await s.lobby_store.load(table_id)
+        start = lobby_pb2.StartMatchRequest(table_id=table_id)
+        unfilled = s.lobby.StartMatch(start, metadata=owner)
+        assert await status_of(unfilled) == grpc.StatusCode.FAILED_PRECONDITION
+        assert await status_of(s.lobby.StartMatch(start, metadata=stranger)) == grpc.StatusCode.PERMISSION_DENIED
+        # acting at a table you are not seated at
+        ready = lobby_pb2.ReadyRequest(table_id=table_id, ready=True)
+        assert await status_of(s.lobby.Ready(ready, metadata=stranger)) == grpc.StatusCode.FAILED_PRECONDITION
+        bad_seat = lobby_pb2.TakeSeatRequest(table_id=table_id, seat=9)
+        assert await status_of(s.lobby.TakeSeat(bad_seat, metadata=stranger)) == grpc.StatusCode.INVALID_ARGUMENT
+        assert await s.lobby_store.load(table_id) == before, "nothing was stored"
+        # a spectator's game token does not act
+        await s.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id), metadata=owner)
+        table = (await s.lobby.StartMatch(start, metadata=owner)).table
+        game = await s.game_exists(table.game_id)
+        watching = await s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=stranger)
+        assert not watching.HasField("seat")
+        legal = await s.engine.GetLegalActions(
+            engine_pb2.GetLegalActionsRequest(game_id=table.game_id), metadata=bearer(watching.token)
+        )
+        assert not legal.actions
+        seat = game.state.turn
+        act = engine_pb2.ActRequest(game_id=table.game_id, command_id="x")
+        getattr(act.zlj, "pass").seat = seat
+        assert await status_of(s.engine.Act(act, metadata=bearer(watching.token))) == grpc.StatusCode.PERMISSION_DENIED
+        # a player token is not a bot runner
+        lease = lobby_pb2.LeaseBotSeatsRequest(runner_id="me")
+        assert await status_of(s.lobby.LeaseBotSeats(lease, metadata=owner)) == grpc.StatusCode.PERMISSION_DENIED
+
+    run(nats_url, database_dsn, body)
