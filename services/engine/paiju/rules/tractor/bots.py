@@ -2,6 +2,11 @@
 `SeededRandom` from their seed; they read their own hand and public facts, never the clock.
 
 A `Cut` is returned as `legal_actions` lists it: the caller supplies the shuffle ``seed``.
+
+`HeuristicBot` decides from a `Seen`: its seat's hand and the public facts of the table (rules §12), made from
+the full `State` (`HeuristicBot.choose`) or from the seat's `SeatView` a client of the engine receives
+(`HeuristicBot.choose_view`, with the legal actions the engine lists), so a bot playing through the public API
+decides exactly as it would in-process.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter as Multiset
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 from paiju.rules.cards import CARD_KINDS, RANK_OF, SUIT_OF, Card, Cards, Rank, Suit
@@ -16,10 +22,11 @@ from paiju.rules.errors import IllegalAction
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor.combos import Combo, beats, classify, contends, run_value, trick_winner
 from paiju.rules.tractor.follow import check_follow, make_follow
-from paiju.rules.tractor.game import bid_count, leads, legal_actions, level_rank, trumps
+from paiju.rules.tractor.game import bid_count, leads, legal_actions, level_rank, trumps, trumps_for
 from paiju.rules.tractor.model import (
     DECKS,
     SEATS,
+    Bid,
     Counter,
     MakeBid,
     Pass,
@@ -27,10 +34,12 @@ from paiju.rules.tractor.model import (
     Play,
     SeatAction,
     State,
+    Trick,
     team_of,
 )
 from paiju.rules.tractor.order import TRUMP, Trumps
 from paiju.rules.tractor.settlement import card_points
+from paiju.rules.tractor.view import SeatView
 
 
 class RandomBot:
@@ -57,6 +66,105 @@ class RandomBot:
         return actions[self._rng.below(len(actions))]
 
 
+# --- what a seat sees -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What ``seat`` knows when it decides (rules §12): its own hand and public facts, nothing of other hands.
+
+    All `HeuristicBot` reads besides the legal actions; the same from a `State` and from the seat's `SeatView`
+    of it. ``first_deal`` is public: no deal has been settled yet (a view tells it by having no settlement).
+    """
+
+    seat: int
+    phase: Phase
+    turn: int | None
+    hand: Cards
+    levels: tuple[int, int]
+    dealer: int | None
+    first_deal: bool
+    flipped: Card | None
+    trump: Suit | None
+    bid: Bid | None
+    """The winning bid, once revealed (D-TR-6.3)."""
+    trick: Trick | None
+    tricks: tuple[Trick, ...]
+
+    @classmethod
+    def of_state(cls, state: State, seat: int) -> Seen:
+        return cls(
+            seat,
+            state.phase,
+            state.turn,
+            state.hands[seat],
+            state.levels,
+            state.dealer,
+            state.first_deal,
+            state.flipped,
+            state.trump,
+            state.bid,
+            state.trick,
+            state.tricks,
+        )
+
+    @classmethod
+    def of_view(cls, view: SeatView) -> Seen:
+        if view.seat is None:
+            raise ValueError("a spectator's view has no seat to decide for")
+        return cls(
+            view.seat,
+            view.phase,
+            view.turn,
+            view.hand,
+            view.levels,
+            view.dealer,
+            view.settlement is None,
+            view.flipped,
+            view.trump,
+            view.bid,
+            view.trick,
+            view.tricks,
+        )
+
+    @property
+    def playing(self) -> bool:
+        """Whether the seat is to lead or follow now (§5-§6)."""
+        return self.phase is Phase.PLAY and self.turn == self.seat
+
+    def public(self) -> State:
+        """A `State` of the public facts the rule helpers read (level rank, trumps, bid counts): no hands."""
+        return State(
+            phase=self.phase,
+            levels=self.levels,
+            dealer=self.dealer,
+            first_deal=self.first_deal,
+            flipped=self.flipped,
+            trump=self.trump,
+            bid=self.bid,
+        )
+
+    def trumps(self) -> Trumps:
+        assert self.trump is not None
+        return trumps_for(level_rank(self.public()), self.trump)
+
+
+def legal_choice(seen: Seen, choice: SeatAction, legal: Sequence[SeatAction]) -> SeatAction:
+    """``choice`` when it is legal for ``seen.seat`` — one of ``legal`` (the engine's list), or a follow that
+    `check_follow` accepts (a follow is listed as one representative play) — else the first listed action."""
+    if not legal:
+        raise ValueError(f"seat {seen.seat} has no legal action to choose from")
+    if choice in legal:
+        return choice
+    if isinstance(choice, Play) and choice.seat == seen.seat and seen.playing and seen.trick is not None:
+        try:
+            check_follow(seen.trick.lead, seen.hand, choice.cards, seen.trumps())
+        except IllegalAction:
+            return legal[0]
+        return choice
+    return legal[0]
+
+
 # --- the heuristic bot ------------------------------------------------------------------------------
 
 HIGH_TRUMP = 150
@@ -77,13 +185,13 @@ class _Knowledge:
 
     __slots__ = ("_cache", "t", "unseen", "voids")
 
-    def __init__(self, state: State, seat: int, t: Trumps) -> None:
+    def __init__(self, seen: Seen, t: Trumps) -> None:
         self.t = t
         unseen = [DECKS] * CARD_KINDS
-        for c in state.hands[seat]:
+        for c in seen.hand:
             unseen[c] -= 1
         voids: list[set[int]] = [set() for _ in range(SEATS)]
-        tricks = (*state.tricks, state.trick) if state.trick is not None else state.tricks
+        tricks = (*seen.tricks, seen.trick) if seen.trick is not None else seen.tricks
         for trick in tricks:
             led = trick.lead.suit_class
             for i, play in enumerate(trick.plays):
@@ -191,44 +299,67 @@ class HeuristicBot:
         self._rng = SeededRandom(seed)
 
     def choose(self, state: State, seat: int) -> SeatAction:
-        if state.phase is Phase.PLAY and state.turn == seat:
-            t = trumps(state)
-            know = _Knowledge(state, seat, t)
-            if state.trick is None:
-                return Play(seat, self._lead(state, seat, t, know))
-            return Play(seat, self._follow(state, seat, t, know))
-        actions = legal_actions(state, seat)
+        seen = Seen.of_state(state, seat)
+        if seen.playing:
+            return self._play(seen, trumps(state))
+        return self._act(seen, legal_actions(state, seat))
+
+    def choose_view(self, view: SeatView, legal: Sequence[SeatAction]) -> SeatAction:
+        """The choice of ``view.seat`` from what it sees and ``legal``, its legal actions at the same version
+        (the engine's GetLegalActions). Always legal: one of ``legal`` or, when following, a play `check_follow`
+        accepts; should the strategy pick anything else, the first listed action instead."""
+        seen = Seen.of_view(view)
+        if not legal:
+            raise ValueError(f"seat {seen.seat} has nothing to do in the {seen.phase.value} phase")
+        return legal_choice(seen, self.decide(seen, legal), legal)
+
+    def decide(self, seen: Seen, actions: Sequence[SeatAction]) -> SeatAction:
+        """The seat's choice from what it has ``seen`` and its legal ``actions`` (read outside of play only)."""
+        if seen.playing:
+            return self._play(seen, seen.trumps())
+        return self._act(seen, actions)
+
+    def _play(self, seen: Seen, t: Trumps) -> Play:
+        know = _Knowledge(seen, t)
+        if seen.trick is None:
+            return Play(seen.seat, self._lead(seen, t, know))
+        return Play(seen.seat, self._follow(seen, t, know))
+
+    def _act(self, seen: Seen, actions: Sequence[SeatAction]) -> SeatAction:
         if not actions:
-            raise ValueError(f"seat {seat} has nothing to do in the {state.phase.value} phase")
-        if state.phase in (Phase.BID, Phase.COUNTER):
-            return self._bid(state, seat, actions)
+            raise ValueError(f"seat {seen.seat} has nothing to do in the {seen.phase.value} phase")
+        if seen.phase in (Phase.BID, Phase.COUNTER):
+            return self._bid(seen, actions)
         return actions[self._rng.below(len(actions))]
 
     # -- bidding ---------------------------------------------------------------------------------
 
-    def _bid(self, state: State, seat: int, actions: Sequence[SeatAction]) -> SeatAction:
-        hand = state.hands[seat]
-        level = level_rank(state)
+    def _bid(self, seen: Seen, actions: Sequence[SeatAction]) -> SeatAction:
+        seat = seen.seat
+        hand = seen.hand
+        public = seen.public()
+        level = level_rank(public)
         offers = [a for a in actions if isinstance(a, MakeBid | Counter)]
         if not offers:
             return Pass(seat)
 
         def rank(a: MakeBid | Counter) -> tuple[int, int, int]:
-            return (bid_count(state, a.suit, a.cards), _suit_quality(hand, a.suit, level), -a.suit)
+            return (bid_count(public, a.suit, a.cards), _suit_quality(hand, a.suit, level), -a.suit)
 
         best = max(offers, key=rank)
         count, quality, _ = rank(best)
         long = quality >= self.long_suit
         if isinstance(best, Counter):
-            assert state.bid is not None
-            wanted = state.bid.count + (1 if long else self.counter_margin)
+            assert seen.bid is not None
+            wanted = seen.bid.count + (1 if long else self.counter_margin)
             return best if count >= wanted else Pass(seat)
         return best if count >= self.bid_min or (long and count >= self.bid_min - 1) else Pass(seat)
 
     # -- leading ---------------------------------------------------------------------------------
 
-    def _lead(self, state: State, seat: int, t: Trumps, know: _Knowledge) -> Cards:
-        hand = state.hands[seat]
+    def _lead(self, seen: Seen, t: Trumps, know: _Knowledge) -> Cards:
+        seat = seen.seat
+        hand = seen.hand
         held = Multiset(hand)
         lengths = [0] * 5
         for c in hand:
@@ -261,11 +392,12 @@ class HeuristicBot:
 
     # -- following -------------------------------------------------------------------------------
 
-    def _follow(self, state: State, seat: int, t: Trumps, know: _Knowledge) -> Cards:
-        trick = state.trick
+    def _follow(self, seen: Seen, t: Trumps, know: _Knowledge) -> Cards:
+        seat = seen.seat
+        trick = seen.trick
         assert trick is not None
         lead = trick.lead
-        hand = state.hands[seat]
+        hand = seen.hand
         plays = trick.plays
         at = trick_winner(plays, t)
         best = lead if at == 0 else contends(lead, plays[at], t)

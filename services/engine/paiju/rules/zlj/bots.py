@@ -6,15 +6,21 @@ with, so the same seed and the same sequence of states give the same choices (de
 
 A `Cut` is returned as `legal_actions` lists it: the caller supplies the shuffle ``seed`` of the cut
 (the bot chooses only the count, §9).
+
+`HeuristicBot` reads nothing but what its seat may see (rules §14): its own hand, the size of every hand
+and the round on the table — the `Seen` of a seat, made from the full `State` (`HeuristicBot.choose`) or
+from the seat's `SeatView` a client of the engine receives (`HeuristicBot.choose_view`, with the legal
+actions the engine lists), so a bot playing through the public API decides exactly as it would in-process.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar, Protocol
 
-from paiju.rules.cards import Card
+from paiju.rules.cards import Card, Cards
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj.combos import (
     ACE,
@@ -40,6 +46,7 @@ from paiju.rules.zlj.model import (
     State,
     TakeBack,
 )
+from paiju.rules.zlj.view import SeatView
 
 Counts = tuple[int, ...]
 """How many cards of each level (0 = the 4 .. 14 = the big joker) a hand holds."""
@@ -56,6 +63,45 @@ def _actions(state: State, seat: int) -> tuple[SeatAction, ...]:
     if not actions:
         raise ValueError(f"seat {seat} has nothing to do: {state.phase.value} phase, turn {state.turn}")
     return actions
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """What ``seat`` knows when it decides (rules §14): its own hand and public facts, of the other hands only
+    their sizes. All `HeuristicBot` reads besides the legal actions; the same from a `State` and from the
+    seat's `SeatView` of it."""
+
+    seat: int
+    phase: Phase
+    hand: Cards
+    hand_sizes: tuple[int, ...]
+    current: Combo | None
+    """The play to beat in the round (``None``: the seat leads)."""
+    current_by: int | None
+
+    @classmethod
+    def of_state(cls, state: State, seat: int) -> Seen:
+        return cls(
+            seat,
+            state.phase,
+            state.hands[seat],
+            tuple(len(h) for h in state.hands),
+            state.current,
+            state.current_by,
+        )
+
+    @classmethod
+    def of_view(cls, view: SeatView) -> Seen:
+        if view.seat is None:
+            raise ValueError("a spectator's view has no seat to decide for")
+        return cls(view.seat, view.phase, view.hand, view.hand_sizes, view.current, view.current_by)
+
+
+def legal_choice(choice: SeatAction, legal: Sequence[SeatAction]) -> SeatAction:
+    """``choice`` when it is one of ``legal`` (the engine's list), else the first listed action."""
+    if not legal:
+        raise ValueError("no legal action to choose from")
+    return choice if choice in legal else legal[0]
 
 
 class RandomBot:
@@ -240,26 +286,42 @@ class HeuristicBot:
         self._rng = SeededRandom(seed)
 
     def choose(self, state: State, seat: int) -> SeatAction:
-        actions = _actions(state, seat)
-        phase = state.phase
+        return self.decide(Seen.of_state(state, seat), _actions(state, seat))
+
+    def choose_view(self, view: SeatView, legal: Sequence[SeatAction]) -> SeatAction:
+        """The choice of ``view.seat`` from what it sees and ``legal``, its legal actions at the same version
+        (the engine's GetLegalActions: plays listed once per choice of ranks, as `legal_actions` lists them).
+
+        Always one of ``legal``: should the strategy pick anything else, the first listed action instead.
+        """
+        if not legal:
+            raise ValueError(f"seat {view.seat} has nothing to do: {view.phase.value} phase, turn {view.turn}")
+        return legal_choice(self.decide(Seen.of_view(view), legal), legal)
+
+    def decide(self, seen: Seen, actions: Sequence[SeatAction]) -> SeatAction:
+        """One of ``actions`` (the seat's legal actions, not empty), from what the seat has ``seen``."""
+        phase = seen.phase
+        seat = seen.seat
         if phase is Phase.PLAY:
             plays = [a for a in actions if isinstance(a, Play)]
-            if state.current is None:
-                return self._lead(state, seat, plays)
-            return self._follow(state, seat, plays)
+            if seen.current is None:
+                return self._lead(seen, plays)
+            return self._follow(seen, plays)
         if phase is Phase.CUT:
-            return self._rng.choice(actions)
+            return actions[self._rng.below(len(actions))]
         if phase is Phase.RETURN:
-            return self._return(state, seat, actions)
+            return self._return(seen, actions)
         # picking tribute and taking back returned cards: the highest cards (§10-§11)
         picks = [a for a in actions if isinstance(a, PickTribute | TakeBack)]
+        if not picks:
+            raise ValueError(f"seat {seat} has no tribute to pick or take back in the {phase.value} phase")
         return max(picks, key=lambda a: _levels_desc(a.cards))
 
     # -- tribute ---------------------------------------------------------------------------------
 
-    def _return(self, state: State, seat: int, actions: Sequence[SeatAction]) -> SeatAction:
+    def _return(self, seen: Seen, actions: Sequence[SeatAction]) -> SeatAction:
         """Return the cards 5..Q (第八条) whose loss leaves the best hand; the lowest on ties."""
-        counts = level_counts(state.hands[seat])
+        counts = level_counts(seen.hand)
         returns = [a for a in actions if isinstance(a, ReturnTribute)]
         return min(
             returns,
@@ -268,8 +330,8 @@ class HeuristicBot:
 
     # -- leading ---------------------------------------------------------------------------------
 
-    def _lead(self, state: State, seat: int, plays: Sequence[Play]) -> Play:
-        hand = state.hands[seat]
+    def _lead(self, seen: Seen, plays: Sequence[Play]) -> Play:
+        hand = seen.hand
         counts = level_counts(hand)
         for play in plays:
             if len(play.cards) == len(hand):
@@ -285,7 +347,7 @@ class HeuristicBot:
         if finishers:
             # lead the strongest control, win the round, then lead the rest and go out
             return max(finishers, key=lambda pc: _strength(pc[1]))[0]
-        if _opponent_on_one(state, seat):
+        if _opponent_on_one(seen):
             multi = [s for s in scored if s[1].kind is not Kind.SINGLE and not s[1].is_bomb]
             if multi:
                 scored = multi
@@ -303,17 +365,18 @@ class HeuristicBot:
 
     # -- following -------------------------------------------------------------------------------
 
-    def _follow(self, state: State, seat: int, plays: Sequence[Play]) -> SeatAction:
-        current = state.current
-        maker = state.current_by
+    def _follow(self, seen: Seen, plays: Sequence[Play]) -> SeatAction:
+        current = seen.current
+        maker = seen.current_by
         assert current is not None and maker is not None
-        hand = state.hands[seat]
+        seat = seen.seat
+        hand = seen.hand
         if not plays:
             return Pass(seat)
         for play in plays:
             if len(play.cards) == len(hand) and not is_four_take(play.cards, current):
                 return play  # going out beats keeping anything (§6); a four-take never empties a hand
-        left = len(state.hands[maker])
+        left = seen.hand_sizes[maker]
         if maker % 2 == seat % 2 and left:
             return Pass(seat)  # the partner holds the round: let it (teams alternate, §1)
         # (a maker who went out wins nothing by the round: if all pass, 接风 gives the lead to the
@@ -353,9 +416,9 @@ class HeuristicBot:
         return Pass(seat)
 
 
-def _opponent_on_one(state: State, seat: int) -> bool:
+def _opponent_on_one(seen: Seen) -> bool:
     """Whether an opponent (the other team, §1) holds exactly one card."""
-    return any(len(state.hands[s]) == 1 for s in range(SEATS) if s % 2 != seat % 2)
+    return any(seen.hand_sizes[s] == 1 for s in range(SEATS) if s % 2 != seen.seat % 2)
 
 
 __all__ = [
@@ -363,6 +426,8 @@ __all__ = [
     "Counts",
     "HeuristicBot",
     "RandomBot",
+    "Seen",
     "hand_cost",
+    "legal_choice",
     "one_combination",
 ]
