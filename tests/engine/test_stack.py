@@ -1,25 +1,65 @@
-"""`make run`'s stack: an embedded nats-server, the engine, and bots playing both games through gRPC."""
+"""`make run`'s stack: NATS, PostgreSQL, engine, lobby and bot runner as processes, tables of bots playing."""
 
 from __future__ import annotations
 
+import asyncio
 import io
-import os
+import shutil
+import tempfile
+import time
 from pathlib import Path
+from typing import Any
 
+import grpc
 import pytest
 
-from paiju.dev.stack import main
+from paiju.dev.stack import run
+from paiju.engine.auth import Identity, Role, mint
+from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 
-def test_the_stack_plays_both_games_over_the_api(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
+def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NATS_URL", raising=False)
+    monkeypatch.delenv("DATABASE_URL", raising=False)
     monkeypatch.delenv("PAIJU_TOKEN_SECRET", raising=False)
+    # not pytest's tmp_path: run as root, PostgreSQL runs as its own user, which cannot enter that folder
+    folder = Path(tempfile.mkdtemp(prefix="paiju-stack-"))
+    data = folder / ".data"
+    progress: dict[str, int] = {}
+
+    def bots_play(started: dict[str, Any]) -> None:
+        secret = (data / "secret").read_text().strip().encode()
+        analyst = (
+            ("authorization", f"Bearer {mint(Identity('test', Role.ANALYST, expires=int(time.time()) + 600), secret)}"),
+        )
+
+        async def versions() -> dict[str, int]:
+            async with grpc.aio.insecure_channel(started["engine"]) as channel:
+                engine: Any = engine_pb2_grpc.EngineServiceStub(channel)
+                found = {}
+                for kind, table in started["tables"].items():
+                    try:
+                        view = await engine.GetView(engine_pb2.GetViewRequest(game_id=f"{table}-m1"), metadata=analyst)
+                    except grpc.aio.AioRpcError:
+                        continue
+                    found[kind] = view.version
+                return found
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            progress.update(asyncio.run(versions()))
+            if progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20:
+                return
+            time.sleep(0.5)
+
     out = io.StringIO()
-    main(out, deals=1, seed=4)
+    try:
+        started = run(out, data=data, think=0.0, until=bots_play)
+        for sub in ("nats", "postgres", "logs"):
+            assert (data / sub).is_dir(), f"data stays under .data/{sub}"
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     text = out.getvalue()
-    assert "Engine on 127.0.0.1:" in text
-    assert "Deal 1 over:" in text and "Match over." in text, "the 砸六家 match ran to its end"
-    assert "Deal settled:" in text, "the 拖拉机 deal was played and settled"
-    assert (tmp_path / ".data" / "nats").is_dir(), "the embedded server keeps its data under .data/nats"
-    assert os.environ.get("PAIJU_TOKEN_SECRET")
+    assert progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20, f"bots did not play: {progress}"
+    assert "paiju watch " + started["tables"]["zlj"] in text and "paiju play zlj" in text
+    assert text.rstrip().endswith("Stopped.")

@@ -75,7 +75,7 @@ def _lobby(args: argparse.Namespace) -> int:
 def _stack(args: argparse.Namespace) -> int:
     from paiju.dev.stack import main as run_stack
 
-    run_stack(sys.stdout, deals=args.deals, seed=args.seed)
+    run_stack(sys.stdout)
     return 0
 
 
@@ -107,9 +107,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
     p.set_defaults(func=_token)
 
-    p = sub.add_parser("stack", help="embedded NATS + the engine + bots playing through gRPC, narrated (make run)")
-    p.add_argument("--deals", type=int, default=6)
-    p.add_argument("--seed", type=int)
+    p = sub.add_parser(
+        "stack", help="the whole stack: NATS, PostgreSQL, engine, lobby, bot runner, tables of bots (make run)"
+    )
     p.set_defaults(func=_stack)
 
     p = sub.add_parser("engine", help="run the engine service (gRPC); configured by the environment")

