@@ -60,7 +60,8 @@ class Account:
 
 def fold(name: str) -> str:
     """The form of a name two accounts may not share (Unicode-normalised, case-folded, trimmed)."""
-    return unicodedata.normalize("NFKC", name).strip().casefold()
+    # normalise, fold, normalise again: folding can undo a normalisation (ß + accent -> ss + accent)
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold()).strip()
 
 
 def account_key(name: str) -> str:
@@ -73,7 +74,7 @@ def check_name(name: str) -> str:
     shown = unicodedata.normalize("NFKC", name).strip()
     if not 2 <= len(shown) <= 32:
         raise LobbyError("invalid", "a name has 2..32 characters")
-    if any(unicodedata.category(ch).startswith("C") for ch in shown):
+    if any(unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") for ch in shown):
         raise LobbyError("invalid", "a name has no control characters")
     if fold(shown).startswith(("guest-", "bot-")):
         raise LobbyError("invalid", "names starting with guest- or bot- are the lobby's")
@@ -100,13 +101,13 @@ def hash_password(password: str) -> str:
 def password_matches(password: str, stored: str) -> bool:
     try:
         kind, n, r, p, salt, digest = stored.split("$")
-    except ValueError:
+        if kind != "scrypt":
+            return False
+        found = hashlib.scrypt(
+            password.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), maxmem=64 * 1024**2
+        )
+    except ValueError:  # a damaged stored hash (or a guest's empty one) matches nothing
         return False
-    if kind != "scrypt":
-        return False
-    found = hashlib.scrypt(
-        password.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), maxmem=64 * 1024**2
-    )
     return hmac.compare_digest(found.hex(), digest)
 
 

@@ -342,7 +342,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         command_id = f"cover:{table.game_id}:{seat}:{loaded.version}"
         try:
             await self._engine_seats(
-                None, table, {seat: tb.bot_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id
+                None, table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id
             )
             await self._tables.act(table_id, tb.CoverSeat(seat), command_id, "lobby")
         except (grpc.aio.AioRpcError, tb.LobbyError) as e:
@@ -377,7 +377,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         """A player leaves the running match: its seat's bot plays on (the engine first)."""
         table = loaded.state
         if table.status is tb.Status.PLAYING:
-            bot = tb.bot_id(table.table_id, seat)
+            bot = tb.bot_taking_over(table, seat)
             await self._engine_seats(context, table, {seat: bot}, engine_pb2.SEAT_CHANGE_COVER, command_id)
 
     async def LeaveSeat(

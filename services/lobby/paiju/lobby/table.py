@@ -15,6 +15,7 @@ the deal; tribute relations stay with the seats (砸六家 §9).
 from __future__ import annotations
 
 import dataclasses
+import unicodedata
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
@@ -35,7 +36,7 @@ class Status(StrEnum):
 
 
 class LobbyError(Exception):
-    """A refused lobby command: ``kind`` is invalid, precondition, permission or not_found."""
+    """A refused lobby command: ``kind`` is invalid, precondition, permission, not_found or already_exists."""
 
     def __init__(self, kind: str, reason: str) -> None:
         super().__init__(reason)
@@ -97,9 +98,26 @@ class Table:
         return next((i for i, s in enumerate(self.seats) if s.player_id == player_id and not s.bot), None)
 
 
-def bot_id(table_id: str, seat: int) -> str:
-    """The player id of the bot in (or covering) a seat."""
-    return f"bot-{table_id}-{seat}"
+def bot_id(table_id: str, number: int) -> str:
+    """The player id of a table's bot number ``number``."""
+    return f"bot-{table_id}-{number}"
+
+
+def cover_id(table_id: str, seat: int) -> str:
+    """The player id of the bot that covers for an absent player in ``seat``."""
+    return f"cover-{table_id}-{seat}"
+
+
+def new_bot_id(table: Table) -> str:
+    """The id of the next bot seated at ``table``: the lowest number no seat uses (ids stay unique however
+    bots are swapped around)."""
+    used = {s.player_id for s in table.seats}
+    return next(bot_id(table.table_id, n) for n in range(len(table.seats) + 1) if bot_id(table.table_id, n) not in used)
+
+
+def bot_taking_over(table: Table, seat: int) -> str:
+    """Who plays ``seat`` when its player leaves during a match: the bot already covering it, or a new bot."""
+    return cover_id(table.table_id, seat) if table.seats[seat].covered else new_bot_id(table)
 
 
 def game_id_of(table_id: str, match: int) -> str:
@@ -357,8 +375,13 @@ def decide(table: Table, command: Any) -> list[Any]:
             raise LobbyError("already_exists", f"table {table.table_id} exists already")
         if command.game not in SEATS:
             raise LobbyError("invalid", "a table plays zlj or tractor")
-        if not command.name.strip() or len(command.name) > 60:
-            raise LobbyError("invalid", "a table's name has 1..60 characters")
+        name = command.name.strip()
+        if not name or len(name) > 60 or any(unicodedata.category(ch)[0] in "CZ" and ch != " " for ch in name):
+            raise LobbyError("invalid", "a table's name has 1..60 characters, no control characters")
+        if (command.zlj_options is not None and command.game != "zlj") or (
+            command.tractor_options is not None and command.game != "tractor"
+        ):
+            raise LobbyError("invalid", f"a {command.game} table takes {command.game} options only")
         return [
             TableOpened(
                 command.table_id,
@@ -386,7 +409,7 @@ def decide(table: Table, command: Any) -> list[Any]:
         _owner(table, command.by)
         _not_playing(table, "add bots")
         seat = _free_seat(table, command.seat)
-        return [BotSeated(seat, bot_id(table.table_id, seat))]
+        return [BotSeated(seat, new_bot_id(table))]
     if isinstance(command, RemovePlayer):
         _owner(table, command.by)
         place = table.seats[_seat_index(table, command.seat)]
@@ -464,8 +487,8 @@ def _with_seat(table: Table, index: int, seat: Seat) -> Table:
     return replace(table, seats=tuple(seats))
 
 
-def _bot_seat(table: Table, index: int) -> Seat:
-    return Seat(bot_id(table.table_id, index), f"Bot {index + 1}", bot=True, ready=True)
+def _bot_name(player_id: str) -> str:
+    return "Bot " + player_id.rsplit("-", 1)[-1] if player_id.startswith("bot-") else "Bot"
 
 
 def evolve(table: Table, event: Any) -> Table:
@@ -476,15 +499,23 @@ def evolve(table: Table, event: Any) -> Table:
     if isinstance(event, SeatTaken):
         return _with_seat(table, event.seat, Seat(event.player_id, event.name))
     if isinstance(event, SeatLeft):
-        return _with_seat(table, event.seat, _bot_seat(table, event.seat) if event.bot else Seat())
+        if not event.bot:
+            return _with_seat(table, event.seat, Seat())
+        # the bot covering the seat (keeping its runner's lease), or a new bot, plays on
+        left = table.seats[event.seat]
+        player = bot_taking_over(table, event.seat)
+        seat = Seat(player, _bot_name(player), bot=True, ready=True, runner=left.runner, lease_until=left.lease_until)
+        return _with_seat(table, event.seat, seat if left.covered else replace(seat, runner="", lease_until=0))
     if isinstance(event, BotSeated):
-        return _with_seat(table, event.seat, _bot_seat(table, event.seat))
+        return _with_seat(table, event.seat, Seat(event.player_id, _bot_name(event.player_id), bot=True, ready=True))
     if isinstance(event, SeatsSwapped):
         seats = list(table.seats)
         seats[event.seat], seats[event.other_seat] = seats[event.other_seat], seats[event.seat]
         return replace(table, seats=tuple(seats))
     if isinstance(event, Substituted):
-        return _with_seat(table, event.seat, Seat(event.player_id, event.name, ready=True))
+        # a substitute during a match plays at once; before one, says ready like everyone
+        ready = table.status is Status.PLAYING
+        return _with_seat(table, event.seat, Seat(event.player_id, event.name, ready=ready))
     if isinstance(event, ReadyChanged):
         return _with_seat(table, event.seat, replace(table.seats[event.seat], ready=event.ready))
     if isinstance(event, MatchStarted):
@@ -514,7 +545,7 @@ def replay(events: list[Any]) -> Table:
 
 def engine_seats(table: Table) -> tuple[str, ...]:
     """Who plays each seat in the engine now: the player, or the seat's bot while it covers."""
-    return tuple(bot_id(table.table_id, i) if s.covered else s.player_id for i, s in enumerate(table.seats))
+    return tuple(cover_id(table.table_id, i) if s.covered else s.player_id for i, s in enumerate(table.seats))
 
 
 def match_options(table: Table) -> Any:

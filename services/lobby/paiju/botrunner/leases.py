@@ -1,0 +1,124 @@
+"""Bot seats a runner plays: `SeatLease` (the lobby's `BotSeat`) and the sources that lease them.
+
+A source is any async callable answering with every seat leased to this runner now (renewed ones included),
+as `LobbyService.LeaseBotSeats` does; the runner asks it again before the leases expire and drops the seats
+it no longer returns. `LobbySeatSource` asks the lobby with a service token; `StaticSeatSource` hands out a
+fixed list (tests, development).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import structlog
+
+from paiju.engine.auth import Identity, Role, mint
+from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
+
+GAME_KINDS = {engine_pb2.GAME_ZLJ: "zlj", engine_pb2.GAME_TRACTOR: "tractor"}
+"""The rules core of each `Game` of the contract."""
+log = structlog.get_logger("paiju.botrunner")
+SERVICE_TOKEN_SECONDS = 600
+"""Lifetime of the service tokens a `LobbySeatSource` mints (a fresh one well before expiry)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatLease:
+    """One bot seat leased to this runner (mirrors `paiju.v1.BotSeat`)."""
+
+    table_id: str
+    game_id: str
+    game: str
+    """The game's rules: "zlj" (砸六家) or "tractor" (拖拉机)."""
+    seat: int
+    token: str
+    """The engine token of the seat (a player token for this game and seat)."""
+    expires_at: float
+    """When the lease ends unless renewed (seconds since the epoch)."""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """The seat: (game id, seat)."""
+        return (self.game_id, self.seat)
+
+    @classmethod
+    def from_proto(cls, seat: lobby_pb2.BotSeat) -> SeatLease:
+        kind = GAME_KINDS.get(seat.game)
+        if kind is None:
+            raise ValueError(f"bot seat {seat.seat} of table {seat.table_id} has no game kind ({seat.game})")
+        return cls(seat.table_id, seat.game_id, kind, seat.seat, seat.token, float(seat.lease_expires_at))
+
+
+SeatSource = Callable[[], Awaitable[Sequence[SeatLease]]]
+"""Every seat leased to the runner now; raises when it cannot tell (the runner keeps its leases till expiry)."""
+
+
+class StaticSeatSource:
+    """A fixed set of seats, each leased until ``expires_at`` (tests and development); `set` replaces it."""
+
+    def __init__(self, leases: Iterable[SeatLease] = ()) -> None:
+        self._leases = tuple(leases)
+        self.calls = 0
+
+    def set(self, leases: Iterable[SeatLease]) -> None:
+        self._leases = tuple(leases)
+
+    async def __call__(self) -> Sequence[SeatLease]:
+        self.calls += 1
+        return self._leases
+
+
+class LobbySeatSource:
+    """Asks `LobbyService.LeaseBotSeats` for this runner's seats, authenticated with a service token minted
+    from the deployment secret (``PAIJU_TOKEN_SECRET``) whose subject is the runner id."""
+
+    def __init__(
+        self,
+        stub: Any,
+        runner_id: str,
+        secret: bytes,
+        *,
+        max_seats: int = 0,
+        timeout: float = 10.0,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self._stub = stub
+        self._runner_id = runner_id
+        self._secret = secret
+        self._max_seats = max_seats
+        self._timeout = timeout
+        self._now = now
+        self._token = ""
+        self._token_expires = 0.0
+
+    @classmethod
+    def connect(cls, address: str, runner_id: str, secret: bytes, **kwargs: Any) -> tuple[LobbySeatSource, Any]:
+        """A source over a new channel to the lobby at ``address``; returns (source, channel to close)."""
+        channel = grpc.aio.insecure_channel(address)
+        return cls(lobby_pb2_grpc.LobbyServiceStub(channel), runner_id, secret, **kwargs), channel
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        now = self._now()
+        if self._token_expires - now < SERVICE_TOKEN_SECONDS / 2:
+            self._token_expires = now + SERVICE_TOKEN_SECONDS
+            identity = Identity(self._runner_id, Role.SERVICE, expires=int(self._token_expires))
+            self._token = mint(identity, self._secret)
+        return (("authorization", f"Bearer {self._token}"),)
+
+    async def __call__(self) -> Sequence[SeatLease]:
+        request = lobby_pb2.LeaseBotSeatsRequest(runner_id=self._runner_id, max_seats=self._max_seats)
+        response = await self._stub.LeaseBotSeats(request, metadata=self._metadata(), timeout=self._timeout)
+        leases = []
+        for seat in response.seats:
+            try:
+                leases.append(SeatLease.from_proto(seat))
+            except ValueError as e:  # a game this runner does not play: leave the seat to the lease's expiry
+                log.warning("seat not played", reason=str(e))
+        return leases
+
+
+__all__ = ["GAME_KINDS", "LobbySeatSource", "SeatLease", "SeatSource", "StaticSeatSource"]
