@@ -59,6 +59,8 @@ def invalid(reason: str) -> pytest.RaisesExc[LobbyError]:
         ("Guest", "Guest"),
         ("robot-7", "robot-7"),
         ("guest_1", "guest_1"),
+        ("\u2028Ann\u2029", "Ann"),  # separators around the name are trimmed, not refused
+        ("Ann\u3000Lee", "Ann Lee"),  # an ideographic space is a space (NFKC)
     ],
 )
 def test_check_name_gives_the_name_as_shown(name: str, shown: str) -> None:
@@ -79,7 +81,21 @@ def test_check_name_counts_characters_after_normalising() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["Ann\nLee", "Ann\x00", "A\tB", "Ann\x7f", "An\u200bn", "An\u202en", "\ufeffAnn", "Ann\u00ad", "An\ue000"]
+    "name",
+    [
+        "Ann\nLee",
+        "Ann\x00",
+        "A\tB",
+        "Ann\x7f",
+        "An\u200bn",
+        "An\u202en",
+        "\ufeffAnn",
+        "Ann\u00ad",
+        "An\ue000",
+        "Ann\u2028Lee",  # line separator (Zl)
+        "Ann\u2029Lee",  # paragraph separator (Zp)
+        "Ann\x85Lee",  # next line (Cc)
+    ],
 )
 def test_check_name_refuses_control_and_format_characters(name: str) -> None:
     with invalid("no control characters") as info:
@@ -244,15 +260,49 @@ def test_no_password_matches_a_hash_of_another_shape(stored: str) -> None:
     "stored",
     [
         "scrypt$16384$8$1$not-hex$00",
+        "scrypt$16384$8$1$0$00",  # odd number of hex digits
         "scrypt$lots$8$1$00$00",
+        "scrypt$16384$8.0$1$00$00",
+        "scrypt$$$$$",
         "scrypt$1000$8$1$00$00",  # n not a power of 2
+        "scrypt$1$8$1$00$00",  # n too small
+        "scrypt$1024$0$1$00$00",  # r = 0
+        "scrypt$1024$8$0$00$00",  # p = 0
+        f"scrypt$1024${2**40}$1$00$00",  # more memory than allowed
     ],
 )
 def test_no_password_matches_a_damaged_hash(stored: str) -> None:
-    """BUG: `password_matches` answers False for a stored hash of the wrong shape, but raises ValueError
-    (from ``bytes.fromhex``, ``int`` or ``hashlib.scrypt``) for a damaged one of the right shape: a corrupt
-    account record makes a login attempt fail with an internal error instead of "wrong password"."""
-    assert not password_matches(PASSWORD, stored)
+    """Regression: `password_matches` answered False for a stored hash of the wrong shape, but raised
+    ValueError (from ``bytes.fromhex``, ``int`` or ``hashlib.scrypt``) for a damaged one of the right shape:
+    a corrupt account record made a login attempt fail with an internal error instead of "wrong password"."""
+    assert password_matches(PASSWORD, stored) is False
+    assert password_matches("", stored) is False
+
+
+def test_a_damaged_digest_matches_nothing() -> None:
+    """A hash whose parameters and salt are sound but whose digest is cut short or altered."""
+    salt = bytes(16)
+    digest = hashlib.scrypt(PASSWORD.encode(), salt=salt, n=2**10, r=8, p=1, maxmem=64 * 1024**2).hex()
+    sound = f"scrypt${2**10}$8$1${salt.hex()}${digest}"
+    assert password_matches(PASSWORD, sound)
+    for damaged in (sound[:-2], sound + "00", sound[:-1] + ("0" if sound[-1] != "0" else "1"), sound.upper()):
+        assert password_matches(PASSWORD, damaged) is False, damaged
+
+
+@pytest.mark.xfail(raises=TypeError, strict=True, reason="TypeError escapes password_matches")
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "scrypt$-1$8$1$00$00",  # a negative n: hashlib.scrypt raises TypeError
+        f"scrypt${2**64}$8$1$00$00",  # an n too large for C: TypeError
+        "scrypt$1024$8$1$00$\u00e9\u00e9",  # a non-ASCII digest: hmac.compare_digest raises TypeError
+    ],
+)
+def test_no_password_matches_a_hash_damaged_into_a_type_error(stored: str) -> None:
+    """BUG (still): `password_matches` catches only ValueError; ``hashlib.scrypt`` raises TypeError for an n
+    out of the unsigned range, and ``hmac.compare_digest`` for a digest with non-ASCII characters, so these
+    damaged records still make a login fail with an internal error instead of "wrong password"."""
+    assert password_matches(PASSWORD, stored) is False
 
 
 # --- account keys ---------------------------------------------------------------------------------------
@@ -293,6 +343,23 @@ def test_fold() -> None:
     assert fold("  Ａｎｎ Lee ") == "ann lee"
     assert fold("Straße") == "strasse"
     assert fold("E\u0301") == "é"
+    # NFKC(casefold(NFKC(name))), trimmed: what case-folding decomposes is composed again
+    assert fold("ß\u0301") == fold("SŚ") == fold("sś") == "s\u015b"
+    assert fold("\u0130\u0316") == "i\u0316\u0307"  # İ: i + dot above, put after the mark below
+    assert fold("\u01f0") == fold("J\u030c") == "\u01f0"  # ǰ has no capital: folded, it is composed again
+    assert fold("\u0390") == "\u0390"  # ΐ: casefold spells it out, NFKC composes it
+    assert fold("\u3000Ａｎｎ\u2028") == "ann"
+    assert fold("ﬃ") == "ffi"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8", categories=["L", "M", "N", "Zs", "P"]), max_size=20))
+def test_fold_is_stable_and_normalised(name: str) -> None:
+    folded = fold(name)
+    assert fold(folded) == folded
+    assert unicodedata.is_normalized("NFKC", folded)
+    assert fold(name.casefold()) == folded
+    assert fold(unicodedata.normalize("NFD", name)) == folded
 
 
 @settings(max_examples=200, deadline=None)
@@ -321,10 +388,10 @@ def test_account_key_of_ascii_names_ignores_case(name: str) -> None:
     ],
 )
 def test_account_key_of_a_name_and_its_case_variant(name: str, variant: str) -> None:
-    """BUG: `fold` normalises *before* case-folding, and case-folding can undo the normal form (ß → ss,
-    İ → i + combining dot, which can then compose with, or reorder against, a following combining mark).
-    So a name and its capitals can get two account keys: "ß\u0301" folds to "ss\u0301" but "SŚ" to "sś".
-    Both names pass `check_name`. The usual fix is NFKC(casefold(NFKC(name))) (Unicode's NFKC_Casefold)."""
+    """Regression: `fold` normalised only *before* case-folding, and case-folding can undo the normal form
+    (ß → ss, İ → i + combining dot, which can then compose with, or reorder against, a following combining
+    mark). So a name and its capitals got two account keys: "ß\u0301" folded to "ss\u0301" but "SŚ" to
+    "sś". Both names pass `check_name`. Now fold is NFKC(casefold(NFKC(name)))."""
     check_name(name)
     check_name(variant)
     assert account_key(name) == account_key(variant), (ascii(fold(name)), ascii(fold(variant)))

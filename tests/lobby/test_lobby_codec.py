@@ -59,20 +59,27 @@ EVENTS: list[Any] = [
     table.TableOpened("t1", "Friday table", "zlj", "p-owner", False, None, None),
     table.TableOpened("t1", "Friday table", "zlj", "p-owner", True, ZLJ_OPTIONS, None),
     table.TableOpened("t2", "决赛 第一桌", "tractor", "p-owner", True, None, TRACTOR_OPTIONS),
+    # `decide` refuses the other game's options now, but a table opened before may have both: still carried
     table.TableOpened("t3", "both", "tractor", "p-owner", False, zlj_model.Options(), tractor_model.Options()),
     table.TableOpened("", "", "", "", False, None, None),
     table.SeatTaken(0, "p-ann", "Ann"),
     table.SeatTaken(5, "p-zhang", "张三"),
     table.SeatLeft(1, "p-bo", removed=False, bot=False),
     table.SeatLeft(2, "p-cy", removed=True, bot=True),
-    table.SeatLeft(3, "bot-t1-3", removed=True, bot=False),
-    table.BotSeated(3, "bot-t1-3"),
+    table.SeatLeft(3, "bot-t1-0", removed=True, bot=False),
+    table.SeatLeft(4, "cover-t1-4", removed=True, bot=False),  # a bot that took a covered seat over
+    table.BotSeated(3, "bot-t1-0"),
+    table.BotSeated(0, "bot-t1-12"),
+    table.BotSeated(2, "bot-决赛-1"),
     table.SeatsSwapped(0, 5),
     table.SeatsSwapped(3, 1),
     table.Substituted(4, "p-dee", "Dee"),
     table.ReadyChanged(0, True),
     table.ReadyChanged(0, False),
-    table.MatchStarted("t1-m1", 1, ("p-ann", "p-bo", "p-cy", "bot-t1-3", "bot-t1-4", "bot-t1-5"), "zlj", None, None),
+    table.MatchStarted("t1-m1", 1, ("p-ann", "p-bo", "p-cy", "bot-t1-0", "bot-t1-1", "bot-t1-2"), "zlj", None, None),
+    table.MatchStarted(
+        "t1-m3", 3, ("bot-t1-3", "cover-t1-1", "p-cy", "bot-t1-0", "bot-t1-1", "bot-t1-2"), "zlj", None, None
+    ),
     table.MatchStarted("t1-m2", 2, ("a", "b", "c", "d", "e", "f"), "zlj", ZLJ_OPTIONS, None),
     table.MatchStarted("t2-m1", 1, ("a", "b", "c", "d"), "tractor", None, TRACTOR_OPTIONS),
     table.MatchStarted("t2-m9", 9, ("a", "b", "c", "d"), "tractor", None, tractor_model.Options()),
@@ -139,7 +146,8 @@ def test_a_real_hash_round_trips() -> None:
 
 
 def test_every_event_of_a_table_round_trips() -> None:
-    """The events `decide` makes along a table's life, through two matches of each game."""
+    """The events `decide` makes along a table's life, through two matches of each game, with a covered
+    player leaving (the covering bot plays on) and a substitute leaving (a new bot plays on)."""
     for game, seats in (("zlj", 6), ("tractor", 4)):
         state = table.Table()
         script: list[Any] = [
@@ -161,6 +169,9 @@ def test_every_event_of_a_table_round_trips() -> None:
             FinishMatch("t1-m1", Result(winner_team=None, levels=(5, 5))),
             SetReady("bo", True),
             StartMatch("owner"),
+            CoverSeat(0),
+            LeaseSeat("r2", 0, now=50, until=80),
+            LeaveSeat("bo"),
             FinishMatch("t1-m2", Result(team_points=(1, -1), individual_points=(1,) * seats)),
         ]
         kinds = set()
@@ -171,6 +182,8 @@ def test_every_event_of_a_table_round_trips() -> None:
                 state = evolve(state, event)
         assert state.matches == 2
         assert len(kinds) == len(EVENT_CLASSES) - 1  # all but AccountRegistered
+        bots = [f"bot-t1-{n}" for n in range(seats - 2)]  # seated after the swap; the last removed and re-added
+        assert [s.player_id for s in state.seats] == ["cover-t1-0", f"bot-t1-{seats - 2}", *bots]
 
 
 # --- random events --------------------------------------------------------------------------------------
