@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -186,9 +187,7 @@ class SeatPlayer:
         finally:
             for task in (watch, decide):
                 task.cancel()
-            for task in (watch, decide):
-                with contextlib.suppress(asyncio.CancelledError, SeatLost):
-                    await task
+            await asyncio.gather(watch, decide, return_exceptions=True)
 
     async def _first_read(self) -> int:
         """The game's version now (0 when the seat has nothing to do yet), waiting for a game not yet created."""
@@ -376,6 +375,8 @@ class BotRunner:
         """Seats this runner stopped playing and why: "ended", "lost", "released" (no longer leased),
         "expired" (the lease ran out while the source could not be asked) or "failed"."""
         self._done_tokens: dict[tuple[str, int], str] = {}
+        self.starts: Counter[tuple[str, int]] = Counter()
+        """How many times each seat was taken up (again after it was released, lost with another token or failed)."""
         self.stats: dict[tuple[str, int], SeatStats] = {}
         """Per seat, everything its players did (across restarts of the seat)."""
         self.log = log.bind(runner=runner_id)
@@ -449,6 +450,7 @@ class BotRunner:
             stats=self.stats.setdefault(key, SeatStats()),
         )
         self._players[key] = player
+        self.starts[key] += 1
         task = asyncio.create_task(player.play(), name=f"seat {key}")
         self._tasks[key] = task
         task.add_done_callback(lambda t: self._finished(key, player, t))

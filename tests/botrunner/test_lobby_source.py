@@ -1,0 +1,89 @@
+"""The runner's seats from the lobby (`LobbySeatSource` over `LobbyService.LeaseBotSeats`): asked with a service
+token and the runner's id, renewed before the leases run out, seats the lobby stops returning let go of (and
+taken up again when leased again), and every seat given up when the lobby cannot renew its lease."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from paiju.botrunner.leases import LobbySeatSource
+from paiju.botrunner.runner import BotRunner
+from paiju.engine.auth import Role
+from paiju.v1 import engine_pb2, lobby_pb2
+
+from .fake_lobby import FakeLobby, serve_lobby
+from .harness import SECRET, bot_player, create_zlj, decisions, engine, run, wait_until
+
+
+def test_the_runner_plays_the_seats_the_lobby_leases_and_renews_them() -> None:
+    async def body() -> None:
+        async with engine() as e:
+            game_id = "zl"
+            await create_zlj(e, game_id, deals=1)
+            lobby = FakeLobby(lease_seconds=2)
+            for seat in range(6):
+                lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
+            # a seat of a game this runner does not know is left alone
+            lobby.extra.append(
+                lobby_pb2.BotSeat(
+                    table_id="t-x", game_id="x", game=engine_pb2.GAME_UNSPECIFIED, seat=0, token="-", lease_expires_at=1
+                )
+            )
+            server, address = await serve_lobby(lobby)
+            source, lobby_channel = LobbySeatSource.connect(address, "runner-7", SECRET)
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="runner-7", think=0.01)
+            stop = asyncio.Event()
+            task = asyncio.create_task(runner.run(stop))
+            seat5 = (game_id, 5)
+            await wait_until(lambda: seat5 in runner.stats and runner.stats[seat5].acts >= 1, 30, "seat 5 to move")
+            lobby.release(game_id, 5)
+            await wait_until(lambda: runner.done.get(seat5) == "released", 5, "the runner to let go of seat 5")
+            await asyncio.sleep(0.3)
+            moves = decisions(await e.log(game_id))[bot_player(game_id, 5)]
+            lobby.lease(game_id, "zlj", 5, bot_player(game_id, 5))
+            await wait_until(lambda: e.ended(game_id), 60, "the end of the match")
+            await wait_until(lambda: not runner.playing, 10, "the runner to see the end")
+            stop.set()
+            await task
+            await channel.close()
+            await lobby_channel.close()
+            await server.stop(None)
+            assert runner.starts[seat5] == 2 and runner.done == {(game_id, s): "ended" for s in range(6)}
+            assert decisions(await e.log(game_id))[bot_player(game_id, 5)] > moves, "seat 5 played again"
+            assert ("x", 0) not in runner.starts
+            assert len(lobby.calls) >= 4, "a 2-second lease is renewed about every second"
+            for runner_id, max_seats, who in lobby.calls:
+                assert (runner_id, max_seats, who.role, who.subject) == ("runner-7", 0, Role.SERVICE, "runner-7")
+
+    run(body)
+
+
+def test_seats_whose_lease_the_lobby_cannot_renew_are_given_up_when_it_expires() -> None:
+    async def body() -> None:
+        async with engine() as e:
+            game_id = "zx"
+            await create_zlj(e, game_id, deals=1)
+            lobby = FakeLobby(lease_seconds=2)
+            for seat in range(6):
+                lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
+            server, address = await serve_lobby(lobby)
+            source, lobby_channel = LobbySeatSource.connect(address, "runner-8", SECRET, timeout=0.5)
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="runner-8", think=0.05, retry_every=0.2)
+            stop = asyncio.Event()
+            task = asyncio.create_task(runner.run(stop))
+            await wait_until(lambda: len(runner.playing) == 6, 10, "six seats played")
+            await server.stop(None)  # the lobby goes away: no renewals
+            down = time.monotonic()
+            await wait_until(lambda: not runner.playing, 10, "the leases to run out")
+            assert time.monotonic() - down <= 3.5
+            assert runner.done == {(game_id, s): "expired" for s in range(6)}
+            assert not await e.ended(game_id)
+            stop.set()
+            await task
+            await channel.close()
+            await lobby_channel.close()
+
+    run(body)

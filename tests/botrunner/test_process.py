@@ -1,0 +1,113 @@
+"""``python -m paiju.botrunner`` as a process (what ``paiju bots`` runs): configured by its options and the
+environment, it leases the lobby's bot seats, plays them through the engine, logs JSON lines, and stops
+cleanly on SIGTERM or SIGINT (exit 0)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+import pytest
+
+from .fake_lobby import FakeLobby, serve_lobby
+from .harness import SECRET, bot_player, create_zlj, engine, run, wait_until
+
+
+async def start(*args: str, env: dict[str, str]) -> tuple[Any, list[dict[str, Any]], asyncio.Task[None]]:
+    """The runner process, the JSON records of its stdout as they come, and the task reading them."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "paiju.botrunner",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **env},
+    )
+    records: list[dict[str, Any]] = []
+
+    async def read() -> None:
+        assert process.stdout is not None
+        async for line in process.stdout:
+            records.append(json.loads(line))
+
+    return process, records, asyncio.create_task(read())
+
+
+def test_the_process_plays_the_lobbys_seats_and_stops_on_sigterm() -> None:
+    async def body() -> None:
+        async with engine() as e:
+            game_id = "zp"
+            await create_zlj(e, game_id, deals=1)
+            lobby = FakeLobby(lease_seconds=30)
+            for seat in range(6):
+                lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
+            server, address = await serve_lobby(lobby)
+            env = {
+                "PAIJU_TOKEN_SECRET": SECRET.decode(),
+                "PAIJU_LOBBY_ADDRESS": address,
+                "PAIJU_BOT_THINK_SECONDS": "0",
+            }
+            process, records, reading = await start("--engine", e.address, "--runner-id", "proc-1", env=env)
+            try:
+                await wait_until(lambda: e.ended(game_id), 60, "the end of the match")
+                await wait_until(lambda: len([r for r in records if r.get("event") == "game over"]) == 6, 10, "ends")
+                process.send_signal(signal.SIGTERM)
+                code = await asyncio.wait_for(process.wait(), 20)
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+                await server.stop(None)
+            await reading
+            assert code == 0
+            events = [r.get("event") for r in records]
+            assert events[0] == "bot runner starting" and events[-1] == "bot runner stopped"
+            assert {(r["game"], r["seat"]) for r in records if r.get("event") == "game over"} == {
+                (game_id, s) for s in range(6)
+            }
+            assert records[0]["runner"] == "proc-1" and records[0]["think"] == 0
+            assert not [r for r in records if r["level"] == "error"]
+            assert lobby.calls and all(call[0] == "proc-1" for call in lobby.calls)
+
+    run(body)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_idle_runner_stops_on_a_signal(sig: signal.Signals) -> None:
+    async def body() -> None:
+        lobby = FakeLobby()
+        server, address = await serve_lobby(lobby)
+        env = {"PAIJU_TOKEN_SECRET": SECRET.decode()}
+        process, records, reading = await start("--lobby", address, "--renew", "0.2", env=env)
+        try:
+            await wait_until(lambda: len(lobby.calls) >= 2, 20, "the runner asking the lobby")
+            process.send_signal(sig)
+            code = await asyncio.wait_for(process.wait(), 20)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            await server.stop(None)
+        await reading
+        assert code == 0
+        assert records[-1]["event"] == "bot runner stopped"
+
+    run(body)
+
+
+def test_without_a_token_secret_the_runner_refuses_to_start() -> None:
+    async def body() -> None:
+        env = {k: v for k, v in os.environ.items() if k != "PAIJU_TOKEN_SECRET"}
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-m", "paiju.botrunner", stderr=asyncio.subprocess.PIPE, env=env
+        )
+        _, err = await process.communicate()
+        assert process.returncode == 2
+        assert b"PAIJU_TOKEN_SECRET" in err
+
+    run(body)

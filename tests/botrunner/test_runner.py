@@ -1,0 +1,232 @@
+"""The bot runner against an in-process engine: it plays whole games through the public gRPC API, never makes
+two moves for one decision (two runners on the same seats), lets go of a seat handed back to a person, and
+resumes its watches after the engine restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections import defaultdict
+
+from paiju.botrunner.leases import SeatLease, StaticSeatSource
+from paiju.botrunner.runner import BotRunner
+from paiju.engine.auth import Role
+from paiju.v1 import engine_pb2, zlj_pb2
+
+from .harness import (
+    SERVICE,
+    Engine,
+    bot_player,
+    create_tractor,
+    create_zlj,
+    decisions,
+    engine,
+    leases,
+    md,
+    redeal_void_deals,
+    run,
+    token,
+    wait_until,
+)
+
+
+def acts_by_player(runners: list[BotRunner], game_id: str) -> dict[str, int]:
+    """Moves the engine applied for each bot player of ``game_id``, summed over ``runners``."""
+    acts: dict[str, int] = defaultdict(int)
+    for runner in runners:
+        for (game, seat), stats in runner.stats.items():
+            if game == game_id:
+                acts[bot_player(game_id, seat)] += stats.acts
+    return dict(acts)
+
+
+def total(runners: list[BotRunner], field: str) -> int:
+    return sum(getattr(s, field) for r in runners for s in r.stats.values())
+
+
+async def play_out(e: Engine, runners: list[BotRunner], game_ids: list[str], timeout: float) -> None:
+    """Run ``runners`` until every game of ``game_ids`` has ended and each runner has seen it; then stop them."""
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(r.run(stop)) for r in runners]
+    try:
+
+        async def over() -> bool:
+            return all([await e.ended(g) for g in game_ids])
+
+        await wait_until(over, timeout, f"the end of {game_ids}")
+        await wait_until(lambda: not any(r.playing for r in runners), 10, "the runners to see the ends")
+    finally:
+        stop.set()
+        await asyncio.gather(*tasks)
+
+
+def test_one_runner_plays_a_zlj_match_and_a_tractor_game_to_their_ends() -> None:
+    """All six seats of a one-deal 砸六家 match (reverse tribute per player, resisting with both jokers) and the
+    four seats of a timed 拖拉机 round that ends after two deals (D-TR-9), at once: every move through
+    GetLegalActions / GetView / Act with the seat's own token, decided by the heuristic bots from the view."""
+
+    async def body() -> None:
+        async with engine() as e:
+            await create_zlj(e, "z1", deals=1)
+            await create_tractor(e, "t1", timed=True)
+            redeals = asyncio.create_task(redeal_void_deals(e, "t1"))
+            source = StaticSeatSource([*leases("z1", "zlj", range(6)), *leases("t1", "tractor", range(4))])
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="r1", think=0)
+            await play_out(e, [runner], ["z1", "t1"], timeout=240)
+            await redeals
+            await channel.close()
+            assert runner.done == {("z1", s): "ended" for s in range(6)} | {("t1", s): "ended" for s in range(4)}
+            for game_id, seats in (("z1", 6), ("t1", 4)):
+                made = decisions(await e.log(game_id))
+                acts = acts_by_player([runner], game_id)
+                assert acts == {bot_player(game_id, s): made[bot_player(game_id, s)] for s in range(seats)}
+                assert all(n > 0 for n in acts.values())
+            tractor = await e.state("t1")
+            assert tractor.settlement is not None and tractor.deal >= 2
+            assert total([runner], "fallbacks") == 0 and total([runner], "refused") == 0
+
+    run(body)
+
+
+def test_two_runners_on_the_same_seats_never_move_twice_for_one_decision() -> None:
+    """Two runners lease overlapping seats (all of a two-deal 砸六家 match with its tribute; one runner also
+    the 拖拉机 game's seats, the other half of them) and race for every decision. Each acts with the version it
+    decided at, so the engine takes one move per decision and refuses the other as stale (ABORTED): the
+    moves each bot player made, summed over both runners, are exactly its decisions in the game's log."""
+
+    async def body() -> None:
+        async with engine() as e:
+            await create_zlj(e, "z2", deals=2)
+            await create_tractor(e, "t2", timed=True)
+            redeals = asyncio.create_task(redeal_void_deals(e, "t2"))
+            first = StaticSeatSource([*leases("z2", "zlj", range(6)), *leases("t2", "tractor", range(4))])
+            second = StaticSeatSource([*leases("z2", "zlj", range(6)), *leases("t2", "tractor", range(2))])
+            stubs = [e.runner_stub(), e.runner_stub()]
+            runners = [
+                BotRunner(first, stubs[0][0], runner_id="a", think=0.002),
+                BotRunner(second, stubs[1][0], runner_id="b", think=0.002),
+            ]
+            await play_out(e, runners, ["z2", "t2"], timeout=240)
+            await redeals
+            for _, channel in stubs:
+                await channel.close()
+            for game_id, seats in (("z2", 6), ("t2", 4)):
+                made = decisions(await e.log(game_id))
+                acts = acts_by_player(runners, game_id)
+                assert acts == {bot_player(game_id, s): made[bot_player(game_id, s)] for s in range(seats)}
+            assert all(r.stats[("z2", s)].acts > 0 for r in runners for s in range(6))
+            assert total(runners, "aborted") > 0, "the runners raced for decisions"
+            assert total(runners, "refused") == 0 and total(runners, "fallbacks") == 0
+            zlj = await e.state("z2")
+            assert len(zlj.results) == 2
+
+    run(body)
+
+
+def test_a_runner_lets_go_of_a_seat_handed_back_to_its_player() -> None:
+    """A bot covers seat 3 for its absent player (SEAT_CHANGE_COVER); mid-deal the player takes the seat back
+    (SEAT_CHANGE_RETURN): the engine refuses the bot's token, the runner drops the seat (and does not take it
+    up again while its source keeps returning the same lease), and no move of the bot follows the return."""
+
+    async def body() -> None:
+        async with engine() as e:
+            game_id = "z3"
+            request = engine_pb2.CreateGameRequest(
+                game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=zlj_pb2.ZljOptions(deals=1)
+            )
+            for seat in range(6):
+                request.seats.add(seat=seat, player_id="person-3" if seat == 3 else bot_player(game_id, seat))
+            await e.stub.CreateGame(request, metadata=SERVICE)
+            cover = engine_pb2.AssignSeatsRequest(
+                game_id=game_id, command_id="cover-3", change=engine_pb2.SEAT_CHANGE_COVER
+            )
+            cover.seats.add(seat=3, player_id=bot_player(game_id, 3))
+            await e.stub.AssignSeats(cover, metadata=SERVICE)
+            source = StaticSeatSource(leases(game_id, "zlj", range(6)))
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="r3", think=0.01, renew_every=0.1)
+            stop = asyncio.Event()
+            task = asyncio.create_task(runner.run(stop))
+
+            async def moved(n: int) -> bool:
+                return decisions(await e.log(game_id))[bot_player(game_id, 3)] >= n
+
+            await wait_until(lambda: moved(3), 30, "three moves of the covering bot")
+            back = engine_pb2.AssignSeatsRequest(
+                game_id=game_id, command_id="return-3", change=engine_pb2.SEAT_CHANGE_RETURN
+            )
+            back.seats.add(seat=3, player_id="person-3")
+            returned_at = (await e.stub.AssignSeats(back, metadata=SERVICE)).version
+            await wait_until(lambda: runner.done.get((game_id, 3)) == "lost", 10, "the runner to drop seat 3")
+            # the player plays seat 3 from now on (the first listed action), the bots the others
+            person = md(token(Role.PLAYER, "person-3", game_id, 3))
+            person_moves = 0
+            while not await e.ended(game_id):
+                legal = await e.stub.GetLegalActions(
+                    engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=person
+                )
+                if legal.actions:
+                    await e.stub.Act(
+                        engine_pb2.ActRequest(
+                            game_id=game_id,
+                            command_id=uuid.uuid4().hex,
+                            expected_version=legal.version,
+                            zlj=legal.actions[0].zlj,
+                        ),
+                        metadata=person,
+                    )
+                    person_moves += 1
+                await asyncio.sleep(0.01)
+            await wait_until(lambda: not runner.playing, 10, "the runner to see the end")
+            assert source.calls > 3 and runner.starts[(game_id, 3)] == 1, "asked again, seat 3 not taken up again"
+            stop.set()
+            await task
+            await channel.close()
+            log = await e.log(game_id)
+            assert not [x for x in log if x.actor == bot_player(game_id, 3) and x.version > returned_at]
+            assert person_moves > 0 and decisions(log)["person-3"] == person_moves
+            assert runner.stats[(game_id, 3)].acts == decisions(log)[bot_player(game_id, 3)]
+            assert runner.done == {(game_id, s): "lost" if s == 3 else "ended" for s in range(6)}
+
+    run(body)
+
+
+def test_a_runner_resumes_its_watches_after_the_engine_restarts() -> None:
+    """The engine's server stops mid-match (every Watch stream and call cut) and serves again: each seat's
+    watch resumes from the last version it received — no event missed, none twice — and the match ends."""
+
+    async def body() -> None:
+        async with engine() as e:
+            game_id = "z4"
+            await create_zlj(e, game_id, deals=1)
+            seen: dict[int, list[int]] = defaultdict(list)
+
+            def observe(lease: SeatLease, envelope: engine_pb2.Envelope) -> None:
+                seen[lease.seat].append(envelope.version)
+
+            stub, channel = e.runner_stub()
+            runner = BotRunner(
+                StaticSeatSource(leases(game_id, "zlj", range(6))), stub, think=0.01, on_envelope=observe
+            )
+            stop = asyncio.Event()
+            task = asyncio.create_task(runner.run(stop))
+
+            async def at(version: int) -> bool:
+                return len(await e.log(game_id)) >= version
+
+            await wait_until(lambda: at(40), 30, "the match under way")
+            await e.restart()
+            await wait_until(lambda: e.ended(game_id), 60, "the end of the match")
+            await wait_until(lambda: not runner.playing, 10, "the runner to see the end")
+            stop.set()
+            await task
+            await channel.close()
+            last = len(await e.log(game_id))
+            for seat in range(6):
+                versions = seen[seat]
+                assert versions == list(range(versions[0], last + 1)), f"seat {seat} missed or repeated events"
+                assert runner.stats[(game_id, seat)].resumes >= 1
+            assert runner.done == {(game_id, s): "ended" for s in range(6)}
+
+    run(body)
