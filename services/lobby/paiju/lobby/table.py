@@ -116,8 +116,9 @@ def new_bot_id(table: Table) -> str:
 
 
 def bot_taking_over(table: Table, seat: int) -> str:
-    """Who plays ``seat`` when its player leaves during a match: the bot already covering it, or a new bot."""
-    return cover_id(table.table_id, seat) if table.seats[seat].covered else new_bot_id(table)
+    """Who plays ``seat`` when its player leaves during a match: a new bot (a covering bot's runner keeps its
+    lease of the seat, see `evolve`)."""
+    return new_bot_id(table)
 
 
 def game_id_of(table_id: str, match: int) -> str:
@@ -376,7 +377,11 @@ def decide(table: Table, command: Any) -> list[Any]:
         if command.game not in SEATS:
             raise LobbyError("invalid", "a table plays zlj or tractor")
         name = command.name.strip()
-        if not name or len(name) > 60 or any(unicodedata.category(ch)[0] in "CZ" and ch != " " for ch in name):
+        if (
+            not name
+            or len(name) > 60
+            or any(unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") for ch in name)
+        ):
             raise LobbyError("invalid", "a table's name has 1..60 characters, no control characters")
         if (command.zlj_options is not None and command.game != "zlj") or (
             command.tractor_options is not None and command.game != "tractor"
@@ -501,7 +506,7 @@ def evolve(table: Table, event: Any) -> Table:
     if isinstance(event, SeatLeft):
         if not event.bot:
             return _with_seat(table, event.seat, Seat())
-        # the bot covering the seat (keeping its runner's lease), or a new bot, plays on
+        # a new bot plays on; when a bot was covering the seat, its runner keeps the lease
         left = table.seats[event.seat]
         player = bot_taking_over(table, event.seat)
         seat = Seat(player, _bot_name(player), bot=True, ready=True, runner=left.runner, lease_until=left.lease_until)
