@@ -66,3 +66,22 @@ def test_untimed_games_and_concealed_bids() -> None:
         assert tractor.state.phase is not tractor_model.Phase.BID
 
     asyncio.run(main())
+
+
+def test_a_void_first_tractor_deal_is_dealt_again_by_the_engine() -> None:
+    """D-TR-6.6: nobody bid, the first deal is void; it waits for no seat, so the engine deals again."""
+
+    async def main() -> None:
+        games = Games(MemoryEventStore(), clock=lambda: T0)
+        game = await games.create("t9", "tractor", tractor_model.StartGame(5, tractor_model.Options(), at=0), "s", "e")
+        for seat in range(4):
+            game, _ = await games.act("t9", tractor_model.Pass(seat), f"pass{seat}", f"seat{seat}")
+        assert game.state.phase is tractor_model.Phase.FLIP, "nobody bid: the deal is void"
+        assert await expire_turns(games, T0, lambda g, v: 1000 + v) == []
+        again = await games.load("t9")
+        assert again.state.phase is tractor_model.Phase.BID and again.version > game.version
+        assert again.recorded[game.version].command_id == f"redeal:t9:{game.version}"
+        await expire_turns(games, T0, lambda g, v: 1000 + v)
+        assert (await games.load("t9")).version == again.version, "dealt again once"
+
+    asyncio.run(main())

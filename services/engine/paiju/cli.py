@@ -118,6 +118,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = sub.add_parser("lobby", help="run the lobby service (gRPC); configured by the environment")
     p.set_defaults(func=_lobby)
 
+    from paiju.botrunner.cli import add_parser as add_bots_parser
+
+    add_bots_parser(sub)
+
     args = parser.parse_args(argv)
     try:
         code: int = args.func(args)

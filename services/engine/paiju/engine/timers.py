@@ -1,4 +1,5 @@
 """Turn timers: an expired turn is played by the engine's default action, recorded as a timeout event.
+The same scan deals a void first 拖拉机 deal again (D-TR-6.6), which waits for no seat.
 
 A turn starts when the game's last event was recorded, so any engine replica can tell from the log alone
 which turns have expired — also when the process that served the last action has died. The timeout of a
@@ -44,6 +45,18 @@ def expired(game: Game, now: datetime) -> bool:
     return bool((now - started).total_seconds() >= seconds)
 
 
+async def _redeal(games: Games, game: Game, seeds: Callable[[str, int], int]) -> None:
+    """A void first 拖拉机 deal waits for nobody's choice: the engine deals again at once (D-TR-6.6)."""
+    command = tractor_model.Redeal(seeds(game.game_id, game.version))
+    try:
+        await games.act(
+            game.game_id, command, f"redeal:{game.game_id}:{game.version}", "engine", expected_version=game.version
+        )
+    except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
+        return  # another replica dealt again first
+    log.info("void first deal dealt again", game=game.game_id, version=game.version)
+
+
 async def expire_turns(
     games: Games, now: datetime, seeds: Callable[[str, int], int] = lambda game_id, version: 0
 ) -> list[tuple[str, int]]:
@@ -51,6 +64,9 @@ async def expire_turns(
     done: list[tuple[str, int]] = []
     for game_id in await games.store.aggregates():
         game = await games.load(game_id)
+        if game.rules.name == "tractor" and game.state.phase is tractor_model.Phase.FLIP:
+            await _redeal(games, game, seeds)
+            continue
         if not expired(game, now):
             continue
         version = game.version
