@@ -24,6 +24,7 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
     monkeypatch.delenv("PAIJU_TOKEN_SECRET", raising=False)
     # not pytest's tmp_path: run as root, PostgreSQL runs as its own user, which cannot enter that folder
     folder = Path(tempfile.mkdtemp(prefix="paiju-stack-"))
+    folder.chmod(0o755)
     data = folder / ".data"
     progress: dict[str, int] = {}
 

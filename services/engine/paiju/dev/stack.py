@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import secrets
 import signal
@@ -20,6 +21,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -68,11 +70,21 @@ def embedded_nats(data: Path) -> Iterator[str]:
 
 @contextlib.contextmanager
 def embedded_database(data: Path) -> Iterator[str]:
-    """A local PostgreSQL with its data under ``data`` and a database ``paiju``; yields its URL."""
+    """A local PostgreSQL with its data under ``data`` (or, when its user cannot reach that folder, under the
+    temporary directory) and a database ``paiju``; yields its URL."""
     from paiju.postgres import embedded
     from paiju.postgres.pool import with_database
 
-    server = embedded.start(data)
+    try:
+        server = embedded.start(data)
+    except embedded.EmbeddedPostgresError as refused:
+        if "cannot enter" not in str(refused):
+            raise
+        # run as root, PostgreSQL runs as its own user, which cannot reach this checkout's folder: keep the
+        # data in a folder of its own under the temporary directory instead, the same one each time
+        key = hashlib.sha256(str(data.resolve()).encode()).hexdigest()[:12]
+        data = Path(tempfile.gettempdir()) / f"paiju-postgres-{key}"
+        server = embedded.start(data)
     try:
         asyncio.run(_create_database(server.dsn, DATABASE))
         yield with_database(server.dsn, DATABASE)
@@ -206,7 +218,7 @@ def run(
             services.start("engine", "engine")
             services.start("lobby", "lobby")
             wait_until_serving(engine_address, timeout=60)
-            wait_until_serving(lobby_address, timeout=60)
+            wait_until_serving(lobby_address, timeout=60, service="paiju.v1.LobbyService")
             services.start("bots", "bots")
             tables = asyncio.run(open_bot_tables(lobby_address))
             started.update(engine=engine_address, lobby=lobby_address, nats=nats_url, tables=tables)

@@ -21,20 +21,21 @@ def free_port() -> int:
         return port
 
 
-async def serving(address: str) -> bool:
+async def serving(address: str, service: str = SERVICE) -> bool:
+    """Whether the gRPC server at ``address`` reports ``service`` (the engine's by default) SERVING."""
     async with grpc.aio.insecure_channel(address) as channel:
         stub: Any = health_pb2_grpc.HealthStub(channel)
         try:
-            reply = await stub.Check(health_pb2.HealthCheckRequest(service=SERVICE), timeout=1)
+            reply = await stub.Check(health_pb2.HealthCheckRequest(service=service), timeout=1)
         except grpc.aio.AioRpcError:
             return False
         return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
 
 
-def wait_until_serving(address: str, timeout: float = 30.0) -> None:
-    """Block until the engine at ``address`` is SERVING, or raise `TimeoutError`."""
+def wait_until_serving(address: str, timeout: float = 30.0, service: str = SERVICE) -> None:
+    """Block until ``service`` (the engine by default) at ``address`` is SERVING, or raise `TimeoutError`."""
     deadline = time.monotonic() + timeout
-    while not asyncio.run(serving(address)):
+    while not asyncio.run(serving(address, service)):
         if time.monotonic() > deadline:
-            raise TimeoutError(f"the engine at {address} did not report SERVING within {timeout:.0f} s")
+            raise TimeoutError(f"{service} at {address} did not report SERVING within {timeout:.0f} s")
         time.sleep(0.1)
