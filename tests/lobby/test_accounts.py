@@ -289,19 +289,40 @@ def test_a_damaged_digest_matches_nothing() -> None:
         assert password_matches(PASSWORD, damaged) is False, damaged
 
 
-@pytest.mark.xfail(raises=TypeError, strict=True, reason="TypeError escapes password_matches")
 @pytest.mark.parametrize(
     "stored",
     [
         "scrypt$-1$8$1$00$00",  # a negative n: hashlib.scrypt raises TypeError
         f"scrypt${2**64}$8$1$00$00",  # an n too large for C: TypeError
-        "scrypt$1024$8$1$00$\u00e9\u00e9",  # a non-ASCII digest: hmac.compare_digest raises TypeError
+        f"scrypt${-(2**64)}$8$1$00$00",
+        "scrypt$1024$-8$1$00$00",  # a negative r
+        "scrypt$1024$8$-1$00$00",  # a negative p
+        f"scrypt$1024${2**64}$1$00$00",  # an r too large for C
+        f"scrypt$1024$8${2**64}$00$00",  # a p too large for C
+        "scrypt$1024$8$1$\u00e9\u00e9$00",  # a non-ASCII salt
     ],
 )
 def test_no_password_matches_a_hash_damaged_into_a_type_error(stored: str) -> None:
-    """BUG (still): `password_matches` catches only ValueError; ``hashlib.scrypt`` raises TypeError for an n
-    out of the unsigned range, and ``hmac.compare_digest`` for a digest with non-ASCII characters, so these
-    damaged records still make a login fail with an internal error instead of "wrong password"."""
+    """Regression: `password_matches` caught only ValueError; ``hashlib.scrypt`` raises TypeError (or
+    OverflowError) for parameters out of the unsigned range, so these damaged records made a login fail
+    with an internal error instead of "wrong password"."""
+    assert password_matches(PASSWORD, stored) is False
+    assert password_matches("", stored) is False
+
+
+@pytest.mark.xfail(raises=TypeError, strict=True, reason="hmac.compare_digest is outside the try")
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "scrypt$1024$8$1$00$\u00e9\u00e9",  # a non-ASCII digest
+        "scrypt$1024$8$1$00$\uff10\uff10",  # full-width digits
+    ],
+)
+def test_no_password_matches_a_hash_with_a_non_ascii_digest(stored: str) -> None:
+    """BUG (still): the parameters and salt are sound, so ``hashlib.scrypt`` succeeds; the digest holds
+    non-ASCII characters, and ``hmac.compare_digest(found.hex(), digest)`` raises TypeError ("comparing
+    strings with non-ASCII characters is not supported"). It runs after the ``try``, so catching TypeError
+    there does not help: the login still fails with an internal error instead of "wrong password"."""
     assert password_matches(PASSWORD, stored) is False
 
 

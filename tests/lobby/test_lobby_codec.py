@@ -59,6 +59,8 @@ EVENTS: list[Any] = [
     table.TableOpened("t1", "Friday table", "zlj", "p-owner", False, None, None),
     table.TableOpened("t1", "Friday table", "zlj", "p-owner", True, ZLJ_OPTIONS, None),
     table.TableOpened("t2", "决赛 第一桌", "tractor", "p-owner", True, None, TRACTOR_OPTIONS),
+    table.TableOpened("t2", "决赛\u3000第一桌", "tractor", "p-owner", True, None, TRACTOR_OPTIONS),
+    table.TableOpened("t4", "Friday\u00a0table", "zlj", "p-owner", False, None, None),
     # `decide` refuses the other game's options now, but a table opened before may have both: still carried
     table.TableOpened("t3", "both", "tractor", "p-owner", False, zlj_model.Options(), tractor_model.Options()),
     table.TableOpened("", "", "", "", False, None, None),
@@ -67,7 +69,8 @@ EVENTS: list[Any] = [
     table.SeatLeft(1, "p-bo", removed=False, bot=False),
     table.SeatLeft(2, "p-cy", removed=True, bot=True),
     table.SeatLeft(3, "bot-t1-0", removed=True, bot=False),
-    table.SeatLeft(4, "cover-t1-4", removed=True, bot=False),  # a bot that took a covered seat over
+    # recorded before a bot taking a covered seat over got a fresh id: it kept the cover id
+    table.SeatLeft(4, "cover-t1-4", removed=True, bot=False),
     table.BotSeated(3, "bot-t1-0"),
     table.BotSeated(0, "bot-t1-12"),
     table.BotSeated(2, "bot-决赛-1"),
@@ -77,7 +80,7 @@ EVENTS: list[Any] = [
     table.ReadyChanged(0, True),
     table.ReadyChanged(0, False),
     table.MatchStarted("t1-m1", 1, ("p-ann", "p-bo", "p-cy", "bot-t1-0", "bot-t1-1", "bot-t1-2"), "zlj", None, None),
-    table.MatchStarted(
+    table.MatchStarted(  # recorded before a bot taking a covered seat over got a fresh id
         "t1-m3", 3, ("bot-t1-3", "cover-t1-1", "p-cy", "bot-t1-0", "bot-t1-1", "bot-t1-2"), "zlj", None, None
     ),
     table.MatchStarted("t1-m2", 2, ("a", "b", "c", "d", "e", "f"), "zlj", ZLJ_OPTIONS, None),
@@ -147,7 +150,8 @@ def test_a_real_hash_round_trips() -> None:
 
 def test_every_event_of_a_table_round_trips() -> None:
     """The events `decide` makes along a table's life, through two matches of each game, with a covered
-    player leaving (the covering bot plays on) and a substitute leaving (a new bot plays on)."""
+    player leaving and a substitute leaving (each time a new bot plays on; the covered seat's keeps the
+    lease)."""
     for game, seats in (("zlj", 6), ("tractor", 4)):
         state = table.Table()
         script: list[Any] = [
@@ -183,7 +187,9 @@ def test_every_event_of_a_table_round_trips() -> None:
         assert state.matches == 2
         assert len(kinds) == len(EVENT_CLASSES) - 1  # all but AccountRegistered
         bots = [f"bot-t1-{n}" for n in range(seats - 2)]  # seated after the swap; the last removed and re-added
-        assert [s.player_id for s in state.seats] == ["cover-t1-0", f"bot-t1-{seats - 2}", *bots]
+        # bot seats-2 took Cy's seat over in the first match, bot seats-1 Bo's covered seat in the second
+        assert [s.player_id for s in state.seats] == [f"bot-t1-{seats - 1}", f"bot-t1-{seats - 2}", *bots]
+        assert not any(s.player_id.startswith("cover-") for s in state.seats)
 
 
 # --- random events --------------------------------------------------------------------------------------

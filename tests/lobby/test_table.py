@@ -127,11 +127,6 @@ def bot(number: int, runner: str = "", lease_until: int = 0) -> Seat:
     return Seat(bot_id(T, number), f"Bot {number}", bot=True, ready=True, runner=runner, lease_until=lease_until)
 
 
-def cover_bot(seat: int, runner: str = "", lease_until: int = 0) -> Seat:
-    """The seat of the bot that covered ``seat``'s player and plays on after the player left in a match."""
-    return Seat(cover_id(T, seat), "Bot", bot=True, ready=True, runner=runner, lease_until=lease_until)
-
-
 def started(events: list[Any]) -> MatchStarted:
     assert len(events) == 1
     event = events[0]
@@ -179,12 +174,15 @@ def test_new_bot_id_after_a_swap_is_fresh() -> None:
     assert [s.player_id for s in table.seats] == ["bot-t1-1", "", "", "bot-t1-2", "", "bot-t1-0"]
 
 
-def test_bot_taking_over_is_the_covering_bot_or_a_new_one() -> None:
+def test_bot_taking_over_is_always_a_new_bot() -> None:
+    """Whether or not the seat is covered: a cover id is only the engine's name for a covered seat, never
+    the id of a seated bot."""
     table = playing()  # bots 0, 1, 2 in seats 3, 4, 5
     assert bot_taking_over(table, 1) == "bot-t1-3"
     assert bot_taking_over(table, 0) == "bot-t1-3"
     covered = run([CoverSeat(1)], table)
-    assert bot_taking_over(covered, 1) == cover_id(T, 1) == "cover-t1-1"
+    assert bot_taking_over(covered, 1) == new_bot_id(covered) == "bot-t1-3"
+    assert bot_taking_over(covered, 1) != cover_id(T, 1)
     assert bot_taking_over(covered, 0) == "bot-t1-3"
     returned = run([ReturnToSeat(BO)], covered)
     assert bot_taking_over(returned, 1) == "bot-t1-3"
@@ -198,7 +196,7 @@ def test_seat_free_and_played_by_bot() -> None:
     assert not Seat("p", "P").played_by_bot
     assert Seat("p", "P", covered=True).played_by_bot
     assert bot(2).played_by_bot
-    assert cover_bot(2).played_by_bot
+    assert bot(2, "r1", 30).played_by_bot
 
 
 def test_seat_of_finds_people_not_bots() -> None:
@@ -301,6 +299,31 @@ def test_open_checks_the_trimmed_name(name: str, kept: str) -> None:
     table, events = act(Table(), OpenTable(T, name, "zlj", OWNER))
     assert events[0].name == kept
     assert table.name == kept
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "决赛\u3000第一桌",  # ideographic space
+        "Friday\u00a0table",  # no-break space
+        "Friday\u202ftable",  # narrow no-break space
+        "Friday\u2009table",  # thin space
+        "决赛\u3000\u3000第一桌\u00a0A",
+    ],
+)
+def test_open_accepts_space_characters_inside_the_name(name: str) -> None:
+    """Regression: every character of category Z but the ASCII space was refused, so a table named
+    "决赛　第一桌" (with U+3000) or with a no-break space could not be opened. Spaces are kept as typed."""
+    table, events = act(Table(), OpenTable(T, name, "zlj", OWNER))
+    assert events[0].name == name
+    assert table.name == name
+
+
+def test_open_accepts_an_ideographic_space_but_not_a_line_separator() -> None:
+    assert run([OpenTable(T, "决赛\u3000第一桌", "zlj", OWNER)]).name == "决赛\u3000第一桌"
+    assert run([OpenTable(T, "Friday\u00a0table", "tractor", OWNER)]).name == "Friday\u00a0table"
+    refused(Table(), OpenTable(T, "决赛\u2028第一桌", "zlj", OWNER), "invalid", "no control characters")
+    refused(Table(), OpenTable(T, "Friday\u2028table", "zlj", OWNER), "invalid", "no control characters")
 
 
 def test_open_refuses_the_other_games_options() -> None:
@@ -433,16 +456,17 @@ def test_leave_during_a_match_hands_the_seat_to_a_new_bot() -> None:
     assert engine_seats(table) == ("bot-t1-4", "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
 
 
-def test_leave_during_a_match_while_covered_hands_the_seat_to_the_covering_bot() -> None:
-    """The bot that covers Bo plays on as the seat's bot: the same engine player, keeping its runner's lease."""
+def test_leave_during_a_match_while_covered_hands_the_seat_to_a_new_bot_keeping_the_lease() -> None:
+    """A new bot, bot 3, plays Bo's covered seat on; the runner that played the cover keeps its lease."""
     table = run([CoverSeat(1), LeaseSeat("r1", 1, now=10, until=40)], playing())
     assert engine_seats(table)[1] == "cover-t1-1"
     table, events = act(table, LeaveSeat(BO))
     assert events == [SeatLeft(1, BO, removed=False, bot=True)]
-    assert table.seats[1] == cover_bot(1, "r1", 40)
-    assert table.seats[1] == Seat("cover-t1-1", "Bot", bot=True, ready=True, runner="r1", lease_until=40)
+    assert table.seats[1] == bot(3, "r1", 40)
+    assert table.seats[1] == Seat("bot-t1-3", "Bot 3", bot=True, ready=True, runner="r1", lease_until=40)
     assert table.seat_of(BO) is None
-    assert engine_seats(table) == (ANN, "cover-t1-1", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
+    assert engine_seats(table) == (ANN, "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
+    assert cover_id(T, 1) not in engine_seats(table)  # the cover id ended with the cover
     # r1 renews; r2 waits for the lease to expire; the bot cannot be removed or covered
     assert decide(table, LeaseSeat("r1", 1, now=30, until=60)) == [SeatLeased(1, "r1", 60)]
     refused(table, LeaseSeat("r2", 1, now=39, until=60), "precondition", "seat 1 is leased to another runner")
@@ -452,19 +476,36 @@ def test_leave_during_a_match_while_covered_hands_the_seat_to_the_covering_bot()
     assert decide(table, ReturnToSeat(BO)) == []
     # after the match it stays as one of the table's bots, its lease ended
     table = run([FinishMatch("t1-m1", ZLJ_RESULT)], table)
-    assert table.seats[1] == cover_bot(1)
+    assert table.seats[1] == bot(3)
 
 
-def test_leave_during_a_match_the_covering_bot_and_a_new_bot() -> None:
+def test_leave_during_a_match_a_covered_seat_and_an_uncovered_one() -> None:
+    """Both seats get new bots, numbered in turn; only the one that was covered keeps a lease."""
     table = run([CoverSeat(0), LeaseSeat("r1", 0, now=0, until=50), LeaveSeat(ANN), LeaveSeat(BO)], playing())
-    assert table.seats[:2] == (cover_bot(0, "r1", 50), bot(3))
-    assert engine_seats(table) == ("cover-t1-0", "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
+    assert table.seats[:2] == (bot(3, "r1", 50), bot(4))
+    assert engine_seats(table) == ("bot-t1-3", "bot-t1-4", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
+
+
+def test_leave_while_covered_without_a_lease_seats_a_bot_without_one() -> None:
+    table, _ = act(run([CoverSeat(2)], playing()), LeaveSeat(CY))
+    assert table.seats[2] == bot(3)
+    refused(table, RemovePlayer(OWNER, 2), "precondition", "a bot plays this seat")
+    assert decide(table, LeaseSeat("r2", 2, now=0, until=30)) == [SeatLeased(2, "r2", 30)]
+
+
+def test_a_lease_ended_by_a_return_does_not_come_back_when_the_player_leaves() -> None:
+    """Cy is covered (r1 leases the seat), comes back (the lease ends), then leaves: the new bot has no lease."""
+    table = run([CoverSeat(2), LeaseSeat("r1", 2, now=0, until=50), ReturnToSeat(CY), LeaveSeat(CY)], playing())
+    assert table.seats[2] == bot(3)
+    assert decide(table, LeaseSeat("r2", 2, now=10, until=40)) == [SeatLeased(2, "r2", 40)]
 
 
 def test_leave_refusals() -> None:
     refused(opened(), LeaveSeat(ANN), "precondition", "not seated")
     refused(full(), LeaveSeat(bot_id(T, 0)), "precondition", "not seated")
-    refused(run([CoverSeat(0), LeaveSeat(ANN)], playing()), LeaveSeat(cover_id(T, 0)), "precondition", "not seated")
+    taken_over = run([CoverSeat(0), LeaveSeat(ANN)], playing())
+    refused(taken_over, LeaveSeat(cover_id(T, 0)), "precondition", "not seated")
+    refused(taken_over, LeaveSeat(bot_id(T, 3)), "precondition", "not seated")
     refused(playing(), LeaveSeat("p-dee"), "precondition", "not seated")
 
 
@@ -536,12 +577,12 @@ def test_remove_a_person_during_a_match_seats_a_new_bot() -> None:
     assert engine_seats(table)[2] == "bot-t1-3"
 
 
-def test_remove_a_covered_person_during_a_match_keeps_the_covering_bot() -> None:
+def test_remove_a_covered_person_during_a_match_seats_a_new_bot_keeping_the_lease() -> None:
     table = run([CoverSeat(2), LeaseSeat("r2", 2, now=5, until=35)], playing())
     table, events = act(table, RemovePlayer(OWNER, 2))
     assert events == [SeatLeft(2, CY, removed=True, bot=True)]
-    assert table.seats[2] == cover_bot(2, "r2", 35)
-    assert engine_seats(table)[2] == "cover-t1-2"
+    assert table.seats[2] == bot(3, "r2", 35)
+    assert engine_seats(table)[2] == "bot-t1-3"
     refused(table, LeaseSeat("r1", 2, now=34, until=60), "precondition", "seat 2 is leased to another runner")
 
 
@@ -1006,45 +1047,57 @@ def test_a_bot_moved_by_a_swap_and_a_cover_are_distinct_engine_players() -> None
 def test_a_covering_bots_lease_outlives_its_player_leaving(goes: Any) -> None:
     """Regression: runner r1 leases seat 0 while its bot covers Ann (until 100). When Ann left (or was
     removed) `SeatLeft` made a fresh bot seat with no lease, so runner r2 was granted the same seat at time
-    20 while r1's lease ran: two runners played one bot. Now the covering bot plays on, lease and all."""
+    20 while r1's lease ran: two runners played one bot. Now the new bot, bot 3, keeps r1's lease."""
     table = run([CoverSeat(0), LeaseSeat("r1", 0, now=10, until=100), goes], playing())
-    assert engine_seats(table)[0] == cover_id(T, 0) == "cover-t1-0"
-    assert table.seats[0] == cover_bot(0, "r1", 100)
+    assert engine_seats(table)[0] == "bot-t1-3"
+    assert table.seats[0] == bot(3, "r1", 100)
     refused(table, LeaseSeat("r2", 0, now=20, until=120), "precondition", "seat 0 is leased to another runner")
     assert decide(table, LeaseSeat("r1", 0, now=20, until=120)) == [SeatLeased(0, "r1", 120)]
 
 
-# --- still wrong ----------------------------------------------------------------------------------------
-
-
-def _cover_bot_swapped_away() -> Table:
-    """Ann drops out and leaves while covered: ``cover-t1-0`` plays seat 0 on as a bot. The owner swaps it
-    with Bo (between deals), and Bo drops out in seat 0."""
+def _cover_taken_over_then_swapped_away() -> Table:
+    """Ann drops out and leaves while covered: a new bot, bot 3, plays seat 0 on. The owner swaps it with Bo
+    (between deals), and Bo drops out in seat 0."""
     table = run([CoverSeat(0), LeaveSeat(ANN), SwapSeats(OWNER, 0, 1), CoverSeat(0)], playing())
-    assert table.seats[1] == cover_bot(0)
+    assert table.seats[1] == bot(3)
     assert table.seats[0] == Seat(BO, "Bo", ready=True, covered=True)
     return table
 
 
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason="a bot taking a covered seat over keeps the cover id")
-def test_a_cover_bot_moved_by_a_swap_and_a_new_cover_are_distinct_engine_players() -> None:
-    """BUG (still): the bot that took Ann's covered seat over keeps the id ``cover-t1-0`` wherever it is
-    swapped; when the player then sitting in seat 0 is covered, `engine_seats` names ``cover-t1-0`` for
-    both seats: the old bug of seat-derived ids, now with cover ids (`bot_taking_over` keeps the cover id
-    for good; it could give the seat a fresh ``new_bot_id`` while keeping the lease, or covers could be
-    numbered like bots)."""
-    _distinct_players(engine_seats(_cover_bot_swapped_away()))
+def test_a_bot_that_took_a_covered_seat_over_and_a_new_cover_are_distinct_engine_players() -> None:
+    """Regression: the bot that took Ann's covered seat over kept the id ``cover-t1-0`` wherever it was
+    swapped; when the player then sitting in seat 0 was covered, `engine_seats` named ``cover-t1-0`` for
+    both seats. Now a bot taking a seat over always gets a fresh number, and a cover id names a covered
+    seat only."""
+    table = _cover_taken_over_then_swapped_away()
+    assert engine_seats(table) == ("cover-t1-0", "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
+    _distinct_players(engine_seats(table))
 
 
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason="a bot taking a covered seat over keeps the cover id")
-def test_a_cover_bot_moved_by_a_swap_is_not_seated_twice() -> None:
-    """BUG (still, same cause): Bo then leaves while covered, and the bot taking his seat over is
-    ``cover-t1-0`` again: two seats hold one player, and the next match's `MatchStarted.players` names it
-    twice."""
-    table = run([LeaveSeat(BO)], _cover_bot_swapped_away())  # seats 0 and 1: both cover-t1-0
+def test_a_bot_that_took_a_covered_seat_over_is_not_seated_twice() -> None:
+    """Regression (same cause): Bo then left while covered, and the bot taking his seat over was
+    ``cover-t1-0`` again: two seats held one player, and the next match's `MatchStarted.players` named it
+    twice. Now it is bot 4."""
+    table = run([LeaveSeat(BO)], _cover_taken_over_then_swapped_away())
+    assert (table.seats[0], table.seats[1]) == (bot(4), bot(3))
+    assert engine_seats(table) == ("bot-t1-4", "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
     table = run([FinishMatch("t1-m1", ZLJ_RESULT), SetReady(CY, True)], table)
     _distinct_players(s.player_id for s in table.seats)
-    _distinct_players(started(decide(table, StartMatch(OWNER))).players)
+    players = started(decide(table, StartMatch(OWNER))).players
+    assert players == ("bot-t1-4", "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
+    _distinct_players(players)
+
+
+def test_a_lease_kept_by_a_bot_taking_over_and_a_new_covers_lease_are_apart() -> None:
+    """The same with leases: r1 leased Ann's cover, keeps it for bot 3 wherever the swap puts it; Bo's cover
+    in seat 0 is leased on its own, by r2, and the bot taking Bo's seat over keeps r2's lease."""
+    table = run([CoverSeat(0), LeaseSeat("r1", 0, now=0, until=60), LeaveSeat(ANN), SwapSeats(OWNER, 0, 1)], playing())
+    assert table.seats[1] == bot(3, "r1", 60)
+    table = run([CoverSeat(0), LeaseSeat("r2", 0, now=10, until=70), LeaveSeat(BO)], table)
+    assert (table.seats[0], table.seats[1]) == (bot(4, "r2", 70), bot(3, "r1", 60))
+    _distinct_players(engine_seats(table))
+    refused(table, LeaseSeat("r1", 0, now=20, until=80), "precondition", "seat 0 is leased to another runner")
+    refused(table, LeaseSeat("r2", 1, now=20, until=80), "precondition", "seat 1 is leased to another runner")
 
 
 # --- random tables --------------------------------------------------------------------------------------
@@ -1111,10 +1164,11 @@ def _check(before: Table, command: Any, events: list[Any], after: Table) -> None
             assert event.bot == (before.status is Status.PLAYING)
             if event.bot:
                 assert not gone.bot, "a bot replaced by a bot"
-                player = cover_id(T, event.seat) if gone.covered else new_bot_id(before)
+                player = new_bot_id(before)  # a new bot, covered or not: never a cover id
                 assert player == bot_taking_over(before, event.seat)
-                name = "Bot" if gone.covered else f"Bot {player.removeprefix(f'bot-{T}-')}"
-                lease = (gone.runner, gone.lease_until) if gone.covered else ("", 0)
+                assert player not in {s.player_id for s in before.seats}, "a bot id given twice"
+                name = f"Bot {player.removeprefix(f'bot-{T}-')}"
+                lease = (gone.runner, gone.lease_until) if gone.covered else ("", 0)  # a cover's runner keeps it
                 assert after.seats[event.seat] == Seat(player, name, True, True, False, *lease)
             else:
                 assert after.seats[event.seat] == Seat()
@@ -1130,15 +1184,22 @@ def _check(before: Table, command: Any, events: list[Any], after: Table) -> None
             assert event.game_id == game_id_of(T, before.matches + 1)
             assert event.match == before.matches + 1
             assert event.players == tuple(s.player_id for s in before.seats)
+            assert len(set(event.players)) == len(event.players), "one player in two seats of a match"
         if isinstance(event, MatchFinished):
             assert before.status is Status.PLAYING
             assert event.game_id == before.game_id
     people = [s.player_id for s in after.seats if not s.free and not s.bot]
     assert len(people) == len(set(people)), f"a person seated twice: {after.seats}"
-    # numbered bots are unique too (bots that took a covered seat over are not: see "still wrong")
-    numbered = [s.player_id for s in after.seats if s.bot and s.player_id.startswith("bot-")]
+    # every bot is numbered, and unique: a cover id is never a seated bot's
+    numbered = [s.player_id for s in after.seats if s.bot]
     assert len(numbered) == len(set(numbered)), f"a bot seated twice: {after.seats}"
-    assert all(s.player_id.startswith(("bot-", "cover-")) for s in after.seats if s.bot)
+    assert all(s.player_id.startswith(f"bot-{T}-") for s in after.seats if s.bot)
+    # the engine's players are distinct; a cover id names exactly the covered seats, by their index
+    held = engine_seats(after)
+    assert len([p for p in held if p]) == len({p for p in held if p}), f"one engine player in two seats: {held}"
+    covers = {i for i, p in enumerate(held) if p.startswith("cover-")}
+    assert covers == {i for i, s in enumerate(after.seats) if s.covered}
+    assert all(held[i] == cover_id(T, i) for i in covers)
     assert len(after.seats) == SEATS[after.game]
     for seat in after.seats:
         if seat.free:
