@@ -106,9 +106,9 @@ def password_matches(password: str, stored: str) -> bool:
         found = hashlib.scrypt(
             password.encode(), salt=bytes.fromhex(salt), n=int(n), r=int(r), p=int(p), maxmem=64 * 1024**2
         )
+        return hmac.compare_digest(found.hex(), digest)
     except (ValueError, TypeError, OverflowError):  # a damaged stored hash (or a guest's empty one) matches nothing
         return False
-    return hmac.compare_digest(found.hex(), digest)
 
 
 def new_player_id() -> str:
