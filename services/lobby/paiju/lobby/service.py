@@ -181,6 +181,14 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
         return loaded
 
+    @staticmethod
+    async def _allowed(context: grpc.aio.ServicerContext[Any, Any], table: tb.Table, command: Any) -> None:
+        """Refuse a table command before the engine is asked to change seats for it."""
+        try:
+            tb.decide(table, command)
+        except tb.LobbyError as e:
+            await _abort(context, STATUS[e.kind], e.reason)
+
     async def _engine_seats(
         self,
         context: grpc.aio.ServicerContext[Any, Any] | None,
@@ -399,10 +407,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         loaded = await self._table(context, request.table_id)
         table = loaded.state
         command = tb.RemovePlayer(player, request.seat)
-        try:
-            tb.decide(table, command)  # refuse before touching the engine
-        except tb.LobbyError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
+        await self._allowed(context, table, command)
         command_id = f"remove:{request.seat}:{loaded.version}"
         await self._replace_in_match(context, loaded, request.seat, command_id)
         after = await self._act(context, request.table_id, command, player, command_id)
@@ -415,10 +420,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         loaded = await self._table(context, request.table_id)
         table = loaded.state
         command = tb.SwapSeats(player, request.seat, request.other_seat)
-        try:
-            tb.decide(table, command)
-        except tb.LobbyError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
+        await self._allowed(context, table, command)
         command_id = f"swap:{request.seat}:{request.other_seat}:{loaded.version}"
         if table.status is tb.Status.PLAYING:
             held = tb.engine_seats(table)
@@ -437,10 +439,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         if substitute is None:
             await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no player named {request.player_name!r}")
         command = tb.Substitute(player, request.seat, substitute.player_id, substitute.name)
-        try:
-            tb.decide(table, command)
-        except tb.LobbyError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
+        await self._allowed(context, table, command)
         command_id = f"substitute:{request.seat}:{loaded.version}"
         if table.status is tb.Status.PLAYING:
             seats = {request.seat: substitute.player_id}
