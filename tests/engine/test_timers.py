@@ -85,3 +85,20 @@ def test_a_void_first_tractor_deal_is_dealt_again_by_the_engine() -> None:
         assert (await games.load("t9")).version == again.version, "dealt again once"
 
     asyncio.run(main())
+
+
+def test_a_following_engine_times_only_games_not_seen_ended() -> None:
+    """The timer scan looks at the games the feed has shown and that have not ended, not at every stream subject."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        older = Games(store)
+        await older.create("z0", "zlj", StartMatch(1, Options(deals=1)), "start", "engine")
+        games = Games(store, clock=lambda: T0)
+        await games.follow()
+        assert await games.active() == ["z0"], "games stored before the engine started are looked at"
+        await older.create("z1", "zlj", StartMatch(2, Options(deals=1)), "start", "engine")
+        await asyncio.sleep(0)
+        assert await games.active() == ["z0", "z1"], "games stored by another replica arrive with the feed"
+
+    asyncio.run(main())

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import hashlib
 import typing
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,6 +39,8 @@ from paiju.v1 import engine_pb2
 
 SCHEMA_VERSION = 1
 CONFLICT_RETRIES = 8
+CACHED_GAMES = 20_000
+"""Games kept in memory per engine process (the least recently changed beyond that are read again when asked)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +171,8 @@ class Games:
     def __init__(self, store: EventStore, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self._store = store
         self._clock = clock
-        self._cache: dict[str, Game] = {}
+        self._cache: OrderedDict[str, Game] = OrderedDict()
+        self._active: set[str] = set()  # games that may still need the engine (turn timers), not seen ended
         self._following = False
         # games being loaded from the store: the highest stream sequence the feed delivered for each meanwhile
         self._loading: dict[str, list[int]] = {}
@@ -182,10 +186,19 @@ class Games:
         """Keep cached games current from the store's feed of appended events (call once, at start)."""
         await self._store.follow(self._observe)
         self._following = True
+        self._active.update(await self._store.aggregates())
+
+    async def active(self) -> list[str]:
+        """The games that may still be running: those seen by the feed (and at start) and not seen ended.
+        Without the feed, every game of the store."""
+        if not self._following:
+            return await self._store.aggregates()
+        return sorted(self._active)
 
     def _observe(self, recorded: Recorded) -> None:
         """One event appended by any writer, in stream order: extend the cached game it belongs to."""
         game_id = recorded.aggregate
+        self._active.add(game_id)
         loading = self._loading.get(game_id)
         if loading is not None:
             loading[1] = max(loading[1], recorded.sequence)
@@ -200,6 +213,11 @@ class Games:
 
     def _remember(self, game: Game) -> None:
         self._cache[game.game_id] = game
+        self._cache.move_to_end(game.game_id)
+        if game.state.phase.value == "ended":
+            self._active.discard(game.game_id)
+        while len(self._cache) > CACHED_GAMES:  # the least recently changed games are read again when asked
+            self._cache.popitem(last=False)
         self._notify(game.game_id)
 
     def _notify(self, game_id: str) -> None:

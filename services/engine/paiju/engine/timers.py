@@ -62,7 +62,7 @@ async def expire_turns(
 ) -> list[tuple[str, int]]:
     """Play the default action of every expired turn of every game; returns the (game, seat) timed out."""
     done: list[tuple[str, int]] = []
-    for game_id in await games.store.aggregates():
+    for game_id in await games.active():
         game = await games.load(game_id)
         if game.rules.name == "tractor" and game.state.phase is tractor_model.Phase.FLIP:
             await _redeal(games, game, seeds)
