@@ -1,0 +1,176 @@
+"""Lines for the events a client receives from the engine's Watch stream (redacted for its seat, or public).
+
+砸六家 events reuse `paiju.terminal.zlj_narrator`, with the seats relabelled for the viewer (``you``, the
+players' names). 拖拉机 events are told here: the client has no full game state, so the narration keeps the
+little it needs (the deal's trumps, the trick in progress, the attackers' points) from the events themselves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any
+
+from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.rules.cards import format_cards
+from paiju.rules.errors import IllegalAction
+from paiju.rules.tractor import model as tm
+from paiju.rules.tractor.combos import classify
+from paiju.rules.tractor.order import LEVEL_RANKS, Trumps
+from paiju.rules.tractor.settlement import level_name
+from paiju.terminal import zlj_narrator
+from paiju.terminal.client.render import SUIT_WORDS, Seats
+from paiju.v1 import engine_pb2
+
+SEAT = re.compile(r"seat (\d+) \(([AB])\)")
+CHANGES = {
+    engine_pb2.SEAT_CHANGE_START: "sit down",
+    engine_pb2.SEAT_CHANGE_SWAP: "swap seats",
+    engine_pb2.SEAT_CHANGE_SUBSTITUTE: "a substitute sits down",
+    engine_pb2.SEAT_CHANGE_COVER: "a bot covers the seat",
+    engine_pb2.SEAT_CHANGE_RETURN: "the player is back",
+}
+
+
+def relabel(line: str, seats: Seats) -> str:
+    """``seat 3 (B)`` -> the viewer's label for seat 3 (``seat 3 (B, you)``, ``seat 3 (B, alice)``)."""
+    return SEAT.sub(lambda m: seats.label(int(m.group(1))), line)
+
+
+def seats_lines(message: engine_pb2.SeatsAssigned, seats: Seats) -> list[str]:
+    what = CHANGES.get(message.change, "seats change")
+    if message.change == engine_pb2.SEAT_CHANGE_START:
+        return []
+    named = ", ".join(seats.label(a.seat) for a in message.seats)
+    return [f"  ({named}: {what})"]
+
+
+class ZljNarration:
+    """Tells 砸六家 envelopes."""
+
+    def __init__(self, seats: Seats) -> None:
+        self.seats = seats
+
+    def lines(self, envelope: engine_pb2.Envelope) -> list[str]:
+        which = envelope.WhichOneof("payload")
+        if which == "seats_assigned":
+            return seats_lines(envelope.seats_assigned, self.seats)
+        if which != "zlj":
+            return []
+        event = ZLJ_EVENTS.decode(envelope.zlj)
+        return [relabel(line, self.seats) for line in zlj_narrator.narrate(event)]
+
+
+class TractorNarration:
+    """Tells 拖拉机 envelopes, following the deal's trumps, the trick in progress and the attackers' points."""
+
+    def __init__(self, seats: Seats) -> None:
+        self.seats = seats
+        self.trumps: Trumps | None = None
+        self.plays_in_trick = 0
+        self.points = 0
+
+    def lines(self, envelope: engine_pb2.Envelope) -> list[str]:
+        which = envelope.WhichOneof("payload")
+        if which == "seats_assigned":
+            return seats_lines(envelope.seats_assigned, self.seats)
+        if which != "tractor":
+            return []
+        return self.narrate(TRACTOR_EVENTS.decode(envelope.tractor))
+
+    def _cards(self, cards: Any) -> str:
+        return format_cards(cards, self.trumps.order_key if self.trumps is not None else None)
+
+    def narrate(self, event: Any) -> list[str]:
+        label = self.seats.label
+        if isinstance(event, tm.GameStarted):
+            return ["Game starts (拖拉机): both teams at level 3."]
+        if isinstance(event, tm.CardFlipped):
+            return [
+                f"{label(event.flipper)} flips {format_cards([event.card])}: {label(event.first_drawer)} "
+                "draws first (§8)"
+            ]
+        if isinstance(event, tm.HandsDealt):
+            self.trumps, self.plays_in_trick, self.points = None, 0, 0
+            how = f"the dealer cut {event.cut} cards; " if event.cut is not None else ""
+            lines = [f"Deal {event.deal}: {how}dealing starts at {label(event.first_drawer)}"]
+            mine = [len(h) for h in event.hands if h]
+            if mine:
+                lines.append(f"  you receive {mine[0]} cards")
+            return lines
+        if isinstance(event, tm.BidEntered):
+            return [self._bid_entered(event)]
+        if isinstance(event, tm.BidsRevealed | tm.CountersRevealed):
+            what = "bid" if isinstance(event, tm.BidsRevealed) else "counter"
+            if event.winner is None:
+                return [f"No {what}."]
+            w = event.winner
+            return [
+                f"Winning {what}: {label(w.seat)} shows {format_cards(w.cards)} in {SUIT_WORDS[w.suit]} "
+                f"({w.count} level card(s))"
+            ]
+        if isinstance(event, tm.DealVoided):
+            return ["Nobody bid: the deal is void and dealt again (D-TR-6)"]
+        if isinstance(event, tm.TrumpDeclared):
+            self.trumps = Trumps(LEVEL_RANKS[min(event.level, 11)], event.trump)
+            level = level_name(event.level)
+            return [f"Trump: {SUIT_WORDS[event.trump]}, level {level}; {label(event.dealer)} deals and leads"]
+        if isinstance(event, tm.CardsPlayed):
+            return [self._played(event)]
+        if isinstance(event, tm.TrickWon):
+            self.plays_in_trick = 0
+            self.points += event.credited
+            credit = f", attackers +{event.credited}" if event.credited else ""
+            return [f"  -- trick to {label(event.winner)} ({event.points} points{credit}); attackers {self.points}"]
+        if isinstance(event, tm.DealSettled):
+            return [
+                f"Deal settled: attackers {event.attackers_points} points, {event.winner} win, "
+                f"+{event.levels_up} level(s); levels A {level_name(event.levels[0])}, "
+                f"B {level_name(event.levels[1])}; next dealer {label(event.next_dealer)}"
+            ]
+        if isinstance(event, tm.GameEnded):
+            if event.winner is None:
+                return ["Game over: time is up with the teams on equal levels."]
+            return [
+                f"Game over: team {'AB'[event.winner]} wins (levels A {level_name(event.levels[0])}, "
+                f"B {level_name(event.levels[1])})."
+            ]
+        if isinstance(event, tm.TurnTimedOut):
+            return [f"  {label(event.seat)}'s turn timer ran out: the engine plays for it"]
+        if isinstance(event, tm.TwoMoreDeals):
+            return ["Two more deals (宣布打2盘牌): the timed round is ending."]
+        if isinstance(event, tm.PenaltyRecorded):
+            return [f"Referee: {label(event.offender)} penalised, {event.points:+d} on the attackers' score"]
+        if isinstance(event, tm.LabourReformDeclared):
+            return [f"Referee: 劳改 for {label(event.offender)}'s team: the deal ends now"]
+        if isinstance(event, tm.LabourReformChosen):
+            return [f"{label(event.seat)} chooses the remedy: {event.choice.value}"]
+        return []
+
+    def _bid_entered(self, event: tm.BidEntered) -> str:
+        label = self.seats.label
+        timer = " (turn timer)" if event.timed_out else ""
+        if event.concealed:
+            return f"  {label(event.seat)} has bid or passed (concealed){timer}"
+        if event.bid is None:
+            return f"  {label(event.seat)} passes{timer}"
+        b = event.bid
+        return (
+            f"  {label(event.seat)} bids {SUIT_WORDS[b.suit]} showing {format_cards(b.cards)} "
+            f"({b.count} level card(s); concealed until the reveal)"
+        )
+
+    def _played(self, event: tm.CardsPlayed) -> str:
+        line = f"  {self.seats.label(event.seat)}: {self._cards(event.cards)}"
+        if self.plays_in_trick == 0 and self.trumps is not None:
+            with contextlib.suppress(IllegalAction):
+                line += f"   leads {classify(event.cards, self.trumps).describe()}"
+        self.plays_in_trick += 1
+        return line
+
+
+Narration = ZljNarration | TractorNarration
+
+
+def narration(game: str, seats: Seats) -> Narration:
+    return ZljNarration(seats) if game == "zlj" else TractorNarration(seats)

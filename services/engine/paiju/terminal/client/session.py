@@ -1,0 +1,280 @@
+"""The game loop of the terminal client: a seat playing (`play_game`) or a spectator watching (`watch_game`).
+
+The Watch stream narrates every event as it happens (the other seats' moves, and the player's own); when the
+player is to act, the table, the hand in the game's order and the legal options are shown and a prompt ending
+in ``> `` waits for an option number, typed cards or a client command. A refusal is explained in the engine's
+words and the player tries again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from typing import Any
+
+import grpc
+
+from paiju.rules.tractor import model as tractor_model
+from paiju.terminal.client import render
+from paiju.terminal.client.console import Console
+from paiju.terminal.client.engine import EngineClient, GameFeed, Refused, Snapshot
+from paiju.terminal.client.narrate import narration
+from paiju.v1 import engine_pb2
+
+HISTORY_LINES = 12
+"""How many lines of what happened before the client joined are shown."""
+INSTRUCTIONS = "Type a number or cards (e.g. 3S 3H, 10D); p = pass, t = table, h = help, q = quit."
+QUIT = -1
+
+
+class Session:
+    """One client's game: its engine calls, the narrated Watch stream and the console."""
+
+    def __init__(self, engine: EngineClient, console: Console, seats: render.Seats) -> None:
+        self.engine = engine
+        self.console = console
+        self.seats = seats
+        self.game = ""
+        self.feed = GameFeed(engine, self._receive, console.line)
+        engine.notice = console.line
+        self._narration: Any = None
+        self._history: deque[str] = deque(maxlen=HISTORY_LINES)
+        self._catch_up_to: int | None = None
+        self._feed_task: asyncio.Task[None] | None = None
+        self._waiting_for: object = None
+
+    # --- the feed ---------------------------------------------------------------------------------------
+
+    async def start(self) -> Snapshot:
+        """Find the game, then follow its Watch stream from the start: what happened before now is shown as
+        a short recap, then every event as it comes."""
+        snap = await self.engine.view_when_ready()
+        self.game = snap.game
+        self.seats.me = snap.view.seat
+        self._narration = narration(self.game, self.seats)
+        self._catch_up_to = snap.version
+        self._feed_task = asyncio.create_task(self.feed.run(0))
+        if not await self.feed.wait_for(snap.version, timeout=10):
+            self._flush_history()
+        return snap
+
+    async def stop(self) -> None:
+        if self._feed_task is not None:
+            self._feed_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._feed_task
+
+    def _receive(self, envelope: engine_pb2.Envelope) -> None:
+        lines = self._narration.lines(envelope)
+        if self._catch_up_to is not None:
+            self._history.extend(lines)
+            if envelope.version >= self._catch_up_to:
+                self._flush_history()
+            return
+        self.console.lines(lines)
+
+    def _flush_history(self) -> None:
+        if self._catch_up_to is None:
+            return
+        self._catch_up_to = None
+        if self._history:
+            self.console.line("What happened so far (the latest events):")
+            self.console.lines(list(self._history))
+        self._history.clear()
+
+    # --- screens ----------------------------------------------------------------------------------------
+
+    def table_lines(self, snap: Snapshot) -> list[str]:
+        view = snap.view
+        if self.game == "zlj":
+            lines = render.zlj_table(view, self.seats)
+            if view.seat is not None:
+                lines += render.zlj_hand(view)
+            return lines
+        lines = render.tractor_table(view, self.seats)
+        if view.seat is not None:
+            lines += render.tractor_hand(view)
+        return lines
+
+    def options(self, snap: Snapshot, actions: list[Any]) -> list[render.Option]:
+        if self.game == "zlj":
+            return render.zlj_options(snap.view, actions)
+        return render.tractor_options(snap.view, actions)
+
+    def show_turn(self, snap: Snapshot, actions: list[Any], options: list[render.Option]) -> None:
+        lines = ["", *self.table_lines(snap)]
+        hint = render.zlj_prompt_hint(snap.view) if self.game == "zlj" else render.tractor_prompt_hint(snap.view)
+        lines += render.wrapped("", hint)
+        if options:
+            lines += render.option_lines(options)
+        lines.append(INSTRUCTIONS)
+        self.console.lines(lines)
+
+    def waiting_text(self, snap: Snapshot) -> str:
+        view = snap.view
+        if self.game == "tractor":
+            if view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
+                return "Waiting for the other seats' concealed bids..."
+            if view.phase is tractor_model.Phase.FLIP:
+                return "Nobody bid: waiting for the new deal..."
+        if view.turn is None:
+            return "Waiting for the table..."
+        return f"Waiting for {self.seats.label(view.turn)}..."
+
+    # --- waiting ----------------------------------------------------------------------------------------
+
+    async def _line_or_move(self, version: int) -> str:
+        """``line`` when the player typed a line, ``moved`` when the game moved past ``version``, ``finished``
+        when the Watch stream ended."""
+        line = self.console.next_line()
+        moved = asyncio.ensure_future(self.feed.wait_beyond(version))
+        try:
+            await asyncio.wait({line, moved}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not moved.done():
+                moved.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await moved
+        if line.done():
+            return "line"
+        return "moved" if self.feed.version > version else "finished"
+
+    def _client_command(self, line: str | None, snap: Snapshot) -> bool:
+        """Handle a line typed while not asked to act; False when the player quits."""
+        if line is None:
+            return False
+        command = render.client_command(line)
+        if command is not None and command.name == "quit":
+            return False
+        if command is not None and command.name == "help":
+            self.console.line(render.HELP)
+        elif command is not None and command.name == "table":
+            self.console.lines(self.table_lines(snap))
+        elif command is None:
+            self.console.line(f"It is not your move. {self.waiting_text(snap)}")
+        return True
+
+    # --- playing ----------------------------------------------------------------------------------------
+
+    async def play(self) -> int:
+        """Play the seat until the match ends (0) or the player quits (0); 1 when the engine is lost."""
+        snap = await self.start()
+        known = snap.version
+        while True:
+            await self.feed.wait_for(known, timeout=3)
+            snap = await self.engine.view(min_version=known)
+            await self.feed.wait_for(snap.version, timeout=3)
+            known = snap.version
+            if snap.ended:
+                await self.feed.wait_beyond(snap.version, timeout=2)  # the stream closes after the last event
+                self.console.line("The match is over. Thanks for playing!")
+                return 0
+            version, actions = await self.engine.legal(min_version=snap.version)
+            if version != snap.version:
+                known = version
+                continue
+            if not actions:
+                result = await self._wait_for_others(snap)
+                if result == QUIT:
+                    return 0
+                if self.feed.finished and self.feed.failure is not None:
+                    self.console.line(self.feed.failure)
+                    return 1
+                known = max(known, self.feed.version)
+                continue
+            self._waiting_for = None
+            result = await self._take_turn(snap, actions)
+            if result == QUIT:
+                return 0
+            known = max(known, result)
+
+    async def _wait_for_others(self, snap: Snapshot) -> int:
+        key = snap.view.phase  # once after the player's move, and when the phase changes
+        if key != self._waiting_for:
+            self._waiting_for = key
+            self.console.line(self.waiting_text(snap))
+        while True:
+            got = await self._line_or_move(snap.version)
+            if got != "line":
+                return self.feed.version
+            if not self._client_command(self.console.take(), snap):
+                return QUIT
+
+    async def _take_turn(self, snap: Snapshot, actions: list[Any]) -> int:
+        """Ask for a move until one is accepted; the version after it (or `QUIT`)."""
+        options = self.options(snap, actions)
+        self.show_turn(snap, actions, options)
+        phase = snap.view.phase
+        seat = snap.view.seat
+        assert seat is not None
+        concealed = phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER) and self.game == "tractor"
+        expected: int | None = None if concealed else snap.version
+        seen = snap.version
+        while True:
+            if not self.console.prompting:
+                self.console.prompt(render.PROMPT, again=render.PROMPT_AGAIN)
+            got = await self._line_or_move(seen)
+            if got == "finished":
+                return self.feed.version
+            if got == "moved":
+                # others moved (concealed bids, a turn timer): ask again only if the choice changed
+                seen = self.feed.version
+                version, again = await self.engine.legal(min_version=seen)
+                if [o.command for o in self.options(snap, again)] == [o.command for o in options] and again:
+                    expected = None if concealed else version
+                    continue
+                self.console.line("")
+                return max(version, seen)
+            line = self.console.take()
+            if line is None:
+                return QUIT
+            intent = render.interpret(line, seat, options, actions, phase)
+            if isinstance(intent, render.Command):
+                if intent.name == "quit":
+                    return QUIT
+                if intent.name == "help":
+                    self.console.line(render.HELP)
+                elif intent.name == "table":
+                    self.show_turn(snap, actions, options)
+                continue
+            if isinstance(intent, render.Problem):
+                self.console.line(intent.message)
+                continue
+            try:
+                return await self.engine.act(intent.command, expected)
+            except Refused as e:
+                self.console.line(e.message)
+                if e.code == grpc.StatusCode.ABORTED:
+                    return self.feed.version
+                if e.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.NOT_FOUND):
+                    raise
+
+    # --- watching ---------------------------------------------------------------------------------------
+
+    async def watch(self) -> int:
+        """Narrate the game until the match ends (0) or the spectator quits (0); 1 when the engine is lost."""
+        snap = await self.start()
+        self.console.lines(["", *self.table_lines(snap), ""])
+        if snap.view.seat is not None:
+            self.console.line(f"(You hold {self.seats.label(snap.view.seat)}: this is that seat's view.)")
+        self.console.line("Watching; type t for the table, q to stop.")
+        while True:
+            got = await self._line_or_move(self.feed.version)
+            if got == "finished":
+                if self.feed.failure is not None:
+                    self.console.line(self.feed.failure)
+                    return 1
+                self.console.line("The match is over.")
+                return 0
+            if got == "moved":
+                continue
+            line = self.console.take()
+            command = render.client_command(line or "q")
+            if command is not None and command.name == "quit":
+                return 0
+            if command is not None and command.name == "table":
+                snap = await self.engine.view(min_version=self.feed.version)
+                self.console.lines(self.table_lines(snap))
+            elif command is not None and command.name == "help":
+                self.console.line("t shows the table, q stops watching.")

@@ -1,0 +1,345 @@
+"""Helpers of the terminal client's tests: a real `EngineService` over the in-memory store, served from a thread
+of its own (so a test can drive the client's pseudo-terminal with blocking pexpect calls meanwhile), bots
+playing other seats over the API, and tokens. Import with ``from .driver import ...``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+import grpc
+from pexpect import fdpexpect
+
+from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS
+from paiju.engine.games import Games
+from paiju.engine.service import EngineService
+from paiju.engine.store import MemoryEventStore
+from paiju.rules.rng import SeededRandom
+from paiju.rules.tractor.model import Phase as TractorPhase
+from paiju.rules.tractor.model import Play as TractorPlay
+from paiju.rules.tractor.model import Redeal as TractorRedeal
+from paiju.rules.tractor.view import SeatView as TractorView
+from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
+
+SECRET = b"terminal-test-secret-" * 2
+T = TypeVar("T")
+
+
+def token(role: Role, game: str | None = None, seat: int | None = None, subject: str | None = None) -> str:
+    who = subject if subject is not None else f"{role.value}-{seat}"
+    return mint(Identity(who, role, game, seat, int(time.time()) + 3600), SECRET)
+
+
+def auth(tok: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {tok}"),)
+
+
+def player_id(seat: int) -> str:
+    return f"{Role.PLAYER.value}-{seat}"
+
+
+ZLJ_ONE_DEAL = zlj_pb2.ZljOptions(
+    deals=1, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL
+)
+
+
+class EngineThread:
+    """An engine (gRPC, in-memory store, seeded shuffles) in a background thread with its own event loop.
+
+    `call` runs a coroutine on that loop and waits for it; `spawn` starts one there and returns its future.
+    `restart` stops the gRPC server and serves the same games again on the same port (a lost connection)."""
+
+    def __init__(self, seed: int = 7) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="engine", daemon=True)
+        self.seeds = SeededRandom(seed)
+        self.games: Games | None = None
+        self.server: grpc.aio.Server | None = None
+        self.channel: grpc.aio.Channel | None = None
+        self.stub: Any = None
+        self.port = 0
+        self.spawned: list[Future[Any]] = []
+        self.others: list[grpc.aio.Server] = []
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def __enter__(self) -> EngineThread:
+        self.thread.start()
+        self.call(self._start)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for future in self.spawned:
+            future.cancel()
+        self.call(self._stop)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+    def call(self, work: Callable[[], Awaitable[T]], timeout: float = 60) -> T:
+        """Run ``work()`` (a coroutine function, or a gRPC call made on the engine's loop) there and wait."""
+
+        async def run() -> T:
+            return await work()
+
+        return asyncio.run_coroutine_threadsafe(run(), self.loop).result(timeout)
+
+    def spawn(self, work: Coroutine[Any, Any, T]) -> Future[T]:
+        future = asyncio.run_coroutine_threadsafe(work, self.loop)
+        self.spawned.append(future)
+        return future
+
+    async def _serve(self, port: int = 0) -> None:
+        assert self.games is not None
+        server = grpc.aio.server()
+        engine_pb2_grpc.add_EngineServiceServicer_to_server(
+            EngineService(self.games, SECRET, seeds=lambda game_id, version: self.seeds.next64()), server
+        )
+        self.port = server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        self.server = server
+
+    async def _start(self) -> None:
+        self.games = Games(MemoryEventStore())
+        await self._serve()
+        self.channel = grpc.aio.insecure_channel(self.address)
+        self.stub = engine_pb2_grpc.EngineServiceStub(self.channel)
+
+    def serve(self, add: Callable[[Any, grpc.aio.Server], None], make: Callable[[], Any]) -> tuple[str, Any]:
+        """Serve another servicer (``make()``, built on the engine's loop) on a free port: (address, servicer)."""
+
+        async def run() -> tuple[str, Any]:
+            servicer = make()
+            server = grpc.aio.server()
+            add(servicer, server)
+            port = server.add_insecure_port("127.0.0.1:0")
+            await server.start()
+            self.others.append(server)
+            return f"127.0.0.1:{port}", servicer
+
+        return self.call(run)
+
+    async def _stop(self) -> None:
+        for server in self.others:
+            await server.stop(None)
+        if self.channel is not None:
+            await self.channel.close()
+        if self.server is not None:
+            await self.server.stop(None)
+
+    def restart(self, down_seconds: float = 1.0) -> None:
+        """Drop every connection (the server stops) and serve again on the same port after ``down_seconds``."""
+
+        async def bounce() -> None:
+            assert self.server is not None
+            await self.server.stop(None)
+            await asyncio.sleep(down_seconds)
+            await self._serve(self.port)
+
+        self.call(bounce)
+
+    def create(self, game_id: str, game: str = "zlj") -> int:
+        """Create a game with the players whose tokens `token` mints for each seat."""
+        seats = 6 if game == "zlj" else 4
+        request = engine_pb2.CreateGameRequest(game_id=game_id)
+        if game == "zlj":
+            request.game = engine_pb2.GAME_ZLJ
+            request.zlj_options.CopyFrom(ZLJ_ONE_DEAL)
+        else:
+            request.game = engine_pb2.GAME_TRACTOR
+            request.tractor_options.CopyFrom(tractor_pb2.TractorOptions())
+        for seat in range(seats):
+            request.seats.add(seat=seat, player_id=player_id(seat))
+        reply = self.call(lambda: self.stub.CreateGame(request, metadata=auth(token(Role.SERVICE))))
+        return int(reply.version)
+
+    def view(self, game_id: str, tok: str) -> Any:
+        return self.call(lambda: self.stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=auth(tok)))
+
+    def legal(self, game_id: str, tok: str) -> list[Any]:
+        reply = self.call(
+            lambda: self.stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=auth(tok))
+        )
+        return list(reply.actions)
+
+
+def choose(actions: list[Any], rng: random.Random) -> Any:
+    """A bot's choice over listed actions: mostly a play of the most cards (a shorter deal), else any."""
+    if rng.random() < 0.75:
+        sizes = [len(a.zlj.play.cards) if a.zlj.WhichOneof("command") == "play" else 0 for a in actions]
+        actions = [a for a, n in zip(actions, sizes, strict=True) if n == max(sizes)]
+    return actions[rng.randrange(len(actions))]
+
+
+async def zlj_bots(stub: Any, game_id: str, seats: set[int] | dict[int, str], seed: int, pause: float = 0.0) -> int:
+    """Play the ``seats`` of a 砸六家 game with random legal actions until the match ends; the acts made.
+    ``seats`` maps each seat to its player id (a set: the ids `token` gives). Connection losses (an engine
+    restart) are waited out."""
+    rng = random.Random(seed)
+    subjects = seats if isinstance(seats, dict) else {s: player_id(s) for s in seats}
+    players = {s: auth(token(Role.PLAYER, game_id, s, subject=who)) for s, who in subjects.items()}
+    spectator = auth(token(Role.SPECTATOR))
+    acts = 0
+    while True:
+        try:
+            public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
+            if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
+                return acts
+            seat = public.zlj.turn if public.zlj.HasField("turn") else None
+            if seat not in subjects:
+                await asyncio.sleep(0.02)
+                continue
+            assert seat is not None
+            legal = await stub.GetLegalActions(
+                engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=public.version), metadata=players[seat]
+            )
+            if not legal.actions:
+                await asyncio.sleep(0.02)
+                continue
+            if pause:
+                await asyncio.sleep(pause)
+            choice = choose(list(legal.actions), rng)
+            await stub.Act(
+                engine_pb2.ActRequest(
+                    game_id=game_id, command_id=uuid.uuid4().hex, expected_version=legal.version, zlj=choice.zlj
+                ),
+                metadata=players[seat],
+            )
+            acts += 1
+        except grpc.aio.AioRpcError as e:
+            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED):
+                raise
+            await asyncio.sleep(0.1)
+
+
+if TYPE_CHECKING:
+    _Terminal = fdpexpect.fdspawn[str]
+else:
+    _Terminal = fdpexpect.fdspawn
+
+
+class ClientTerminal(_Terminal):
+    """The terminal client (``python -m paiju.terminal.client ...``) on a pseudo-terminal, driven with pexpect.
+
+    Started without forking this process (subprocess uses vfork here, which runs no fork handlers): the test
+    process runs gRPC threads, and a plain fork of it (pexpect.spawn) can break the child before its exec."""
+
+    def __init__(self, argv: tuple[str, ...], timeout: float) -> None:
+        controller, terminal = os.openpty()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "paiju.terminal.client", *argv],
+            stdin=terminal,
+            stdout=terminal,
+            stderr=terminal,
+            start_new_session=True,
+            close_fds=True,
+        )
+        os.close(terminal)
+        super().__init__(controller, timeout=timeout, encoding="utf-8")
+
+    def sendeof(self) -> None:
+        """Ctrl-D: end of input on an empty line."""
+        self.send("\x04")
+
+    def exit_code(self, timeout: float = 10) -> int:
+        return self.process.wait(timeout)
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+        if not self.closed:
+            super().close()
+
+
+def spawn_client(*argv: str, timeout: float = 30) -> ClientTerminal:
+    """The terminal client with these arguments, in a pseudo-terminal."""
+    return ClientTerminal(argv, timeout)
+
+
+def screen(child: ClientTerminal) -> str:
+    """What the client printed before the last match."""
+    return child.before if isinstance(child.before, str) else ""
+
+
+def wait(done: Callable[[], Awaitable[bool]], engine: EngineThread, timeout: float = 30) -> None:
+    """Poll ``done`` on the engine's loop until it is true."""
+    deadline = time.monotonic() + timeout
+    while not engine.call(done):
+        if time.monotonic() > deadline:
+            raise TimeoutError("condition not reached")
+        time.sleep(0.05)
+
+
+def tractor_movers(view: TractorView) -> list[int]:
+    """The seats that may act now, from the public view (several while bids are concealed)."""
+    if view.phase in (TractorPhase.PLAY, TractorPhase.CUT):
+        return [] if view.turn is None else [view.turn]
+    if view.phase is TractorPhase.BID:
+        return [s for s in range(4) if s not in view.acted]
+    if view.phase is TractorPhase.COUNTER and view.bid is not None:
+        return [s for s in range(4) if s % 2 != view.bid.seat % 2 and s not in view.acted]
+    return []
+
+
+async def tractor_bots(stub: Any, game_id: str, seats: set[int], seed: int) -> int:
+    """Play the ``seats`` of a 拖拉机 game with random legal actions (bids now and then, mostly the largest
+    leads); a service token redeals a void first deal. Runs until the game ends or it is cancelled."""
+    rng = random.Random(seed)
+    players = {s: auth(token(Role.PLAYER, game_id, s)) for s in seats}
+    spectator = auth(token(Role.SPECTATOR))
+    service = auth(token(Role.SERVICE))
+    acts = 0
+    while True:
+        try:
+            public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
+            view = TRACTOR.decode(public.tractor, TractorView)
+            if view.phase is TractorPhase.ENDED:
+                return acts
+            if view.phase is TractorPhase.FLIP:
+                redeal = cast(Any, TRACTOR_COMMANDS.encode(TractorRedeal(0)))
+                await stub.Act(
+                    engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, tractor=redeal),
+                    metadata=service,
+                )
+                continue
+            movers = [s for s in tractor_movers(view) if s in seats]
+            if not movers:
+                await asyncio.sleep(0.02)
+                continue
+            seat = movers[rng.randrange(len(movers))]
+            legal = await stub.GetLegalActions(
+                engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=public.version), metadata=players[seat]
+            )
+            actions = [TRACTOR_COMMANDS.decode(a.tractor) for a in legal.actions]
+            if not actions:
+                await asyncio.sleep(0.02)
+                continue
+            if isinstance(actions[0], TractorPlay) and view.trick is None:
+                largest = max(len(a.cards) for a in actions)
+                actions = [a for a in actions if len(a.cards) == largest]
+            choice = actions[rng.randrange(len(actions))]
+            bidding = view.phase in (TractorPhase.BID, TractorPhase.COUNTER)
+            request = engine_pb2.ActRequest(
+                game_id=game_id, command_id=uuid.uuid4().hex, tractor=cast(Any, TRACTOR_COMMANDS.encode(choice))
+            )
+            if not bidding:
+                request.expected_version = legal.version
+            await stub.Act(request, metadata=players[seat])
+            acts += 1
+        except grpc.aio.AioRpcError as e:
+            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED):
+                raise
+            await asyncio.sleep(0.1)

@@ -1,0 +1,247 @@
+"""A stand-in for the LobbyService, just enough of protos/paiju/v1/lobby.proto for the terminal client's lobby
+flows (guest sessions, a table, seats, bots, ready, start, JoinGame tokens, WatchTable as presence). It creates
+the game in the real in-process engine, and its bots play their seats over the engine API.
+
+It checks the client's calls against the contract's rules that matter to the client (a session token on every
+call but Guest/Register/Login, the owner adds bots and starts, every seat filled and ready before the start)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, NoReturn
+
+import grpc
+
+from paiju.engine.auth import Role
+from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
+
+from .driver import ZLJ_ONE_DEAL, auth, token
+
+
+async def _abort(context: Any, code: grpc.StatusCode, reason: str) -> NoReturn:
+    await context.abort(code, reason)
+    raise AssertionError("unreachable")
+
+
+class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
+    def __init__(self, engine_stub: Any, start_bots: Callable[[str, dict[int, str]], Coroutine[Any, Any, Any]]) -> None:
+        self.engine = engine_stub
+        self.start_bots = start_bots
+        self.sessions: dict[str, tuple[str, str]] = {}
+        self.accounts: dict[str, str] = {}
+        self.tables: dict[str, lobby_pb2.Table] = {}
+        self.watching: dict[tuple[str, str], int] = {}
+        self.watches_opened = 0
+        self.issued: list[tuple[str, int | None]] = []
+        self.calls: list[str] = []
+        self._ids = itertools.count(1)
+        self._changed = asyncio.Event()
+        self._bots: list[asyncio.Task[Any]] = []
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    async def _player(self, context: Any) -> tuple[str, str]:
+        header = dict(context.invocation_metadata() or ()).get("authorization", "")
+        found = self.sessions.get(str(header).removeprefix("Bearer "))
+        if found is None:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "sign in first")
+        return found
+
+    async def _table(self, context: Any, table_id: str) -> lobby_pb2.Table:
+        table = self.tables.get(table_id)
+        if table is None:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, f"no table {table_id}")
+        return table
+
+    def _changed_now(self, table: lobby_pb2.Table) -> None:
+        table.version += 1
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def _session(self, name: str) -> lobby_pb2.Session:
+        player = f"p{next(self._ids)}"
+        tok = f"session-{player}"
+        self.sessions[tok] = (player, name)
+        return lobby_pb2.Session(player_id=player, name=name, token=tok, expires_at=2_000_000_000)
+
+    def table_with_bots(self, seats: int = 6) -> lobby_pb2.Table:
+        """A table of bots only (owned by nobody the client knows), for spectators."""
+        table = lobby_pb2.Table(
+            table_id=f"t{next(self._ids)}",
+            name="bots",
+            game=engine_pb2.GAME_ZLJ,
+            owner_id="owner",
+            zlj_options=ZLJ_ONE_DEAL,
+        )
+        for s in range(seats):
+            table.seats.add(seat=s, player_id=f"bot-{s}", name=f"bot-{s}", bot=True, ready=True)
+        table.status = lobby_pb2.TABLE_STATUS_OPEN
+        self.tables[table.table_id] = table
+        return table
+
+    async def start(self, table: lobby_pb2.Table) -> None:
+        """StartMatch's work: the engine creates the game with the table's players; bots play their seats."""
+        game_id = f"game-{table.table_id}"
+        request = engine_pb2.CreateGameRequest(game_id=game_id, game=table.game, zlj_options=table.zlj_options)
+        for s in table.seats:
+            request.seats.add(seat=s.seat, player_id=s.player_id)
+        await self.engine.CreateGame(request, metadata=auth(token(Role.SERVICE)))
+        table.game_id = game_id
+        table.status = lobby_pb2.TABLE_STATUS_PLAYING
+        table.matches += 1
+        self._changed_now(table)
+        bots = {s.seat: s.player_id for s in table.seats if s.bot}
+        self._bots.append(asyncio.ensure_future(self.start_bots(game_id, bots)))
+
+    async def close(self) -> None:
+        for task in self._bots:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    # --- RPCs ---------------------------------------------------------------------------------------
+
+    async def Register(self, request: lobby_pb2.RegisterRequest, context: Any) -> lobby_pb2.RegisterResponse:
+        self.calls.append("Register")
+        if len(request.password) < 10:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a password has at least 10 characters")
+        self.accounts[request.name.lower()] = request.password
+        return lobby_pb2.RegisterResponse(session=self._session(request.name))
+
+    async def Login(self, request: lobby_pb2.LoginRequest, context: Any) -> lobby_pb2.LoginResponse:
+        self.calls.append("Login")
+        if self.accounts.get(request.name.lower()) != request.password:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "wrong name or password")
+        return lobby_pb2.LoginResponse(session=self._session(request.name))
+
+    async def _unimplemented(self, context: Any) -> NoReturn:
+        await _abort(context, grpc.StatusCode.UNIMPLEMENTED, "not in the stand-in lobby")
+
+    async def ListTables(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def LeaveSeat(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def SwapSeats(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def Substitute(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def RemovePlayer(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def LeaseBotSeats(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def Guest(self, request: lobby_pb2.GuestRequest, context: Any) -> lobby_pb2.GuestResponse:
+        self.calls.append("Guest")
+        return lobby_pb2.GuestResponse(session=self._session(f"guest-{len(self.sessions) + 1}"))
+
+    async def CreateTable(self, request: lobby_pb2.CreateTableRequest, context: Any) -> lobby_pb2.CreateTableResponse:
+        self.calls.append("CreateTable")
+        player, _ = await self._player(context)
+        table = lobby_pb2.Table(
+            table_id=f"t{next(self._ids)}", name=request.name, game=request.game, owner_id=player, preset=request.preset
+        )
+        if request.HasField("zlj_options"):
+            table.zlj_options.CopyFrom(request.zlj_options)
+        for s in range(6 if request.game == engine_pb2.GAME_ZLJ else 4):
+            table.seats.add(seat=s)
+        table.status = lobby_pb2.TABLE_STATUS_OPEN
+        self.tables[table.table_id] = table
+        return lobby_pb2.CreateTableResponse(table=table)
+
+    async def GetTable(self, request: lobby_pb2.GetTableRequest, context: Any) -> lobby_pb2.GetTableResponse:
+        self.calls.append("GetTable")
+        await self._player(context)
+        return lobby_pb2.GetTableResponse(table=await self._table(context, request.table_id))
+
+    async def WatchTable(
+        self, request: lobby_pb2.WatchTableRequest, context: Any
+    ) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
+        self.calls.append("WatchTable")
+        player, _ = await self._player(context)
+        table = await self._table(context, request.table_id)
+        key = (request.table_id, player)
+        self.watching[key] = self.watching.get(key, 0) + 1
+        self.watches_opened += 1
+        try:
+            while True:
+                changed = self._changed
+                yield lobby_pb2.WatchTableResponse(table=table)
+                await changed.wait()
+        finally:
+            self.watching[key] -= 1
+
+    async def TakeSeat(self, request: lobby_pb2.TakeSeatRequest, context: Any) -> lobby_pb2.TakeSeatResponse:
+        self.calls.append("TakeSeat")
+        player, name = await self._player(context)
+        table = await self._table(context, request.table_id)
+        free = [s for s in table.seats if not s.player_id]
+        if request.HasField("seat"):
+            free = [s for s in free if s.seat == request.seat]
+        if not free:
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "that seat is taken")
+        free[0].player_id, free[0].name = player, name
+        self._changed_now(table)
+        return lobby_pb2.TakeSeatResponse(table=table)
+
+    async def AddBot(self, request: lobby_pb2.AddBotRequest, context: Any) -> lobby_pb2.AddBotResponse:
+        self.calls.append("AddBot")
+        player, _ = await self._player(context)
+        table = await self._table(context, request.table_id)
+        if table.owner_id != player:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only the owner adds bots")
+        seat = table.seats[request.seat]
+        if seat.player_id:
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "that seat is taken")
+        seat.player_id, seat.name, seat.bot, seat.ready = (
+            f"bot-{table.table_id}-{seat.seat}",
+            f"bot-{seat.seat}",
+            True,
+            True,
+        )
+        self._changed_now(table)
+        return lobby_pb2.AddBotResponse(table=table)
+
+    async def Ready(self, request: lobby_pb2.ReadyRequest, context: Any) -> lobby_pb2.ReadyResponse:
+        self.calls.append("Ready")
+        player, _ = await self._player(context)
+        table = await self._table(context, request.table_id)
+        for s in table.seats:
+            if s.player_id == player:
+                s.ready = request.ready
+        self._changed_now(table)
+        return lobby_pb2.ReadyResponse(table=table)
+
+    async def StartMatch(self, request: lobby_pb2.StartMatchRequest, context: Any) -> lobby_pb2.StartMatchResponse:
+        self.calls.append("StartMatch")
+        player, _ = await self._player(context)
+        table = await self._table(context, request.table_id)
+        if table.owner_id != player:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only the owner starts")
+        if not all(s.player_id and s.ready for s in table.seats):
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "every seat filled and ready first")
+        await self.start(table)
+        return lobby_pb2.StartMatchResponse(table=table)
+
+    async def JoinGame(self, request: lobby_pb2.JoinGameRequest, context: Any) -> lobby_pb2.JoinGameResponse:
+        self.calls.append("JoinGame")
+        player, _ = await self._player(context)
+        table = await self._table(context, request.table_id)
+        if not table.game_id:
+            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "no match has started at this table yet")
+        reply = lobby_pb2.JoinGameResponse(game_id=table.game_id, game=table.game)
+        seat = next((s.seat for s in table.seats if s.player_id == player), None)
+        if seat is None:
+            reply.token = token(Role.SPECTATOR, table.game_id, None, subject=player)
+        else:
+            reply.seat = seat
+            reply.token = token(Role.PLAYER, table.game_id, seat, subject=player)
+        self.issued.append((player, seat))
+        return reply

@@ -1,0 +1,86 @@
+"""The terminal client's lobby flows against a stand-in LobbyService (the contract of lobby.proto) and the real
+in-process engine: `play` opens a table, seats bots, starts the match, plays with the table watch open (its
+presence) and quits cleanly; `watch TABLE` spectates a running match to its end with a spectator token."""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import Any
+
+import pexpect
+import pytest
+
+from paiju.terminal.client.render import PROMPT
+from paiju.v1 import lobby_pb2, lobby_pb2_grpc
+
+from .driver import EngineThread, spawn_client, zlj_bots
+from .fake_lobby import FakeLobby
+
+
+def _lobby(engine: EngineThread, pause: float = 0.0) -> tuple[str, FakeLobby]:
+    def bots(game_id: str, seats: dict[int, str]) -> Any:
+        return zlj_bots(engine.stub, game_id, seats, seed=9, pause=pause)
+
+    address, lobby = engine.serve(
+        lobby_pb2_grpc.add_LobbyServiceServicer_to_server, lambda: FakeLobby(engine.stub, bots)
+    )
+    return address, lobby
+
+
+@pytest.mark.parametrize(
+    ("signin", "first"),
+    [([], "Guest"), (["--name", "Alice", "--password", "correct horse battery", "--register"], "Register")],
+    ids=["guest", "registered"],
+)
+def test_play_opens_a_table_fills_it_with_bots_plays_and_quits(signin: list[str], first: str) -> None:
+    with EngineThread(seed=21) as engine:
+        address, lobby = _lobby(engine)
+        child = spawn_client("play", "zlj", "--lobby", address, "--engine", engine.address, "--deals", "1", *signin)
+        log = io.StringIO()
+        child.logfile_read = log
+        try:
+            child.expect_exact(PROMPT)
+            # seated at seat 0 of a table of bots, the match running, the table's watch open (presence)
+            assert lobby.calls[:2] == [first, "CreateTable"]
+            assert lobby.calls.count("AddBot") == 5 and "StartMatch" in lobby.calls
+            (table,) = lobby.tables.values()
+            assert table.status == lobby_pb2.TABLE_STATUS_PLAYING
+            assert [s.bot for s in table.seats] == [False, True, True, True, True, True]
+            assert lobby.issued == [(table.seats[0].player_id, 0)]
+            assert sum(lobby.watching.values()) == 1
+            child.sendline("q")
+            child.expect_exact("Bye.")
+            child.expect(pexpect.EOF, timeout=10)
+        finally:
+            child.close()
+        output = log.getvalue()
+        assert child.exit_code() == 0, output
+        assert "seat 1 (B, bot-1)" in output and "seat 0 (A, you)" in output
+        deadline = time.monotonic() + 5
+        while sum(lobby.watching.values()) and time.monotonic() < deadline:  # the presence ended with the client
+            time.sleep(0.05)
+        assert sum(lobby.watching.values()) == 0
+        engine.call(lobby.close)
+
+
+def test_watch_spectates_a_running_match_to_its_end() -> None:
+    with EngineThread(seed=23) as engine:
+        address, lobby = _lobby(engine, pause=0.01)
+        table = lobby.table_with_bots()
+        engine.call(lambda: lobby.start(table))
+        child = spawn_client("watch", table.table_id, "--lobby", address, "--engine", engine.address, timeout=60)
+        log = io.StringIO()
+        child.logfile_read = log
+        try:
+            child.expect_exact("The match is over.")
+            child.expect(pexpect.EOF, timeout=10)
+        finally:
+            child.close()
+        output = log.getvalue()
+        assert child.exit_code() == 0, output
+        (_, seat) = lobby.issued[0]
+        assert seat is None  # JoinGame answered a spectator's token
+        assert "Match over. Team points" in output and "seat 2 (A, bot-2)" in output
+        assert "Your hand" not in output  # a spectator sees no hand
+        engine.call(lobby.close)

@@ -1,0 +1,112 @@
+"""The terminal client rides out a lost engine connection: the engine's server stops mid-deal and comes back
+on the same port; the client's calls are retried (an act with its command id, so it applies once) and its
+Watch stream resumes from the last version it received: every event is narrated exactly once."""
+
+from __future__ import annotations
+
+import functools
+import io
+import random
+import re
+from typing import Any
+
+import pexpect
+
+from paiju.engine.auth import Role
+from paiju.engine.contract import ZLJ_EVENTS
+from paiju.rules.zlj.model import CardsPlayed, FourTake, Passed
+from paiju.terminal.client.render import PROMPT
+from paiju.v1 import engine_pb2
+
+from .driver import EngineThread, auth, player_id, screen, spawn_client, token, wait, zlj_bots
+
+
+def test_the_client_resumes_after_the_engine_comes_back() -> None:
+    with EngineThread(seed=31) as engine:
+        engine.create("again")
+        mine = token(Role.PLAYER, "again", 0)
+        child = spawn_client("play", "--engine", engine.address, "--game", "again", "--token", mine, timeout=60)
+        log = io.StringIO()
+        child.logfile_read = log
+        rng = random.Random(8)
+        prompts = 0
+        bounced = False
+        try:
+            child.expect_exact("What happened so far")
+            engine.spawn(zlj_bots(engine.stub, "again", {1, 2, 3, 4, 5}, seed=6, pause=0.02))
+            while True:
+                found = child.expect_exact([PROMPT, "The match is over"])
+                if found == 1:
+                    break
+                prompts += 1
+                counts = re.findall(r"Your options \((\d+)\):", screen(child))
+                assert counts, log.getvalue()[-2000:]
+                options = int(counts[-1])
+                child.sendline(str(rng.randint(1, options)))
+                if prompts == 2 and not bounced:
+                    engine.restart(down_seconds=1.5)
+                    bounced = True
+            child.expect(pexpect.EOF, timeout=10)
+        finally:
+            child.close()
+        output = log.getvalue().replace("\r", "")
+        assert child.exit_code() == 0, output[-3000:]
+        assert bounced and prompts > 2
+        assert "Lost the connection to the engine; reconnecting..." in output and "Reconnected." in output
+
+        async def replay() -> list[engine_pb2.Envelope]:
+            request = engine_pb2.ReplayRequest(game_id="again")
+            return [r.envelope async for r in engine.stub.Replay(request, metadata=auth(token(Role.ANALYST)))]
+
+        events = [ZLJ_EVENTS.decode(e.zlj) for e in engine.call(replay) if e.WhichOneof("payload") == "zlj"]
+        moves = sum(isinstance(e, CardsPlayed | FourTake | Passed) for e in events)
+        move = r"^  seat \d \([AB][^)]*\): (pass$|.*   \(|.*   FOUR-TAKE)"  # a play, a four-take or a pass
+        narrated = re.findall(move, output, flags=re.MULTILINE)
+        assert len(narrated) == moves, "every move narrated once, none lost or repeated over the reconnection"
+        assert output.count("Deal 1 over: ") == 1 and output.count("Match over. ") == 1
+
+
+def _assign(engine: EngineThread, game_id: str, player: str, change: Any, command_id: str) -> None:
+    request = engine_pb2.AssignSeatsRequest(game_id=game_id, command_id=command_id, change=change)
+    request.seats.add(seat=0, player_id=player)
+    engine.call(lambda: engine.stub.AssignSeats(request, metadata=auth(token(Role.SERVICE))))
+
+
+def test_the_client_waits_while_a_bot_covers_its_seat_and_plays_on_once_it_is_back() -> None:
+    with EngineThread(seed=33) as engine:
+        engine.create("cover")
+        mine = token(Role.PLAYER, "cover", 0)
+        spectator = token(Role.SPECTATOR)
+        child = spawn_client("play", "--engine", engine.address, "--game", "cover", "--token", mine, timeout=60)
+        log = io.StringIO()
+        child.logfile_read = log
+        rng = random.Random(4)
+        prompts = 0
+        try:
+            child.expect_exact("What happened so far")
+            engine.spawn(zlj_bots(engine.stub, "cover", {1, 2, 3, 4, 5}, seed=2, pause=0.02))
+            while True:
+                found = child.expect_exact([PROMPT, "The match is over"])
+                if found == 1:
+                    break
+                prompts += 1
+                options = int(re.findall(r"Your options \((\d+)\):", screen(child))[-1])
+                version = engine.view("cover", spectator).version
+                child.sendline(str(rng.randint(1, options)))
+                if prompts == 2:
+                    wait(functools.partial(_moved_past, engine, spectator, version), engine)
+                    _assign(engine, "cover", "bot-cover", engine_pb2.SEAT_CHANGE_COVER, "cover-1")
+                    child.expect_exact("A bot is playing your seat for now")
+                    _assign(engine, "cover", player_id(0), engine_pb2.SEAT_CHANGE_RETURN, "return-1")
+                    child.expect_exact("You have your seat back.")
+            child.expect(pexpect.EOF, timeout=10)
+        finally:
+            child.close()
+        output = log.getvalue()
+        assert child.exit_code() == 0, output[-3000:]
+        assert prompts > 2 and "a bot covers the seat" in output and "the player is back" in output
+
+
+async def _moved_past(engine: EngineThread, spectator: str, version: int) -> bool:
+    reply = await engine.stub.GetView(engine_pb2.GetViewRequest(game_id="cover"), metadata=auth(spectator))
+    return bool(reply.version > version)
