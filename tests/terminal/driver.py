@@ -150,13 +150,14 @@ class EngineThread:
 
         self.call(bounce)
 
-    def create(self, game_id: str, game: str = "zlj") -> int:
-        """Create a game with the players whose tokens `token` mints for each seat."""
+    def create(self, game_id: str, game: str = "zlj", deals: int = 1) -> int:
+        """Create a game with the players whose tokens `token` mints for each seat (砸六家: ``deals`` deals)."""
         seats = 6 if game == "zlj" else 4
         request = engine_pb2.CreateGameRequest(game_id=game_id)
         if game == "zlj":
             request.game = engine_pb2.GAME_ZLJ
             request.zlj_options.CopyFrom(ZLJ_ONE_DEAL)
+            request.zlj_options.deals = deals
         else:
             request.game = engine_pb2.GAME_TRACTOR
             request.tractor_options.CopyFrom(tractor_pb2.TractorOptions())
@@ -183,10 +184,18 @@ def choose(actions: list[Any], rng: random.Random) -> Any:
     return actions[rng.randrange(len(actions))]
 
 
-async def zlj_bots(stub: Any, game_id: str, seats: set[int] | dict[int, str], seed: int, pause: float = 0.0) -> int:
-    """Play the ``seats`` of a 砸六家 game with random legal actions until the match ends; the acts made.
-    ``seats`` maps each seat to its player id (a set: the ids `token` gives). Connection losses (an engine
-    restart) are waited out."""
+async def zlj_bots(
+    stub: Any,
+    game_id: str,
+    seats: set[int] | dict[int, str],
+    seed: int,
+    *,
+    pause: float = 0.0,
+    until: Callable[[Any], bool] = lambda view: False,
+) -> int:
+    """Play the ``seats`` of a 砸六家 game with random legal actions until the match ends (or the public view
+    satisfies ``until``); the acts made. ``seats`` maps each seat to its player id (a set: the ids `token`
+    gives). Connection losses (an engine restart) are waited out."""
     rng = random.Random(seed)
     subjects = seats if isinstance(seats, dict) else {s: player_id(s) for s in seats}
     players = {s: auth(token(Role.PLAYER, game_id, s, subject=who)) for s, who in subjects.items()}
@@ -195,7 +204,7 @@ async def zlj_bots(stub: Any, game_id: str, seats: set[int] | dict[int, str], se
     while True:
         try:
             public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
-            if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
+            if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED or until(public.zlj):
                 return acts
             seat = public.zlj.turn if public.zlj.HasField("turn") else None
             if seat not in subjects:

@@ -55,6 +55,7 @@ TRACTOR_PHASES = {
     tractor_model.Phase.REFORM: "劳改: the non-offending team chooses",
     tractor_model.Phase.ENDED: "game over",
 }
+TRIBUTE_PHASES = (zlj_model.Phase.PICK, zlj_model.Phase.RETURN, zlj_model.Phase.TAKE_BACK)
 HELP = (
     "Type the number of an option, or the cards themselves in the notation: rank then suit, e.g. `3S 3H`,\n"
     "`10D` or `TD`, `SJ` / `BJ` for the jokers (order and case do not matter). Other commands:\n"
@@ -339,10 +340,11 @@ def zlj_table(view: ZljView, seats: Seats) -> list[str]:
         lines.append(f"Tribute resisted (抗贡): {seats.label(seat)} showed {zlj_cards(jokers)}")
     if view.tribute_pool:
         lines.append(f"Cards to choose from: {zlj_cards(view.tribute_pool)}")
-    for t in view.tribute:
-        lines.append(f"Tribute: {seats.label(t.receiver)} took {zlj_cards(t.cards)} from {seats.label(t.giver)}")
-    for t in view.returned:
-        lines.append(f"Returned: {seats.label(t.giver)} returned {zlj_cards(t.cards)} to {seats.label(t.receiver)}")
+    if view.phase in TRIBUTE_PHASES:
+        for t in view.tribute:
+            lines.append(f"Tribute: {seats.label(t.receiver)} took {zlj_cards(t.cards)} from {seats.label(t.giver)}")
+        for t in view.returned:
+            lines.append(f"Returned: {seats.label(t.giver)} returned {zlj_cards(t.cards)} to {seats.label(t.receiver)}")
     if view.previous is not None:
         p = view.previous
         lines.append(
