@@ -410,6 +410,10 @@ def tractor_table(view: TractorView, seats: Seats) -> list[str]:
     return lines
 
 
+def _count(n: int) -> str:
+    return f"{n} card{'s' if n != 1 else ''}"
+
+
 def tractor_follow_hint(view: TractorView) -> str | None:
     """What a follower owes now (§6), in words, or ``None`` when not following."""
     trumps = tractor_trumps(view)
@@ -418,12 +422,15 @@ def tractor_follow_hint(view: TractorView) -> str | None:
     lead = view.trick.lead
     req = requirement(lead, view.hand, trumps)
     cls = CLASS_NAMES[req.suit_class]
-    parts = [f"follow {lead.describe()} with {req.count} cards"]
-    if req.must_include:
-        parts.append(f"including {tractor_cards(view, req.must_include)} ({req.pattern})")
-    if req.free:
-        parts.append(f"then {req.free} more {'of ' + cls if req.free_of_suit else 'of any suit'}")
-    return "You must " + ", ".join(parts) + "."
+    where = f"of {cls}" if req.free_of_suit else "of any suit"
+    if not req.must_include:
+        owed = f"{_count(req.count)} {where}"
+    elif not req.free:
+        owed = f"{tractor_cards(view, req.must_include)} (pattern {req.pattern})"
+    else:
+        more = f"{req.free} more card{'s' if req.free != 1 else ''} {where}"
+        owed = f"{tractor_cards(view, req.must_include)} (pattern {req.pattern}) and {more}"
+    return f"Follow {lead.describe()} with {owed}."
 
 
 def zlj_prompt_hint(view: ZljView) -> str:

@@ -114,8 +114,10 @@ class Session:
     def waiting_text(self, snap: Snapshot) -> str:
         view = snap.view
         if self.game == "tractor":
-            if view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
+            if view.phase is tractor_model.Phase.BID:
                 return "Waiting for the other seats' concealed bids..."
+            if view.phase is tractor_model.Phase.COUNTER:
+                return "Waiting for the other team's concealed counters..."
             if view.phase is tractor_model.Phase.FLIP:
                 return "Nobody bid: waiting for the new deal..."
         if view.turn is None:
@@ -228,6 +230,7 @@ class Session:
                 return max(version, seen)
             line = self.console.take()
             if line is None:
+                self.console.line("")  # end of input: the prompt's line ends here
                 return QUIT
             intent = render.interpret(line, seat, options, actions, phase)
             if isinstance(intent, render.Command):
