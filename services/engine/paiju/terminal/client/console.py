@@ -120,6 +120,13 @@ class Console:
         for text in texts:
             self.line(text)
 
+    def end_prompt(self) -> None:
+        """The question on screen is withdrawn (the table moved on): end its line."""
+        if self._prompt is not None:
+            self.out.write("\n")
+            self.out.flush()
+            self._prompt = None
+
     @property
     def prompting(self) -> bool:
         """A prompt is on screen, waiting for a line."""

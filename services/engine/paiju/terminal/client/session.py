@@ -102,7 +102,7 @@ class Session:
             return render.zlj_options(snap.view, actions)
         return render.tractor_options(snap.view, actions)
 
-    def show_turn(self, snap: Snapshot, actions: list[Any], options: list[render.Option]) -> None:
+    def show_turn(self, snap: Snapshot, options: list[render.Option]) -> None:
         lines = ["", *self.table_lines(snap)]
         hint = render.zlj_prompt_hint(snap.view) if self.game == "zlj" else render.tractor_prompt_hint(snap.view)
         lines += render.wrapped("", hint)
@@ -206,7 +206,7 @@ class Session:
     async def _take_turn(self, snap: Snapshot, actions: list[Any]) -> int:
         """Ask for a move until one is accepted; the version after it (or `QUIT`)."""
         options = self.options(snap, actions)
-        self.show_turn(snap, actions, options)
+        self.show_turn(snap, options)
         phase = snap.view.phase
         seat = snap.view.seat
         assert seat is not None
@@ -226,7 +226,7 @@ class Session:
                 if [o.command for o in self.options(snap, again)] == [o.command for o in options] and again:
                     expected = None if concealed else version
                     continue
-                self.console.line("")
+                self.console.end_prompt()
                 return max(version, seen)
             line = self.console.take()
             if line is None:
@@ -239,7 +239,7 @@ class Session:
                 if intent.name == "help":
                     self.console.line(render.HELP)
                 elif intent.name == "table":
-                    self.show_turn(snap, actions, options)
+                    self.show_turn(snap, options)
                 continue
             if isinstance(intent, render.Problem):
                 self.console.line(intent.message)
