@@ -119,8 +119,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_lobby)
 
     from paiju.botrunner.cli import add_parser as add_bots_parser
+    from paiju.terminal.client import add_parsers as add_client_parsers
 
     add_bots_parser(sub)
+    add_client_parsers(sub)
 
     args = parser.parse_args(argv)
     try:
