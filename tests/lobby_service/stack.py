@@ -64,7 +64,7 @@ class Stack:
         session = (await self.lobby.Register(lobby_pb2.RegisterRequest(name=name, password=PASSWORD))).session
         return session.player_id, bearer(session.token)
 
-    async def table(self, owner: Any, game: int = engine_pb2.GAME_ZLJ, **options: Any) -> str:
+    async def table(self, owner: Any, game: engine_pb2.Game.ValueType = engine_pb2.GAME_ZLJ, **options: Any) -> str:
         request = lobby_pb2.CreateTableRequest(name="test table", game=game)
         if game == engine_pb2.GAME_ZLJ:
             from paiju.v1 import zlj_pb2
