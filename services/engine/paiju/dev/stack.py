@@ -48,6 +48,7 @@ def embedded_nats(data: Path) -> Iterator[str]:
         [str(binary), "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(data)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        start_new_session=True,  # Ctrl-C reaches the stack, which stops the server last
     )
     try:
         deadline = time.monotonic() + 20
@@ -138,7 +139,11 @@ class Services:
     def start(self, name: str, *args: str) -> None:
         log = (self._logs / f"{name}.log").open("ab")
         process = subprocess.Popen(
-            [sys.executable, "-m", "paiju.cli", *args], env=self._env, stdout=log, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "paiju.cli", *args],
+            env=self._env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches the stack only, which stops the services in order
         )
         self._processes.append((name, process, log))
 
@@ -161,16 +166,24 @@ class Services:
 
 
 async def open_bot_tables(lobby_address: str) -> dict[str, str]:
-    """One table of each game, full of bots, its match started; returns game -> table id."""
+    """One table of each game, full of bots, playing (an earlier run's, or a new one); returns game -> table."""
     async with grpc.aio.insecure_channel(lobby_address) as channel:
         lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
         session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
         md = (("authorization", f"Bearer {session.token}"),)
+        playing = await lobby.ListTables(
+            lobby_pb2.ListTablesRequest(status=lobby_pb2.TABLE_STATUS_PLAYING, limit=200), metadata=md
+        )
         tables = {}
         for kind, game, name, seats in (
             ("zlj", engine_pb2.GAME_ZLJ, "砸六家: six bots", 6),
             ("tractor", engine_pb2.GAME_TRACTOR, "拖拉机: four bots", 4),
         ):
+            # a bot table of an earlier run still playing is watched again rather than joined by another
+            earlier = [t for t in playing.tables if t.name == name and all(seat.bot for seat in t.seats)]
+            if earlier:
+                tables[kind] = earlier[0].table_id
+                continue
             table_id = (await lobby.CreateTable(lobby_pb2.CreateTableRequest(name=name, game=game), metadata=md)).table
             for _ in range(seats):
                 await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id.table_id), metadata=md)
