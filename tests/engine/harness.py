@@ -11,7 +11,7 @@ from typing import Any, cast
 
 import grpc
 import pytest
-from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from google.rpc import status_pb2
 
 from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
@@ -248,28 +248,7 @@ async def play_zlj(
 # --- error details ------------------------------------------------------------------------------------
 
 
-def _status_class() -> Any:
-    """google.rpc.Status (code, message, details), built here: the googleapis protos are not a dependency."""
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
-    file = descriptor_pb2.FileDescriptorProto(
-        name="paiju_tests/google_rpc_status.proto",
-        package="google.rpc",
-        syntax="proto3",
-        dependency=["google/protobuf/any.proto"],
-    )
-    message = file.message_type.add(name="Status")
-    field = descriptor_pb2.FieldDescriptorProto
-    message.field.add(name="code", number=1, type=field.TYPE_INT32, label=field.LABEL_OPTIONAL)
-    message.field.add(name="message", number=2, type=field.TYPE_STRING, label=field.LABEL_OPTIONAL)
-    message.field.add(
-        name="details", number=3, type=field.TYPE_MESSAGE, label=field.LABEL_REPEATED, type_name=".google.protobuf.Any"
-    )
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("google.rpc.Status"))
-
-
-STATUS = _status_class()
+STATUS = status_pb2.Status
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import grpc
-from google.protobuf import any_pb2, descriptor_pb2, descriptor_pool, message_factory
+from google.rpc import status_pb2
 
 from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
 from paiju.rules.tractor.view import SeatView as TractorView
@@ -35,28 +35,7 @@ CALL_TIMEOUT = 10.0
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
 
 
-def _status_class() -> Any:
-    """google.rpc.Status (code, message, details), built here: the googleapis protos are not a dependency."""
-    pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(any_pb2.DESCRIPTOR.serialized_pb)
-    file = descriptor_pb2.FileDescriptorProto(
-        name="paiju_terminal/google_rpc_status.proto",
-        package="google.rpc",
-        syntax="proto3",
-        dependency=["google/protobuf/any.proto"],
-    )
-    message = file.message_type.add(name="Status")
-    fd = descriptor_pb2.FieldDescriptorProto
-    message.field.add(name="code", number=1, type=fd.TYPE_INT32, label=fd.LABEL_OPTIONAL)
-    message.field.add(name="message", number=2, type=fd.TYPE_STRING, label=fd.LABEL_OPTIONAL)
-    message.field.add(
-        name="details", number=3, type=fd.TYPE_MESSAGE, label=fd.LABEL_REPEATED, type_name=".google.protobuf.Any"
-    )
-    pool.Add(file)
-    return message_factory.GetMessageClass(pool.FindMessageTypeByName("google.rpc.Status"))
-
-
-_STATUS = _status_class()
+_STATUS = status_pb2.Status
 
 
 def rule_violation(error: grpc.aio.AioRpcError) -> engine_pb2.RuleViolation | None:
