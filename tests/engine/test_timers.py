@@ -102,3 +102,23 @@ def test_a_following_engine_times_only_games_not_seen_ended() -> None:
         assert await games.active() == ["z0", "z1"], "games stored by another replica arrive with the feed"
 
     asyncio.run(main())
+
+
+def test_a_timed_tractor_round_is_told_the_time_and_announces_its_last_two_deals() -> None:
+    """D-TR-9: with 25 minutes left the engine's clock makes the game announce two more deals, once."""
+
+    async def main() -> None:
+        games = Games(MemoryEventStore(), clock=lambda: T0)
+        start = int(T0.timestamp())
+        options = tractor_model.Options(round_minutes=60)
+        await games.create("t8", "tractor", tractor_model.StartGame(5, options, at=start), "s", "e")
+        before = (await games.load("t8")).version
+        await expire_turns(games, T0 + timedelta(minutes=34))
+        assert (await games.load("t8")).version == before, "more than 25 minutes left: nothing to announce"
+        await expire_turns(games, T0 + timedelta(minutes=35))
+        announced = await games.load("t8")
+        assert announced.version == before + 1 and announced.state.clock.announced
+        await expire_turns(games, T0 + timedelta(minutes=40))
+        assert (await games.load("t8")).version == announced.version, "announced once"
+
+    asyncio.run(main())

@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 
 from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.bootstrap import run_timers
 from paiju.engine.games import Games
 from paiju.engine.matches import run_in_background
 from paiju.engine.service import EngineService
@@ -154,6 +155,7 @@ async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> Asyn
     engine_address = f"127.0.0.1:{engine_port}"
     stop = asyncio.Event()
     starter = await run_in_background(lobby_store.client, service, f"L{suffix.upper()}", f"l{suffix}.lobby", stop)
+    timers = asyncio.create_task(run_timers(games, SECRET, 0.2, stop))
 
     pool = await connect(database_dsn)
     await migrate_lobby(pool)
@@ -191,7 +193,7 @@ async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> Asyn
         await lobby_server.stop(None)
         await lobby.close()
         await engine_server.stop(None)
-        for task in (*workers, starter):
+        for task in (*workers, starter, timers):
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(task, timeout=5)
         await pool.close()

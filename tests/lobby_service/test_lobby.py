@@ -321,3 +321,48 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(nats_url: str, d
         assert await status_of(s.lobby.LeaseBotSeats(lease, metadata=owner)) == grpc.StatusCode.PERMISSION_DENIED
 
     run(nats_url, database_dsn, body)
+
+
+def test_two_bot_runners_share_a_table_of_bots_and_play_its_match_to_the_end(nats_url: str, database_dsn: str) -> None:
+    """Real bot runners lease the seats from the lobby (never one seat twice) and play a 拖拉机 match out."""
+
+    async def body(s: Stack) -> None:
+        from paiju.botrunner.leases import LobbySeatSource
+        from paiju.botrunner.runner import BotRunner
+        from paiju.v1 import tractor_pb2
+
+        from .stack import SECRET
+
+        _, owner = await s.player("Owner")
+        create = lobby_pb2.CreateTableRequest(name="bots", game=engine_pb2.GAME_TRACTOR)
+        create.tractor_options.CopyFrom(tractor_pb2.TractorOptions(round_minutes=1))  # a short timed round
+        table_id = (await s.lobby.CreateTable(create, metadata=owner)).table.table_id
+        await seat_everyone(s, table_id, owner, [], bots=4)
+        table = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        await s.game_exists(table.game_id)
+        await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_PLAYING)
+        stop = asyncio.Event()
+        runners = [
+            BotRunner(
+                LobbySeatSource(s.lobby, f"runner-{n}", SECRET, max_seats=2),
+                s.engine,
+                runner_id=f"runner-{n}",
+                think=0.0,
+                renew_every=1.0,
+            )
+            for n in range(2)
+        ]
+        tasks = [asyncio.create_task(runner.run(stop)) for runner in runners]
+        try:
+            # a one-minute round: the engine's timers announce the two last deals at once (D-TR-9)
+            finished = await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_FINISHED, timeout=240)
+        finally:
+            stop.set()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        assert len(finished.last_result.levels) == 2
+        game = await s.games.refresh(table.game_id)
+        assert game.state.phase.value == "ended"
+        leased = [set(r.starts) for r in runners]
+        assert leased[0] and leased[1] and not leased[0] & leased[1], "each seat was played by one runner"
+
+    run(nats_url, database_dsn, body)

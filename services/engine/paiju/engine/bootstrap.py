@@ -27,7 +27,7 @@ SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
 GRACE_SECONDS = 10.0
 
 
-async def _run_timers(games: Games, secret: bytes, every: float, stopping: asyncio.Event) -> None:
+async def run_timers(games: Games, secret: bytes, every: float, stopping: asyncio.Event) -> None:
     """Expire running turns every ``every`` seconds until the engine stops (see `paiju.engine.timers`)."""
     log = structlog.get_logger("paiju.engine.timers")
     while not stopping.is_set():
@@ -69,7 +69,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    timers = asyncio.create_task(_run_timers(games, secret, settings.timer_seconds, stopping))
+    timers = asyncio.create_task(run_timers(games, secret, settings.timer_seconds, stopping))
     matches = await run_in_background(lobby.client, service, settings.lobby_stream, settings.lobby_prefix, stopping)
     if ready is not None:
         ready.set()

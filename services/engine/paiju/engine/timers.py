@@ -1,5 +1,6 @@
 """Turn timers: an expired turn is played by the engine's default action, recorded as a timeout event.
-The same scan deals a void first 拖拉机 deal again (D-TR-6.6), which waits for no seat.
+The same scan deals a void first 拖拉机 deal again (D-TR-6.6), which waits for no seat, and tells timed
+拖拉机 rounds the time (D-TR-9).
 
 A turn starts when the game's last event was recorded, so any engine replica can tell from the log alone
 which turns have expired — also when the process that served the last action has died. The timeout of a
@@ -57,6 +58,21 @@ async def _redeal(games: Games, game: Game, seeds: Callable[[str, int], int]) ->
     log.info("void first deal dealt again", game=game.game_id, version=game.version)
 
 
+async def _tick(games: Games, game: Game, now: datetime) -> Game:
+    """A timed 拖拉机 round (D-TR-9): tell the game the engine's time, so it announces the two last deals when
+    25 minutes are left (the rules decide; nothing is stored before then)."""
+    command = tractor_model.ClockTick(int(now.timestamp()))
+    try:
+        after, stored = await games.act(
+            game.game_id, command, f"clock:{game.game_id}:{game.version}", "engine", expected_version=game.version
+        )
+    except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
+        return game
+    if stored:
+        log.info("two more deals announced", game=game.game_id, version=after.version)
+    return after
+
+
 async def expire_turns(
     games: Games, now: datetime, seeds: Callable[[str, int], int] = lambda game_id, version: 0
 ) -> list[tuple[str, int]]:
@@ -67,6 +83,8 @@ async def expire_turns(
         if game.rules.name == "tractor" and game.state.phase is tractor_model.Phase.FLIP:
             await _redeal(games, game, seeds)
             continue
+        if game.rules.name == "tractor" and game.state.options.round_minutes > 0 and not game.state.clock.announced:
+            game = await _tick(games, game, now)
         if not expired(game, now):
             continue
         version = game.version
