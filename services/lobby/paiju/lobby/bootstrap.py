@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import signal
 
-import grpc
 import structlog
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
-from prometheus_client import start_http_server
 
 from paiju.engine.auth import secret_from_env
 from paiju.engine.observability import configure_logging
+from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
@@ -22,7 +18,6 @@ from paiju.postgres import connect
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 SERVICE_NAME = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
-GRACE_SECONDS = 10.0
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -50,33 +45,23 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     service = LobbyService(
         tables, accounts, listing, engine_client(settings.engine_address), secret, grace_seconds=settings.grace_seconds
     )
-    server = grpc.aio.server()
-    lobby_pb2_grpc.add_LobbyServiceServicer_to_server(service, server)
-    health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((SERVICE_NAME, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
-    port = server.add_insecure_port(settings.address)
-    await server.start()
-    for name in ("", SERVICE_NAME):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    if settings.metrics_port:
-        start_http_server(settings.metrics_port)
-    stopping = stop or asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stopping.set)
+    serving = await serve_grpc(
+        settings.address,
+        SERVICE_NAME,
+        lambda server: lobby_pb2_grpc.add_LobbyServiceServicer_to_server(service, server),
+        settings.metrics_port,
+    )
+    stopping = stop_on_signals(stop)
     workers = [
         asyncio.create_task(listing.run(stopping)),
         asyncio.create_task(results.run(stopping)),
     ]
-    log.info("lobby started", address=settings.address, port=port, nats=settings.nats_url)
+    log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
     if ready is not None:
         ready.set()
     await stopping.wait()
     log.info("lobby stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
-    for name in ("", SERVICE_NAME):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
-    await server.stop(GRACE_SECONDS)
+    await serving.drain(GRACE_SECONDS)
     await service.close()
     for worker in workers:
         await worker
