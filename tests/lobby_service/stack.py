@@ -58,6 +58,7 @@ class Stack:
     stop: asyncio.Event
     engine_address: str
     listing: TableReadModel
+    lobby_address: str = ""
     extra: list[Any] = field(default_factory=list)
 
     async def player(self, name: str) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -185,6 +186,7 @@ async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> Asyn
             stop=stop,
             engine_address=engine_address,
             listing=listing,
+            lobby_address=f"127.0.0.1:{lobby_port}",
         )
     finally:
         stop.set()
