@@ -313,7 +313,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         key = (request.table_id, who.subject)
         self._present[key] = self._present.get(key, 0) + 1
         try:
-            await self._returned(request.table_id, who.subject)
+            with contextlib.suppress(grpc.aio.AioRpcError):  # the engine away: the seat comes back at the next watch
+                await self._returned(request.table_id, who.subject)
             sent = -1
             while True:
                 loaded = await self._tables.load(request.table_id)
@@ -321,16 +322,13 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                     sent = loaded.version
                     yield lobby_pb2.WatchTableResponse(table=table_message(loaded.state, loaded.version))
                 await self._tables.changed(request.table_id, sent, 1.0)
-                if not self._tables_following():
+                if not self._tables.following:
                     await self._tables.refresh(request.table_id)
         finally:
             self._present[key] -= 1
             if not self._present[key]:
                 del self._present[key]
                 self._spawn(self._cover_later(request.table_id, who.subject))
-
-    def _tables_following(self) -> bool:
-        return bool(getattr(self._tables, "_following", False))
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
