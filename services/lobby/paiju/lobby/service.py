@@ -355,6 +355,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             log.warning("could not cover a seat", table=table_id, seat=seat, error=str(e))
             return
         log.info("a bot covers an absent player", table=table_id, seat=seat, player=player)
+        if self._present.get((table_id, player)):  # back while the cover was being recorded: hand it back now
+            with contextlib.suppress(grpc.aio.AioRpcError):
+                await self._returned(table_id, player)
 
     async def _returned(self, table_id: str, player: str) -> None:
         """A covered player is back: hand the seat back in the engine and at the table."""
