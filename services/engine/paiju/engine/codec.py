@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import operator
 import types
 import typing
 from collections.abc import Callable
@@ -88,6 +89,7 @@ class Codec:
         self._prefix = prefix
         self._card_list = card_list
         self._classes: dict[type, type[Message]] = {}
+        self._decoders: dict[type, Callable[[Message], Any]] = {}
 
     def message_class(self, cls: type) -> type[Message]:
         found = self._classes.get(cls)
@@ -162,13 +164,56 @@ class Codec:
     def decode(self, message: Message, cls: type) -> Any:
         """The dataclass ``cls`` a message carries. An enum field left unspecified (0) takes the field's
         default when it has one (e.g. options: unset means the rules' default), and is refused otherwise."""
-        defaulted = _defaulted(cls)
-        values = {
-            name: self._get(message, name, tp)
-            for name, tp in _hints(cls).items()
-            if not (name in defaulted and _is_enum(tp) and getattr(message, name) == 0)
-        }
-        return cls(**values)
+        return self._decoder(cls)(message)
+
+    def _decoder(self, cls: type) -> Callable[[Message], Any]:
+        """A function reading ``cls`` from its message, made once per class from the field types."""
+        found = self._decoders.get(cls)
+        if found is None:
+            defaulted = _defaulted(cls)
+            fields = [
+                (name, self._reader(name, tp), name in defaulted and _is_enum(tp)) for name, tp in _hints(cls).items()
+            ]
+
+            def read(message: Message) -> Any:
+                values = {}
+                for name, reader, may_default in fields:
+                    if may_default and getattr(message, name) == 0:
+                        continue
+                    values[name] = reader(message)
+                return cls(**values)
+
+            found = self._decoders[cls] = read
+        return found
+
+    def _reader(self, name: str, tp: Any) -> Callable[[Message], Any]:
+        """How to read field ``name`` of type ``tp``: the common shapes as direct functions, the rest by `_get`."""
+        inner = _optional(tp)
+        if inner is not None:
+            if _homogeneous(inner) is not None:
+                hidden, read_inner = f"{name}_hidden", self._reader(name, inner)
+                return lambda m: None if getattr(m, hidden) else read_inner(m)
+            if _is_card(inner) or _is_enum(inner) or dataclasses.is_dataclass(inner) or inner in (int, bool, str):
+                read_present = self._reader(name, inner)
+                return lambda m: read_present(m) if m.HasField(name) else None
+            return lambda m: self._get(m, name, tp)
+        if _is_card(tp):
+            return lambda m: _card(getattr(m, name))
+        if _is_enum(tp):
+            return lambda m: _member(tp, getattr(m, name))
+        if tp in (int, bool, str):
+            return operator.attrgetter(name)
+        if dataclasses.is_dataclass(tp):
+            return lambda m: self._decoder(typing.cast(type, tp))(getattr(m, name))
+        item = _homogeneous(tp)
+        if item is not None and get_origin(tp) is tuple:
+            if _is_card(item):
+                return lambda m: tuple(_card(c) for c in getattr(m, name))
+            if item in (int, bool, str):
+                return lambda m: tuple(getattr(m, name))
+            if dataclasses.is_dataclass(item):
+                return lambda m: tuple(self._decoder(typing.cast(type, item))(v) for v in getattr(m, name))
+        return lambda m: self._get(m, name, tp)
 
     def _get(self, message: Message, name: str, tp: Any) -> Any:
         inner = _optional(tp)
