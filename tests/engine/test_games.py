@@ -130,7 +130,7 @@ def test_two_engines_racing_for_one_turn_store_one_decision(store_kind: str, req
         assert sorted(results) == ["refused", "stored"]
         final = await games.load("t4")
         assert final.version == game.version + 1
-        assert {r.command_id for r in final.recorded[game.version :]} <= {"a", "b"}
+        assert {e.command_id for e in final.envelopes[game.version :]} <= {"a", "b"}
 
     run(store_kind, request, body)
 

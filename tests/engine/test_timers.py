@@ -25,7 +25,7 @@ def test_an_expired_turn_is_played_by_the_engine_and_recorded() -> None:
         assert await expire_turns(games, clock[0]) == [("z1", leader)]
         after = await games.load("z1")
         assert after.version > game.version
-        assert after.recorded[game.version].command_id == f"timeout:z1:{game.version}:{leader}"
+        assert after.envelopes[game.version].command_id == f"timeout:z1:{game.version}:{leader}"
         assert after.envelopes[game.version].zlj.WhichOneof("event") == "turn_timed_out"
         assert after.state.turn != leader, "the lowest single was played for the leader"
         # the next turn started when the timeout was recorded: nothing expires at once
@@ -47,7 +47,7 @@ def test_two_replicas_expiring_the_same_turn_store_it_once() -> None:
         done = await asyncio.gather(expire_turns(first, later), expire_turns(second, later))
         assert sorted(len(d) for d in done) == [0, 1]
         final = await first.load("z2")
-        timeouts = [r for r in final.recorded if r.command_id.startswith("timeout:")]
+        timeouts = [e for e in final.envelopes if e.command_id.startswith("timeout:")]
         assert {r.command_id for r in timeouts} == {f"timeout:z2:{game.version}:{game.state.turn}"}
 
     asyncio.run(main())
@@ -80,7 +80,7 @@ def test_a_void_first_tractor_deal_is_dealt_again_by_the_engine() -> None:
         assert await expire_turns(games, T0, lambda g, v: 1000 + v) == []
         again = await games.load("t9")
         assert again.state.phase is tractor_model.Phase.BID and again.version > game.version
-        assert again.recorded[game.version].command_id == f"redeal:t9:{game.version}"
+        assert again.envelopes[game.version].command_id == f"redeal:t9:{game.version}"
         await expire_turns(games, T0, lambda g, v: 1000 + v)
         assert (await games.load("t9")).version == again.version, "dealt again once"
 

@@ -76,14 +76,14 @@ class StaleVersion(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Game:
-    """A game as loaded: its rules, state, position in the store and envelopes."""
+    """A game as loaded: its rules, state, position in the store and envelopes (the stored bytes themselves are
+    not kept: the envelopes say everything, each command id among them)."""
 
     game_id: str
     rules: Rules
     state: Any
     position: Position
     envelopes: tuple[engine_pb2.Envelope, ...]
-    recorded: tuple[Recorded, ...]
     commands: dict[str, int]
     """Command id -> index of its first event. Shared by a game's successive snapshots (append-only): an
     entry at or past a snapshot's version belongs to a later snapshot."""
@@ -110,7 +110,6 @@ class Game:
             state,
             recorded[-1].position,
             (*self.envelopes, *envelopes),
-            (*self.recorded, *recorded),
             self.commands,
             self.seats if seats is None else seats,
         )
@@ -126,7 +125,7 @@ def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
     envelopes = [engine_pb2.Envelope.FromString(r.data) for r in tail]
     if game is None:
         rules = next(RULES[w] for e in envelopes if (w := e.WhichOneof("payload")) in RULES)
-        game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})
+        game = Game(game_id, rules, rules.new_state(), Position(), (), {})
     rules, state, seats = game.rules, game.state, game.seats
     for envelope in envelopes:
         which = envelope.WhichOneof("payload")
