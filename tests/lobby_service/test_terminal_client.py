@@ -6,15 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
 import re
-import subprocess
-import sys
 import time
-from typing import TYPE_CHECKING
 
 import pexpect
-from pexpect import fdpexpect
 
 from paiju.engine.auth import Identity, Role, mint
 from paiju.rules.cards import Card, format_card
@@ -22,37 +17,8 @@ from paiju.rules.zlj.combos import LEVEL_OF, SMALL_JOKER
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2, lobby_pb2
 
+from ..terminal.driver import ClientTerminal
 from .stack import SECRET, bearer, stack
-
-if TYPE_CHECKING:
-    _Terminal = fdpexpect.fdspawn[str]
-else:
-    _Terminal = fdpexpect.fdspawn
-
-
-class Terminal(_Terminal):
-    """``python -m paiju.terminal.client ...`` on a pseudo-terminal, started without forking this process (it
-    runs gRPC threads): subprocess's vfork, the child's standard streams on the terminal."""
-
-    def __init__(self, *argv: str, timeout: float = 30) -> None:
-        controller, terminal = os.openpty()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "paiju.terminal.client", *argv],
-            stdin=terminal,
-            stdout=terminal,
-            stderr=terminal,
-            start_new_session=True,
-            close_fds=True,
-        )
-        os.close(terminal)
-        super().__init__(controller, timeout=timeout, encoding="utf-8")
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(10)
-        if not self.closed:
-            super().close()
 
 
 def _not_a_combination(hand: tuple[Card, ...]) -> str | None:
@@ -82,7 +48,9 @@ def test_the_terminal_client_plays_a_zlj_deal_against_the_real_lobby_engine_and_
                 retry_every=0.2,
             )
             bots = asyncio.create_task(runner.run(stop))
-            child = Terminal("play", "zlj", "--lobby", s.lobby_address, "--engine", s.engine_address, "--deals", "1")
+            child = ClientTerminal(
+                ("play", "zlj", "--lobby", s.lobby_address, "--engine", s.engine_address, "--deals", "1"), timeout=30
+            )
             log = io.StringIO()
             child.logfile_read = log
             prompts = 0
