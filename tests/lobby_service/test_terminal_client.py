@@ -71,8 +71,9 @@ def test_the_terminal_client_plays_a_zlj_deal_against_the_real_lobby_engine_and_
                         break
                     prompts += 1
                     state = (await s.games.refresh(game_id)).state
-                    leading = state.current is None and state.turn == 0
-                    if leading and not illegal and (pair := _not_a_combination(state.hands[0])) is not None:
+                    # two cards of different ranks are no combination, leading or following (§3): refused
+                    playing = state.phase.value == "play" and state.turn == 0
+                    if playing and not illegal and (pair := _not_a_combination(state.hands[0])) is not None:
                         child.sendline(pair)
                         await asyncio.to_thread(child.expect_exact, "Not allowed: ", timeout=30)
                         illegal = True
