@@ -14,8 +14,10 @@ import hashlib
 import hmac
 import json
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 SECRET_VARIABLE = "PAIJU_TOKEN_SECRET"
 MIN_SECRET_BYTES = 32
@@ -100,3 +102,31 @@ def shuffle_seed(secret: bytes, game_id: str, version: int) -> int:
     client can predict a shuffle."""
     digest = hmac.new(secret, f"seed:{game_id}:{version}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+class Verifier:
+    """Who a call's ``authorization: Bearer <token>`` metadata says the caller is (every gRPC service's first
+    step). Tokens whose signature was checked are remembered; their expiry is checked on every call."""
+
+    REMEMBERED = 10_000
+
+    def __init__(self, secret: bytes, now: Callable[[], int]) -> None:
+        self._secret = secret
+        self._now = now
+        self._verified: dict[str, Identity] = {}
+
+    def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Identity:
+        """The caller's identity, or `TokenError` with the reason (no token, forged, malformed, expired)."""
+        header = str(dict(metadata or ()).get("authorization", ""))
+        if not header.startswith("Bearer "):
+            raise TokenError("send 'authorization: Bearer <token>'")
+        token = header.removeprefix("Bearer ")
+        now = self._now()
+        identity = self._verified.get(token)
+        if identity is not None and identity.expires > now:
+            return identity
+        identity = verify(token, self._secret, now)
+        if len(self._verified) >= self.REMEMBERED:
+            self._verified.clear()
+        self._verified[token] = identity
+        return identity

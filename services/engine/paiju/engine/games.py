@@ -13,7 +13,6 @@ the rules.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import hashlib
 import typing
@@ -29,7 +28,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from paiju.engine.codec import OneofCodec
 from paiju.engine.contract import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
 from paiju.engine.observability import CONFLICTS
-from paiju.engine.store import ConcurrencyConflict, EventStore, Position, Recorded
+from paiju.engine.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
@@ -175,7 +174,7 @@ class Games:
         self._following = False
         # games being loaded from the store: the highest stream sequence the feed delivered for each meanwhile
         self._loading: dict[str, list[int]] = {}
-        self._changed: dict[str, asyncio.Event] = {}
+        self._changes = Changes()
 
     @property
     def store(self) -> EventStore:
@@ -208,7 +207,7 @@ class Games:
             self._remember(_extend(game_id, cached, [recorded]))
         else:
             del self._cache[game_id]  # a gap: the next read loads from the store
-            self._notify(game_id)
+            self._changes.notify(game_id)
 
     def _remember(self, game: Game) -> None:
         self._cache[game.game_id] = game
@@ -217,21 +216,14 @@ class Games:
             self._active.discard(game.game_id)
         while len(self._cache) > CACHED_GAMES:  # the least recently changed games are read again when asked
             self._cache.popitem(last=False)
-        self._notify(game.game_id)
-
-    def _notify(self, game_id: str) -> None:
-        changed = self._changed.pop(game_id, None)
-        if changed is not None:
-            changed.set()
+        self._changes.notify(game.game_id)
 
     async def changed(self, game_id: str, version: int, timeout: float) -> None:
         """Wait until the cached game is past ``version`` (or ``timeout`` seconds pass)."""
         cached = self._cache.get(game_id)
         if cached is not None and cached.version > version:
             return
-        event = self._changed.setdefault(game_id, asyncio.Event())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), timeout)
+        await self._changes.wait(game_id, timeout)
 
     @property
     def following(self) -> bool:

@@ -24,7 +24,7 @@ import structlog
 from google.protobuf.message import Message
 from google.rpc import status_pb2
 
-from paiju.engine.auth import Identity, Role, TokenError, shuffle_seed, verify
+from paiju.engine.auth import Identity, Role, TokenError, Verifier, shuffle_seed
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
 from paiju.engine.games import (
@@ -68,7 +68,6 @@ WATCH_POLL_SECONDS = 0.05
 """How often a watch looks at the store when no feed of new events keeps the games current."""
 WATCH_IDLE_SECONDS = 1.0
 """How long a watch waits for the feed before it looks at the store anyway (a safety net)."""
-VERIFIED_TOKENS = 10_000
 log = structlog.get_logger("paiju.engine")
 
 
@@ -116,28 +115,15 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._secret = secret
         self._now = now
         self._seeds = seeds or (lambda game_id, version: shuffle_seed(secret, game_id, version))
-        self._verified: dict[str, Identity] = {}  # tokens whose signature was checked (expiry is checked each call)
+        self._verifier = Verifier(secret, now)
 
     # --- helpers ------------------------------------------------------------------------------------
 
     async def _identity(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
-        metadata = dict(context.invocation_metadata() or ())
-        header = str(metadata.get("authorization", ""))
-        if not header.startswith("Bearer "):
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "send 'authorization: Bearer <token>'")
-        token = header.removeprefix("Bearer ")
-        now = self._now()
-        identity = self._verified.get(token)
-        if identity is not None and identity.expires > now:
-            return identity
         try:
-            identity = verify(token, self._secret, now)
+            return self._verifier.identify(context.invocation_metadata())
         except TokenError as e:
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
-        if len(self._verified) >= VERIFIED_TOKENS:
-            self._verified.clear()
-        self._verified[token] = identity
-        return identity
 
     async def _load(self, context: grpc.aio.ServicerContext[Any, Any], game_id: str, min_version: int = 0) -> Game:
         try:

@@ -9,8 +9,6 @@ answered with its events (a retry); reused for another command it is refused.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +18,7 @@ from typing import Any, Generic, TypeVar, cast
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.engine.codec import OneofCodec
-from paiju.engine.store import ConcurrencyConflict, EventStore, Position, Recorded
+from paiju.engine.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.engine.store.base import NEW
 from paiju.v1 import lobby_events_pb2
 
@@ -73,7 +71,7 @@ class Aggregates(Generic[S]):
         self._evolve = evolve
         self._clock = clock
         self._cache: dict[str, Loaded[S]] = {}
-        self._changed: dict[str, asyncio.Event] = {}
+        self._changes = Changes()
         self._following = False
 
     @property
@@ -97,25 +95,18 @@ class Aggregates(Generic[S]):
             self._remember(self._extend(cached, [recorded]))
         else:
             del self._cache[recorded.aggregate]
-            self._notify(recorded.aggregate)
+            self._changes.notify(recorded.aggregate)
 
     def _remember(self, loaded: Loaded[S]) -> None:
         self._cache[loaded.aggregate] = loaded
-        self._notify(loaded.aggregate)
-
-    def _notify(self, aggregate: str) -> None:
-        changed = self._changed.pop(aggregate, None)
-        if changed is not None:
-            changed.set()
+        self._changes.notify(loaded.aggregate)
 
     async def changed(self, aggregate: str, version: int, timeout: float) -> None:
         """Wait until the aggregate is past ``version`` (or ``timeout`` seconds pass)."""
         cached = self._cache.get(aggregate)
         if cached is not None and cached.version > version:
             return
-        event = self._changed.setdefault(aggregate, asyncio.Event())
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), timeout)
+        await self._changes.wait(aggregate, timeout)
 
     def _extend(self, loaded: Loaded[S], tail: Sequence[Recorded]) -> Loaded[S]:
         state = loaded.state

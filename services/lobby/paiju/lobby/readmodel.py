@@ -31,6 +31,24 @@ async def migrate_lobby(pool: asyncpg.Pool[Any]) -> None:
     await migrate(pool, "lobby", load_migrations(resources.files("paiju.lobby") / "migrations"))
 
 
+async def checkpoint(database: Any, projection: str) -> int:
+    """The last stream sequence ``projection`` applied (0: none yet)."""
+    found = await database.fetchval("SELECT sequence FROM lobby_checkpoints WHERE projection = $1", projection)
+    return int(found or 0)
+
+
+async def advance(database: Any, projection: str, sequence: int) -> None:
+    """Record that ``projection`` applied the stream up to ``sequence`` (inside the caller's transaction)."""
+    await database.execute(
+        """
+        INSERT INTO lobby_checkpoints (projection, sequence) VALUES ($1, $2)
+        ON CONFLICT (projection) DO UPDATE SET sequence = EXCLUDED.sequence
+        """,
+        projection,
+        sequence,
+    )
+
+
 class TableReadModel:
     """Projects table events into ``lobby_tables`` and answers table lists."""
 
@@ -41,8 +59,7 @@ class TableReadModel:
         self._wake = asyncio.Event()
 
     async def checkpoint(self) -> int:
-        found = await self._pool.fetchval("SELECT sequence FROM lobby_checkpoints WHERE projection = $1", PROJECTION)
-        return int(found or 0)
+        return await checkpoint(self._pool, PROJECTION)
 
     async def catch_up(self) -> int:
         """Apply every event stored after the checkpoint; returns how many were applied."""
@@ -80,7 +97,7 @@ class TableReadModel:
     async def _apply(self, recorded: Recorded) -> None:
         if not recorded.aggregate.startswith("table-"):
             async with self._pool.acquire() as connection, connection.transaction():
-                await self._advance(connection, recorded.sequence)
+                await advance(connection, PROJECTION, recorded.sequence)
             return
         before = await self._state_before(recorded)
         envelope = lobby_events_pb2.LobbyEnvelope.FromString(recorded.data)
@@ -104,19 +121,8 @@ class TableReadModel:
                 recorded.version,
                 snapshot,
             )
-            await self._advance(connection, recorded.sequence)
+            await advance(connection, PROJECTION, recorded.sequence)
         self._states[recorded.aggregate] = table
-
-    @staticmethod
-    async def _advance(connection: Any, sequence: int) -> None:
-        await connection.execute(
-            """
-            INSERT INTO lobby_checkpoints (projection, sequence) VALUES ($1, $2)
-            ON CONFLICT (projection) DO UPDATE SET sequence = EXCLUDED.sequence
-            """,
-            PROJECTION,
-            sequence,
-        )
 
     async def list_tables(self, game: str | None, status: str | None, limit: int) -> list[lobby_pb2.Table]:
         rows = await self._pool.fetch(

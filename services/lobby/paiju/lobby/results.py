@@ -18,6 +18,7 @@ from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.engine.store import EventStore, Recorded
 from paiju.lobby import table as tb
 from paiju.lobby.aggregates import Aggregates
+from paiju.lobby.readmodel import advance, checkpoint
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2
@@ -54,8 +55,7 @@ class MatchResults:
         self._wake = asyncio.Event()
 
     async def checkpoint(self) -> int:
-        found = await self._pool.fetchval("SELECT sequence FROM lobby_checkpoints WHERE projection = $1", PROJECTION)
-        return int(found or 0)
+        return await checkpoint(self._pool, PROJECTION)
 
     async def catch_up(self) -> int:
         """Record the result of every game that ended after the checkpoint; returns the events read."""
@@ -63,14 +63,7 @@ class MatchResults:
         for recorded in events:
             await self._apply(recorded)
         if events:
-            await self._pool.execute(
-                """
-                INSERT INTO lobby_checkpoints (projection, sequence) VALUES ($1, $2)
-                ON CONFLICT (projection) DO UPDATE SET sequence = EXCLUDED.sequence
-                """,
-                PROJECTION,
-                events[-1].sequence,
-            )
+            await advance(self._pool, PROJECTION, events[-1].sequence)
         return len(events)
 
     async def _apply(self, recorded: Recorded) -> None:

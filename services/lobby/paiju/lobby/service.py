@@ -22,7 +22,7 @@ from typing import Any, NoReturn, Protocol, cast
 import grpc
 import structlog
 
-from paiju.engine.auth import Identity, Role, TokenError, mint, verify
+from paiju.engine.auth import Identity, Role, TokenError, Verifier, mint
 from paiju.engine.contract import TRACTOR, ZLJ
 from paiju.lobby import accounts as acc
 from paiju.lobby import table as tb
@@ -130,6 +130,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._secret = secret
         self._grace = grace_seconds
         self._now = now
+        self._verifier = Verifier(secret, now)
         self._present: dict[tuple[str, str], int] = {}
         self._pending: set[asyncio.Task[None]] = set()
 
@@ -143,12 +144,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         return (("authorization", f"Bearer {self._token(identity)}"),)
 
     async def _identity(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
-        metadata = dict(context.invocation_metadata() or ())
-        header = str(metadata.get("authorization", ""))
-        if not header.startswith("Bearer "):
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "send 'authorization: Bearer <token>'")
         try:
-            return verify(header.removeprefix("Bearer "), self._secret, self._now())
+            return self._verifier.identify(context.invocation_metadata())
         except TokenError as e:
             await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
 
@@ -380,14 +377,27 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         loaded = await self._act(context, request.table_id, tb.TakeSeat(player, name, seat), player)
         return lobby_pb2.TakeSeatResponse(table=table_message(loaded.state, loaded.version))
 
-    async def _replace_in_match(
-        self, context: grpc.aio.ServicerContext[Any, Any], loaded: Loaded[tb.Table], seat: int, command_id: str
-    ) -> None:
-        """A player leaves the running match: its seat's bot plays on (the engine first)."""
+    async def _change_seats(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        loaded: Loaded[tb.Table],
+        *,
+        actor: str,
+        command: Any,
+        key: str,
+        in_match: Callable[[], tuple[dict[int, str], int]],
+    ) -> lobby_pb2.Table:
+        """A seat change: refused by the table first; during a match the engine is told next (it refuses swaps
+        and substitutes mid-deal), with ``in_match``'s seats and reason; then it is recorded at the table, both
+        under one command id."""
         table = loaded.state
+        await self._allowed(context, table, command)
+        command_id = f"{key}:{loaded.version}"
         if table.status is tb.Status.PLAYING:
-            bot = tb.bot_taking_over(table, seat)
-            await self._engine_seats(context, table, {seat: bot}, engine_pb2.SEAT_CHANGE_COVER, command_id)
+            seats, change = in_match()
+            await self._engine_seats(context, table, seats, change, command_id)
+        after = await self._act(context, table.table_id, command, actor, command_id)
+        return table_message(after.state, after.version)
 
     async def LeaveSeat(
         self, request: lobby_pb2.LeaveSeatRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -395,58 +405,66 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         player, _ = await self._player(context)
         loaded = await self._table(context, request.table_id)
         seat = loaded.state.seat_of(player)
-        command_id = f"leave:{seat}:{loaded.version}"
-        if seat is not None:
-            await self._replace_in_match(context, loaded, seat, command_id)
-        after = await self._act(context, request.table_id, tb.LeaveSeat(player), player, command_id)
-        return lobby_pb2.LeaveSeatResponse(table=table_message(after.state, after.version))
+
+        def bot_takes_over() -> tuple[dict[int, str], int]:
+            assert seat is not None  # the table refused a player who is not seated
+            return {seat: tb.bot_taking_over(loaded.state, seat)}, engine_pb2.SEAT_CHANGE_COVER
+
+        table = await self._change_seats(
+            context, loaded, actor=player, command=tb.LeaveSeat(player), key=f"leave:{seat}", in_match=bot_takes_over
+        )
+        return lobby_pb2.LeaveSeatResponse(table=table)
 
     async def RemovePlayer(
         self, request: lobby_pb2.RemovePlayerRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.RemovePlayerResponse:
         player, _ = await self._player(context)
         loaded = await self._table(context, request.table_id)
-        table = loaded.state
-        command = tb.RemovePlayer(player, request.seat)
-        await self._allowed(context, table, command)
-        command_id = f"remove:{request.seat}:{loaded.version}"
-        await self._replace_in_match(context, loaded, request.seat, command_id)
-        after = await self._act(context, request.table_id, command, player, command_id)
-        return lobby_pb2.RemovePlayerResponse(table=table_message(after.state, after.version))
+        seat = request.seat
+        table = await self._change_seats(
+            context,
+            loaded,
+            actor=player,
+            command=tb.RemovePlayer(player, seat),
+            key=f"remove:{seat}",
+            in_match=lambda: ({seat: tb.bot_taking_over(loaded.state, seat)}, engine_pb2.SEAT_CHANGE_COVER),
+        )
+        return lobby_pb2.RemovePlayerResponse(table=table)
 
     async def SwapSeats(
         self, request: lobby_pb2.SwapSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.SwapSeatsResponse:
         player, _ = await self._player(context)
         loaded = await self._table(context, request.table_id)
-        table = loaded.state
-        command = tb.SwapSeats(player, request.seat, request.other_seat)
-        await self._allowed(context, table, command)
-        command_id = f"swap:{request.seat}:{request.other_seat}:{loaded.version}"
-        if table.status is tb.Status.PLAYING:
-            held = tb.engine_seats(table)
-            seats = {request.seat: held[request.other_seat], request.other_seat: held[request.seat]}
-            await self._engine_seats(context, table, seats, engine_pb2.SEAT_CHANGE_SWAP, command_id)
-        after = await self._act(context, request.table_id, command, player, command_id)
-        return lobby_pb2.SwapSeatsResponse(table=table_message(after.state, after.version))
+        a, b = request.seat, request.other_seat
+
+        def swapped() -> tuple[dict[int, str], int]:
+            held = tb.engine_seats(loaded.state)
+            return {a: held[b], b: held[a]}, engine_pb2.SEAT_CHANGE_SWAP
+
+        table = await self._change_seats(
+            context, loaded, actor=player, command=tb.SwapSeats(player, a, b), key=f"swap:{a}:{b}", in_match=swapped
+        )
+        return lobby_pb2.SwapSeatsResponse(table=table)
 
     async def Substitute(
         self, request: lobby_pb2.SubstituteRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.SubstituteResponse:
         player, _ = await self._player(context)
         loaded = await self._table(context, request.table_id)
-        table = loaded.state
         substitute = (await self._accounts.load(acc.account_key(request.player_name or "?"))).state
         if substitute is None:
             await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no player named {request.player_name!r}")
-        command = tb.Substitute(player, request.seat, substitute.player_id, substitute.name)
-        await self._allowed(context, table, command)
-        command_id = f"substitute:{request.seat}:{loaded.version}"
-        if table.status is tb.Status.PLAYING:
-            seats = {request.seat: substitute.player_id}
-            await self._engine_seats(context, table, seats, engine_pb2.SEAT_CHANGE_SUBSTITUTE, command_id)
-        after = await self._act(context, request.table_id, command, player, command_id)
-        return lobby_pb2.SubstituteResponse(table=table_message(after.state, after.version))
+        seat = request.seat
+        table = await self._change_seats(
+            context,
+            loaded,
+            actor=player,
+            command=tb.Substitute(player, seat, substitute.player_id, substitute.name),
+            key=f"substitute:{seat}",
+            in_match=lambda: ({seat: substitute.player_id}, engine_pb2.SEAT_CHANGE_SUBSTITUTE),
+        )
+        return lobby_pb2.SubstituteResponse(table=table)
 
     async def AddBot(
         self, request: lobby_pb2.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -506,7 +524,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         until = now + LEASE_SECONDS
         response = lobby_pb2.LeaseBotSeatsResponse()
         for table_id in await self._listing.playing_tables_with_bots():
-            loaded = await self._tables.refresh(table_id)
+            loaded = await self._tables.load(table_id)  # kept current by the feed; a lease re-reads when it acts
             table = loaded.state
             if table.status is not tb.Status.PLAYING:
                 continue

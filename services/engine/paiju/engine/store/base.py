@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -93,3 +95,21 @@ def check_batch(aggregate: str, command_id: str, events: Sequence[bytes]) -> Non
         raise StoreError("an append needs at least one event")
     if len(events) > MAX_BATCH:
         raise StoreError(f"one append carries at most {MAX_BATCH} events, not {len(events)}")
+
+
+class Changes:
+    """Waiting for an aggregate to change: `wait` until `notify` names it (or a timeout passes). Those who keep
+    aggregates current from the feed (games, lobby tables) wake their watchers with it."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Event] = {}
+
+    def notify(self, aggregate: str) -> None:
+        changed = self._waiting.pop(aggregate, None)
+        if changed is not None:
+            changed.set()
+
+    async def wait(self, aggregate: str, timeout: float) -> None:
+        changed = self._waiting.setdefault(aggregate, asyncio.Event())
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), timeout)
