@@ -83,6 +83,8 @@ class Game:
     state: Any
     position: Position
     envelopes: tuple[engine_pb2.Envelope, ...]
+    events: tuple[Any, ...]
+    """Each envelope's rules event, decoded once (``None`` for the engine's own events, e.g. seats)."""
     commands: dict[str, int]
     """Command id -> index of its first event. Shared by a game's successive snapshots (append-only): an
     entry at or past a snapshot's version belongs to a later snapshot."""
@@ -97,6 +99,7 @@ class Game:
         self,
         state: Any,
         envelopes: Sequence[engine_pb2.Envelope],
+        events: Sequence[Any],
         recorded: Sequence[Recorded],
         seats: tuple[str, ...] | None = None,
     ) -> Game:
@@ -109,6 +112,7 @@ class Game:
             state,
             recorded[-1].position,
             (*self.envelopes, *envelopes),
+            (*self.events, *events),
             self.commands,
             self.seats if seats is None else seats,
         )
@@ -124,17 +128,21 @@ def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
     envelopes = [engine_pb2.Envelope.FromString(r.data) for r in tail]
     if game is None:
         rules = next(RULES[w] for e in envelopes if (w := e.WhichOneof("payload")) in RULES)
-        game = Game(game_id, rules, rules.new_state(), Position(), (), {})
+        game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})
     rules, state, seats = game.rules, game.state, game.seats
+    events: list[Any] = []
     for envelope in envelopes:
         which = envelope.WhichOneof("payload")
         if which == "seats_assigned":
             seats = assigned(seats, envelope.seats_assigned, seat_count(rules))
+            events.append(None)
             continue
         if which != rules.name:
             raise ValueError(f"event {envelope.version} of {game_id} is a {which} event in a {rules.name} game")
-        state = rules.evolve(state, rules.events.decode(getattr(envelope, which)))
-    return game.extended(state, envelopes, tail, seats)
+        event = rules.events.decode(getattr(envelope, which))
+        state = rules.evolve(state, event)
+        events.append(event)
+    return game.extended(state, envelopes, events, tail, seats)
 
 
 def seat_count(rules: Rules) -> int:
@@ -387,7 +395,7 @@ class Games:
         state = game.state
         for event in events:
             state = game.rules.evolve(state, event)
-        after = game.extended(state, envelopes, recorded)
+        after = game.extended(state, envelopes, events, recorded)
         if self._cache.get(game.game_id) is game:
             self._remember(after)
         return after, envelopes
@@ -428,7 +436,7 @@ class Games:
                 continue  # stored before: the next round answers from the log
             envelopes, recorded = appended
             after = game.extended(
-                game.state, envelopes, recorded, assigned(game.seats, message, seat_count(game.rules))
+                game.state, envelopes, (None,), recorded, assigned(game.seats, message, seat_count(game.rules))
             )
             if self._cache.get(game_id) is game:
                 self._remember(after)

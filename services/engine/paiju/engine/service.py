@@ -33,7 +33,6 @@ from paiju.engine.games import (
     Game,
     GameNotFound,
     Games,
-    Rules,
     SeatChangeRefused,
     StaleVersion,
 )
@@ -146,21 +145,17 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         return None
 
     @staticmethod
-    def _redact(rules: Rules, envelope: engine_pb2.Envelope, seat: int | None, full: bool) -> engine_pb2.Envelope:
+    def _redact(game: Game, envelope: engine_pb2.Envelope, seat: int | None, full: bool) -> engine_pb2.Envelope:
+        """``envelope`` (one of ``game``'s) as ``seat`` may see it (``full``: as stored)."""
         if full:
             return envelope
-        if envelope.WhichOneof("payload") != rules.name:  # an engine event (seats): public
-            out = engine_pb2.Envelope()
-            out.CopyFrom(envelope)
-            out.ClearField("command_digest")
-            return out
-        payload = getattr(envelope, rules.name)
-        event = rules.events.decode(payload)
-        hidden = zlj_redact(event, seat) if rules.name == "zlj" else tractor_redact(event, seat)
         out = engine_pb2.Envelope()
         out.CopyFrom(envelope)
         out.ClearField("command_digest")
-        getattr(out, rules.name).CopyFrom(rules.events.encode(hidden))
+        event = game.events[envelope.version - 1]  # decoded once, when the game was read
+        if event is not None:  # a rules event; the engine's own (seats) are public
+            hidden = zlj_redact(event, seat) if game.rules.name == "zlj" else tractor_redact(event, seat)
+            getattr(out, game.rules.name).CopyFrom(game.rules.events.encode(hidden))
         return out
 
     # --- RPCs ---------------------------------------------------------------------------------------
@@ -327,7 +322,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         seat = who.seat if who.role is Role.PLAYER else None
         full = who.role in FULL_INFORMATION
         return engine_pb2.ActResponse(
-            version=after.version, events=[self._redact(after.rules, e, seat, full) for e in stored]
+            version=after.version, events=[self._redact(after, e, seat, full) for e in stored]
         )
 
     def _seed_for(self, command: Any, game: Game) -> Any:
@@ -367,7 +362,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                     f"{who.subject} no longer holds seat {seat} of game {game.game_id}",
                 )
             for envelope in game.envelopes[sent:]:
-                yield engine_pb2.WatchResponse(envelope=self._redact(game.rules, envelope, seat, full))
+                yield engine_pb2.WatchResponse(envelope=self._redact(game, envelope, seat, full))
             sent = max(sent, len(game.envelopes))
             if game.state.phase.value == "ended":
                 return
@@ -385,7 +380,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         holds = who.role is Role.PLAYER and who.game == request.game_id and who.seat is not None
         seat = who.seat if holds and game.holds(typing.cast(int, who.seat), who.subject) else None
         for envelope in game.envelopes:
-            yield engine_pb2.ReplayResponse(envelope=self._redact(game.rules, envelope, seat, full))
+            yield engine_pb2.ReplayResponse(envelope=self._redact(game, envelope, seat, full))
 
 
 __all__ = ["RULES", "EngineService"]
