@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,24 +27,14 @@ from paiju.postgres import connect
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
+from ..engine.harness import auth as bearer
+
 SECRET = b"lobby-test-secret-" * 3
 PASSWORD = "correct horse battery"
 
 
-def bearer(token: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {token}"),)
-
-
 def service_token() -> tuple[tuple[str, str], ...]:
     return bearer(mint(Identity("test-runner", Role.SERVICE, expires=int(time.time()) + 3600), SECRET))
-
-
-async def status_of(call: Awaitable[Any]) -> grpc.StatusCode:
-    try:
-        await call
-    except grpc.aio.AioRpcError as e:
-        return e.code()
-    return grpc.StatusCode.OK
 
 
 @dataclass

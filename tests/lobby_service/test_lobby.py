@@ -14,7 +14,9 @@ from paiju.engine.matches import handle
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, lobby_pb2
 
-from .stack import PASSWORD, Stack, bearer, play_leased_bots, stack, status_of
+from ..engine.harness import auth as bearer
+from ..engine.harness import status_of
+from .stack import PASSWORD, Stack, play_leased_bots, stack
 
 OK = grpc.StatusCode.OK
 

@@ -17,8 +17,9 @@ from paiju.rules.zlj.combos import LEVEL_OF, SMALL_JOKER
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2, lobby_pb2
 
+from ..engine.harness import auth as bearer
 from ..terminal.driver import ClientTerminal
-from .stack import SECRET, bearer, stack
+from .stack import SECRET, stack
 
 
 def _not_a_combination(hand: tuple[Card, ...]) -> str | None:
