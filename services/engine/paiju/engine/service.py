@@ -111,7 +111,6 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         seeds: Callable[[str, int], int] | None = None,
     ) -> None:
         self._games = games
-        self._secret = secret
         self._now = now
         self._seeds = seeds or (lambda game_id, version: shuffle_seed(secret, game_id, version))
         self._verifier = Verifier(secret, now)
