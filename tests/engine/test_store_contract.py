@@ -245,3 +245,48 @@ def test_one_command_id_in_two_aggregates_is_two_commands(run_with: Callable[[Sc
         assert await store.load("g1") == a and await store.load("g2") == b and await store.load("g3") == c
 
     run_with(scenario)
+
+
+def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
+    nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A subscription too small for the burst drops messages (a slow consumer): the reader sees the gap in the
+    consumer's sequence and reads on from the last event it kept, so the whole log still comes back in order."""
+    from paiju.engine.store import jetstream
+
+    monkeypatch.setattr(jetstream, "CONSUME_PENDING", 300)
+    runs: list[int] = []
+    push = JetStreamEventStore._push
+
+    async def counted(self: JetStreamEventStore, *args: Any) -> int:
+        reached: int = await push(self, *args)
+        runs.append(reached)
+        return reached
+
+    monkeypatch.setattr(JetStreamEventStore, "_push", counted)
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            written: list[Recorded] = []
+            for i in range(40):
+                position = written[-1].position if written else Position()
+                written += await store.append("g1", position, f"c{i}", events(*(f"e{i}-{j}" for j in range(25))))
+            assert await store.read_all() == written
+            assert await store.load("g1") == written
+            assert len(runs) > 2, "the small subscription should have dropped messages and forced a new consumer"
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_ack_subjects_of_both_forms_give_the_sequences() -> None:
+    from paiju.engine.store.jetstream import _ack_sequences
+
+    assert _ack_sequences("$JS.ACK.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)
+    assert _ack_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)
+    assert _ack_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3.token") == (1042, 7)
+    with pytest.raises(StoreError):
+        _ack_sequences("_INBOX.abc")
