@@ -283,10 +283,10 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
 
 
 def test_jetstream_ack_subjects_of_both_forms_give_the_sequences() -> None:
-    from paiju.engine.store.jetstream import _ack_sequences
+    from paiju.engine.store.jetstream import delivery_sequences
 
-    assert _ack_sequences("$JS.ACK.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)
-    assert _ack_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)
-    assert _ack_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3.token") == (1042, 7)
+    assert delivery_sequences("$JS.ACK.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)
+    assert delivery_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)
+    assert delivery_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3.token") == (1042, 7)
     with pytest.raises(StoreError):
-        _ack_sequences("_INBOX.abc")
+        delivery_sequences("_INBOX.abc")

@@ -1,6 +1,8 @@
-"""Lobby aggregates (tables, accounts) over the same event store as the engine's games (design.md).
+"""Lobby aggregates (tables, accounts) over the same event store as the engine's games (design.md); the scoring
+service keeps its tournaments the same way.
 
-Each aggregate is a subject of the LOBBY stream holding `LobbyEnvelope`s. Acting reads the aggregate from
+Each aggregate is a subject of a stream (LOBBY, TOURNAMENTS) holding envelopes (`LobbyEnvelope`,
+`TournamentEnvelope`: the same metadata fields around an ``event``). Acting reads the aggregate from
 the store, decides with the pure core and appends at the position it read: of two lobby replicas deciding
 on the same table at once exactly one wins, and the other reads again and decides again (so two players
 racing for one seat: one sits, the other is told the seat is taken). A command id already applied is
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar, cast
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.engine.codec import OneofCodec
@@ -63,8 +66,10 @@ class Aggregates(Generic[S]):
         evolve: Callable[[S, Any], S],
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        envelope: type[Message] = lobby_events_pb2.LobbyEnvelope,
     ) -> None:
         self._store = store
+        self._envelope = envelope
         self._codec = codec
         self._initial = initial
         self._decide = decide
@@ -113,7 +118,7 @@ class Aggregates(Generic[S]):
         commands = dict(loaded.commands)
         events = list(loaded.events)
         for r in tail:
-            envelope = lobby_events_pb2.LobbyEnvelope.FromString(r.data)
+            envelope: Any = self._envelope.FromString(r.data)
             event = self._codec.decode(envelope.event)
             state = self._evolve(state, event)
             commands.setdefault(envelope.command_id, envelope.command_digest)
@@ -156,7 +161,7 @@ class Aggregates(Generic[S]):
             when.FromDatetime(self._clock())
             data = []
             for i, event in enumerate(events, start=1):
-                envelope = lobby_events_pb2.LobbyEnvelope(
+                envelope: Any = self._envelope(
                     aggregate=aggregate,
                     version=loaded.version + i,
                     command_id=command_id,

@@ -162,7 +162,7 @@ class JetStreamEventStore:
             nonlocal reached, delivered
             if finished.done() or not msg.reply:
                 return  # after the end, or a status message (a heartbeat has no reply subject)
-            stream_sequence, consumer_sequence = _ack_sequences(msg.reply)
+            stream_sequence, consumer_sequence = delivery_sequences(msg.reply)
             if consumer_sequence != delivered + 1:
                 finished.set_result(None)  # a gap: read on from ``reached`` with a new consumer
                 return
@@ -293,7 +293,7 @@ class JetStreamEventStore:
         return reply
 
 
-def _ack_sequences(reply: str) -> tuple[int, int]:
+def delivery_sequences(reply: str) -> tuple[int, int]:
     """The stream and consumer sequences of a delivered JetStream message, from its ack subject: ``$JS.ACK.
     <stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<time>.<pending>``, or the newer form with
     the domain and account hash after ``ACK`` (and possibly a token at the end)."""

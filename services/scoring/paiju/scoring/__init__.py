@@ -1,0 +1,1 @@
+"""Scoring: read models of the game streams, tournaments with Swiss pairing, result sheets, analyst tools."""

@@ -1,0 +1,151 @@
+"""The read models of the GAMES stream in PostgreSQL: deals, matches, ledgers, levels, player statistics.
+
+Applied by a `paiju.scoring.projector.Projector` in batches, each in the transaction that moves the
+checkpoint. Each game's `GameFold` is kept in ``scoring_games`` and read inside the transaction, so the
+projection holds nothing in memory between batches: any replica can apply the next batch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import astuple, fields
+from importlib import resources
+from typing import Any
+
+import asyncpg
+
+from paiju.postgres import load_migrations, migrate
+from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, StatDelta
+from paiju.scoring.projector import Delivered
+from paiju.v1 import engine_pb2
+
+READ_MODEL_TABLES = (
+    "scoring_games",
+    "scoring_deals",
+    "scoring_ledger",
+    "scoring_matches",
+    "scoring_player_stats",
+)
+STAT_FIELDS = tuple(f.name for f in fields(StatDelta) if f.name not in ("player_id", "game", "place"))
+
+
+async def migrate_scoring(pool: asyncpg.Pool[Any]) -> None:
+    """Apply scoring's migrations (at start; safe with several replicas starting at once)."""
+    await migrate(pool, "scoring", load_migrations(resources.files("paiju.scoring") / "migrations"))
+
+
+class GamesProjection:
+    """Every game event into the scoring tables."""
+
+    name = "games"
+
+    def __init__(self, stream: str = "GAMES", prefix: str = "paiju.game") -> None:
+        self.stream = stream
+        self.subjects = f"{prefix}.*"
+
+    async def reset(self, connection: Any) -> None:
+        await connection.execute(f"TRUNCATE {', '.join(READ_MODEL_TABLES)}")
+
+    async def apply(self, connection: Any, batch: Sequence[Delivered]) -> None:
+        envelopes = [(d.aggregate, engine_pb2.Envelope.FromString(d.data)) for d in batch]
+        game_ids = sorted({game_id for game_id, _ in envelopes})
+        folds = {
+            row["game_id"]: GameFold.from_json(json.loads(row["fold"]))
+            for row in await connection.fetch(
+                "SELECT game_id, fold FROM scoring_games WHERE game_id = ANY($1::text[])", game_ids
+            )
+        }
+        rows: list[Row] = []
+        for game_id, envelope in envelopes:
+            fold = folds.get(game_id)
+            if fold is None:
+                fold = folds[game_id] = GameFold(game_id)
+            rows += fold.apply(envelope)
+        await _write_folds(connection, [folds[g] for g in game_ids])
+        await _write_rows(connection, rows)
+
+
+async def _write_folds(connection: Any, folds: list[GameFold]) -> None:
+    await connection.executemany(
+        """
+        INSERT INTO scoring_games (game_id, game, ended, fold) VALUES ($1, $2, $3, $4::jsonb)
+        ON CONFLICT (game_id) DO UPDATE SET game = EXCLUDED.game, ended = EXCLUDED.ended, fold = EXCLUDED.fold
+        """,
+        [(f.game_id, f.game, f.ended, json.dumps(f.to_json())) for f in folds],
+    )
+
+
+async def _write_rows(connection: Any, rows: list[Row]) -> None:
+    deals = [r for r in rows if isinstance(r, DealRow)]
+    if deals:
+        await connection.executemany(
+            """
+            INSERT INTO scoring_deals (game_id, deal, game, players, started_at, ended_at, finishing_order, caught,
+                outcome, team_points, individual_points, dealer, trump, level_rank, attackers_points, winner,
+                levels_up, levels)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+            """,
+            [astuple(d) for d in deals],
+        )
+    ledger = [r for r in rows if isinstance(r, LedgerRow)]
+    if ledger:
+        await connection.executemany(
+            "INSERT INTO scoring_ledger (game_id, deal, kind, who, player, points, total) "
+            "VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            [astuple(r) for r in ledger],
+        )
+    matches = [r for r in rows if isinstance(r, MatchRow)]
+    if matches:
+        await connection.executemany(
+            """
+            INSERT INTO scoring_matches (game_id, game, players, ended_at, deals, team_points, individual_points,
+                levels, difference, vp_a, vp_b, winner_team)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            """,
+            [
+                (
+                    m.game_id,
+                    m.game,
+                    list(m.players),
+                    m.ended_at,
+                    m.deals,
+                    list(m.team_points),
+                    list(m.individual_points),
+                    list(m.levels),
+                    m.difference,
+                    m.vp[0],
+                    m.vp[1],
+                    m.winner_team,
+                )
+                for m in matches
+            ],
+        )
+    await _add_stats(connection, [r for r in rows if isinstance(r, StatDelta)])
+
+
+async def _add_stats(connection: Any, deltas: list[StatDelta]) -> None:
+    """Add the batch's statistics, summed per player and game first (one upsert each)."""
+    totals: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * len(STAT_FIELDS))
+    places: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0] * 6)
+    for delta in deltas:
+        key = (delta.player_id, delta.game)
+        total = totals[key]
+        for i, name in enumerate(STAT_FIELDS):
+            total[i] += getattr(delta, name)
+        if delta.place:
+            places[key][delta.place - 1] += 1
+    if not totals:
+        return
+    columns = ", ".join(STAT_FIELDS)
+    values = ", ".join(f"${i}" for i in range(4, 4 + len(STAT_FIELDS)))
+    updates = ", ".join(f"{name} = s.{name} + EXCLUDED.{name}" for name in STAT_FIELDS)
+    await connection.executemany(
+        f"""
+        INSERT INTO scoring_player_stats AS s (player_id, game, places, {columns}) VALUES ($1, $2, $3, {values})
+        ON CONFLICT (player_id, game) DO UPDATE SET {updates},
+            places = ARRAY(SELECT a + b FROM unnest(s.places, EXCLUDED.places) AS t(a, b))
+        """,
+        [(player, game, places[(player, game)], *total) for (player, game), total in sorted(totals.items())],
+    )
