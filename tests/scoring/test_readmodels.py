@@ -53,7 +53,7 @@ def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(body())
 
 
-async def row(pool: asyncpg.Pool[Any], query: str, *args: Any) -> asyncpg.Record:
+async def one(pool: asyncpg.Pool[Any], query: str, *args: Any) -> asyncpg.Record:
     found: asyncpg.Record | None = await pool.fetchrow(query, *args)
     assert found is not None, query
     return found
@@ -107,7 +107,7 @@ def test_deals_ledgers_matches_and_statistics_follow_the_events(nats_url: str, d
                 "ORDER BY who"
             )
             assert [r["total"] for r in individual] == [sum(r.individual[s] for r in results) for s in range(6)]
-            match = await row(pool, "SELECT * FROM scoring_matches WHERE game_id = 'z-1'")
+            match = await one(pool, "SELECT * FROM scoring_matches WHERE game_id = 'z-1'")
             assert list(match["team_points"]) == team_totals
             assert match["difference"] == team_totals[0] - team_totals[1]
             assert (match["vp_a"], match["vp_b"]) == victory_points(team_totals[0] - team_totals[1])
@@ -115,7 +115,7 @@ def test_deals_ledgers_matches_and_statistics_follow_the_events(nats_url: str, d
 
             # statistics per player: deals, places (大贡 = 1st out), caught, points
             for seat, player in enumerate(ZLJ_PLAYERS):
-                stats = await row(
+                stats = await one(
                     pool, "SELECT * FROM scoring_player_stats WHERE player_id = $1 AND game = 'zlj'", player
                 )
                 assert stats["deals"] == 3 and stats["matches"] == 1
@@ -142,7 +142,7 @@ def test_deals_ledgers_matches_and_statistics_follow_the_events(nats_url: str, d
                 "ORDER BY deal, who"
             )
             assert [r["total"] for r in levels] == [lv for s in settled for lv in s.levels]
-            match = await row(pool, "SELECT * FROM scoring_matches WHERE game_id = 't-1'")
+            match = await one(pool, "SELECT * FROM scoring_matches WHERE game_id = 't-1'")
             assert list(match["levels"]) == list(ended.levels)
             assert (match["vp_a"], match["vp_b"]) == victory_points(ended.levels[0] - ended.levels[1])
             assert match["vp_a"] + match["vp_b"] == Decimal(30)
