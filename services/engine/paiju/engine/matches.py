@@ -10,16 +10,14 @@ start, create exactly one game.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import Any
 
 import grpc
 import structlog
 from nats.aio.client import Client
-from nats.errors import TimeoutError as NatsTimeout
-from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
 from paiju.engine.service import CreateRefused, EngineService
+from paiju.engine.workqueue import in_background
 from paiju.v1 import engine_pb2, lobby_events_pb2
 
 CONSUMER = "engine-match-starter"
@@ -57,52 +55,14 @@ async def handle(service: EngineService, data: bytes) -> str | None:
     return request.game_id
 
 
-async def start_matches(
-    client: Client, service: EngineService, stream: str, prefix: str, stop: asyncio.Event, *, batch: int = 32
-) -> None:
-    """Pull lobby events and create the games of match starts until ``stop`` is set."""
-    js = client.jetstream()
-    config = ConsumerConfig(
-        durable_name=CONSUMER,
-        ack_policy=AckPolicy.EXPLICIT,
-        deliver_policy=DeliverPolicy.ALL,
-        ack_wait=30,
-        max_ack_pending=1000,
-    )
-    subscription = await js.pull_subscribe(f"{prefix}.*", durable=CONSUMER, stream=stream, config=config)
-    try:
-        while not stop.is_set():
-            try:
-                messages = await subscription.fetch(batch, timeout=1.0)
-            except (NatsTimeout, TimeoutError):
-                continue
-            for message in messages:
-                try:
-                    game_id = await handle(service, message.data)
-                except Exception:  # stored nothing, or not all: the message comes again after ack_wait
-                    log.exception("creating a match's game failed; it will be retried")
-                    await message.nak(delay=1.0)
-                    continue
-                await message.ack()
-                if game_id is not None:
-                    log.info("match game ready", game=game_id)
-    finally:
-        with contextlib.suppress(Exception):
-            await subscription.unsubscribe()
-
-
 async def run_in_background(
     client: Client, service: EngineService, stream: str, prefix: str, stop: asyncio.Event
 ) -> asyncio.Task[Any]:
-    """`start_matches` as a task that restarts after an unexpected error (logged) until ``stop``."""
+    """Create the game of every match start on the lobby's stream until ``stop`` (a restarting task)."""
 
-    async def forever() -> None:
-        while not stop.is_set():
-            try:
-                await start_matches(client, service, stream, prefix, stop)
-            except Exception:
-                log.exception("the match starter stopped; restarting")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=1.0)
+    async def created(data: bytes) -> None:
+        game_id = await handle(service, data)
+        if game_id is not None:
+            log.info("match game ready", game=game_id)
 
-    return asyncio.create_task(forever())
+    return in_background(client, stream, f"{prefix}.*", CONSUMER, created, stop=stop)

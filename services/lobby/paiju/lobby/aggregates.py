@@ -141,12 +141,16 @@ class Aggregates(Generic[S]):
             self._remember(loaded)
         return loaded
 
-    async def act(self, aggregate: str, command: Any, command_id: str, actor: str) -> tuple[Loaded[S], list[Any]]:
+    async def act(
+        self, aggregate: str, command: Any, command_id: str, actor: str, *, digest: bytes | None = None
+    ) -> tuple[Loaded[S], list[Any]]:
         """Decide ``command`` and append its events; a retried command id answers with the state, no events.
 
+        ``digest`` identifies the request (default: the command's own): give it when the command holds what a
+        retry cannot repeat, such as the time it was decided.
         Raises whatever the core's ``decide`` raises when it refuses (nothing is stored), `CommandIdReused`.
         """
-        digest = digest_of(command)
+        digest = digest or digest_of(command)
         for _ in range(CONFLICT_RETRIES):
             loaded = await self.refresh(aggregate)
             done = loaded.commands.get(command_id)

@@ -10,6 +10,8 @@ from paiju.engine.auth import secret_from_env
 from paiju.engine.observability import configure_logging
 from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.engine.workqueue import in_background
+from paiju.lobby import tournaments as tournament_tables
 from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
@@ -33,6 +35,13 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     games_store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.games_stream, prefix=settings.games_prefix, replicas=settings.replicas
     )
+    # scoring's stream, for the tables of paired tournament rounds (created here too if scoring is not up yet)
+    tournaments_store = await JetStreamEventStore.connect(
+        settings.nats_url,
+        stream=settings.tournaments_stream,
+        prefix=settings.tournaments_prefix,
+        replicas=settings.replicas,
+    )
     pool = await connect(settings.database_url, application_name="paiju-lobby")
     await migrate_lobby(pool)
     tables = new_tables(lobby_store)
@@ -55,6 +64,14 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     workers = [
         asyncio.create_task(listing.run(stopping)),
         asyncio.create_task(results.run(stopping)),
+        in_background(
+            tournaments_store.client,
+            settings.tournaments_stream,
+            f"{settings.tournaments_prefix}.*",
+            tournament_tables.CONSUMER,
+            tournament_tables.handler(tables),
+            stop=stopping,
+        ),
     ]
     log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
     if ready is not None:
@@ -66,6 +83,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     for worker in workers:
         await worker
     await pool.close()
+    await tournaments_store.close()
     await games_store.close()
     await lobby_store.close()
     log.info("lobby stopped")

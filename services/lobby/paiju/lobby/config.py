@@ -24,6 +24,10 @@ class Settings:
     """The engine's stream, read for match results (PAIJU_GAMES_STREAM)."""
     games_prefix: str = "paiju.game"
     """PAIJU_GAMES_SUBJECT_PREFIX."""
+    tournaments_stream: str = "TOURNAMENTS"
+    """Scoring's tournaments, read for the tables of paired rounds (PAIJU_TOURNAMENTS_STREAM)."""
+    tournaments_prefix: str = "paiju.tournament"
+    """PAIJU_TOURNAMENTS_SUBJECT_PREFIX."""
     replicas: int = 1
     """Stream replicas when the lobby creates its stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
     grace_seconds: float = 30.0
@@ -46,6 +50,8 @@ class Settings:
             prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.prefix),
             games_stream=values.get("PAIJU_GAMES_STREAM", d.games_stream),
             games_prefix=values.get("PAIJU_GAMES_SUBJECT_PREFIX", d.games_prefix),
+            tournaments_stream=values.get("PAIJU_TOURNAMENTS_STREAM", d.tournaments_stream),
+            tournaments_prefix=values.get("PAIJU_TOURNAMENTS_SUBJECT_PREFIX", d.tournaments_prefix),
             replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
             grace_seconds=float(values.get("PAIJU_PRESENCE_GRACE_SECONDS", d.grace_seconds)),
             metrics_port=int(values.get("PAIJU_LOBBY_METRICS_PORT", d.metrics_port)),

@@ -160,7 +160,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         return account.player_id, account.name
 
     async def _table(self, context: grpc.aio.ServicerContext[Any, Any], table_id: str) -> Loaded[tb.Table]:
-        if not table_id.startswith("table-") or not table_id[6:].isalnum():
+        if not table_id.startswith("table-") or not table_id[6:].replace("-", "").isalnum():
             await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no table {table_id!r}")
         loaded = await self._tables.load(table_id)
         if loaded.state.status is tb.Status.NEW:

@@ -16,10 +16,13 @@ from typing import Any
 
 import asyncpg
 
+from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.postgres import load_migrations, migrate
+from paiju.scoring import tournament as tm
+from paiju.scoring.contract import TOURNAMENT_EVENTS
 from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, StatDelta
 from paiju.scoring.projector import Delivered
-from paiju.v1 import engine_pb2
+from paiju.v1 import engine_pb2, tournament_events_pb2
 
 READ_MODEL_TABLES = (
     "scoring_games",
@@ -149,3 +152,39 @@ async def _add_stats(connection: Any, deltas: list[StatDelta]) -> None:
         """,
         [(player, game, places[(player, game)], *total) for (player, game), total in sorted(totals.items())],
     )
+
+
+class TournamentsProjection:
+    """Every team's result in every round (`scoring_tournament_results`), from the TOURNAMENTS stream: a batch
+    rewrites the rows of each tournament it touches from the tournament's state after the batch."""
+
+    name = "tournaments"
+
+    def __init__(self, store: JetStreamEventStore) -> None:
+        self._store = store
+        self.stream = store.stream
+        self.subjects = f"{store.prefix}.*"
+
+    async def reset(self, connection: Any) -> None:
+        await connection.execute("TRUNCATE scoring_tournament_results")
+
+    async def apply(self, connection: Any, batch: Sequence[Delivered]) -> None:
+        last: dict[str, int] = {}
+        for delivered in batch:
+            last[delivered.aggregate] = delivered.sequence
+        for tournament_id, sequence in sorted(last.items()):
+            state = tm.Tournament()
+            for recorded in await self._store.load(tournament_id):
+                if recorded.sequence > sequence:
+                    break
+                envelope = tournament_events_pb2.TournamentEnvelope.FromString(recorded.data)
+                state = tm.evolve(state, TOURNAMENT_EVENTS.decode(envelope.event))
+            await connection.execute("DELETE FROM scoring_tournament_results WHERE tournament_id = $1", tournament_id)
+            await connection.executemany(
+                "INSERT INTO scoring_tournament_results (tournament_id, round, team_id, opponent_id, kind, vp) "
+                "VALUES ($1, $2, $3, $4, $5, $6)",
+                [
+                    (tournament_id, r.round, r.team_id, r.opponent_id, r.kind.value, r.vp)
+                    for r in tm.round_results(state)
+                ],
+            )

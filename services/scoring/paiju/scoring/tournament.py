@@ -309,10 +309,15 @@ class DrawMade:
 
 @dataclass(frozen=True, slots=True)
 class PairedTable:
+    """A table of a paired round: its teams and who sits where (the high team in seats 0, 2 (, 4), the low
+    team in seats 1, 3 (, 5), each team's players in their registered order)."""
+
     table: int
     high: str
     low: str
     table_id: str
+    players: tuple[str, ...]
+    player_names: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -528,7 +533,13 @@ def _pair(tournament: Tournament, c: PairRound) -> list[Event]:
         except swiss.NoPairing as exc:
             raise _refuse(str(exc)) from None
     tables = tuple(
-        PairedTable(p.table, p.high, p.low, table_id_of(tournament.tournament_id, number, p.table))
+        PairedTable(
+            p.table,
+            p.high,
+            p.low,
+            table_id_of(tournament.tournament_id, number, p.table),
+            *_seating(tournament.team(p.high), tournament.team(p.low)),
+        )
         for p in pairing.tables
     )
     events.append(
@@ -539,6 +550,13 @@ def _pair(tournament: Tournament, c: PairRound) -> list[Event]:
     if not tables:  # two teams can't be left with nothing but a bye; kept for safety
         events.append(RoundEnded(number, c.now))
     return events
+
+
+def _seating(high: TeamEntry, low: TeamEntry) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Players and names in seat order: high, low, high, low... (teammates sit opposite, 砸六家 §1, 拖拉机 §1)."""
+    players = tuple(p for pair in zip(high.players, low.players, strict=True) for p in pair)
+    names = tuple(n for pair in zip(high.player_names, low.player_names, strict=True) for n in pair)
+    return players, names
 
 
 def _ended(tournament: Tournament, rnd: Round, now: int, tables: tuple[RoundTable, ...]) -> list[Event]:

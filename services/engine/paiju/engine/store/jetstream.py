@@ -84,6 +84,14 @@ class JetStreamEventStore:
             await self._js.add_stream(config)
 
     @property
+    def stream(self) -> str:
+        return self._stream
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    @property
     def client(self) -> Client:
         """The NATS connection (for consumers beside the store, e.g. the engine's match starter)."""
         return self._nc

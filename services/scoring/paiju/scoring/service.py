@@ -1,0 +1,460 @@
+"""`ScoringService` over gRPC (grpc.aio): tournaments, standings, result sheets, match scores, statistics.
+
+Tournaments are aggregates of the TOURNAMENTS stream (`paiju.scoring.tournament`, through the same
+`Aggregates` as the lobby's tables): commands are decided on the current state and appended at the position
+read, so two referees pairing the same round at once pair it once. Match scores, player statistics and
+leaderboards come from the PostgreSQL read models (`paiju.scoring.readmodels`).
+
+Who may do what (bearer tokens signed with the deployment's secret, as for the lobby and the engine): admins
+and referees create tournaments, register teams, pair rounds, record forfeits and resolve appeals; a player
+registers a team they play in, files an appeal and confirms a sheet for their own team; any valid token
+reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+import uuid
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, NoReturn
+
+import asyncpg
+import grpc
+import structlog
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from paiju.engine.auth import Identity, Role, TokenError, Verifier
+from paiju.lobby.aggregates import Aggregates, CommandIdReused
+from paiju.scoring import tournament as tm
+from paiju.scoring.reports import result_sheet
+from paiju.scoring.sheets import sheet_csv, sheet_html
+from paiju.v1 import scoring_pb2, scoring_pb2_grpc
+
+STATUS = {
+    "invalid": grpc.StatusCode.INVALID_ARGUMENT,
+    "precondition": grpc.StatusCode.FAILED_PRECONDITION,
+    "permission": grpc.StatusCode.PERMISSION_DENIED,
+    "not_found": grpc.StatusCode.NOT_FOUND,
+    "already_exists": grpc.StatusCode.ALREADY_EXISTS,
+}
+ORGANISERS = (Role.ADMIN, Role.REFEREE)
+GAMES = ("zlj", "tractor")
+DEFAULT_ZLJ_DEALS = 6
+log = structlog.get_logger("paiju.scoring")
+
+
+def new_tournaments(store: Any) -> Aggregates[tm.Tournament]:
+    from paiju.scoring.contract import TOURNAMENT_EVENTS
+    from paiju.v1 import tournament_events_pb2
+
+    return Aggregates(
+        store, TOURNAMENT_EVENTS, tm.Tournament, tm.decide, tm.evolve, envelope=tournament_events_pb2.TournamentEnvelope
+    )
+
+
+async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str) -> NoReturn:
+    log.info("refused", status=code.name, reason=reason)
+    await context.abort(code, reason)
+    raise AssertionError("unreachable")
+
+
+def _timestamp(ms: int) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromMilliseconds(ms)
+    return stamp
+
+
+def _vp(value: Decimal) -> str:
+    return str(value)
+
+
+def round_message(rnd: tm.Round) -> scoring_pb2.TournamentRound:
+    message = scoring_pb2.TournamentRound(
+        round=rnd.number, bye=rnd.bye, ended=rnd.ended, paired_at=_timestamp(rnd.paired_at)
+    )
+    if rnd.ended:
+        message.ended_at.CopyFrom(_timestamp(rnd.ended_at))
+    message.confirmed_teams.extend(team_id for team_id, _, _ in rnd.confirmations)
+    for table in rnd.tables:
+        row = message.tables.add(table=table.table, table_id=table.table_id, high=table.high, low=table.low)
+        if table.result is not None:
+            row.has_result = True
+            row.difference = table.result.difference
+            row.high_vp = _vp(table.result.high_vp)
+            row.low_vp = _vp(table.result.low_vp)
+            row.forfeited_by = table.result.forfeited_by
+            row.game_id = table.result.game_id
+    return message
+
+
+def appeal_message(appeal: tm.Appeal) -> scoring_pb2.TournamentAppeal:
+    return scoring_pb2.TournamentAppeal(
+        appeal=appeal.appeal,
+        round=appeal.round,
+        team_id=appeal.team_id,
+        by=appeal.by,
+        text=appeal.text,
+        filed_at=_timestamp(appeal.filed_at),
+        resolved=appeal.resolved,
+        upheld=appeal.upheld,
+        decision=appeal.decision,
+        referee=appeal.referee,
+    )
+
+
+def tournament_message(t: tm.Tournament) -> scoring_pb2.Tournament:
+    message = scoring_pb2.Tournament(
+        tournament_id=t.tournament_id,
+        name=t.name,
+        game=t.game,
+        rounds=t.rounds,
+        round_minutes=t.round_minutes,
+        deals=t.deals,
+        status=t.status.value,
+        seed=t.seed,
+    )
+    for team in t.teams:
+        row = message.teams.add(team_id=team.team_id, name=team.name, draw=team.draw)
+        for player, name in zip(team.players, team.player_names, strict=True):
+            row.players.add(player_id=player, name=name)
+    message.played.extend(round_message(r) for r in t.played)
+    message.appeals.extend(appeal_message(a) for a in t.appeals)
+    return message
+
+
+class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
+    def __init__(
+        self,
+        tournaments: Aggregates[tm.Tournament],
+        pool: asyncpg.Pool[Any],
+        secret: bytes,
+        *,
+        now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    ) -> None:
+        self._tournaments = tournaments
+        self._pool = pool
+        self._now_ms = now_ms
+        self._verifier = Verifier(secret, lambda: now_ms() // 1000)
+
+    # --- helpers ------------------------------------------------------------------------------------
+
+    async def _identity(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
+        try:
+            return self._verifier.identify(context.invocation_metadata())
+        except TokenError as e:
+            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
+
+    async def _organiser(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
+        who = await self._identity(context)
+        if who.role not in ORGANISERS:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only a referee or an admin may do this")
+        return who
+
+    async def _player(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
+        who = await self._identity(context)
+        if who.role is not Role.PLAYER:
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "sign in as a player to do this")
+        return who
+
+    async def _tournament(self, context: grpc.aio.ServicerContext[Any, Any], tournament_id: str) -> tm.Tournament:
+        if not _valid_id(tournament_id):
+            await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no tournament {tournament_id!r}")
+        state = (await self._tournaments.load(tournament_id)).state
+        if state.status is tm.Status.NEW:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no tournament {tournament_id!r}")
+        return state
+
+    async def _act(
+        self,
+        context: grpc.aio.ServicerContext[Any, Any],
+        tournament_id: str,
+        command: Any,
+        who: Identity,
+        request: Any,
+    ) -> tm.Tournament:
+        """Decide and append; a retry (same command id, same request, same caller) is answered with the state."""
+        command_id = request.command_id
+        if not command_id:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "command_id is required (a retry reuses it)")
+        if len(command_id) > 128:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "command_id is longer than 128 characters")
+        digest = hashlib.sha256(
+            type(request).__name__.encode() + who.subject.encode() + request.SerializeToString(deterministic=True)
+        ).digest()
+        try:
+            loaded, _ = await self._tournaments.act(tournament_id, command, command_id, who.subject, digest=digest)
+        except tm.TournamentError as e:
+            await _abort(context, STATUS[e.kind], e.reason)
+        except CommandIdReused as e:
+            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+        return loaded.state
+
+    # --- tournaments --------------------------------------------------------------------------------
+
+    async def CreateTournament(
+        self, request: scoring_pb2.CreateTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.CreateTournamentResponse:
+        who = await self._organiser(context)
+        if request.game not in GAMES:
+            await _abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, f"game must be zlj or tractor, not {request.game!r}"
+            )
+        # the id follows from the caller and the command id, so a retry names the same tournament
+        tournament_id = "tour" + _derived(who.subject, request.command_id)
+        seed = request.seed if request.HasField("seed") else secrets.randbits(63)
+        deals = request.deals or (DEFAULT_ZLJ_DEALS if request.game == "zlj" else 0)
+        command = tm.CreateTournament(
+            tournament_id,
+            request.name,
+            request.game,
+            request.rounds,
+            request.round_minutes,
+            deals,
+            seed,
+            who.subject,
+            self._now_ms(),
+        )
+        state = await self._act(context, tournament_id, command, who, request)
+        return scoring_pb2.CreateTournamentResponse(tournament=tournament_message(state))
+
+    async def RegisterTeam(
+        self, request: scoring_pb2.RegisterTeamRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.RegisterTeamResponse:
+        who = await self._identity(context)
+        players = tuple(p.player_id for p in request.players)
+        if who.role not in ORGANISERS and not (who.role is Role.PLAYER and who.subject in players):
+            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "a player registers only a team they play in")
+        await self._tournament(context, request.tournament_id)
+        team_id = "team" + _derived(request.tournament_id, who.subject, request.command_id)
+        names = tuple(p.name for p in request.players)
+        command = tm.RegisterTeam(team_id, request.name, players, names, who.subject, self._now_ms())
+        state = await self._act(context, request.tournament_id, command, who, request)
+        return scoring_pb2.RegisterTeamResponse(team_id=team_id, tournament=tournament_message(state))
+
+    async def PairRound(
+        self, request: scoring_pb2.PairRoundRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.PairRoundResponse:
+        who = await self._organiser(context)
+        await self._tournament(context, request.tournament_id)
+        state = await self._act(context, request.tournament_id, tm.PairRound(who.subject, self._now_ms()), who, request)
+        return scoring_pb2.PairRoundResponse(round=round_message(state.played[-1]))
+
+    async def RecordForfeit(
+        self, request: scoring_pb2.RecordForfeitRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.RecordForfeitResponse:
+        who = await self._organiser(context)
+        await self._tournament(context, request.tournament_id)
+        command = tm.RecordForfeit(request.round, request.team_id, who.subject, self._now_ms())
+        state = await self._act(context, request.tournament_id, command, who, request)
+        return scoring_pb2.RecordForfeitResponse(round=round_message(state.round(request.round)))
+
+    async def FileAppeal(
+        self, request: scoring_pb2.FileAppealRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.FileAppealResponse:
+        who = await self._player(context)
+        before = await self._tournament(context, request.tournament_id)
+        command = tm.FileAppeal(request.round, request.team_id, who.subject, request.text, self._now_ms())
+        state = await self._act(context, request.tournament_id, command, who, request)
+        filed = state.appeals[len(before.appeals)] if len(state.appeals) > len(before.appeals) else None
+        if filed is None:  # a retry: the appeal this caller filed for the team and round
+            filed = next(
+                a
+                for a in reversed(state.appeals)
+                if a.by == who.subject and a.team_id == request.team_id and a.round == request.round
+            )
+        return scoring_pb2.FileAppealResponse(appeal=appeal_message(filed))
+
+    async def ResolveAppeal(
+        self, request: scoring_pb2.ResolveAppealRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.ResolveAppealResponse:
+        who = await self._organiser(context)
+        await self._tournament(context, request.tournament_id)
+        corrected = request.corrected_difference if request.HasField("corrected_difference") else None
+        command = tm.ResolveAppeal(
+            request.appeal, request.upheld, request.decision, who.subject, self._now_ms(), corrected
+        )
+        state = await self._act(context, request.tournament_id, command, who, request)
+        return scoring_pb2.ResolveAppealResponse(appeal=appeal_message(state.appeals[request.appeal - 1]))
+
+    async def ConfirmSheet(
+        self, request: scoring_pb2.ConfirmSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.ConfirmSheetResponse:
+        who = await self._player(context)
+        await self._tournament(context, request.tournament_id)
+        command = tm.ConfirmSheet(request.round, request.team_id, who.subject, self._now_ms())
+        state = await self._act(context, request.tournament_id, command, who, request)
+        return scoring_pb2.ConfirmSheetResponse(round=round_message(state.round(request.round)))
+
+    async def GetTournament(
+        self, request: scoring_pb2.GetTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.GetTournamentResponse:
+        await self._identity(context)
+        state = await self._tournament(context, request.tournament_id)
+        return scoring_pb2.GetTournamentResponse(tournament=tournament_message(state))
+
+    async def GetStandings(
+        self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.GetStandingsResponse:
+        await self._identity(context)
+        state = await self._tournament(context, request.tournament_id)
+        response = scoring_pb2.GetStandingsResponse()
+        if any(team.draw for team in state.teams):  # standings exist from the draw on
+            for s in tm.current_standings(state):
+                response.standings.add(
+                    rank=s.rank,
+                    team_id=s.team.team_id,
+                    name=s.team.name,
+                    draw=s.team.draw,
+                    vp=_vp(s.vp),
+                    rounds_won=s.rounds_won,
+                    round_vp=[_vp(v) for v in s.by_round],
+                )
+        return response
+
+    async def GetResultSheet(
+        self, request: scoring_pb2.GetResultSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.GetResultSheetResponse:
+        await self._identity(context)
+        state = await self._tournament(context, request.tournament_id)
+        try:
+            sheet = result_sheet(state, request.round)
+        except tm.TournamentError as e:
+            await _abort(context, STATUS[e.kind], e.reason)
+        response = scoring_pb2.GetResultSheetResponse()
+        for line in sheet.lines:
+            row = response.lines.add(
+                table=line.table,
+                draw=line.draw,
+                team_id=line.team_id,
+                team_name=line.team_name,
+                difference=line.difference,
+                vp=_vp(line.vp),
+                remarks=line.remarks,
+            )
+            if line.confirmation is not None:
+                row.confirmed_by = line.confirmation.player_id
+                row.confirmed_at.FromDatetime(line.confirmation.at)
+        if request.format == scoring_pb2.SHEET_FORMAT_CSV:
+            response.content = sheet_csv(sheet).encode()
+            response.content_type = "text/csv; charset=utf-8"
+        elif request.format == scoring_pb2.SHEET_FORMAT_HTML:
+            response.content = sheet_html(sheet).encode()
+            response.content_type = "text/html; charset=utf-8"
+        return response
+
+    # --- read models --------------------------------------------------------------------------------
+
+    async def GetMatchScore(
+        self, request: scoring_pb2.GetMatchScoreRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.GetMatchScoreResponse:
+        await self._identity(context)
+        game = await self._pool.fetchrow(
+            "SELECT game_id, game, ended, fold FROM scoring_games WHERE game_id = $1", request.game_id
+        )
+        if game is None:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, f"scoring has no game {request.game_id!r} (yet)")
+        fold = json.loads(game["fold"])
+        response = scoring_pb2.GetMatchScoreResponse(
+            game_id=game["game_id"], game=game["game"], ended=game["ended"], players=fold["players"]
+        )
+        for deal in await self._pool.fetch(
+            "SELECT * FROM scoring_deals WHERE game_id = $1 ORDER BY deal", request.game_id
+        ):
+            response.deals.add(
+                deal=deal["deal"],
+                players=deal["players"],
+                order=deal["finishing_order"],
+                caught=deal["caught"],
+                outcome=deal["outcome"],
+                team_points=deal["team_points"],
+                individual_points=deal["individual_points"],
+                dealer=deal["dealer"] or 0,
+                trump=deal["trump"],
+                attackers_points=deal["attackers_points"] or 0,
+                winner=deal["winner"],
+                levels_up=deal["levels_up"] or 0,
+                levels=deal["levels"],
+                level_rank=deal["level_rank"],
+            )
+        match = await self._pool.fetchrow("SELECT * FROM scoring_matches WHERE game_id = $1", request.game_id)
+        if match is not None:
+            response.team_points.extend(match["team_points"])
+            response.individual_points.extend(match["individual_points"])
+            response.levels.extend(match["levels"])
+            response.difference = match["difference"]
+            response.vp.extend([_vp(match["vp_a"]), _vp(match["vp_b"])])
+        else:  # a running match: the totals so far
+            response.team_points.extend(fold["team_totals"])
+            response.individual_points.extend(fold["individual_totals"])
+            response.levels.extend(fold["levels"])
+        return response
+
+    async def GetPlayerStats(
+        self, request: scoring_pb2.GetPlayerStatsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.GetPlayerStatsResponse:
+        await self._identity(context)
+        if request.game not in GAMES:
+            await _abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, f"game must be zlj or tractor, not {request.game!r}"
+            )
+        row = await self._pool.fetchrow(
+            "SELECT * FROM scoring_player_stats WHERE player_id = $1 AND game = $2", request.player_id, request.game
+        )
+        if row is None:
+            await _abort(context, grpc.StatusCode.NOT_FOUND, f"{request.player_id!r} has not played {request.game} yet")
+        return scoring_pb2.GetPlayerStatsResponse(
+            player_id=row["player_id"],
+            game=row["game"],
+            deals=row["deals"],
+            matches=row["matches"],
+            matches_won=row["matches_won"],
+            places=row["places"],
+            big_tributes=row["places"][0],
+            caught=row["caught"],
+            individual_points=row["individual_points"],
+            team_points=row["team_points"],
+            attacking_deals=row["attacking_deals"],
+            attacking_deals_won=row["attacking_deals_won"],
+            defending_deals=row["defending_deals"],
+            defending_deals_won=row["defending_deals_won"],
+            levels_gained=row["levels_gained"],
+        )
+
+    async def GetLeaderboard(
+        self, request: scoring_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.GetLeaderboardResponse:
+        await self._identity(context)
+        if request.game not in GAMES:
+            await _abort(
+                context, grpc.StatusCode.INVALID_ARGUMENT, f"game must be zlj or tractor, not {request.game!r}"
+            )
+        limit = request.limit or 50
+        if not 1 <= limit <= 500:
+            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "limit is 1..500")
+        rows = await self._pool.fetch(
+            """
+            SELECT player_id, score, matches_won, matches, deals FROM scoring_player_stats WHERE game = $1
+            ORDER BY score DESC, matches_won DESC, player_id LIMIT $2
+            """,
+            request.game,
+            limit,
+        )
+        response = scoring_pb2.GetLeaderboardResponse()
+        for rank, row in enumerate(rows, start=1):
+            response.rows.add(
+                rank=rank, **{k: row[k] for k in ("player_id", "score", "matches_won", "matches", "deals")}
+            )
+        return response
+
+
+def _derived(*parts: str) -> str:
+    """A short id that follows from its parts (a retried creation names the same thing)."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, "/".join(parts)).hex[:12]
+
+
+def _valid_id(value: str) -> bool:
+    return 0 < len(value) <= 64 and value.replace("-", "").isalnum() and value.isascii()

@@ -1,0 +1,317 @@
+"""A whole 砸六家 Swiss tournament through the real services: scoring pairs, the lobby opens the tables, the
+engine plays the games, scoring records the results; standings, result sheets, projections and bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Coroutine
+from decimal import Decimal
+from typing import Any
+
+import grpc
+import pytest
+
+from paiju.engine.auth import Role
+from paiju.rules.rng import SeededRandom
+from paiju.scoring.sheets import read_sheet_csv
+from paiju.v1 import engine_pb2, scoring_pb2, zlj_pb2
+
+from ..engine.harness import status_of
+from .stack import Scoring, scoring_stack, token
+
+ADMIN = token("admin-1", Role.ADMIN)
+
+
+def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    asyncio.run(body())
+
+
+async def play_zlj_game(s: Scoring, game_id: str, players: list[str], rng: SeededRandom) -> None:
+    """Each seat played by its own player's token, random legal actions, to the match's end."""
+    await s.base.game_exists(game_id)
+    spectator = token("watcher", Role.SPECTATOR)
+    tokens = [token(p, Role.PLAYER, game_id, seat) for seat, p in enumerate(players)]
+    for _ in range(3000):
+        view = await s.base.engine.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
+        if view.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
+            return
+        seat = view.zlj.turn
+        legal = await s.base.engine.GetLegalActions(
+            engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=view.version), metadata=tokens[seat]
+        )
+        choice = legal.actions[rng.below(len(legal.actions))]
+        request = engine_pb2.ActRequest(game_id=game_id, command_id=f"{game_id}-{view.version}")
+        request.zlj.CopyFrom(choice.zlj)
+        await s.base.engine.Act(request, metadata=tokens[seat])
+    raise AssertionError(f"{game_id} did not end")
+
+
+async def tournament(s: Scoring, tournament_id: str) -> scoring_pb2.Tournament:
+    response: scoring_pb2.GetTournamentResponse = await s.scoring.GetTournament(
+        scoring_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=ADMIN
+    )
+    return response.tournament
+
+
+async def round_ended(s: Scoring, tournament_id: str, number: int, timeout: float = 30.0) -> scoring_pb2.Tournament:
+    deadline = time.monotonic() + timeout
+    while True:
+        t = await tournament(s, tournament_id)
+        if len(t.played) >= number and t.played[number - 1].ended:
+            return t
+        if time.monotonic() > deadline:
+            raise AssertionError(f"round {number} never ended: {t.played}")
+        await asyncio.sleep(0.1)
+
+
+def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models(
+    nats_url: str, database_dsn: str
+) -> None:
+    async def body() -> None:
+        async with scoring_stack(nats_url, database_dsn) as s:
+            created = await s.scoring.CreateTournament(
+                scoring_pb2.CreateTournamentRequest(
+                    command_id="create-1", name="周五砸六家", game="zlj", rounds=2, deals=1, seed=2026
+                ),
+                metadata=ADMIN,
+            )
+            tid = created.tournament.tournament_id
+            # a retry of the creation is the same tournament, created once
+            again = await s.scoring.CreateTournament(
+                scoring_pb2.CreateTournamentRequest(
+                    command_id="create-1", name="周五砸六家", game="zlj", rounds=2, deals=1, seed=2026
+                ),
+                metadata=ADMIN,
+            )
+            assert again.tournament.tournament_id == tid
+            players: dict[str, list[str]] = {}
+            for t in range(4):
+                members = [(await s.base.player(f"p{t}{i}"))[0] for i in range(3)]
+                request = scoring_pb2.RegisterTeamRequest(command_id=f"team-{t}", tournament_id=tid, name=f"队{t}")
+                for member in members:
+                    request.players.add(player_id=member, name=member)
+                # a player registers their own team
+                registered = await s.scoring.RegisterTeam(request, metadata=token(members[0], Role.PLAYER))
+                players[registered.team_id] = members
+
+            rng = SeededRandom(9)
+            met: set[frozenset[str]] = set()
+            for number in (1, 2):
+                paired = (
+                    await s.scoring.PairRound(
+                        scoring_pb2.PairRoundRequest(command_id=f"pair-{number}", tournament_id=tid), metadata=ADMIN
+                    )
+                ).round
+                assert paired.round == number and len(paired.tables) == 2 and not paired.bye
+                for table in paired.tables:
+                    pair = frozenset((table.high, table.low))
+                    assert pair not in met, "a rematch"
+                    met.add(pair)
+                    seats = [p for pair_ in zip(players[table.high], players[table.low], strict=True) for p in pair_]
+                    if number == 1 and table.table == 1:
+                        # pairing the next round before this one ended is refused, and changes nothing
+                        before = await tournament(s, tid)
+                        code = await status_of(
+                            s.scoring.PairRound(
+                                scoring_pb2.PairRoundRequest(command_id="too-early", tournament_id=tid), metadata=ADMIN
+                            )
+                        )
+                        assert code == grpc.StatusCode.FAILED_PRECONDITION
+                        assert await tournament(s, tid) == before
+                    await play_zlj_game(s, f"{table.table_id}-m1", seats, rng)
+                await round_ended(s, tid, number)
+
+            final = await tournament(s, tid)
+            assert final.status == "finished"
+            # the standings follow the recorded VP; every table's VP sum to 30 (§10, S-1)
+            standings = (
+                await s.scoring.GetStandings(scoring_pb2.GetStandingsRequest(tournament_id=tid), metadata=ADMIN)
+            ).standings
+            totals: dict[str, Decimal] = dict.fromkeys(players, Decimal(0))
+            for rnd in final.played:
+                for table in rnd.tables:
+                    assert Decimal(table.high_vp) + Decimal(table.low_vp) == 30
+                    totals[table.high] += Decimal(table.high_vp)
+                    totals[table.low] += Decimal(table.low_vp)
+            assert {row.team_id: Decimal(row.vp) for row in standings} == totals
+            assert [Decimal(row.vp) for row in standings] == sorted(totals.values(), reverse=True)
+            assert [row.rank for row in standings] == [1, 2, 3, 4]
+
+            # the result sheet as CSV reloads to the same lines the API gives, and the HTML names every team
+            sheet = await s.scoring.GetResultSheet(
+                scoring_pb2.GetResultSheetRequest(tournament_id=tid, round=1, format=scoring_pb2.SHEET_FORMAT_CSV),
+                metadata=ADMIN,
+            )
+            reloaded = read_sheet_csv(sheet.content.decode())
+            assert [(x.table, x.team_id, x.difference, str(x.vp)) for x in reloaded.lines] == [
+                (x.table, x.team_id, x.difference, x.vp) for x in sheet.lines
+            ]
+            html = await s.scoring.GetResultSheet(
+                scoring_pb2.GetResultSheetRequest(tournament_id=tid, round=2, format=scoring_pb2.SHEET_FORMAT_HTML),
+                metadata=ADMIN,
+            )
+            assert html.content_type.startswith("text/html")
+            assert all(f"队{t}" in html.content.decode() for t in range(4))
+
+            # confirmations: one of the team's players, once; not for another team
+            team_ids = list(players)
+            first = team_ids[0]
+            code = await status_of(
+                s.scoring.ConfirmSheet(
+                    scoring_pb2.ConfirmSheetRequest(command_id="c-x", tournament_id=tid, round=1, team_id=first),
+                    metadata=token(players[team_ids[1]][0], Role.PLAYER),
+                )
+            )
+            assert code == grpc.StatusCode.PERMISSION_DENIED
+            confirmed = await s.scoring.ConfirmSheet(
+                scoring_pb2.ConfirmSheetRequest(command_id="c-1", tournament_id=tid, round=1, team_id=first),
+                metadata=token(players[first][1], Role.PLAYER),
+            )
+            assert first in confirmed.round.confirmed_teams
+
+            # appeals: within 30 minutes of the round's end, resolved by a referee
+            referee = token("referee-1", Role.REFEREE)
+            appeal = await s.scoring.FileAppeal(
+                scoring_pb2.FileAppealRequest(
+                    command_id="a-1", tournament_id=tid, round=2, team_id=first, text="the timer ran early"
+                ),
+                metadata=token(players[first][0], Role.PLAYER),
+            )
+            resolved = await s.scoring.ResolveAppeal(
+                scoring_pb2.ResolveAppealRequest(
+                    command_id="r-1", tournament_id=tid, appeal=appeal.appeal.appeal, upheld=False, decision="no"
+                ),
+                metadata=referee,
+            )
+            assert resolved.appeal.resolved and not resolved.appeal.upheld
+            s.clock.ms += 31 * 60 * 1000
+            before = await tournament(s, tid)
+            code = await status_of(
+                s.scoring.FileAppeal(
+                    scoring_pb2.FileAppealRequest(
+                        command_id="a-2", tournament_id=tid, round=2, team_id=first, text="late"
+                    ),
+                    metadata=token(players[first][0], Role.PLAYER),
+                )
+            )
+            assert code == grpc.StatusCode.FAILED_PRECONDITION
+            assert await tournament(s, tid) == before
+
+            # the read models: the tournament's results, each match's score, players' statistics, the leaderboard
+            await s.project()
+            rows = await s.pool.fetch(
+                "SELECT team_id, sum(vp) AS vp FROM scoring_tournament_results WHERE tournament_id = $1 "
+                "GROUP BY team_id",
+                tid,
+            )
+            assert {r["team_id"]: r["vp"] for r in rows} == totals
+            game_id = f"{final.played[0].tables[0].table_id}-m1"
+            score = await s.scoring.GetMatchScore(scoring_pb2.GetMatchScoreRequest(game_id=game_id), metadata=ADMIN)
+            assert score.ended and len(score.deals) == 1
+            assert [Decimal(v) for v in score.vp] == [
+                Decimal(final.played[0].tables[0].high_vp),
+                Decimal(final.played[0].tables[0].low_vp),
+            ]
+            someone = players[first][0]
+            stats = await s.scoring.GetPlayerStats(
+                scoring_pb2.GetPlayerStatsRequest(player_id=someone, game="zlj"), metadata=ADMIN
+            )
+            assert stats.deals == 2 and stats.matches == 2 and sum(stats.places) <= 2
+            board = await s.scoring.GetLeaderboard(scoring_pb2.GetLeaderboardRequest(game="zlj"), metadata=ADMIN)
+            assert len(board.rows) == 12 and [r.rank for r in board.rows] == list(range(1, 13))
+
+    run(body)
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("create_as_player", grpc.StatusCode.PERMISSION_DENIED),
+        ("create_bad_game", grpc.StatusCode.INVALID_ARGUMENT),
+        ("create_no_command_id", grpc.StatusCode.INVALID_ARGUMENT),
+        ("register_twice", grpc.StatusCode.ALREADY_EXISTS),
+        ("register_wrong_size", grpc.StatusCode.INVALID_ARGUMENT),
+        ("register_someone_elses_team", grpc.StatusCode.PERMISSION_DENIED),
+        ("pair_one_team", grpc.StatusCode.FAILED_PRECONDITION),
+        ("unknown_tournament", grpc.StatusCode.NOT_FOUND),
+        ("forged_token", grpc.StatusCode.UNAUTHENTICATED),
+        ("sheet_of_unpaired_round", grpc.StatusCode.NOT_FOUND),
+        ("stats_of_nobody", grpc.StatusCode.NOT_FOUND),
+    ],
+)
+def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
+    nats_url: str, database_dsn: str, call: str, expected: grpc.StatusCode
+) -> None:
+    async def body() -> None:
+        async with scoring_stack(nats_url, database_dsn) as s:
+            tid = (
+                await s.scoring.CreateTournament(
+                    scoring_pb2.CreateTournamentRequest(command_id="c", name="Cup", game="tractor", rounds=3),
+                    metadata=ADMIN,
+                )
+            ).tournament.tournament_id
+            team = scoring_pb2.RegisterTeamRequest(command_id="t1", tournament_id=tid, name="Red")
+            team.players.add(player_id="a", name="A")
+            team.players.add(player_id="b", name="B")
+            await s.scoring.RegisterTeam(team, metadata=ADMIN)
+            before = await tournament(s, tid)
+            calls = {
+                "create_as_player": lambda: s.scoring.CreateTournament(
+                    scoring_pb2.CreateTournamentRequest(command_id="x", name="n", game="zlj", rounds=1),
+                    metadata=token("p", Role.PLAYER),
+                ),
+                "create_bad_game": lambda: s.scoring.CreateTournament(
+                    scoring_pb2.CreateTournamentRequest(command_id="x", name="n", game="chess", rounds=1),
+                    metadata=ADMIN,
+                ),
+                "create_no_command_id": lambda: s.scoring.CreateTournament(
+                    scoring_pb2.CreateTournamentRequest(name="n", game="zlj", rounds=1), metadata=ADMIN
+                ),
+                "register_twice": lambda: s.scoring.RegisterTeam(
+                    scoring_pb2.RegisterTeamRequest(
+                        command_id="t2", tournament_id=tid, name="red", players=team.players
+                    ),
+                    metadata=ADMIN,
+                ),
+                "register_wrong_size": lambda: s.scoring.RegisterTeam(
+                    scoring_pb2.RegisterTeamRequest(
+                        command_id="t3", tournament_id=tid, name="Blue", players=[team.players[0]]
+                    ),
+                    metadata=ADMIN,
+                ),
+                "register_someone_elses_team": lambda: s.scoring.RegisterTeam(
+                    scoring_pb2.RegisterTeamRequest(
+                        command_id="t4",
+                        tournament_id=tid,
+                        name="Green",
+                        players=[scoring_pb2.TeamPlayer(player_id="c"), scoring_pb2.TeamPlayer(player_id="d")],
+                    ),
+                    metadata=token("e", Role.PLAYER),
+                ),
+                "pair_one_team": lambda: s.scoring.PairRound(
+                    scoring_pb2.PairRoundRequest(command_id="p1", tournament_id=tid), metadata=ADMIN
+                ),
+                "unknown_tournament": lambda: s.scoring.GetStandings(
+                    scoring_pb2.GetStandingsRequest(tournament_id="tour000000000000"), metadata=ADMIN
+                ),
+                "forged_token": lambda: s.scoring.GetTournament(
+                    scoring_pb2.GetTournamentRequest(tournament_id=tid), metadata=(("authorization", "Bearer x.y"),)
+                ),
+                "sheet_of_unpaired_round": lambda: s.scoring.GetResultSheet(
+                    scoring_pb2.GetResultSheetRequest(tournament_id=tid, round=1), metadata=ADMIN
+                ),
+                "stats_of_nobody": lambda: s.scoring.GetPlayerStats(
+                    scoring_pb2.GetPlayerStatsRequest(player_id="nobody", game="zlj"), metadata=ADMIN
+                ),
+            }
+            try:
+                await calls[call]()
+            except grpc.aio.AioRpcError as e:
+                assert e.code() == expected, e.details()
+                assert len(e.details() or "") > 10  # a reason a person understands
+            else:
+                raise AssertionError(f"{call} was accepted")
+            assert await tournament(s, tid) == before
+
+    run(body)
