@@ -1,4 +1,4 @@
-"""`make run`'s stack: NATS, PostgreSQL, engine, lobby and bot runner as processes, tables of bots playing."""
+"""`make run`'s stack: NATS, PostgreSQL, engine, lobby, scoring and bot runner as processes, bots playing."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 
 from paiju.dev.stack import run
 from paiju.engine.auth import Identity, Role, mint
-from paiju.v1 import engine_pb2, engine_pb2_grpc
+from paiju.v1 import engine_pb2, engine_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 
 def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,12 +44,21 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
                     except grpc.aio.AioRpcError:
                         continue
                     found[kind] = view.version
+            async with grpc.aio.insecure_channel(started["scoring"]) as channel:
+                scoring: Any = scoring_pb2_grpc.ScoringServiceStub(channel)
+                try:
+                    score = await scoring.GetMatchScore(
+                        scoring_pb2.GetMatchScoreRequest(game_id=f"{started['tables']['zlj']}-m1"), metadata=analyst
+                    )
+                    found["scored_seats"] = len(score.players)
+                except grpc.aio.AioRpcError:
+                    pass
                 return found
 
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             progress.update(asyncio.run(versions()))
-            if progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20:
+            if progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20 and progress.get("scored_seats"):
                 return
             time.sleep(0.5)
 
@@ -62,5 +71,6 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
         shutil.rmtree(folder, ignore_errors=True)
     text = out.getvalue()
     assert progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20, f"bots did not play: {progress}"
+    assert progress.get("scored_seats") == 6, f"scoring did not project the 砸六家 game: {progress}"
     assert "paiju watch " + started["tables"]["zlj"] in text and "paiju play zlj" in text
     assert text.rstrip().endswith("Stopped.")

