@@ -58,8 +58,13 @@ async def parts(settings: Settings) -> AsyncIterator[Parts]:
     try:
         await migrate_scoring(pool)
         projectors = [
-            Projector(pool, games_store.client, GamesProjection(settings.games_stream, settings.games_prefix)),
-            Projector(pool, tournaments_store.client, TournamentsProjection(tournaments_store)),
+            Projector(
+                pool,
+                games_store.client,
+                GamesProjection(settings.games_stream, settings.games_prefix),
+                batch=settings.batch,
+            ),
+            Projector(pool, tournaments_store.client, TournamentsProjection(tournaments_store), batch=settings.batch),
         ]
         yield Parts(
             pool,

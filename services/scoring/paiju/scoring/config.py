@@ -28,6 +28,8 @@ class Settings:
     """PAIJU_LOBBY_SUBJECT_PREFIX."""
     replicas: int = 1
     """Stream replicas when scoring creates its stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
+    batch: int = 500
+    """Events a projection applies per transaction at most (PAIJU_SCORING_BATCH)."""
     metrics_port: int = 9466
     """Prometheus metrics port (PAIJU_SCORING_METRICS_PORT; 0 = off)."""
     log_level: str = "info"
@@ -48,6 +50,7 @@ class Settings:
             lobby_stream=values.get("PAIJU_LOBBY_STREAM", d.lobby_stream),
             lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
             replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
+            batch=int(values.get("PAIJU_SCORING_BATCH", d.batch)),
             metrics_port=int(values.get("PAIJU_SCORING_METRICS_PORT", d.metrics_port)),
             log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
         )

@@ -71,8 +71,9 @@ async def checkpoint(database: Any, projection: str) -> int:
 class Projector:
     """Keeps one projection current from its stream."""
 
-    def __init__(self, pool: asyncpg.Pool[Any], client: Client, projection: Projection) -> None:
+    def __init__(self, pool: asyncpg.Pool[Any], client: Client, projection: Projection, *, batch: int = 0) -> None:
         self._pool = pool
+        self._batch = batch
         self._nc = client
         self._js = client.jetstream()
         self._projection = projection
@@ -119,7 +120,7 @@ class Projector:
         if self._sub is None:
             await self._ensure_consumer()
         try:
-            messages: list[Msg] = await self._sub.fetch(BATCH, timeout=timeout)
+            messages: list[Msg] = await self._sub.fetch(self._batch or BATCH, timeout=timeout)
         except (TimeoutError, nats.errors.TimeoutError):
             return 0
         delivered = [(m, _delivered(m)) for m in messages if m.reply]
