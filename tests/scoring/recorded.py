@@ -1,18 +1,13 @@
-"""Whole games between bots recorded through the engine's `Games` into a real JetStream stream (for scoring)."""
+"""Games between bots recorded into a fresh, real JetStream stream (for scoring's tests)."""
 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
-from paiju.engine.games import Games
+from paiju.engine.selfplay import record_tractor, record_zlj
 from paiju.engine.store.jetstream import JetStreamEventStore
-from paiju.rules.rng import SeededRandom
-from paiju.rules.tractor import bots as tractor_bots
-from paiju.rules.tractor import game as tractor_game
-from paiju.rules.tractor import model as tractor_model
-from paiju.rules.zlj import Cut, Options, Phase, StartMatch
-from paiju.rules.zlj.bots import HeuristicBot
+
+__all__ = ["open_games", "record_tractor", "record_zlj"]
 
 
 async def open_games(nats_url: str) -> tuple[JetStreamEventStore, str, str]:
@@ -20,43 +15,3 @@ async def open_games(nats_url: str) -> tuple[JetStreamEventStore, str, str]:
     stream = "G" + uuid.uuid4().hex[:12].upper()
     prefix = f"g.{stream.lower()}"
     return await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix), stream, prefix
-
-
-async def record_zlj(games: Games, game_id: str, players: list[str], seed: int, deals: int = 2) -> Any:
-    """A 砸六家 match of ``deals`` deals played by heuristic bots; the final game."""
-    seeds = SeededRandom(seed)
-    bots = [HeuristicBot(seeds.next64()) for _ in range(6)]
-    game = await games.create(
-        game_id, "zlj", StartMatch(seeds.next64(), Options(deals=deals)), f"{game_id}-start", "lobby", seats=players
-    )
-    n = 0
-    while game.state.phase is not Phase.ENDED:
-        seat = game.state.turn
-        action = bots[seat].choose(game.state, seat)
-        if isinstance(action, Cut):
-            action = Cut(seat, action.count, seeds.next64())
-        n += 1
-        game, _ = await games.act(game_id, action, f"c{n}", players[seat])
-    return game
-
-
-async def record_tractor(games: Games, game_id: str, players: list[str], seed: int) -> Any:
-    """A timed 拖拉机 game (D-TR-9) played by heuristic bots: the clock is told at once that 25 minutes are left,
-    so the game ends after two more deals (or earlier, past A). The final game."""
-    seeds = SeededRandom(seed)
-    bots = [tractor_bots.HeuristicBot(seeds.next64()) for _ in range(4)]
-    start = tractor_model.StartGame(seeds.next64(), tractor_model.Options(round_minutes=30), at=0)
-    game = await games.create(game_id, "tractor", start, f"{game_id}-start", "lobby", seats=players)
-    game, _ = await games.act(game_id, tractor_model.ClockTick(5 * 60 + 1), "clock", "engine")
-    n = 0
-    while game.state.phase is not tractor_model.Phase.ENDED:
-        n += 1
-        if game.state.phase is tractor_model.Phase.FLIP:
-            game, _ = await games.act(game_id, tractor_model.Redeal(seeds.next64()), f"c{n}", "engine")
-            continue
-        seat = tractor_game.waiting(game.state)[0]
-        action = bots[seat].choose(game.state, seat)
-        if isinstance(action, tractor_model.Cut):
-            action = tractor_model.Cut(seat, action.count, seeds.next64())
-        game, _ = await games.act(game_id, action, f"c{n}", players[seat])
-    return game

@@ -1,0 +1,121 @@
+"""`make bench`, scoring part: projection throughput into PostgreSQL and the rebuild time for 1,000 games.
+
+1,000 complete games (900 砸六家 matches of one deal, 100 timed 拖拉机 games of two or three deals) are played
+by the heuristic bots through the engine's `Games` on the in-memory store, then their events are published to
+a GAMES stream on an embedded nats-server, as the engine stores them. Then scoring's GAMES projection runs on
+an embedded PostgreSQL: first as the running service does (from an empty database), then as
+`paiju scoring rebuild` does (read models emptied, the stream replayed). Events per second are stream
+messages applied per second, every event of every game.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import nats
+
+from paiju.dev.stack import embedded_nats
+from paiju.engine.games import Games
+from paiju.engine.selfplay import record_tractor, record_zlj
+from paiju.engine.store import MemoryEventStore
+from paiju.engine.store.jetstream import COMMAND, VERSION, JetStreamEventStore
+from paiju.postgres import embedded
+from paiju.postgres.pool import connect
+from paiju.scoring.projector import Projector
+from paiju.scoring.readmodels import GamesProjection, migrate_scoring
+
+GAMES = 1000
+TRACTOR_GAMES = 100
+
+
+async def _record(count: int) -> list[Any]:
+    store = MemoryEventStore()
+    games = Games(store)
+    for n in range(count):
+        if n % (count // TRACTOR_GAMES) == 0 and n // (count // TRACTOR_GAMES) < TRACTOR_GAMES:
+            await record_tractor(games, f"bench-t{n}", [f"t{n % 37}-{i}" for i in range(4)], seed=n)
+        else:
+            await record_zlj(games, f"bench-z{n}", [f"z{n % 53}-{i}" for i in range(6)], seed=n, deals=1)
+    return await store.read_all()
+
+
+async def _publish(nats_url: str, recorded: list[Any]) -> None:
+    store = await JetStreamEventStore.connect(nats_url)  # creates GAMES as the engine does
+    await store.close()
+    client = await nats.connect(nats_url)
+    js = client.jetstream()
+    for r in recorded:
+        headers = {
+            "Nats-Msg-Id": f"{r.aggregate}:{r.command_id}:{r.version}",
+            VERSION: str(r.version),
+            COMMAND: r.command_id,
+        }
+        await js.publish_async(f"paiju.game.{r.aggregate}", r.data, headers=headers)
+    await js.publish_async_completed()
+    await client.close()
+
+
+async def _project(nats_url: str, database_url: str) -> dict[str, float]:
+    pool = await connect(database_url)
+    client = await nats.connect(nats_url)
+    try:
+        await migrate_scoring(pool)
+        projector = Projector(pool, client, GamesProjection())
+        started = time.perf_counter()
+        events = await projector.catch_up(timeout=3600)
+        incremental = time.perf_counter() - started
+        started = time.perf_counter()
+        await projector.reset()
+        rebuilt = await projector.catch_up(timeout=3600)
+        rebuild = time.perf_counter() - started
+        deals = await pool.fetchval("SELECT count(*) FROM scoring_deals")
+        matches = await pool.fetchval("SELECT count(*) FROM scoring_matches")
+        await projector.close()
+    finally:
+        await client.close()
+        await pool.close()
+    return {
+        "events": events,
+        "deals": deals,
+        "matches": matches,
+        "events_per_second": round(events / incremental),
+        "rebuild_seconds": round(rebuild, 2),
+        "rebuild_events_per_second": round(rebuilt / rebuild),
+    }
+
+
+def run(games: int = GAMES) -> dict[str, Any]:
+    started = time.perf_counter()
+    recorded = asyncio.run(_record(games))
+    played = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        data = Path(folder)
+        data.chmod(0o755)
+        with embedded_nats(data / "nats") as nats_url:
+            asyncio.run(_publish(nats_url, recorded))
+            server = embedded.start(data / "postgres", durable=True)
+            try:
+                figures = asyncio.run(_project(nats_url, server.dsn))
+            finally:
+                server.stop()
+    return {"games": games, "played_seconds": round(played, 1), **figures}
+
+
+def main() -> None:
+    r = run(int(sys.argv[1]) if len(sys.argv) > 1 else GAMES)
+    print("Scoring, GAMES projection into an embedded PostgreSQL (one process, batches of 500 events)")
+    print(
+        f"  {r['games']} games ({r['matches']} matches, {r['deals']} deals, {r['events']} events; "
+        f"played by bots in {r['played_seconds']} s)"
+    )
+    print(f"  projection from empty: {r['events_per_second']} events/s")
+    print(f"  rebuild (emptied, replayed): {r['rebuild_seconds']} s, {r['rebuild_events_per_second']} events/s")
+
+
+if __name__ == "__main__":
+    main()
