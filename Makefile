@@ -10,7 +10,7 @@ BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean protos
+.PHONY: setup run test lint format scenario bench clean protos chromium
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
 GEN := services/engine/paiju/v1
@@ -44,8 +44,15 @@ run: setup
 	$(BIN)/paiju stack $(ARGS)
 
 ## test: lint, type-check and run the whole test suite
-test: lint
+test: lint chromium
 	$(BIN)/pytest -n auto $(PYTEST_ARGS)
+
+## chromium: the result-sheet tests render pages in headless Chromium (Debian's package, installed when root)
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	  else echo "make test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
 
 lint: setup $(BUF)
 	$(BUF) lint protos
