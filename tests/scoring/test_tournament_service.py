@@ -206,6 +206,12 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                 tid,
             )
             assert {r["team_id"]: r["vp"] for r in rows} == totals
+            # rebuilding the tournament results from the stream gives the same rows
+            query = "SELECT * FROM scoring_tournament_results ORDER BY tournament_id, round, team_id"
+            built = [tuple(r) for r in await s.pool.fetch(query)]
+            await s.projectors[1].reset()
+            await s.projectors[1].catch_up()
+            assert [tuple(r) for r in await s.pool.fetch(query)] == built
             game_id = f"{final.played[0].tables[0].table_id}-m1"
             score = await s.scoring.GetMatchScore(scoring_pb2.GetMatchScoreRequest(game_id=game_id), metadata=ADMIN)
             assert score.ended and len(score.deals) == 1
