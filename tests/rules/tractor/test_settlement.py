@@ -7,8 +7,6 @@ never copied from engine output. Levels are indexes: 0 = "3" … 11 = "A", 12 = 
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 import pytest
 
 from paiju.rules.cards import Rank, full_decks, parse_cards
@@ -24,7 +22,6 @@ from paiju.rules.tractor.settlement import (
     Team,
     announcement_due,
     card_points,
-    forfeit_victory_points,
     labour_reform,
     last_trick_score,
     level_index,
@@ -38,7 +35,6 @@ from paiju.rules.tractor.settlement import (
     settle,
     side_of,
     team_of,
-    victory_points,
 )
 
 THREE, FOUR, FIVE, SIX, SEVEN, EIGHT, NINE, TEN, JACK, QUEEN, KING = range(11)
@@ -453,45 +449,6 @@ def test_s11_labour_reform_points_settles_by_s9_without_last_trick_bonus() -> No
     assert (result.winner, result.levels_up, result.levels) == (Side.DEFENDERS, 1, (SIX, FIVE))
 
 
-# --- §10 victory points (第四章 二) ------------------------------------------------------------------------------
-
-SOURCE_VP_TABLE = {
-    0: (15, 15),
-    1: (16, 14),
-    2: (17, 13),
-    3: (18, 12),
-    4: (19, 11),
-    5: (20, 10),
-    6: (21, 9),
-    7: (22, 8),
-    8: (23, 7),
-    9: (24, 6),
-    10: (25, 5),
-    11: (26, 4),
-    12: (27, 3),
-}
-"""The source's table (级数 | 胜利分), copied row by row."""
-
-
-def test_s10_victory_points_table() -> None:
-    for d, (high, low) in SOURCE_VP_TABLE.items():
-        assert victory_points(d, 0) == (high, low), d
-        assert victory_points(0, d) == (low, high), d
-
-
-def test_s10_victory_points_from_levels_not_from_zero() -> None:
-    assert victory_points(EIGHT, FIVE) == (18, 12)  # d = 3
-    assert victory_points(FIVE, EIGHT) == (12, 18)
-    assert victory_points(KING, KING) == (15, 15)
-    assert victory_points(PAST_A, KING) == (17, 13)  # past A = 12, K = 10
-    assert victory_points(PAST_A, THREE) == (27, 3)  # the cap, d = 12
-
-
-def test_s10_victory_points_rejects_levels_outside_0_to_12() -> None:
-    with pytest.raises(ValueError):
-        victory_points(13, 0)
-
-
 # --- D-TR-9 timed rounds ----------------------------------------------------------------------------------------
 
 
@@ -541,21 +498,3 @@ def test_d_tr_9_match_ends_when_a_team_goes_past_a() -> None:
     ended = announced.deal_settled(Team.B)
     assert ended.over
     assert ended.deals_left == 1
-
-
-# --- D-TR-11 forfeit ------------------------------------------------------------------------------------------
-
-
-def test_d_tr_11_forfeit_in_first_round_gives_20() -> None:
-    assert forfeit_victory_points([]) == (Fraction(20), Fraction(0))
-
-
-def test_d_tr_11_forfeit_average_below_20_gives_20() -> None:
-    assert forfeit_victory_points([15, 16]) == (Fraction(20), Fraction(0))  # average 15.5
-    assert forfeit_victory_points([3, 27, 15]) == (Fraction(20), Fraction(0))  # average 15
-
-
-def test_d_tr_11_forfeit_average_above_20_gives_the_average() -> None:
-    assert forfeit_victory_points([21, 22, 26]) == (Fraction(23), Fraction(0))
-    assert forfeit_victory_points([27, 24]) == (Fraction(51, 2), Fraction(0))  # 25.5, kept exact
-    assert forfeit_victory_points([20, 20]) == (Fraction(20), Fraction(0))

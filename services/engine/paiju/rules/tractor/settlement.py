@@ -12,10 +12,9 @@ Everything here is pure: times come in as recorded integers, never from a clock.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from fractions import Fraction
 
 from paiju.rules.cards import RANK_OF, Card, Rank
 from paiju.rules.errors import RuleError
@@ -305,43 +304,8 @@ def labour_reform(
     return settle(dealer, levels, attackers_points + shift)
 
 
-# --- matches (§10, 第四章) -----------------------------------------------------------------------------------
-
-VP_BASE = 15
-"""Victory points at level difference 0: 15 : 15 (第四章 二)."""
-VP_MAX_DIFFERENCE = 12
-"""The table stops at a level difference of 12: 27 : 3."""
-
-
-def victory_points(level_a: int, level_b: int) -> tuple[int, int]:
-    """Victory points (胜利分) of teams A and B from their levels at the end of a match (§10, 第四章 二).
-
-    The level difference ``d`` (past A = 12) gives ``15 + d : 15 − d``, capped at ``d = 12`` (27 : 3).
-    """
-    _check_level(level_a, PAST_A)
-    _check_level(level_b, PAST_A)
-    d = max(-VP_MAX_DIFFERENCE, min(VP_MAX_DIFFERENCE, level_a - level_b))
-    return VP_BASE + d, VP_BASE - d
-
-
-FORFEIT_MINIMUM_VP = 20
-"""D-TR-11: the team that stays gets at least 20 VP (第二章: 1. 20胜利分)."""
-
-
-def forfeit_victory_points(earlier_rounds: Sequence[int | Fraction]) -> tuple[Fraction, Fraction]:
-    """(VP of the team that stays, VP of the forfeiting team) for a forfeit (弃权, D-TR-11).
-
-    The staying team gets the larger of 20 and its average VP per earlier round (非弃权方在对方弃权前每轮比赛
-    所得胜利分的平均数), 20 when it has no earlier round; the forfeiting team gets 0. ``earlier_rounds`` are the
-    staying team's VP in each round before this one. The average is kept exact (it may be a fraction such as
-    45/2): the rules do not say how to round it.
-    """
-    minimum = Fraction(FORFEIT_MINIMUM_VP)
-    if not earlier_rounds:
-        return minimum, Fraction(0)
-    average = sum((Fraction(vp) for vp in earlier_rounds), Fraction(0)) / len(earlier_rounds)
-    return max(minimum, average), Fraction(0)
-
+# --- timed rounds (§10, D-TR-9) --------------------------------------------------------------------------------
+# (victory points, byes and forfeits of §10 / D-TR-10 / D-TR-11 are scoring's: paiju.scoring.victory)
 
 ANNOUNCE_BEFORE_END_MINUTES = 25
 """D-TR-9: 25 minutes before a timed round ends, the table is told to play 2 more deals (比赛结束前25分钟)."""
