@@ -4,8 +4,8 @@ Levels are indexes: 0 is "3", 11 is "A" and 12 (`PAST_A`) is past A, which wins 
 A deal settles (七 计分) from the attackers' final score: the attackers (抢庄方, the non-dealer team) take the
 deal (上台) from 240 points, else the defenders (坐庄方, the dealer team) hold it (连庄) and go up 1-5 or more
 levels (§9). D-TR-1 stops every gain at A; D-TR-7 counts the last trick (抠); D-TR-8 names the next dealer.
-Referee actions (§11) are the points penalty (出错牌, ±10 a card) and 劳改 (labour reform). A match's level
-difference gives victory points (胜利分, §10); D-TR-9 ends a timed round, D-TR-11 scores a forfeit (弃权).
+Referee actions (§11) are the points penalty (出错牌, ±10 a card) and 劳改 (labour reform). D-TR-9 ends a timed
+round. (A match's victory points, §10, and a forfeit's, D-TR-11, are scoring's: `paiju.scoring.victory`.)
 
 Everything here is pure: times come in as recorded integers, never from a clock.
 """
