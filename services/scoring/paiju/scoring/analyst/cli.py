@@ -1,0 +1,161 @@
+"""``paiju replay`` and ``paiju export``: the analysts' commands over the event streams, and `export_games`, the
+export of an explicit list of games (for a tournament's games). Wire them into a command line with
+`add_parsers`."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from paiju.scoring.analyst.export import FORMATS, export_rows, write_rows
+from paiju.scoring.analyst.replay import replay_lines
+from paiju.scoring.analyst.streams import AnalystError, Source, game_store, load_log, load_logs, table_games
+
+LIVE_HELP = (
+    "Games still being played are left out unless --include-live is given; then only their public rows are "
+    "written (what a spectator may see: no hand as dealt, concealed bid or hidden tribute card; such plays are "
+    "rows with hidden=true and no cards), and their deal rows say public=true. Hidden information is exported "
+    "for games that have ended only."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Exported:
+    """What an export wrote: the files, and how many games, deals and plays."""
+
+    files: tuple[Path, ...]
+    games: int
+    deals: int
+    plays: int
+
+
+async def export_games(
+    game_ids: Sequence[str] | None,
+    out: Path,
+    fmt: str = "jsonl",
+    *,
+    source: Source | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    include_live: bool = False,
+) -> Exported:
+    """Export the deals and plays of ``game_ids`` (every game of the stream when ``None``) into ``out`` as
+    ``deals.<fmt>`` and ``plays.<fmt>``. Raises `AnalystError` for an unknown game or an unreachable stream."""
+    source = source or Source.from_env()
+    async with game_store(source) as store:
+        logs = await load_logs(store, game_ids)
+    rows = export_rows(logs, since=since, until=until, include_live=include_live)
+    files = write_rows(rows, out, fmt)
+    games = len({row["game_id"] for row in rows.deals})
+    return Exported(tuple(files), games, len(rows.deals), len(rows.plays))
+
+
+def _source(args: argparse.Namespace) -> Source:
+    return Source(args.nats, args.stream, args.prefix, args.lobby_stream, args.lobby_prefix)
+
+
+def _fail(command: str, error: Exception) -> int:
+    print(f"paiju {command}: {error}", file=sys.stderr)
+    return 2
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    async def lines() -> list[str]:
+        async with game_store(_source(args)) as store:
+            log = await load_log(store, args.game)
+        return replay_lines(log, args.at)
+
+    try:
+        told = asyncio.run(lines())
+    except (AnalystError, ValueError) as e:
+        return _fail("replay", e)
+    sys.stdout.write("".join(line + "\n" for line in told))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    async def exported() -> Exported:
+        source = _source(args)
+        game_ids: list[str] | None = None
+        if args.game or args.table:
+            game_ids = list(args.game)
+            for table in args.table:
+                game_ids += await table_games(source, table)
+        return await export_games(
+            game_ids,
+            args.out,
+            args.format,
+            source=source,
+            since=args.since,
+            until=args.until,
+            include_live=args.include_live,
+        )
+
+    try:
+        done = asyncio.run(exported())
+    except AnalystError as e:
+        return _fail("export", e)
+    names = ", ".join(str(f) for f in done.files)
+    print(f"{done.deals} deals and {done.plays} plays of {done.games} games: {names}")
+    return 0
+
+
+def _time(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time (e.g. 2026-05-01T18:00:00Z)") from None
+
+
+def _streams(p: argparse.ArgumentParser, *, lobby: bool) -> None:
+    d = Source.from_env()
+    p.add_argument("--nats", default=d.url, metavar="URL", help=f"the NATS server (env NATS_URL; now {d.url})")
+    p.add_argument("--stream", default=d.stream, help=f"the games' JetStream stream (default {d.stream})")
+    p.add_argument("--prefix", default=d.prefix, help=f"the games' subject prefix (default {d.prefix})")
+    if lobby:
+        p.add_argument("--lobby-stream", default=d.lobby_stream, help=f"the lobby's stream (default {d.lobby_stream})")
+        p.add_argument("--lobby-prefix", default=d.lobby_prefix, help=f"the lobby's prefix (default {d.lobby_prefix})")
+    else:
+        p.set_defaults(lobby_stream=d.lobby_stream, lobby_prefix=d.lobby_prefix)
+
+
+def add_parsers(subparsers: Any) -> None:
+    """Add the ``replay`` and ``export`` commands to an argparse sub-parser collection."""
+    p = subparsers.add_parser(
+        "replay",
+        help="tell a game from its event stream, deal by deal, for a person",
+        description=(
+            "Print a game from the GAMES stream: every deal, round by round (砸六家) or trick by trick (拖拉机), "
+            "each event after its version. An ended game is shown with every hand as dealt; a live game only "
+            "as a spectator sees it. Exit 2 for an unknown game."
+        ),
+    )
+    p.add_argument("game", help="the game id")
+    p.add_argument("--at", type=int, metavar="VERSION", help="stop after this version and show the table there")
+    _streams(p, lobby=False)
+    p.set_defaults(func=run_replay)
+
+    p = subparsers.add_parser(
+        "export",
+        help="write the deals and plays of games as JSON Lines or CSV (deals.* and plays.*)",
+        description=(
+            "Write one row per deal (deals.jsonl|csv) and one per seat action (plays.jsonl|csv) of the chosen "
+            "games: --game and --table (both repeatable), else every game of the stream; --since/--until keep "
+            "the deals that began in that range. " + LIVE_HELP
+        ),
+    )
+    p.add_argument("--game", action="append", default=[], metavar="ID", help="a game to export (repeatable)")
+    p.add_argument("--table", action="append", default=[], help="the games of this lobby table's matches (repeatable)")
+    p.add_argument("--since", type=_time, help="deals that began at or after this ISO 8601 time (UTC if no zone)")
+    p.add_argument("--until", type=_time, help="deals that began before this ISO 8601 time (UTC if no zone)")
+    p.add_argument("--format", choices=FORMATS, default="jsonl", help="the files' format (default jsonl)")
+    p.add_argument("--out", type=Path, default=Path("."), metavar="DIR", help="the folder to write (default .)")
+    p.add_argument("--include-live", action="store_true", help="also games not ended yet, their public rows only")
+    _streams(p, lobby=True)
+    p.set_defaults(func=run_export)

@@ -1,0 +1,120 @@
+"""Reading game logs from NATS JetStream: the games of the GAMES stream (through the engine's `Games`), and the
+games of a lobby table (its `LobbyMatchStarted` events on the LOBBY stream). Reading only: no stream is created.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+
+import nats
+from nats.errors import Error as NatsError
+from nats.js.errors import NotFoundError
+
+from paiju.engine.config import Settings
+from paiju.engine.games import GameNotFound, Games
+from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.scoring.analyst.log import GameLog, from_game
+from paiju.v1 import lobby_events_pb2
+
+CONNECT_SECONDS = 5.0
+
+
+class AnalystError(Exception):
+    """What was asked for is not there (an unknown game, table or stream), or NATS cannot be reached."""
+
+
+@dataclass(frozen=True, slots=True)
+class Source:
+    """Where the streams are: the NATS URL, the games' stream and subject prefix, the lobby's."""
+
+    url: str
+    stream: str = "GAMES"
+    prefix: str = "paiju.game"
+    lobby_stream: str = "LOBBY"
+    lobby_prefix: str = "paiju.lobby"
+
+    @classmethod
+    def from_env(cls) -> Source:
+        """The engine's settings from the environment (``NATS_URL``, ``PAIJU_GAMES_STREAM``, ...)."""
+        s = Settings.from_env()
+        return cls(s.nats_url, s.stream, s.prefix, s.lobby_stream, s.lobby_prefix)
+
+
+async def _quiet(error: Exception) -> None:
+    """A connection error is reported once, as an `AnalystError`, not logged on every attempt."""
+
+
+@asynccontextmanager
+async def _store(url: str, stream: str, prefix: str) -> AsyncIterator[JetStreamEventStore]:
+    """A store reading an existing stream (`AnalystError` when NATS or the stream is not there)."""
+    try:
+        client = await nats.connect(
+            url,
+            name="paiju-analyst",
+            connect_timeout=CONNECT_SECONDS,
+            allow_reconnect=False,
+            max_reconnect_attempts=1,  # give up after trying each server of the URL twice
+            reconnect_time_wait=0.2,
+            error_cb=_quiet,
+        )
+    except (OSError, TimeoutError, NatsError) as e:
+        raise AnalystError(f"cannot reach NATS at {url}: {e or type(e).__name__}") from None
+    store = JetStreamEventStore(client, stream, prefix)
+    try:
+        try:
+            await client.jetstream().stream_info(stream)
+        except NotFoundError:
+            raise AnalystError(f"there is no stream {stream} at {url}") from None
+        yield store
+    finally:
+        await store.close()
+
+
+@asynccontextmanager
+async def game_store(source: Source) -> AsyncIterator[JetStreamEventStore]:
+    async with _store(source.url, source.stream, source.prefix) as store:
+        yield store
+
+
+def check_id(kind: str, aggregate: str) -> None:
+    """A game or table id is one subject token: no dots, wildcards or spaces."""
+    if not aggregate or any(ch in aggregate for ch in " .*>\t\r\n"):
+        raise AnalystError(f"{aggregate!r} is not a {kind} id")
+
+
+async def load_log(store: JetStreamEventStore, game_id: str) -> GameLog:
+    """One game's log as stored now."""
+    return await _loaded(Games(store), game_id)
+
+
+async def _loaded(games: Games, game_id: str) -> GameLog:
+    check_id("game", game_id)
+    try:
+        return from_game(await games.refresh(game_id))
+    except GameNotFound:
+        raise AnalystError(f"there is no game {game_id!r}") from None
+
+
+async def load_logs(store: JetStreamEventStore, game_ids: Sequence[str] | None = None) -> list[GameLog]:
+    """The logs of ``game_ids`` (each once), or of every game of the stream (one read of the whole stream)."""
+    games = Games(store)
+    if game_ids is None:
+        return [from_game(game) for game in (await games.load_all()).values()]
+    return [await _loaded(games, game_id) for game_id in dict.fromkeys(game_ids)]
+
+
+async def table_games(source: Source, table_id: str) -> list[str]:
+    """The games of a lobby table's matches, in match order (from its `LobbyMatchStarted` events)."""
+    check_id("table", table_id)
+    async with _store(source.url, source.lobby_stream, source.lobby_prefix) as lobby:
+        stored = await lobby.load(table_id)
+    if not stored:
+        raise AnalystError(f"there is no table {table_id!r}")
+    games = []
+    for recorded in stored:
+        envelope = lobby_events_pb2.LobbyEnvelope.FromString(recorded.data)
+        if envelope.event.WhichOneof("event") == "match_started":
+            games.append(envelope.event.match_started.game_id)
+    return games
