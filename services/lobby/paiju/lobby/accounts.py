@@ -14,6 +14,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from paiju.lobby.table import LobbyError
+from paiju.text import has_control
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8
@@ -74,7 +75,7 @@ def check_name(name: str) -> str:
     shown = unicodedata.normalize("NFKC", name).strip()
     if not 2 <= len(shown) <= 32:
         raise LobbyError("invalid", "a name has 2..32 characters")
-    if any(unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") for ch in shown):
+    if has_control(shown):
         raise LobbyError("invalid", "a name has no control characters")
     if fold(shown).startswith(("guest-", "bot-")):
         raise LobbyError("invalid", "names starting with guest- or bot- are the lobby's")

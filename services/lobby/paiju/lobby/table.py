@@ -15,13 +15,13 @@ the deal; tribute relations stay with the seats (砸六家 §9).
 from __future__ import annotations
 
 import dataclasses
-import unicodedata
 from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
+from paiju.text import has_control
 
 SEATS = {"zlj": 6, "tractor": 4}
 TOURNAMENT_TURN_SECONDS = 10
@@ -377,11 +377,7 @@ def decide(table: Table, command: Any) -> list[Any]:
         if command.game not in SEATS:
             raise LobbyError("invalid", "a table plays zlj or tractor")
         name = command.name.strip()
-        if (
-            not name
-            or len(name) > 60
-            or any(unicodedata.category(ch)[0] == "C" or unicodedata.category(ch) in ("Zl", "Zp") for ch in name)
-        ):
+        if not name or len(name) > 60 or has_control(name):
             raise LobbyError("invalid", "a table's name has 1..60 characters, no control characters")
         if (command.zlj_options is not None and command.game != "zlj") or (
             command.tractor_options is not None and command.game != "tractor"

@@ -27,6 +27,7 @@ from enum import StrEnum
 from paiju.scoring import standings as st
 from paiju.scoring import swiss
 from paiju.scoring.victory import BYE_VP, FORFEIT_LOSER_VP, forfeit_vp, victory_points
+from paiju.text import has_control
 
 TEAM_SIZE = {"tractor": 2, "zlj": 3}
 APPEAL_WINDOW_MS = 30 * 60 * 1000
@@ -433,13 +434,15 @@ def _refuse(reason: str) -> TournamentError:
     return TournamentError("precondition", reason)
 
 
-def _text(value: str, what: str, limit: int = 80) -> str:
+def _text(value: str, what: str, limit: int = 80, *, lines: bool = False) -> str:
+    """A name (one line) or a note (``lines``: newlines allowed), trimmed; refused when empty, too long, or
+    holding characters that are not text."""
     value = value.strip()
     if not value:
         raise _invalid(f"the {what} is empty")
     if len(value) > limit:
         raise _invalid(f"the {what} is longer than {limit} characters")
-    if any(ord(c) < 32 for c in value):
+    if has_control(value, "\n" if lines else ""):
         raise _invalid(f"the {what} contains control characters")
     return value
 
@@ -628,7 +631,7 @@ def _appeal(tournament: Tournament, c: FileAppeal) -> list[Event]:
         raise _refuse(
             f"round {c.round} ended {minutes} minutes ago: an appeal must be filed within 30 minutes (第三章 二)"
         )
-    text = _text(c.text, "appeal", 2000)
+    text = _text(c.text, "appeal", 2000, lines=True)
     return [AppealFiled(len(tournament.appeals) + 1, c.round, c.team_id, c.by, text, c.now)]
 
 
@@ -638,7 +641,7 @@ def _resolve(tournament: Tournament, c: ResolveAppeal) -> list[Event]:
     appeal = tournament.appeals[c.appeal - 1]
     if appeal.resolved:
         raise _refuse(f"appeal {c.appeal} was resolved already")
-    decision = _text(c.decision, "decision", 2000)
+    decision = _text(c.decision, "decision", 2000, lines=True)
     events: list[Event] = [AppealResolved(c.appeal, c.upheld, decision, c.by, c.now)]
     if c.corrected_difference is not None:
         if not c.upheld:
