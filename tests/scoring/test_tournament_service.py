@@ -4,14 +4,18 @@ engine plays the games, scoring records the results; standings, result sheets, p
 from __future__ import annotations
 
 import asyncio
+import csv
+import tempfile
 import time
 from collections.abc import Callable, Coroutine
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
 
+from paiju.cli import main as paiju_main
 from paiju.engine.auth import Role
 from paiju.rules.rng import SeededRandom
 from paiju.scoring.sheets import read_sheet_csv
@@ -206,6 +210,32 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                 tid,
             )
             assert {r["team_id"]: r["vp"] for r in rows} == totals
+            # the analysts' export of the tournament: its four games, one deal each
+            out = Path(tempfile.mkdtemp(prefix="paiju-export-"))
+            args = [
+                "export",
+                "--tournament",
+                tid,
+                "--format",
+                "csv",
+                "--out",
+                str(out),
+                "--nats",
+                nats_url,
+                "--stream",
+                s.base.games_store.stream,
+                "--prefix",
+                s.base.games_store.prefix,
+                "--tournaments-stream",
+                s.tournaments_store.stream,
+                "--tournaments-prefix",
+                s.tournaments_store.prefix,
+            ]
+            assert await asyncio.to_thread(paiju_main, args) == 0
+            with (out / "deals.csv").open(newline="", encoding="utf-8") as f:
+                deals = list(csv.DictReader(f))
+            expected = {f"{t.table_id}-m1" for rnd in final.played for t in rnd.tables}
+            assert sorted(d["game_id"] for d in deals) == sorted(expected)
             # rebuilding the tournament results from the stream gives the same rows
             query = "SELECT * FROM scoring_tournament_results ORDER BY tournament_id, round, team_id"
             built = [tuple(r) for r in await s.pool.fetch(query)]

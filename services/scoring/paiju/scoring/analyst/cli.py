@@ -15,7 +15,15 @@ from typing import Any
 
 from paiju.scoring.analyst.export import FORMATS, export_rows, write_rows
 from paiju.scoring.analyst.replay import replay_lines
-from paiju.scoring.analyst.streams import AnalystError, Source, game_store, load_log, load_logs, table_games
+from paiju.scoring.analyst.streams import (
+    AnalystError,
+    Source,
+    game_store,
+    load_log,
+    load_logs,
+    table_games,
+    tournament_games,
+)
 
 LIVE_HELP = (
     "Games still being played are left out unless --include-live is given; then only their public rows are "
@@ -57,7 +65,15 @@ async def export_games(
 
 
 def _source(args: argparse.Namespace) -> Source:
-    return Source(args.nats, args.stream, args.prefix, args.lobby_stream, args.lobby_prefix)
+    return Source(
+        args.nats,
+        args.stream,
+        args.prefix,
+        args.lobby_stream,
+        args.lobby_prefix,
+        args.tournaments_stream,
+        args.tournaments_prefix,
+    )
 
 
 def _fail(command: str, error: Exception) -> int:
@@ -83,10 +99,12 @@ def run_export(args: argparse.Namespace) -> int:
     async def exported() -> Exported:
         source = _source(args)
         game_ids: list[str] | None = None
-        if args.game or args.table:
+        if args.game or args.table or args.tournament:
             game_ids = list(args.game)
             for table in args.table:
                 game_ids += await table_games(source, table)
+            for tournament in args.tournament:
+                game_ids += [g for g in await tournament_games(source, tournament) if g not in game_ids]
         return await export_games(
             game_ids,
             args.out,
@@ -121,8 +139,21 @@ def _streams(p: argparse.ArgumentParser, *, lobby: bool) -> None:
     if lobby:
         p.add_argument("--lobby-stream", default=d.lobby_stream, help=f"the lobby's stream (default {d.lobby_stream})")
         p.add_argument("--lobby-prefix", default=d.lobby_prefix, help=f"the lobby's prefix (default {d.lobby_prefix})")
+        p.add_argument(
+            "--tournaments-stream",
+            default=d.tournaments_stream,
+            help=f"the tournaments' stream ({d.tournaments_stream})",
+        )
+        p.add_argument(
+            "--tournaments-prefix", default=d.tournaments_prefix, help=f"their prefix ({d.tournaments_prefix})"
+        )
     else:
-        p.set_defaults(lobby_stream=d.lobby_stream, lobby_prefix=d.lobby_prefix)
+        p.set_defaults(
+            lobby_stream=d.lobby_stream,
+            lobby_prefix=d.lobby_prefix,
+            tournaments_stream=d.tournaments_stream,
+            tournaments_prefix=d.tournaments_prefix,
+        )
 
 
 def add_parsers(subparsers: Any) -> None:
@@ -146,12 +177,15 @@ def add_parsers(subparsers: Any) -> None:
         help="write the deals and plays of games as JSON Lines or CSV (deals.* and plays.*)",
         description=(
             "Write one row per deal (deals.jsonl|csv) and one per seat action (plays.jsonl|csv) of the chosen "
-            "games: --game and --table (both repeatable), else every game of the stream; --since/--until keep "
-            "the deals that began in that range. " + LIVE_HELP
+            "games: --game, --table and --tournament (all repeatable), else every game of the stream; "
+            "--since/--until keep the deals that began in that range. " + LIVE_HELP
         ),
     )
     p.add_argument("--game", action="append", default=[], metavar="ID", help="a game to export (repeatable)")
     p.add_argument("--table", action="append", default=[], help="the games of this lobby table's matches (repeatable)")
+    p.add_argument(
+        "--tournament", action="append", default=[], metavar="ID", help="the games of this tournament (repeatable)"
+    )
     p.add_argument("--since", type=_time, help="deals that began at or after this ISO 8601 time (UTC if no zone)")
     p.add_argument("--until", type=_time, help="deals that began before this ISO 8601 time (UTC if no zone)")
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="the files' format (default jsonl)")

@@ -1,5 +1,6 @@
-"""Reading game logs from NATS JetStream: the games of the GAMES stream (through the engine's `Games`), and the
-games of a lobby table (its `LobbyMatchStarted` events on the LOBBY stream). Reading only: no stream is created.
+"""Reading game logs from NATS JetStream: the games of the GAMES stream (through the engine's `Games`), the
+games of a lobby table (its `LobbyMatchStarted` events on the LOBBY stream) and of a tournament (its tables'
+first matches, from the TOURNAMENTS stream). Reading only: no stream is created.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from nats.js.errors import NotFoundError
 from paiju.engine.config import Settings
 from paiju.engine.games import GameNotFound, Games
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.lobby.table import game_id_of
 from paiju.scoring.analyst.log import GameLog, from_game
-from paiju.v1 import lobby_events_pb2
+from paiju.scoring.config import Settings as ScoringSettings
+from paiju.v1 import lobby_events_pb2, tournament_events_pb2
 
 CONNECT_SECONDS = 5.0
 
@@ -34,12 +37,15 @@ class Source:
     prefix: str = "paiju.game"
     lobby_stream: str = "LOBBY"
     lobby_prefix: str = "paiju.lobby"
+    tournaments_stream: str = "TOURNAMENTS"
+    tournaments_prefix: str = "paiju.tournament"
 
     @classmethod
     def from_env(cls) -> Source:
-        """The engine's settings from the environment (``NATS_URL``, ``PAIJU_GAMES_STREAM``, ...)."""
+        """The services' settings from the environment (``NATS_URL``, ``PAIJU_GAMES_STREAM``, ...)."""
         s = Settings.from_env()
-        return cls(s.nats_url, s.stream, s.prefix, s.lobby_stream, s.lobby_prefix)
+        t = ScoringSettings.from_env()
+        return cls(s.nats_url, s.stream, s.prefix, s.lobby_stream, s.lobby_prefix, t.stream, t.prefix)
 
 
 async def _quiet(error: Exception) -> None:
@@ -103,6 +109,22 @@ async def load_logs(store: JetStreamEventStore, game_ids: Sequence[str] | None =
     if game_ids is None:
         return [from_game(game) for game in (await games.load_all()).values()]
     return [await _loaded(games, game_id) for game_id in dict.fromkeys(game_ids)]
+
+
+async def tournament_games(source: Source, tournament_id: str) -> list[str]:
+    """The games of a tournament's tables, round by round and table by table (from its `RoundPaired` events;
+    the first match of each table is the tournament's)."""
+    check_id("tournament", tournament_id)
+    async with _store(source.url, source.tournaments_stream, source.tournaments_prefix) as tournaments:
+        stored = await tournaments.load(tournament_id)
+    if not stored:
+        raise AnalystError(f"there is no tournament {tournament_id!r}")
+    games = []
+    for recorded in stored:
+        envelope = tournament_events_pb2.TournamentEnvelope.FromString(recorded.data)
+        if envelope.event.WhichOneof("event") == "round_paired":
+            games += [game_id_of(table.table_id, 1) for table in envelope.event.round_paired.tables]
+    return games
 
 
 async def table_games(source: Source, table_id: str) -> list[str]:
