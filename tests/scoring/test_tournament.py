@@ -29,6 +29,7 @@ from paiju.scoring.tournament import (
     Created,
     CreateTournament,
     DrawMade,
+    EndTournament,
     Event,
     FileAppeal,
     Finished,
@@ -1038,3 +1039,20 @@ def test_random_tournaments_never_rematch_seat_every_team_once_a_round_and_refus
         assert [s.rank for s in ranked] == list(range(1, count + 1))
     assert (status_of(play) is Status.FINISHED) == (played_rounds == rounds)
     assert replay(play.events) == play.state
+
+
+# --- ending early -----------------------------------------------------------------------------------------------
+
+
+def test_an_organiser_ends_a_tournament_early_only_between_rounds() -> None:
+    play = entered(["a", "b", "c", "d"], rounds=5)
+    play.refused(EndTournament(ORGANISER, NOW), "precondition", "no round has been played")
+    play.do(PairRound(ORGANISER, NOW))
+    play.refused(EndTournament(ORGANISER, NOW), "precondition", "round 1 has not ended")
+    finish_round(play, NOW + HOUR, difference=2)
+    assert play.do(EndTournament(ORGANISER, NOW + 2 * HOUR)) == [Finished(NOW + 2 * HOUR)]
+    assert status_of(play) is Status.FINISHED
+    play.refused(PairRound(ORGANISER, NOW + 3 * HOUR), "precondition", "finished")
+    play.refused(EndTournament(ORGANISER, NOW + 3 * HOUR), "precondition", "finished already")
+    # the standings stand as they were after round 1
+    assert [s.vp for s in current_standings(play.state)] == [Decimal(17), Decimal(17), Decimal(13), Decimal(13)]

@@ -270,6 +270,8 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
         ("register_wrong_size", grpc.StatusCode.INVALID_ARGUMENT),
         ("register_someone_elses_team", grpc.StatusCode.PERMISSION_DENIED),
         ("pair_one_team", grpc.StatusCode.FAILED_PRECONDITION),
+        ("end_before_a_round", grpc.StatusCode.FAILED_PRECONDITION),
+        ("end_as_player", grpc.StatusCode.PERMISSION_DENIED),
         ("unknown_tournament", grpc.StatusCode.NOT_FOUND),
         ("forged_token", grpc.StatusCode.UNAUTHENTICATED),
         ("sheet_of_unpaired_round", grpc.StatusCode.NOT_FOUND),
@@ -327,6 +329,13 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                 ),
                 "pair_one_team": lambda: s.scoring.PairRound(
                     scoring_pb2.PairRoundRequest(command_id="p1", tournament_id=tid), metadata=ADMIN
+                ),
+                "end_before_a_round": lambda: s.scoring.EndTournament(
+                    scoring_pb2.EndTournamentRequest(command_id="e1", tournament_id=tid), metadata=ADMIN
+                ),
+                "end_as_player": lambda: s.scoring.EndTournament(
+                    scoring_pb2.EndTournamentRequest(command_id="e2", tournament_id=tid),
+                    metadata=token("a", Role.PLAYER),
                 ),
                 "unknown_tournament": lambda: s.scoring.GetStandings(
                     scoring_pb2.GetStandingsRequest(tournament_id="tour000000000000"), metadata=ADMIN

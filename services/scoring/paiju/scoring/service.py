@@ -243,6 +243,15 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         state = await self._act(context, request.tournament_id, tm.PairRound(who.subject, self._now_ms()), who, request)
         return scoring_pb2.PairRoundResponse(round=round_message(state.played[-1]))
 
+    async def EndTournament(
+        self, request: scoring_pb2.EndTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.EndTournamentResponse:
+        who = await self._organiser(context)
+        await self._tournament(context, request.tournament_id)
+        command = tm.EndTournament(who.subject, self._now_ms())
+        state = await self._act(context, request.tournament_id, command, who, request)
+        return scoring_pb2.EndTournamentResponse(tournament=tournament_message(state))
+
     async def RecordForfeit(
         self, request: scoring_pb2.RecordForfeitRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.RecordForfeitResponse:

@@ -217,6 +217,15 @@ class PairRound:
 
 
 @dataclass(frozen=True, slots=True)
+class EndTournament:
+    """End the tournament after the round just played, before its planned last round (an organiser's call,
+    e.g. when Swiss pairing has no round left without a rematch)."""
+
+    by: str
+    now: int
+
+
+@dataclass(frozen=True, slots=True)
 class RecordResult:
     """A table's match ended: ``levels`` are the final levels (拖拉机) or team points (砸六家) of the table's
     team in seats 0, 2(, 4) — the high team — and of the team in seats 1, 3(, 5)."""
@@ -267,6 +276,7 @@ Command = (
     CreateTournament
     | RegisterTeam
     | PairRound
+    | EndTournament
     | RecordResult
     | RecordForfeit
     | FileAppeal
@@ -456,6 +466,8 @@ def decide(tournament: Tournament, command: Command) -> list[Event]:
         return _register(tournament, command)
     if isinstance(command, PairRound):
         return _pair(tournament, command)
+    if isinstance(command, EndTournament):
+        return _end(tournament, command)
     if isinstance(command, RecordResult):
         return _result(tournament, command)
     if isinstance(command, RecordForfeit):
@@ -553,6 +565,16 @@ def _pair(tournament: Tournament, c: PairRound) -> list[Event]:
     if not tables:  # two teams can't be left with nothing but a bye; kept for safety
         events.append(RoundEnded(number, c.now))
     return events
+
+
+def _end(tournament: Tournament, c: EndTournament) -> list[Event]:
+    if tournament.status is Status.FINISHED:
+        raise _refuse("the tournament is finished already")
+    if not tournament.played:
+        raise _refuse("no round has been played: there is nothing to end (pair round 1 first)")
+    if not tournament.played[-1].ended:
+        raise _refuse(f"round {len(tournament.played)} has not ended: end the tournament after it")
+    return [Finished(c.now)]
 
 
 def _seating(high: TeamEntry, low: TeamEntry) -> tuple[tuple[str, ...], tuple[str, ...]]:
