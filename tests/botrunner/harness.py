@@ -16,8 +16,8 @@ from typing import Any
 import grpc
 
 from paiju.botrunner.leases import SeatLease
-from paiju.botrunner.runner import ENGINE_CHANNEL_OPTIONS
 from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.channels import channel
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.engine.store import MemoryEventStore
@@ -69,7 +69,7 @@ class Engine:
     async def start(self) -> None:
         await self.games.follow()
         await self._serve()
-        self._channel = grpc.aio.insecure_channel(self.address, options=ENGINE_CHANNEL_OPTIONS)
+        self._channel = channel(self.address)
         self.stub = engine_pb2_grpc.EngineServiceStub(self._channel)
 
     async def _serve(self) -> None:
@@ -94,8 +94,8 @@ class Engine:
 
     def runner_stub(self) -> tuple[Any, grpc.aio.Channel]:
         """A stub on a channel of its own (as a separate runner process has), with the runner's options."""
-        channel = grpc.aio.insecure_channel(self.address, options=ENGINE_CHANNEL_OPTIONS)
-        return engine_pb2_grpc.EngineServiceStub(channel), channel
+        runner = channel(self.address)
+        return engine_pb2_grpc.EngineServiceStub(runner), runner
 
     async def state(self, game_id: str) -> Any:
         return (await self.games.load(game_id)).state

@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import grpc
 import structlog
 
 from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.channels import channel
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
 
 GAME_KINDS = {engine_pb2.GAME_ZLJ: "zlj", engine_pb2.GAME_TRACTOR: "tractor"}
@@ -98,8 +98,8 @@ class LobbySeatSource:
     @classmethod
     def connect(cls, address: str, runner_id: str, secret: bytes, **kwargs: Any) -> tuple[LobbySeatSource, Any]:
         """A source over a new channel to the lobby at ``address``; returns (source, channel to close)."""
-        channel = grpc.aio.insecure_channel(address)
-        return cls(lobby_pb2_grpc.LobbyServiceStub(channel), runner_id, secret, **kwargs), channel
+        lobby = channel(address)
+        return cls(lobby_pb2_grpc.LobbyServiceStub(lobby), runner_id, secret, **kwargs), lobby
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         now = self._now()

@@ -42,13 +42,6 @@ log = structlog.get_logger("paiju.botrunner")
 
 LOST = (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)
 """The engine no longer lets the seat's token see or act: another player holds the seat, or the token lapsed."""
-ENGINE_CHANNEL_OPTIONS = (
-    ("grpc.initial_reconnect_backoff_ms", 200),
-    ("grpc.min_reconnect_backoff_ms", 200),
-    ("grpc.max_reconnect_backoff_ms", 2000),
-)
-"""Reconnect to a restarted engine within about two seconds (gRPC's default backoff grows to two minutes)."""
-
 Envelope = engine_pb2.Envelope
 EnvelopeObserver = Callable[[SeatLease, Envelope], None]
 """Called with every envelope a seat's watch receives (in version order, each once)."""

@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import signal
 
-import grpc
 import structlog
 
 from paiju.botrunner.cli import Settings
 from paiju.botrunner.leases import LobbySeatSource, SeatSource
-from paiju.botrunner.runner import ENGINE_CHANNEL_OPTIONS, BotRunner
+from paiju.botrunner.runner import BotRunner
+from paiju.engine.channels import channel
 from paiju.engine.observability import configure_logging
 from paiju.v1 import engine_pb2_grpc
 
@@ -30,7 +30,7 @@ async def serve(
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    engine_channel = grpc.aio.insecure_channel(settings.engine, options=ENGINE_CHANNEL_OPTIONS)
+    engine_channel = channel(settings.engine)
     lobby_channel = None
     if source is None:
         source, lobby_channel = LobbySeatSource.connect(

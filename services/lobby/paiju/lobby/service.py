@@ -23,6 +23,7 @@ import grpc
 import structlog
 
 from paiju.engine.auth import Identity, Role, TokenError, Verifier, mint
+from paiju.engine.channels import channel as grpc_channel
 from paiju.engine.contract import TRACTOR, ZLJ
 from paiju.lobby import accounts as acc
 from paiju.lobby import table as tb
@@ -570,7 +571,7 @@ def engine_client(address: str) -> Callable[[], Any]:
 
     def stub() -> Any:
         if not channel:
-            channel.append(grpc.aio.insecure_channel(address))
+            channel.append(grpc_channel(address))
         return engine_pb2_grpc.EngineServiceStub(channel[0])
 
     return stub

@@ -28,6 +28,7 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
+from paiju.engine.channels import nats_servers
 from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, StoreError, check_batch
 
 VERSION = "Paiju-Version"
@@ -61,7 +62,7 @@ class JetStreamEventStore:
         cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1
     ) -> JetStreamEventStore:
         """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge)."""
-        client = await nats.connect(url, name=f"paiju-store-{stream.lower()}")
+        client = await nats.connect(servers=nats_servers(url), name=f"paiju-store-{stream.lower()}")
         store = cls(client, stream, prefix)
         await store.ensure_stream(replicas)
         return store

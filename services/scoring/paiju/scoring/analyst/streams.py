@@ -13,6 +13,7 @@ import nats
 from nats.errors import Error as NatsError
 from nats.js.errors import NotFoundError
 
+from paiju.engine.channels import nats_servers
 from paiju.engine.config import Settings
 from paiju.engine.games import GameNotFound, Games
 from paiju.engine.store.jetstream import JetStreamEventStore
@@ -57,7 +58,7 @@ async def _store(url: str, stream: str, prefix: str) -> AsyncIterator[JetStreamE
     """A store reading an existing stream (`AnalystError` when NATS or the stream is not there)."""
     try:
         client = await nats.connect(
-            url,
+            servers=nats_servers(url),
             name="paiju-analyst",
             connect_timeout=CONNECT_SECONDS,
             allow_reconnect=False,

@@ -1,0 +1,34 @@
+"""Client channels between Paiju's services: one target, any number of replicas behind it.
+
+A target is any gRPC name: ``host:port``; ``dns:///engine:50051`` (every address a DNS name resolves to, e.g. a
+Kubernetes headless Service); or ``ipv4:127.0.0.1:50061,127.0.0.1:50062`` (a fixed list). Calls are spread
+round-robin over the addresses that answer, so when a replica dies the calls go to the others; a broken
+connection is retried within about two seconds (gRPC's default backoff grows to two minutes).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+
+ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
+OPTIONS: tuple[tuple[str, Any], ...] = (
+    ("grpc.service_config", ROUND_ROBIN),
+    ("grpc.initial_reconnect_backoff_ms", 200),
+    ("grpc.min_reconnect_backoff_ms", 200),
+    ("grpc.max_reconnect_backoff_ms", 2000),
+)
+
+
+def channel(target: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
+    """An insecure channel to ``target`` (inside the deployment's network) with the options above."""
+    return grpc.aio.insecure_channel(target, options=[*OPTIONS, *options])
+
+
+def nats_servers(url: str) -> list[str]:
+    """``NATS_URL`` as a list of servers: one URL, or several separated by commas (a cluster's nodes; the client
+    also learns the others from the server it reaches)."""
+    return [part.strip() for part in url.split(",") if part.strip()]
