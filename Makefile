@@ -10,7 +10,7 @@ BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean protos chromium
+.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
 GEN := services/engine/paiju/v1
@@ -43,9 +43,14 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 run: setup
 	$(BIN)/paiju stack $(ARGS)
 
-## test: lint, type-check and run the whole test suite
+## test: lint, type-check and run the whole test suite, then the cluster rehearsal
 test: lint chromium
-	$(BIN)/pytest -n auto $(PYTEST_ARGS)
+	$(BIN)/pytest -n auto -m "not cluster" $(PYTEST_ARGS)
+	$(MAKE) cluster-test
+
+## cluster-test: three clustered nats-servers, two engines, lobby, scoring, bots; a node and an engine killed
+cluster-test: setup
+	$(BIN)/pytest -s -m cluster tests/cluster
 
 ## chromium: the result-sheet tests render pages in headless Chromium (Debian's package, installed when root)
 chromium:

@@ -137,20 +137,37 @@ class Services:
         self._processes: list[tuple[str, subprocess.Popen[bytes], Any]] = []
         logs.mkdir(parents=True, exist_ok=True)
 
-    def start(self, name: str, *args: str) -> None:
+    def start(self, name: str, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+        """Start ``paiju <args>`` as ``name``, with the common environment (and ``env`` on top)."""
         log = (self._logs / f"{name}.log").open("ab")
         process = subprocess.Popen(
             [sys.executable, "-m", "paiju.cli", *args],
-            env=self._env,
+            env={**self._env, **(env or {})},
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the stack only, which stops the services in order
         )
         self._processes.append((name, process, log))
+        return process
 
-    def check(self) -> None:
+    def kill(self, name: str) -> None:
+        """SIGKILL ``name`` (a crash, for rehearsals): no drain, no goodbye."""
+        for other, process, _ in self._processes:
+            if other == name and process.poll() is None:
+                process.kill()
+                process.wait()
+
+    def stop_one(self, name: str) -> int | None:
+        """SIGTERM ``name`` and wait for it; its exit code."""
+        for other, process, _ in self._processes:
+            if other == name and process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+                return process.wait(timeout=30)
+        return None
+
+    def check(self, *, except_for: tuple[str, ...] = ()) -> None:
         for name, process, _ in self._processes:
-            if process.poll() is not None:
+            if name not in except_for and process.poll() is not None:
                 raise RuntimeError(f"{name} stopped (exit {process.returncode}); see {self._logs / (name + '.log')}")
 
     def stop(self) -> None:
