@@ -26,7 +26,7 @@ import grpc
 import nats
 import pytest
 
-from paiju.dev.cluster import NatsCluster
+from paiju.dev.cluster import NatsCluster, messages_on
 from paiju.dev.stack import Services
 from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.probe import free_port, wait_until_serving
@@ -169,6 +169,7 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
     folder = Path(tempfile.mkdtemp(prefix="paiju-cluster-"))
     cluster = NatsCluster(folder / "nats")
     figures: dict[str, Any] = {}
+    passed = False
     try:
         cluster.start()
         wait_for("JetStream cluster ready", lambda: asyncio.run(jetstream_ready(cluster.url)), 60)
@@ -280,15 +281,26 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
             figures["seconds_for_restarted_node_to_catch_up"] = round(
                 wait_for("the node catching up", caught_up, 120), 1
             )
+            # 7. byte for byte: each node in turn leads GAMES and serves the whole stream from its own copy
+            copies = {
+                node.name: asyncio.run(messages_on(cluster.url, node.name, "GAMES", "paiju.game"))
+                for node in cluster.nodes
+            }
+            first = copies[cluster.nodes[0].name]
+            assert len(first) == figures["events"]
+            for name, copy in copies.items():
+                assert copy == first, f"node {name} stores other GAMES messages than {cluster.nodes[0].name}"
+            figures["nodes_with_identical_games_stream"] = len(copies)
         finally:
             services.stop()
         print("\ncluster rehearsal:", json.dumps(figures, indent=2))
         (folder.parent / "cluster-rehearsal.json").write_text(json.dumps(figures, indent=2))
         assert figures["events_lost"] == 0
+        passed = True
     finally:
         cluster.stop()
-        if os.environ.get("PAIJU_KEEP_REHEARSAL"):
-            print("kept:", folder, file=sys.stderr)
+        if not passed or os.environ.get("PAIJU_KEEP_REHEARSAL"):
+            print("the rehearsal's logs and data are kept in", folder, file=sys.stderr)
         else:
             shutil.rmtree(folder, ignore_errors=True)
 

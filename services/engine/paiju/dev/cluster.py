@@ -5,6 +5,7 @@ JetStream folder; a node can be killed with SIGKILL and started again on the sam
 
 from __future__ import annotations
 
+import contextlib
 import json
 import signal
 import socket
@@ -139,3 +140,29 @@ class NatsCluster:
             for stream in account.get("stream_detail") or []:
                 states[stream["name"]] = stream["state"]
         return states
+
+
+async def messages_on(url: str, node: str, stream: str, prefix: str) -> list[tuple[int, str, bytes]]:
+    """Every message of ``stream`` as node ``node`` stores it: the stream's leadership is moved to that node (a
+    leader step-down naming it as preferred), then the whole stream is read through a one-replica consumer, which
+    the stream's leader serves from its own copy. (sequence, aggregate, data) in stream order."""
+    import asyncio
+
+    from paiju.engine.store.jetstream import JetStreamEventStore
+
+    store = await JetStreamEventStore.connect(url, stream=stream, prefix=prefix, replicas=3)
+    try:
+        js = store.client.jetstream(timeout=10)
+        request = json.dumps({"placement": {"preferred": node}}).encode()
+        for _ in range(60):
+            info = await js.stream_info(stream)
+            if info.cluster is not None and info.cluster.leader == node:
+                break
+            with contextlib.suppress(Exception):
+                await store.client.request(f"$JS.API.STREAM.LEADER.STEPDOWN.{stream}", request, timeout=10)
+            await asyncio.sleep(1.0)
+        else:
+            raise RuntimeError(f"{node} did not become the leader of {stream}")
+        return [(r.sequence, r.aggregate, r.data) for r in await store.read_all()]
+    finally:
+        await store.close()

@@ -37,6 +37,8 @@ from paiju.engine.store.jetstream import delivery_sequences
 BATCH = 500
 ACK_WAIT_SECONDS = 5.0
 MAX_ACK_PENDING = 20_000
+API_TIMEOUT_SECONDS = 15.0
+"""JetStream API calls (consumer create and delete) in a cluster wait for a replicated answer."""
 log = structlog.get_logger("paiju.scoring.projector")
 
 
@@ -75,7 +77,7 @@ class Projector:
         self._pool = pool
         self._batch = batch
         self._nc = client
-        self._js = client.jetstream()
+        self._js = client.jetstream(timeout=API_TIMEOUT_SECONDS)
         self._projection = projection
         self._durable = f"scoring-{projection.name}"
         self._sub: Any = None
@@ -175,7 +177,12 @@ class Projector:
         while await self.checkpoint() < until:
             if loop.time() > deadline:
                 raise TimeoutError(f"projection {self._projection.name} did not reach sequence {until}")
-            applied += await self.step(timeout=0.5)
+            try:
+                applied += await self.step(timeout=0.5)
+            except (nats.errors.Error, TimeoutError) as e:  # NATS busy (e.g. a node lost): try again
+                log.warning("projection step failed; retrying", projection=self._projection.name, error=repr(e))
+                self._sub = None
+                await asyncio.sleep(0.5)
         return applied
 
     async def run(self, stop: asyncio.Event) -> None:

@@ -40,6 +40,8 @@ CONSUME_PENDING = 1_000_000
 CONSUME_PENDING_BYTES = 1 << 30
 """Messages (and bytes) a reading subscription may hold undelivered to its callback (a whole stream read at
 full speed)."""
+DRAIN_SECONDS = 5
+"""Closing a store drains its subscriptions for at most this long (nats-py waits 30 s by default)."""
 STALL_SECONDS = 0.25
 """A reading consumer that delivers nothing for this long is replaced by a new one reading on."""
 INACTIVE_SECONDS = 30.0
@@ -62,7 +64,9 @@ class JetStreamEventStore:
         cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1
     ) -> JetStreamEventStore:
         """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge)."""
-        client = await nats.connect(servers=nats_servers(url), name=f"paiju-store-{stream.lower()}")
+        client = await nats.connect(
+            servers=nats_servers(url), name=f"paiju-store-{stream.lower()}", drain_timeout=DRAIN_SECONDS
+        )
         store = cls(client, stream, prefix)
         await store.ensure_stream(replicas)
         return store
