@@ -162,7 +162,7 @@ class Services:
         for other, process, _ in self._processes:
             if other == name and process.poll() is None:
                 process.send_signal(signal.SIGTERM)
-                return process.wait(timeout=30)
+                return process.wait(timeout=60)
         return None
 
     def check(self, *, except_for: tuple[str, ...] = ()) -> None:

@@ -78,8 +78,7 @@ async def parts(settings: Settings) -> AsyncIterator[Parts]:
             await projector.close()
     finally:
         await pool.close()
-        for store in (lobby_store, games_store, tournaments_store):
-            await store.close()
+        await asyncio.gather(*(store.close() for store in (lobby_store, games_store, tournaments_store)))
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
