@@ -1,0 +1,385 @@
+"""The Kubernetes manifests (`deploy/k8s`): each overlay renders with `kubectl kustomize`, passes the Kubernetes
+schemas strictly (kubernetes-validate, offline), and keeps what the operator's guide (docs/operations.md) says of
+it: Services that select pods, probes on real ports, no secret in the repository, bounded and unprivileged
+workloads, NetworkPolicies that let only the right pods reach NATS and PostgreSQL, the engine's autoscaler, pinned
+images, and stream replicas that match the NATS topology (three nodes and R3 in prod, one and R1 in dev)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml  # type: ignore[import-untyped,import-not-found,unused-ignore]
+
+ROOT = Path(__file__).resolve().parents[2]
+K8S = ROOT / "deploy" / "k8s"
+OVERLAYS = ("dev", "prod")
+KUBERNETES_VERSIONS = ("1.33.0", "1.37.0")
+"""The release the manifests are written for, and the newest schemas kubernetes-validate ships."""
+IMAGE = "ghcr.io/paiju/paiju"
+SERVERS = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
+SECRET_REFERENCES = {"PAIJU_TOKEN_SECRET": ("paiju-token", "secret"), "DATABASE_URL": ("paiju-database", "url")}
+SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|PRIVATE_KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
+URL_WITH_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)
+RANDOM_LOOKING = re.compile(r"^[A-Za-z0-9+/=_-]{32,}$")
+
+Doc = dict[str, Any]
+
+
+def render(overlay: str) -> list[Doc]:
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.fail("kubectl is needed to render the manifests (kubectl kustomize)")
+    done = subprocess.run(
+        [kubectl, "kustomize", str(K8S / overlay)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, f"kubectl kustomize deploy/k8s/{overlay} failed:\n{done.stderr}"
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+@pytest.fixture(scope="module", params=OVERLAYS)
+def overlay(request: pytest.FixtureRequest) -> tuple[str, list[Doc]]:
+    name: str = request.param
+    return name, render(name)
+
+
+def of_kind(docs: list[Doc], *kinds: str) -> list[Doc]:
+    return [d for d in docs if d["kind"] in kinds]
+
+
+def named(docs: list[Doc], kind: str, name: str) -> Doc:
+    found = [d for d in docs if d["kind"] == kind and d["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected one {kind} {name}, found {len(found)}"
+    return found[0]
+
+
+def generated(docs: list[Doc], kind: str, prefix: str) -> Doc:
+    """A generated object (kustomize appends a hash of its content to the name)."""
+    found = [d for d in docs if d["kind"] == kind and re.fullmatch(rf"{prefix}(-[a-z0-9]+)?", d["metadata"]["name"])]
+    assert len(found) == 1, f"expected one {kind} {prefix}(-hash), found {len(found)}"
+    return found[0]
+
+
+def workloads(docs: list[Doc]) -> list[Doc]:
+    return of_kind(docs, "Deployment", "StatefulSet")
+
+
+def containers(workload: Doc) -> Iterator[Doc]:
+    spec = workload["spec"]["template"]["spec"]
+    yield from spec.get("initContainers", [])
+    yield from spec["containers"]
+
+
+def paiju_containers(docs: list[Doc]) -> Iterator[tuple[str, Doc]]:
+    """(workload name, container) for every container running the Paiju image."""
+    for workload in workloads(docs):
+        for container in containers(workload):
+            if container["image"].split(":")[0] == IMAGE:
+                yield workload["metadata"]["name"], container
+
+
+def selects(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    """Whether a Kubernetes label selector (matchLabels and matchExpressions) selects ``labels``."""
+    if any(labels.get(key) != value for key, value in selector.get("matchLabels", {}).items()):
+        return False
+    for expression in selector.get("matchExpressions", []):
+        key, operator, values = expression["key"], expression["operator"], expression.get("values", [])
+        matched = {
+            "In": key in labels and labels[key] in values,
+            "NotIn": key not in labels or labels[key] not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }[operator]
+        if not matched:
+            return False
+    return True
+
+
+def pod_labels(workload: Doc) -> dict[str, str]:
+    labels: dict[str, str] = workload["spec"]["template"]["metadata"]["labels"]
+    return labels
+
+
+def pods_allowed(docs: list[Doc], target: Doc, port_name: str) -> set[str]:
+    """The workloads of the namespace whose pods some NetworkPolicy lets reach ``target``'s port ``port_name``
+    ("*" when a rule admits every source)."""
+    ports = {p["name"]: p["containerPort"] for c in containers(target) for p in c.get("ports", [])}
+    allowed: set[str] = set()
+    for policy in of_kind(docs, "NetworkPolicy"):
+        if not selects(policy["spec"]["podSelector"], pod_labels(target)):
+            continue
+        for rule in policy["spec"].get("ingress", []):
+            rule_ports = [p.get("port") for p in rule.get("ports", [])]
+            if rule_ports and port_name not in rule_ports and ports[port_name] not in rule_ports:
+                continue
+            if "from" not in rule:
+                allowed.add("*")
+                continue
+            for peer in rule["from"]:
+                if "namespaceSelector" in peer or "ipBlock" in peer:
+                    continue  # another namespace or addresses: not a workload of this one
+                allowed |= {
+                    w["metadata"]["name"] for w in workloads(docs) if selects(peer["podSelector"], pod_labels(w))
+                }
+    return allowed
+
+
+def test_every_service_selects_pods_with_its_target_ports(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    for service in of_kind(docs, "Service"):
+        selector = service["spec"].get("selector")
+        name = service["metadata"]["name"]
+        assert selector, f"Service {name} selects no pods"
+        backends = [w for w in workloads(docs) if selects({"matchLabels": selector}, pod_labels(w))]
+        assert backends, f"Service {name}: no pod template has the labels {selector}"
+        for backend in backends:
+            names = {p["name"] for c in containers(backend) for p in c.get("ports", [])}
+            numbers = {p["containerPort"] for c in containers(backend) for p in c.get("ports", [])}
+            for port in service["spec"]["ports"]:
+                target = port.get("targetPort", port["port"])
+                assert target in names | numbers, f"Service {name}: {backend['metadata']['name']} has no port {target}"
+
+
+def test_every_probe_asks_a_port_of_its_container(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    for workload in workloads(docs):
+        for container in containers(workload):
+            names = {p["name"] for p in container.get("ports", [])}
+            numbers = {p["containerPort"] for p in container.get("ports", [])}
+            for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+                probe = container.get(kind)
+                if probe is None or "exec" in probe:
+                    continue
+                handler = probe.get("grpc") or probe.get("httpGet") or probe.get("tcpSocket")
+                assert handler is not None, f"{container['name']}: {kind} has no handler"
+                assert handler["port"] in names | numbers, f"{container['name']}: {kind} asks port {handler['port']}"
+
+
+def test_the_servers_have_grpc_health_probes_and_time_to_drain(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    for component, service in SERVERS.items():
+        deployment = named(docs, "Deployment", component)
+        assert deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        assert container["args"] == [component]
+        grpc_port = next(p["containerPort"] for p in container["ports"] if p["name"] == "grpc")
+        for kind in ("startupProbe", "readinessProbe"):
+            assert container[kind]["grpc"] == {"port": grpc_port, "service": service}, f"{component} {kind}"
+        assert container["livenessProbe"]["grpc"]["port"] == grpc_port
+        assert {p["name"] for p in container["ports"]} == {"grpc", "metrics"}
+        annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+        metrics_port = next(p["containerPort"] for p in container["ports"] if p["name"] == "metrics")
+        assert annotations["prometheus.io/scrape"] == "true"
+        assert annotations["prometheus.io/port"] == str(metrics_port)
+    bots = named(docs, "Deployment", "bots")
+    assert bots["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= 30
+    (runner,) = bots["spec"]["template"]["spec"]["containers"]
+    assert runner["args"] == ["bots"]
+    assert not {"startupProbe", "readinessProbe", "livenessProbe", "ports"} & runner.keys()
+    (runner_id,) = [e for e in runner["env"] if e["name"] == "PAIJU_RUNNER_ID"]
+    assert runner_id["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+
+
+def test_the_configuration_names_services_that_exist(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    config = generated(docs, "ConfigMap", "paiju-config")
+    services = {s["metadata"]["name"]: {p["port"] for p in s["spec"]["ports"]} for s in of_kind(docs, "Service")}
+    for variable, pattern in (
+        ("NATS_URL", r"nats://(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
+        ("PAIJU_ENGINE_ADDRESS", r"dns:///(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
+        ("PAIJU_LOBBY_ADDRESS", r"(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
+    ):
+        found = re.fullmatch(pattern, config["data"][variable])
+        assert found, f"{variable}={config['data'][variable]}"
+        assert int(found["port"]) in services.get(found["host"], set()), f"{variable}: no Service port {found[0]}"
+    assert named(docs, "Service", "engine-headless")["spec"]["clusterIP"] == "None"
+    for workload, container in paiju_containers(docs):
+        refs = [source["configMapRef"]["name"] for source in container.get("envFrom", [])]
+        assert refs == [config["metadata"]["name"]], f"{workload}: envFrom {refs}"
+
+
+def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -> None:
+    name, docs = overlay
+    for secret in of_kind(docs, "Secret"):
+        assert not secret.get("data") and not secret.get("stringData"), f"Secret {secret['metadata']['name']}"
+    for config in of_kind(docs, "ConfigMap"):
+        for key, value in config.get("data", {}).items():
+            assert not SECRET_NAME.search(key), f"ConfigMap {config['metadata']['name']}: {key}"
+            assert not URL_WITH_PASSWORD.search(value), f"ConfigMap {config['metadata']['name']}: {key}"
+    for workload in workloads(docs):
+        for container in containers(workload):
+            for variable in container.get("env", []):
+                where = f"{name}: {workload['metadata']['name']}/{container['name']} {variable['name']}"
+                if "value" in variable:
+                    assert not SECRET_NAME.search(variable["name"]), f"{where} is given as a literal"
+                    assert not URL_WITH_PASSWORD.search(variable["value"]), f"{where} holds a password"
+                    assert not RANDOM_LOOKING.match(variable["value"]), f"{where} looks like a key"
+                elif SECRET_NAME.search(variable["name"]):
+                    assert "secretKeyRef" in variable["valueFrom"], f"{where} is not read from a Secret"
+                if variable["name"] in SECRET_REFERENCES:
+                    ref = variable["valueFrom"]["secretKeyRef"]
+                    assert (ref["name"], ref["key"]) == SECRET_REFERENCES[variable["name"]], where
+    rendered = yaml.safe_dump_all(docs)
+    assert not URL_WITH_PASSWORD.search(rendered)
+
+
+def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    needs = {
+        "engine": {"PAIJU_TOKEN_SECRET"},
+        "lobby": {"PAIJU_TOKEN_SECRET", "DATABASE_URL"},
+        "scoring": {"PAIJU_TOKEN_SECRET", "DATABASE_URL"},
+        "bots": {"PAIJU_TOKEN_SECRET"},
+    }
+    found = {
+        workload: {v["name"] for v in container.get("env", []) if "secretKeyRef" in v.get("valueFrom", {})}
+        for workload, container in paiju_containers(docs)
+    }
+    assert found == needs
+
+
+def test_workloads_are_bounded_unprivileged_and_without_api_tokens(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    accounts = {a["metadata"]["name"]: a for a in of_kind(docs, "ServiceAccount")}
+    assert workloads(docs)
+    for workload in workloads(docs):
+        name = workload["metadata"]["name"]
+        assert selects(workload["spec"]["selector"], pod_labels(workload)), f"{name}: selector misses its own pods"
+        pod = workload["spec"]["template"]["spec"]
+        account = pod.get("serviceAccountName")
+        assert account in accounts, f"{name}: no ServiceAccount of its own"
+        assert accounts[account].get("automountServiceAccountToken") is False, f"ServiceAccount {account}"
+        assert pod.get("automountServiceAccountToken") is not True, name
+        assert pod["securityContext"]["runAsNonRoot"] is True, name
+        assert pod["securityContext"]["runAsUser"] > 0, name
+        assert pod["securityContext"]["seccompProfile"] == {"type": "RuntimeDefault"}, name
+        for container in containers(workload):
+            where = f"{name}/{container['name']}"
+            for bound in ("requests", "limits"):
+                assert {"cpu", "memory"} <= container.get("resources", {}).get(bound, {}).keys(), f"{where} {bound}"
+            security = container["securityContext"]
+            assert security["allowPrivilegeEscalation"] is False, where
+            assert security["readOnlyRootFilesystem"] is True, where
+            assert security["capabilities"]["drop"] == ["ALL"], where
+            assert "add" not in security["capabilities"], where
+
+
+def test_network_policies_let_only_the_right_pods_in(overlay: tuple[str, list[Doc]]) -> None:
+    name, docs = overlay
+    policies = of_kind(docs, "NetworkPolicy")
+    assert any(
+        p["spec"]["podSelector"] == {} and p["spec"]["policyTypes"] == ["Ingress"] and not p["spec"].get("ingress")
+        for p in policies
+    ), "no default deny of ingress"
+    nats = named(docs, "StatefulSet", "nats")
+    assert pods_allowed(docs, nats, "client") == {"engine", "lobby", "scoring"}
+    assert pods_allowed(docs, nats, "cluster") == {"nats"}
+    assert pods_allowed(docs, nats, "monitor") == set()  # only the monitoring namespace
+    for component in SERVERS:
+        server = named(docs, "Deployment", component)
+        assert pods_allowed(docs, server, "grpc") == {"*"}, component
+        assert pods_allowed(docs, server, "metrics") == set(), component  # only the monitoring namespace
+        monitoring = [
+            peer["namespaceSelector"]
+            for p in policies
+            if selects(p["spec"]["podSelector"], pod_labels(server))
+            for rule in p["spec"].get("ingress", [])
+            if "metrics" in [port.get("port") for port in rule.get("ports", [])]
+            for peer in rule.get("from", [])
+        ]
+        assert monitoring == [{"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}], component
+    if name == "dev":
+        postgres = named(docs, "StatefulSet", "postgres")
+        assert pods_allowed(docs, postgres, "postgres") == {"lobby", "scoring"}
+
+
+def test_the_engine_is_autoscaled_in_prod_and_single_in_dev(overlay: tuple[str, list[Doc]]) -> None:
+    name, docs = overlay
+    scalers = of_kind(docs, "HorizontalPodAutoscaler")
+    engine = named(docs, "Deployment", "engine")
+    if name == "dev":
+        assert scalers == []
+        assert engine["spec"]["replicas"] == 1
+        return
+    (scaler,) = scalers
+    assert scaler["apiVersion"] == "autoscaling/v2"
+    assert scaler["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "engine"}
+    assert (scaler["spec"]["minReplicas"], scaler["spec"]["maxReplicas"]) == (3, 12)
+    assert [m["resource"]["name"] for m in scaler["spec"]["metrics"]] == ["cpu"]
+    assert "replicas" not in engine["spec"], "the autoscaler owns the engine's replicas"
+
+
+def test_replicas_match_the_topology(overlay: tuple[str, list[Doc]]) -> None:
+    name, docs = overlay
+    expected = {"dev": {"lobby": 1, "scoring": 1, "bots": 1}, "prod": {"lobby": 1, "scoring": 2, "bots": 2}}[name]
+    for deployment, count in expected.items():
+        assert named(docs, "Deployment", deployment)["spec"]["replicas"] == count, deployment
+    assert named(docs, "Deployment", "lobby")["spec"]["strategy"]["type"] == "Recreate"
+    nodes = named(docs, "StatefulSet", "nats")["spec"]["replicas"]
+    stream_replicas = int(generated(docs, "ConfigMap", "paiju-config")["data"]["PAIJU_STREAM_REPLICAS"])
+    server_config = generated(docs, "ConfigMap", "nats-config")["data"]["nats.conf"]
+    routes = re.findall(r"nats://(nats-\d+)\.nats-headless:6222", server_config)
+    if name == "prod":
+        assert (nodes, stream_replicas) == (3, 3)
+        assert routes == ["nats-0", "nats-1", "nats-2"]
+    else:
+        assert (nodes, stream_replicas) == (1, 1)
+        assert "cluster" not in re.sub(r"#.*", "", server_config), "a standalone server has no cluster block"
+    assert "jetstream" in server_config
+    budget = named(docs, "PodDisruptionBudget", "nats")["spec"]
+    assert budget["maxUnavailable"] == 1, "one NATS node at a time: R3 streams keep their quorum"
+    assert selects(budget["selector"], pod_labels(named(docs, "StatefulSet", "nats")))
+
+
+def test_every_workload_has_a_disruption_budget(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    budgets = of_kind(docs, "PodDisruptionBudget")
+    for workload in workloads(docs):
+        if workload["metadata"]["name"] == "postgres":
+            continue  # dev's single database server
+        assert any(selects(b["spec"]["selector"], pod_labels(workload)) for b in budgets), workload["metadata"]["name"]
+
+
+def test_images_are_pinned(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    for workload in workloads(docs):
+        for container in containers(workload):
+            image: str = container["image"]
+            if "@sha256:" in image:
+                continue
+            repository, _, tag = image.rpartition(":")
+            assert repository and "/" not in tag, f"{image}: no tag"
+            assert tag != "latest", f"{image}: latest is not a version"
+    assert {container["image"].split(":")[0] for _, container in paiju_containers(docs)} == {IMAGE}
+
+
+def test_everything_lives_in_the_paiju_namespace(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    assert named(docs, "Namespace", "paiju")["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    for doc in docs:
+        if doc["kind"] != "Namespace":
+            assert doc["metadata"].get("namespace") == "paiju", f"{doc['kind']} {doc['metadata']['name']}"
+
+
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_every_object_passes_the_kubernetes_schemas_strictly(overlay: tuple[str, list[Doc]], version: str) -> None:
+    """kubernetes-validate --strict, where an object of an unknown kind fails (the command line only warns)."""
+    try:
+        import kubernetes_validate  # type: ignore[import-untyped,import-not-found,unused-ignore]
+    except ModuleNotFoundError:
+        pytest.fail("kubernetes-validate is not installed: it is a dev dependency (offline Kubernetes schemas)")
+    name, docs = overlay
+    failures = []
+    for doc in docs:
+        try:
+            kubernetes_validate.validate(doc, version, strict=True)
+        except kubernetes_validate.ValidationError as e:
+            failures.append(f"{doc['kind']} {doc['metadata']['name']}: {'.'.join(map(str, e.path))}: {e.message}")
+        except kubernetes_validate.SchemaNotFoundError as e:
+            failures.append(e.message)
+    assert not failures, f"deploy/k8s/{name} against Kubernetes {version}:\n" + "\n".join(failures)
