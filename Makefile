@@ -10,7 +10,7 @@ BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test
+.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
 GEN := services/engine/paiju/v1
@@ -52,6 +52,15 @@ test: lint chromium
 cluster-test: setup
 	$(BIN)/pytest -s -m cluster tests/cluster
 
+## manifests: render every kustomize overlay and validate each object offline (strict, Kubernetes $(K8S_VERSION))
+K8S_VERSION := 1.33.0
+manifests: setup
+	@command -v kubectl >/dev/null || { echo "make lint needs kubectl (its kustomize renders deploy/k8s)" >&2; exit 1; }
+	@for overlay in dev prod; do \
+	  kubectl kustomize deploy/k8s/$$overlay | $(BIN)/kubernetes-validate --strict -k $(K8S_VERSION) --quiet - \
+	    || { echo "deploy/k8s/$$overlay does not validate" >&2; exit 1; }; \
+	done
+
 ## chromium: the result-sheet tests render pages in headless Chromium (Debian's package, installed when root)
 chromium:
 	@command -v chromium >/dev/null || { \
@@ -59,7 +68,7 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "make test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
 
-lint: setup $(BUF)
+lint: setup $(BUF) manifests
 	$(BUF) lint protos
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
