@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from typing import Any
 
 import asyncpg
@@ -66,11 +67,12 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         "PAIJU_LOG_LEVEL": "warning",
     }
 
+    metrics_port = free_port()
+
     def scoring(*args: str) -> subprocess.Popen[bytes]:
         address = f"127.0.0.1:{free_port()}"
-        return subprocess.Popen(
-            [sys.executable, "-m", "paiju.cli", "scoring", *args], env={**env, "PAIJU_SCORING_ADDRESS": address}
-        )
+        extra = {"PAIJU_SCORING_ADDRESS": address, "PAIJU_SCORING_METRICS_PORT": str(metrics_port)}
+        return subprocess.Popen([sys.executable, "-m", "paiju.cli", "scoring", *args], env={**env, **extra})
 
     first = scoring()
     try:
@@ -91,6 +93,12 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         while (done := asyncio.run(read(database_dsn))[0]) < last:
             assert second.poll() is None and time.monotonic() < deadline, f"scoring stopped at {done} of {last}"
             time.sleep(0.1)
+        # its metrics: the projection's, the gRPC server's; none of the engine's
+        with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as answer:
+            metrics = answer.read().decode()
+        assert 'paiju_scoring_events_applied_total{projection="games"}' in metrics
+        assert f'paiju_scoring_checkpoint{{projection="games"}} {float(last)}' in metrics
+        assert "paiju_engine_" not in metrics
         second.send_signal(signal.SIGTERM)
         assert second.wait(timeout=30) == 0
     finally:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import structlog
 
+from paiju.engine import metrics
 from paiju.engine.auth import secret_from_env, shuffle_seed
 from paiju.engine.config import Settings
 from paiju.engine.games import Games
@@ -37,6 +38,7 @@ async def run_timers(games: Games, secret: bytes, every: float, stopping: asynci
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
     """Run the engine until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
+    metrics.register()
     log = structlog.get_logger("paiju.engine")
     secret = secret_from_env()
     store = await JetStreamEventStore.connect(

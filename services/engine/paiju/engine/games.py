@@ -27,7 +27,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.engine.codec import OneofCodec
 from paiju.engine.contract import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
-from paiju.engine.observability import CONFLICTS
+from paiju.engine.metrics import CONFLICTS
 from paiju.engine.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game

@@ -36,7 +36,7 @@ from paiju.engine.games import (
     SeatChangeRefused,
     StaleVersion,
 )
-from paiju.engine.observability import ACTIVE_GAMES, ACTS, LATENCY, REJECTIONS
+from paiju.engine.metrics import ACTIVE_GAMES, ACTS, LATENCY, REJECTIONS
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model

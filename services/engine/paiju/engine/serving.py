@@ -11,6 +11,8 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
+from paiju.engine.callmetrics import CallMetrics
+
 GRACE_SECONDS = 10.0
 """How long calls in flight may finish after SIGTERM before the server closes."""
 
@@ -36,7 +38,7 @@ async def serve_grpc(
 ) -> Serving:
     """Start a gRPC server on ``address`` with the service ``register`` adds (full name ``name``), health
     checking, reflection (v1alpha) and, when ``metrics_port``, Prometheus metrics."""
-    server = grpc.aio.server()
+    server = grpc.aio.server(interceptors=[CallMetrics()])
     register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -31,6 +32,7 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
+from prometheus_client import Counter, Gauge, Histogram
 
 from paiju.engine.store.jetstream import delivery_sequences
 
@@ -40,6 +42,14 @@ MAX_ACK_PENDING = 20_000
 API_TIMEOUT_SECONDS = 15.0
 """JetStream API calls (consumer create and delete) in a cluster wait for a replicated answer."""
 log = structlog.get_logger("paiju.scoring.projector")
+APPLIED = Counter("paiju_scoring_events_applied_total", "Stream events applied to the read models", ["projection"])
+CHECKPOINT = Gauge("paiju_scoring_checkpoint", "The last stream sequence a projection applied", ["projection"])
+BATCH_SECONDS = Histogram(
+    "paiju_scoring_batch_seconds",
+    "Time to apply one batch in its transaction",
+    ["projection"],
+    buckets=(0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +151,7 @@ class Projector:
         """Apply the part of ``batch`` past the checkpoint; the checkpoint after it, or ``None`` when the batch
         cannot be applied yet (a gap before it)."""
         name = self._projection.name
+        started = time.perf_counter()
         async with self._pool.acquire() as connection, connection.transaction():
             await connection.execute(
                 "INSERT INTO scoring_checkpoints (projection, sequence) VALUES ($1, 0) ON CONFLICT DO NOTHING", name
@@ -164,6 +175,9 @@ class Projector:
             await connection.execute(
                 "UPDATE scoring_checkpoints SET sequence = $2 WHERE projection = $1", name, todo[-1].sequence
             )
+        APPLIED.labels(name).inc(len(todo))
+        CHECKPOINT.labels(name).set(todo[-1].sequence)
+        BATCH_SECONDS.labels(name).observe(time.perf_counter() - started)
         return todo[-1].sequence
 
     async def catch_up(self, until: int | None = None, timeout: float = 30.0) -> int:

@@ -1,0 +1,29 @@
+"""The engine's own Prometheus metrics. Created unregistered, so that the lobby, scoring and the tools, which
+import engine modules, do not export them; `register` adds them to the default registry when the engine
+serves."""
+
+from __future__ import annotations
+
+import contextlib
+
+from prometheus_client import REGISTRY, Counter, Gauge, Histogram
+
+ACTS = Counter("paiju_engine_acts_total", "Commands applied", ["game"], registry=None)
+REJECTIONS = Counter("paiju_engine_rejections_total", "Commands refused, by status", ["status"], registry=None)
+LATENCY = Histogram(
+    "paiju_engine_act_seconds",
+    "Time to apply one command (load, decide, append)",
+    buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0),
+    registry=None,
+)
+CONFLICTS = Counter(
+    "paiju_engine_conflicts_total", "Appends that lost to another writer and were decided again", registry=None
+)
+ACTIVE_GAMES = Gauge("paiju_engine_active_games", "Games this process has served since it started", registry=None)
+
+
+def register() -> None:
+    """Export the engine's metrics (once per process; the engine's start calls it)."""
+    for metric in (ACTS, REJECTIONS, LATENCY, CONFLICTS, ACTIVE_GAMES):
+        with contextlib.suppress(ValueError):  # registered already
+            REGISTRY.register(metric)
