@@ -19,20 +19,12 @@ CONSUMER = "scoring-tournament-results"
 log = structlog.get_logger("paiju.scoring.results")
 
 
-def tournament_of(table_id: str) -> str | None:
-    """The tournament of a tournament table id (``table-<tournament>-r<round>-t<table>``), else ``None``."""
-    if not table_id.startswith("table-tour"):
-        return None
-    parts = table_id.split("-")
-    return parts[1] if len(parts) == 4 and parts[2].startswith("r") and parts[3].startswith("t") else None
-
-
 def handler(tournaments: Aggregates[tm.Tournament], now_ms: Callable[[], int]) -> Callable[[bytes], Awaitable[None]]:
     async def handle(data: bytes) -> None:
         envelope = lobby_events_pb2.LobbyEnvelope.FromString(data)
         if envelope.event.WhichOneof("event") != "match_finished":
             return
-        tournament_id = tournament_of(envelope.aggregate)
+        tournament_id = tm.tournament_of_table(envelope.aggregate)
         if tournament_id is None:
             return
         finished = envelope.event.match_finished

@@ -176,7 +176,10 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         who: Identity,
         request: Any,
     ) -> tm.Tournament:
-        """Decide and append; a retry (same command id, same request, same caller) is answered with the state."""
+        """Decide and append on an existing tournament (or create one); a retry (same command id, same request,
+        same caller) is answered with the state."""
+        if not isinstance(command, tm.CreateTournament):
+            await self._tournament(context, tournament_id)
         command_id = request.command_id
         if not command_id:
             await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "command_id is required (a retry reuses it)")
@@ -228,7 +231,6 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         players = tuple(p.player_id for p in request.players)
         if who.role not in ORGANISERS and not (who.role is Role.PLAYER and who.subject in players):
             await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "a player registers only a team they play in")
-        await self._tournament(context, request.tournament_id)
         team_id = "team" + _derived(request.tournament_id, who.subject, request.command_id)
         names = tuple(p.name for p in request.players)
         command = tm.RegisterTeam(team_id, request.name, players, names, who.subject, self._now_ms())
@@ -239,7 +241,6 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.PairRoundRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.PairRoundResponse:
         who = await self._organiser(context)
-        await self._tournament(context, request.tournament_id)
         state = await self._act(context, request.tournament_id, tm.PairRound(who.subject, self._now_ms()), who, request)
         return scoring_pb2.PairRoundResponse(round=round_message(state.played[-1]))
 
@@ -247,7 +248,6 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.EndTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.EndTournamentResponse:
         who = await self._organiser(context)
-        await self._tournament(context, request.tournament_id)
         command = tm.EndTournament(who.subject, self._now_ms())
         state = await self._act(context, request.tournament_id, command, who, request)
         return scoring_pb2.EndTournamentResponse(tournament=tournament_message(state))
@@ -256,7 +256,6 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.RecordForfeitRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.RecordForfeitResponse:
         who = await self._organiser(context)
-        await self._tournament(context, request.tournament_id)
         command = tm.RecordForfeit(request.round, request.team_id, who.subject, self._now_ms())
         state = await self._act(context, request.tournament_id, command, who, request)
         return scoring_pb2.RecordForfeitResponse(round=round_message(state.round(request.round)))
@@ -281,7 +280,6 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.ResolveAppealRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.ResolveAppealResponse:
         who = await self._organiser(context)
-        await self._tournament(context, request.tournament_id)
         corrected = request.corrected_difference if request.HasField("corrected_difference") else None
         command = tm.ResolveAppeal(
             request.appeal, request.upheld, request.decision, who.subject, self._now_ms(), corrected
@@ -293,7 +291,6 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.ConfirmSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.ConfirmSheetResponse:
         who = await self._player(context)
-        await self._tournament(context, request.tournament_id)
         command = tm.ConfirmSheet(request.round, request.team_id, who.subject, self._now_ms())
         state = await self._act(context, request.tournament_id, command, who, request)
         return scoring_pb2.ConfirmSheetResponse(round=round_message(state.round(request.round)))

@@ -146,6 +146,14 @@ def table_id_of(tournament_id: str, round_number: int, table: int) -> str:
     return f"table-{tournament_id}-r{round_number}-t{table}"
 
 
+def tournament_of_table(table_id: str) -> str | None:
+    """The tournament of a lobby table made by `table_id_of`, else ``None`` (an ordinary table)."""
+    if not table_id.startswith("table-tour"):
+        return None
+    parts = table_id.split("-")
+    return parts[1] if len(parts) == 4 and parts[2].startswith("r") and parts[3].startswith("t") else None
+
+
 def standing_teams(tournament: Tournament) -> list[st.Team]:
     return [st.Team(team.team_id, team.name, team.draw) for team in tournament.teams]
 

@@ -16,6 +16,7 @@ from nats.js.errors import NotFoundError
 from paiju.engine.channels import nats_servers
 from paiju.engine.config import Settings
 from paiju.engine.games import GameNotFound, Games
+from paiju.engine.store import Recorded
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.table import game_id_of
 from paiju.scoring.analyst.log import GameLog, from_game
@@ -112,16 +113,23 @@ async def load_logs(store: JetStreamEventStore, game_ids: Sequence[str] | None =
     return [await _loaded(games, game_id) for game_id in dict.fromkeys(game_ids)]
 
 
+async def _stored(url: str, stream: str, prefix: str, kind: str, aggregate: str) -> list[Recorded]:
+    """The stored events of one aggregate of ``stream`` (`AnalystError` when it has none)."""
+    check_id(kind, aggregate)
+    async with _store(url, stream, prefix) as store:
+        stored = await store.load(aggregate)
+    if not stored:
+        raise AnalystError(f"there is no {kind} {aggregate!r}")
+    return stored
+
+
 async def tournament_games(source: Source, tournament_id: str) -> list[str]:
     """The games of a tournament's tables, round by round and table by table (from its `RoundPaired` events;
     the first match of each table is the tournament's)."""
-    check_id("tournament", tournament_id)
-    async with _store(source.url, source.tournaments_stream, source.tournaments_prefix) as tournaments:
-        stored = await tournaments.load(tournament_id)
-    if not stored:
-        raise AnalystError(f"there is no tournament {tournament_id!r}")
     games = []
-    for recorded in stored:
+    for recorded in await _stored(
+        source.url, source.tournaments_stream, source.tournaments_prefix, "tournament", tournament_id
+    ):
         envelope = tournament_events_pb2.TournamentEnvelope.FromString(recorded.data)
         if envelope.event.WhichOneof("event") == "round_paired":
             games += [game_id_of(table.table_id, 1) for table in envelope.event.round_paired.tables]
@@ -130,13 +138,8 @@ async def tournament_games(source: Source, tournament_id: str) -> list[str]:
 
 async def table_games(source: Source, table_id: str) -> list[str]:
     """The games of a lobby table's matches, in match order (from its `LobbyMatchStarted` events)."""
-    check_id("table", table_id)
-    async with _store(source.url, source.lobby_stream, source.lobby_prefix) as lobby:
-        stored = await lobby.load(table_id)
-    if not stored:
-        raise AnalystError(f"there is no table {table_id!r}")
     games = []
-    for recorded in stored:
+    for recorded in await _stored(source.url, source.lobby_stream, source.lobby_prefix, "table", table_id):
         envelope = lobby_events_pb2.LobbyEnvelope.FromString(recorded.data)
         if envelope.event.WhichOneof("event") == "match_started":
             games.append(envelope.event.match_started.game_id)
