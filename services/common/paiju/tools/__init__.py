@@ -1,0 +1,1 @@
+"""Build-time tools of the gRPC contract: they run from the Makefile, never in a service."""
