@@ -60,12 +60,13 @@ def classify(cards: Sequence[Card], trumps: Trumps) -> Combo:
     """The single combination these cards form (§4), or `IllegalAction` naming what is wrong."""
     n = len(cards)
     if n == 0:
-        raise IllegalAction("a play needs at least one card")
+        raise IllegalAction("a play needs at least one card", rule="§4")
     classes = {trumps.suit_class[c] for c in cards}
     if len(classes) > 1:
         raise IllegalAction(
             f"{format_cards(cards)} mixes {' and '.join(CLASS_NAMES[c] for c in sorted(classes))}: "
-            "a lead is one combination of one suit (throws are not allowed, 八 不得甩牌)"
+            "a lead is one combination of one suit (throws are not allowed, 八 不得甩牌)",
+            rule="§4",
         )
     cls = classes.pop()
     groups = Counter(cards)
@@ -74,18 +75,20 @@ def classify(cards: Sequence[Card], trumps: Trumps) -> Combo:
         c = cards[0]
         unit = n
         if unit > 6:
-            raise IllegalAction(f"there are only six copies of {format_cards([c])}")
+            raise IllegalAction(f"there are only six copies of {format_cards([c])}", rule="§1")
         return Combo(_KIND_BY_UNIT.get(unit, Kind.BOMB), unit, 1, cls, trumps.strength[c])
     if len(sizes) != 1 or (unit := sizes.pop()) < 2:
         raise IllegalAction(
             f"{format_cards(cards)} is not one combination: a tractor needs units of equal size (2..6 identical "
-            "cards) on consecutive ranks, and throws are not allowed (八 不得甩牌)"
+            "cards) on consecutive ranks, and throws are not allowed (八 不得甩牌)",
+            rule="§4",
         )
     value = run_value(sorted(groups), trumps)
     if value is None:
         raise IllegalAction(
             f"{format_cards(cards)} is not a tractor: its units are not on consecutive ranks "
-            "(the level rank breaks a run, 不能隔张; only SJ-BJ and A-2 of trumps link specially, §4)"
+            "(the level rank breaks a run, 不能隔张; only SJ-BJ and A-2 of trumps link specially, §4)",
+            rule="§4",
         )
     kind = Kind.TRACTOR if unit == 2 else Kind.SPECIAL_TRACTOR
     return Combo(kind, unit, len(groups), cls, value)

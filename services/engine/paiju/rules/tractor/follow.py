@@ -388,7 +388,8 @@ def check_follow(lead: Combo, hand: Sequence[Card], play: Sequence[Card], trumps
     if not any(embed(played, components, trumps) is not None for components in PRIORITIES[(lead.kind, lead.size)][row]):
         raise IllegalAction(
             f"follow {lead.describe()} with {names[row]} of {cls}, which you hold "
-            f"(priority: {' → '.join(names[: row + 1])}, §6)"
+            f"(priority: {' → '.join(names[: row + 1])}, §6)",
+            rule="§6.2",
         )
 
 

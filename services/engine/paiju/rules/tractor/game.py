@@ -134,13 +134,15 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
         return tuple(_decide_cut(state, command))
     if isinstance(command, StartGame):
         if state.phase is not Phase.NEW:
-            raise IllegalAction("the game has already started", fingerprint=fingerprint(state))
+            raise IllegalAction("the game has already started", fingerprint=fingerprint(state), rule="§2")
         if command.options.round_minutes < 0 or command.options.turn_seconds < 0:
             raise RuleError("round_minutes and turn_seconds are 0 (off) or more")
         return (GameStarted(command.options, command.at), *_first_deal(command.seed, 1))
     if isinstance(command, Redeal):
         if state.phase is not Phase.FLIP:
-            raise IllegalAction("only a void first deal is dealt again", fingerprint=fingerprint(state))
+            raise IllegalAction(
+                "only a void first deal is dealt again", fingerprint=fingerprint(state), rule="D-TR-6.6"
+            )
         return tuple(_first_deal(command.seed, state.deal))
     if isinstance(command, Timeout):
         return tuple(_decide_timeout(state, command))
@@ -156,9 +158,9 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
 def _decide_clock(state: State, command: ClockTick) -> list[Event]:
     """D-TR-9: 25 minutes before the end of a timed round, announce two more deals (once)."""
     if state.options.round_minutes <= 0:
-        raise IllegalAction("this game is untimed (round_minutes is 0): there is nothing to announce")
+        raise IllegalAction("this game is untimed (round_minutes is 0): there is nothing to announce", rule="D-TR-9")
     if state.phase in (Phase.NEW, Phase.ENDED):
-        raise IllegalAction("the game is not running", fingerprint=fingerprint(state))
+        raise IllegalAction("the game is not running", fingerprint=fingerprint(state), rule="D-TR-9")
     ticked = state.clock.tick(state.options.round_minutes, state.started_at, command.at)
     return [TwoMoreDeals(command.at)] if ticked.announced and not state.clock.announced else []
 
@@ -167,9 +169,11 @@ def _decide_referee(state: State, command: Penalize | DeclareLabourReform) -> li
     """Referee actions of §11, recorded with the referee's identity."""
     _require_seat(state, command.offender)
     if not command.referee:
-        raise RuleError("a referee action needs the referee's identity")
+        raise RuleError("a referee action needs the referee's identity", rule="§11")
     if state.phase is not Phase.PLAY:
-        raise IllegalAction("referee penalties apply while a deal is being played", fingerprint=fingerprint(state))
+        raise IllegalAction(
+            "referee penalties apply while a deal is being played", fingerprint=fingerprint(state), rule="§11"
+        )
     assert state.dealer is not None
     if isinstance(command, Penalize):
         points = offence_penalty(command.offender, state.dealer, command.cards)
@@ -180,7 +184,7 @@ def _decide_referee(state: State, command: Penalize | DeclareLabourReform) -> li
 def _decide_reform_choice(state: State, command: ChooseLabourReform) -> list[Event]:
     _require_seat(state, command.seat)
     if state.phase is not Phase.REFORM or state.reform_by is None:
-        raise IllegalAction("there is no 劳改 to choose a remedy for", fingerprint=fingerprint(state))
+        raise IllegalAction("there is no 劳改 to choose a remedy for", fingerprint=fingerprint(state), rule="§11")
     if team_of(command.seat) == state.reform_by:
         raise NotYourTurn("the non-offending team chooses the remedy for 劳改 (§11)", fingerprint=fingerprint(state))
     assert state.dealer is not None
@@ -196,25 +200,33 @@ def _decide_reform_choice(state: State, command: ChooseLabourReform) -> list[Eve
 
 def _require_seat(state: State, seat: int) -> None:
     if not 0 <= seat < SEATS:
-        raise RuleError(f"there is no seat {seat}: seats are 0..3", fingerprint=fingerprint(state))
+        raise RuleError(f"there is no seat {seat}: seats are 0..3", fingerprint=fingerprint(state), rule="§1")
 
 
-def _require_held(state: State, seat: int, cards: Cards) -> None:
+def _require_cards(cards: object) -> Cards:
     if not isinstance(cards, tuple) or not all(isinstance(c, int) and 0 <= c < 54 for c in cards):
         raise RuleError(f"cards must be a tuple of card ids 0..53, got {cards!r}")
+    return cards
+
+
+def _require_held(state: State, seat: int, cards: Cards, rule: str) -> None:
+    """``cards`` are card ids in the seat's hand; ``rule`` is the rule of the command that uses them."""
+    _require_cards(cards)
     if remove_cards(state.hands[seat], cards) is None:
         missing = missing_cards(state.hands[seat], cards)
-        raise IllegalAction(f"seat {seat} does not hold {format_cards(missing)}", fingerprint=fingerprint(state))
+        raise IllegalAction(
+            f"seat {seat} does not hold {format_cards(missing)}", fingerprint=fingerprint(state), rule=rule
+        )
 
 
 def _decide_cut(state: State, command: Cut) -> list[Event]:
     _require_seat(state, command.seat)
     if state.phase is not Phase.CUT:
-        raise IllegalAction("cannot cut now", fingerprint=fingerprint(state))
+        raise IllegalAction("cannot cut now", fingerprint=fingerprint(state), rule="§8")
     if command.seat != state.turn:
         raise NotYourTurn(f"the dealer, seat {state.turn}, cuts (§8)", fingerprint=fingerprint(state))
     if not 1 <= command.count <= DECK_SIZE - 1:
-        raise IllegalAction(f"a cut moves 1..{DECK_SIZE - 1} cards, not {command.count}")
+        raise IllegalAction(f"a cut moves 1..{DECK_SIZE - 1} cards, not {command.count}", rule="§8")
     cards = deck.cut(_shuffled(command.seed), command.count)
     return [
         HandsDealt(state.deal + 1, command.seat, deck.deal(cards, command.seat, SEATS), command.seed, command.count)
@@ -253,15 +265,17 @@ def _decide_bid(state: State, command: MakeBid | Counter) -> list[Event]:
         raise IllegalAction(
             f"cannot {'counter' if countering else 'bid'} now: the game is in the {state.phase.value} phase",
             fingerprint=fingerprint(state),
+            rule="D-TR-6.4" if countering else "D-TR-6.1",
         )
     _require_may_bid(state, seat)
-    _require_held(state, seat, command.cards)
+    _require_held(state, seat, command.cards, "D-TR-6.1")
     count = bid_count(state, command.suit, command.cards)
     if countering:
         assert state.bid is not None
         if count <= state.bid.count:
             raise IllegalAction(
-                f"a counter needs more level cards than the bid's {state.bid.count}: {count} is not more (多反少)"
+                f"a counter needs more level cards than the bid's {state.bid.count}: {count} is not more (多反少)",
+                rule="D-TR-6.4",
             )
     bid = Bid(seat, command.suit, tuple(sorted(command.cards)), count)
     return _after_entry(state, BidEntered(seat, bid))
@@ -269,20 +283,27 @@ def _decide_bid(state: State, command: MakeBid | Counter) -> list[Event]:
 
 def _require_may_bid(state: State, seat: int) -> None:
     if any(s == seat for s, _ in state.bids):
-        raise NotYourTurn(f"seat {seat} has already bid or passed", fingerprint=fingerprint(state))
+        raise NotYourTurn(
+            f"seat {seat} has already bid or passed",
+            fingerprint=fingerprint(state),
+            rule="D-TR-6.4" if state.phase is Phase.COUNTER else "D-TR-6.1",
+        )
     if state.phase is Phase.COUNTER:
         assert state.bid is not None
         if team_of(seat) == team_of(state.bid.seat):
             raise NotYourTurn(
                 "only the other team may counter; the bidding team may not counter again (对方反牌后，本方不得再反)",
                 fingerprint=fingerprint(state),
+                rule="D-TR-6.4",
             )
 
 
 def _decide_pass(state: State, command: Pass) -> list[Event]:
     _require_seat(state, command.seat)
     if state.phase not in (Phase.BID, Phase.COUNTER):
-        raise IllegalAction("passing is for bidding and countering only", fingerprint=fingerprint(state))
+        raise IllegalAction(
+            "passing is for bidding and countering only", fingerprint=fingerprint(state), rule="D-TR-6.1"
+        )
     _require_may_bid(state, command.seat)
     return _after_entry(state, BidEntered(command.seat, None))
 
@@ -334,18 +355,24 @@ def _decide_play(state: State, command: Play) -> list[Event]:
     seat = command.seat
     _require_seat(state, seat)
     if state.phase is not Phase.PLAY:
-        raise IllegalAction(f"cannot play now: the game is in the {state.phase.value} phase")
+        raise IllegalAction(f"cannot play now: the game is in the {state.phase.value} phase", rule="§5")
     if state.turn != seat:
-        raise NotYourTurn(f"it is seat {state.turn}'s turn, not seat {seat}'s", fingerprint=fingerprint(state))
-    cards = tuple(sorted(command.cards))
-    _require_held(state, seat, cards)
+        raise NotYourTurn(
+            f"it is seat {state.turn}'s turn, not seat {seat}'s", fingerprint=fingerprint(state), rule="§1"
+        )
+    try:
+        cards = tuple(sorted(command.cards))
+    except TypeError:  # not an iterable of card ids: malformed, like any other bad card list
+        _require_cards(command.cards)
+        raise
+    _require_held(state, seat, cards, "§1")
     t = trumps(state)
     trick = state.trick
     if trick is None:
         try:
             classify(cards, t)
         except IllegalAction as e:
-            raise IllegalAction(e.reason, fingerprint=fingerprint(state)) from None
+            raise IllegalAction(e.reason, fingerprint=fingerprint(state), rule=e.rule) from None
         return [CardsPlayed(seat, cards)]
     check_follow(trick.lead, state.hands[seat], cards, t)
     events: list[Event] = [CardsPlayed(seat, cards)]
@@ -397,6 +424,7 @@ def default_action(state: State, seat: int, seed: int) -> SeatAction:
 
 
 def _decide_timeout(state: State, command: Timeout) -> list[Event]:
+    _require_seat(state, command.seat)
     if state.options.turn_seconds <= 0:
         raise IllegalAction("this table has no turn timer (turn_seconds is 0), so no turn can time out (§11)")
     waiting = state.turn == command.seat or (
@@ -405,7 +433,9 @@ def _decide_timeout(state: State, command: Timeout) -> list[Event]:
         and all(s != command.seat for s, _ in state.bids)
     )
     if not waiting:
-        raise NotYourTurn(f"seat {command.seat} has no running turn to time out", fingerprint=fingerprint(state))
+        raise NotYourTurn(
+            f"seat {command.seat} has no running turn to time out", fingerprint=fingerprint(state), rule="§11"
+        )
     if state.phase in (Phase.BID, Phase.COUNTER):
         # a public timeout would tell the table that this seat passed: it is recorded inside the concealed entry
         return _after_entry(state, BidEntered(command.seat, None, timed_out=True))

@@ -47,7 +47,7 @@ def level_index(name: str) -> int:
     """The level index of a name (``"3"`` .. ``"A"``, ``"T"`` for 10, ``"past A"``; case-insensitive)."""
     found = _LEVEL_BY_NAME.get(name.strip().upper())
     if found is None:
-        raise RuleError(f"'{name}' is not a level: write 3-10, J, Q, K, A or 'past A'")
+        raise RuleError(f"'{name}' is not a level: write 3-10, J, Q, K, A or 'past A'", rule="§2")
     return found
 
 
@@ -258,7 +258,7 @@ def penalty_points(cards: int, in_favour_of_attackers: bool) -> int:
     ``+10 × cards`` when the penalty favours the attackers (a defender erred), ``−10 × cards`` otherwise.
     """
     if cards < 1:
-        raise RuleError(f"a points penalty is for 1 card or more, not {cards}")
+        raise RuleError(f"a points penalty is for 1 card or more, not {cards}", rule="§11")
     return PENALTY_PER_CARD * cards if in_favour_of_attackers else -PENALTY_PER_CARD * cards
 
 

@@ -100,7 +100,7 @@ def classify(cards: Iterable[Card]) -> Combo:
     levels = sorted(LEVEL_OF[c] for c in cards)
     n = len(levels)
     if n == 0:
-        raise IllegalAction("a play needs at least one card")
+        raise IllegalAction("a play needs at least one card", rule="§3")
     low, high = levels[0], levels[-1]
     if n == 1:
         return Combo(Kind.SINGLE, 1, low)
@@ -116,7 +116,7 @@ def classify(cards: Iterable[Card]) -> Combo:
             return Combo(Kind.PAIR, 2, low)
         return Combo(Kind.BOMB, n, low)
     if high >= SMALL_JOKER:
-        raise IllegalAction("jokers combine only with each other (joker bomb, D-ZLJ-1)")
+        raise IllegalAction("jokers combine only with each other (joker bomb, D-ZLJ-1)", rule="D-ZLJ-1")
     counts: dict[int, int] = {}
     for level in levels:
         counts[level] = counts.get(level, 0) + 1
@@ -125,7 +125,7 @@ def classify(cards: Iterable[Card]) -> Combo:
     if per_rank in ({1}, {2}):
         name = "straight" if per_rank == {1} else "pair-straight"
         if high > ACE:
-            raise IllegalAction(f"2 and 3 never sit in a {name} (§3: ranks 4..A only)")
+            raise IllegalAction(f"2 and 3 never sit in a {name} (§3: ranks 4..A only)", rule="§3")
         if high - low + 1 != ranks:
             raise IllegalAction(f"a {name} needs consecutive ranks (§3)")
         if ranks < 3:
@@ -152,10 +152,10 @@ def is_four_take(cards: Iterable[Card], current: Combo | None) -> bool:
     return n == current.size - 1
 
 
-def beat_failure(play: Combo, current: Combo) -> str | None:
-    """Why ``play`` does not beat ``current`` (§4), or ``None`` when it does (for rejections)."""
+def beat_failure(play: Combo, current: Combo) -> IllegalAction | None:
+    """Why ``play`` does not beat ``current`` (§4), as the refusal to raise, or ``None`` when it does."""
     if current.kind is Kind.JOKER_BOMB:
-        return "a joker bomb can never be beaten (D-ZLJ-1)"
+        return IllegalAction("a joker bomb can never be beaten (D-ZLJ-1)")
     if play.kind is Kind.JOKER_BOMB:
         return None
     if play.kind is Kind.BOMB:
@@ -164,19 +164,24 @@ def beat_failure(play: Combo, current: Combo) -> str | None:
         if play.size != current.size:
             if play.size > current.size:
                 return None
-            return f"a bomb beats a bomb by more cards first (D-ZLJ-2): {play.size} cards vs {current.size}"
+            return IllegalAction(
+                f"a bomb beats a bomb by more cards first (D-ZLJ-2): {play.size} cards vs {current.size}",
+                rule="D-ZLJ-2",
+            )
         if play.top > current.top:
             return None
-        return f"{play.describe()} does not beat {current.describe()}: it needs a higher rank (D-ZLJ-2)"
+        return IllegalAction(f"{play.describe()} does not beat {current.describe()}: it needs a higher rank (D-ZLJ-2)")
     if current.kind is Kind.BOMB:
-        return f"only a bigger bomb, a joker bomb or a four-take beats {current.describe()} (§4)"
+        return IllegalAction(f"only a bigger bomb, a joker bomb or a four-take beats {current.describe()} (§4)")
     if play.kind is not current.kind:
-        return f"{play.describe()} cannot beat {current.describe()}: it must be the same kind or a bomb (§4)"
+        return IllegalAction(
+            f"{play.describe()} cannot beat {current.describe()}: it must be the same kind or a bomb (§4)"
+        )
     if play.size != current.size:
-        return f"a {play.kind.value} needs the same length: {play.size} cards vs {current.size} (§4)"
+        return IllegalAction(f"a {play.kind.value} needs the same length: {play.size} cards vs {current.size} (§4)")
     if play.top > current.top:
         return None
-    return f"{play.describe()} does not beat {current.describe()}: it needs a higher top rank (§4)"
+    return IllegalAction(f"{play.describe()} does not beat {current.describe()}: it needs a higher top rank (§4)")
 
 
 def beats(play: Combo, current: Combo) -> bool:

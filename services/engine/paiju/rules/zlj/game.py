@@ -90,6 +90,8 @@ from paiju.rules.zlj.tribute import RETURN_HIGH, RETURN_LOW, returnable, start_t
 
 ACE_OF_SPADES = Card(48)
 """♠A: its holders decide the first lead of a match (§9)."""
+PHASE_RULE = {Phase.CUT: "§9", Phase.PICK: "§10", Phase.RETURN: "§11", Phase.TAKE_BACK: "§11", Phase.PLAY: "§6"}
+"""The section that says when, and by whom in turn, the commands of each phase are given."""
 
 
 # --- helpers ----------------------------------------------------------------------------------------
@@ -118,26 +120,36 @@ def same_choice(a: Iterable[Card], b: Iterable[Card]) -> bool:
     return sorted(LEVEL_OF[c] for c in a) == sorted(LEVEL_OF[c] for c in b)
 
 
-def _require_turn(state: State, seat: int, phase: Phase, what: str) -> None:
+def _require_seat(state: State, seat: int) -> None:
     if not 0 <= seat < SEATS:
-        raise RuleError(f"there is no seat {seat}: seats are 0..5", fingerprint=fingerprint(state))
+        raise RuleError(f"there is no seat {seat}: seats are 0..5", fingerprint=fingerprint(state), rule="§1")
+
+
+def _require_turn(state: State, seat: int, phase: Phase, what: str) -> None:
+    _require_seat(state, seat)
     if state.phase is not phase:
         raise IllegalAction(
-            f"cannot {what} now: the game is in the {state.phase.value} phase", fingerprint=fingerprint(state)
+            f"cannot {what} now: the game is in the {state.phase.value} phase",
+            fingerprint=fingerprint(state),
+            rule=PHASE_RULE[phase],
         )
     if state.turn != seat:
         raise NotYourTurn(
             f"it is not seat {seat}'s turn to {what}: seat {state.turn} is to act",
             fingerprint=fingerprint(state),
+            rule=PHASE_RULE[phase],
         )
 
 
-def _require_held(state: State, seat: int, cards: Cards) -> None:
+def _require_held(state: State, seat: int, cards: Cards, rule: str) -> None:
+    """``cards`` are in the seat's hand (a multiset, §1); ``rule`` is the rule of the command that uses them."""
     if remove_cards(state.hands[seat], cards) is not None:
         return
     missing = missing_cards(state.hands[seat], cards)
     if missing:
-        raise IllegalAction(f"seat {seat} does not hold {cards_text(missing)}", fingerprint=fingerprint(state))
+        raise IllegalAction(
+            f"seat {seat} does not hold {cards_text(missing)}", fingerprint=fingerprint(state), rule=rule
+        )
 
 
 def _require_cards(cards: object) -> Cards:
@@ -174,12 +186,12 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
 
 def _decide_start(state: State, command: StartMatch) -> list[Event]:
     if state.phase is not Phase.NEW:
-        raise IllegalAction("the match has already started", fingerprint=fingerprint(state))
+        raise IllegalAction("the match has already started", fingerprint=fingerprint(state), rule="§9")
     options = command.options
     if options.deals < 0:
-        raise RuleError(f"deals must be 0 (open-ended) or more, got {options.deals}")
+        raise RuleError(f"deals must be 0 (open-ended) or more, got {options.deals}", rule="§13")
     if options.turn_seconds < 0:
-        raise RuleError(f"turn_seconds must be 0 (no timer) or more, got {options.turn_seconds}")
+        raise RuleError(f"turn_seconds must be 0 (no timer) or more, got {options.turn_seconds}", rule="§13")
     first_drawer = stream(command.seed, FIRST_DRAWER_STREAM).below(SEATS)
     hands = deal_hands(shuffled_deck(command.seed), first_drawer)
     events: list[Event] = [MatchStarted(options), HandsDealt(1, first_drawer, hands, command.seed)]
@@ -217,7 +229,8 @@ def _decide_pick(state: State, command: PickTribute) -> list[Event]:
     pool = tribute.pool_cards()
     if missing_cards(pool, cards):
         raise IllegalAction(
-            f"the tribute cards are {cards_text(pool)}; {cards_text(missing_cards(pool, cards))} is not among them"
+            f"the tribute cards are {cards_text(pool)}; {cards_text(missing_cards(pool, cards))} is not among them",
+            rule="§10",
         )
     return _then_play(state, [TributePicked(command.seat, cards, len(cards), _winners_team(tribute))])
 
@@ -234,13 +247,14 @@ def _decide_return(state: State, command: ReturnTribute) -> list[Event]:
     owed = _return_owed(state, command.seat)
     bad = [c for c in cards if not RETURN_LOW <= LEVEL_OF[c] <= RETURN_HIGH]
     if bad:
-        raise IllegalAction(f"returned cards must be 5..Q (第八条): {cards_text(bad)} is not")
+        raise IllegalAction(f"returned cards must be 5..Q (第八条): {cards_text(bad)} is not", rule="§11")
     if len(cards) != owed:
         received = state.tribute.received(command.seat) if state.tribute else 0
         raise IllegalAction(
-            f"seat {command.seat} returns {owed} card(s) (received {received}, D-ZLJ-11), not {len(cards)}"
+            f"seat {command.seat} returns {owed} card(s) (received {received}, D-ZLJ-11), not {len(cards)}",
+            rule="D-ZLJ-11",
         )
-    _require_held(state, command.seat, cards)
+    _require_held(state, command.seat, cards, "§11")
     tribute = state.tribute
     assert tribute is not None
     return _then_play(state, [TributeReturned(command.seat, cards, len(cards), _losers_team(tribute))])
@@ -257,7 +271,8 @@ def _decide_take_back(state: State, command: TakeBack) -> list[Event]:
     pool = tribute.pool_cards()
     if missing_cards(pool, cards):
         raise IllegalAction(
-            f"the returned cards are {cards_text(pool)}; {cards_text(missing_cards(pool, cards))} is not among them"
+            f"the returned cards are {cards_text(pool)}; {cards_text(missing_cards(pool, cards))} is not among them",
+            rule="§11",
         )
     return _then_play(state, [ReturnTakenBack(command.seat, cards, len(cards), _losers_team(tribute))])
 
@@ -276,7 +291,7 @@ def _decide_play(state: State, command: Play) -> list[Event]:
     seat = command.seat
     _require_turn(state, seat, Phase.PLAY, "play")
     cards = _require_cards(command.cards)
-    _require_held(state, seat, cards)
+    _require_held(state, seat, cards, "§1")
     current = state.current
     events: list[Event]
     if is_four_take(cards, current):
@@ -287,15 +302,20 @@ def _decide_play(state: State, command: Play) -> list[Event]:
         try:
             combo = classify(cards)
         except IllegalAction as e:
-            raise IllegalAction(f"{cards_text(cards)}: {e.reason}", fingerprint=fingerprint(state)) from None
+            raise IllegalAction(
+                f"{cards_text(cards)}: {e.reason}", fingerprint=fingerprint(state), rule=e.rule
+            ) from None
         if current is not None and not beats(combo, current):
-            why = beat_failure(combo, current) or "it does not beat the current play (§4)"
+            failure = beat_failure(combo, current) or IllegalAction("it does not beat the current play (§4)")
+            why, rule = failure.reason, failure.rule
             only_fours = combo.top == FOUR and combo.kind in (Kind.SINGLE, Kind.PAIR, Kind.BOMB)
             if only_fours and current.kind is Kind.BOMB and current.top != FOUR:
                 why += f"; a four-take of this bomb needs exactly {current.size - 1} fours (§5)"
+                rule = "§5"
             elif only_fours and current.kind is Kind.BOMB:
                 why += "; a bomb of 4s cannot be taken by fours (§5)"
-            raise IllegalAction(why, fingerprint=fingerprint(state))
+                rule = "§5"
+            raise IllegalAction(why, fingerprint=fingerprint(state), rule=rule)
         events = [CardsPlayed(seat, cards, combo)]
         if len(cards) == len(state.hands[seat]):
             events.extend(_went_out(state, seat))
@@ -334,7 +354,7 @@ def _decide_pass(state: State, command: Pass) -> list[Event]:
 
 def _decide_end_match(state: State) -> list[Event]:
     if state.phase is not Phase.CUT:
-        raise IllegalAction("a match can be closed only between deals", fingerprint=fingerprint(state))
+        raise IllegalAction("a match can be closed only between deals", fingerprint=fingerprint(state), rule="§9")
     team, individual = match_totals(state.results)
     return [MatchEnded(team, individual)]
 
@@ -369,10 +389,13 @@ def _highest(cards: Cards, n: int) -> Cards:
 
 
 def _decide_timeout(state: State, command: Timeout) -> list[Event]:
+    _require_seat(state, command.seat)
     if state.options.turn_seconds <= 0:
         raise IllegalAction("this table has no turn timer (turn_seconds is 0), so no turn can time out (§13)")
     if state.turn != command.seat or state.phase in (Phase.NEW, Phase.ENDED):
-        raise NotYourTurn(f"seat {command.seat} has no running turn to time out", fingerprint=fingerprint(state))
+        raise NotYourTurn(
+            f"seat {command.seat} has no running turn to time out", fingerprint=fingerprint(state), rule="§13"
+        )
     action = default_action(state, command.seat, command.seed)
     return [TurnTimedOut(command.seat), *decide(state, action)]
 
