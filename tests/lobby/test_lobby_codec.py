@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from paiju.engine.codec import CodecError
 from paiju.lobby import table
-from paiju.lobby.accounts import AccountRegistered, hash_password
+from paiju.lobby.accounts import AccountRegistered, NameClaimed, hash_password, name_skeleton
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.table import (
     AddBot,
@@ -40,7 +40,7 @@ ZLJ_OPTIONS = zlj_model.Options(
     deals=3, reverse_tribute=zlj_model.ReverseTribute.TEAM_TOTAL, resist=zlj_model.Resist.TWO_BIG, turn_seconds=10
 )
 TRACTOR_OPTIONS = tractor_model.Options(round_minutes=90, turn_seconds=10)
-EVENT_CLASSES = {*typing.get_args(table.Event), AccountRegistered}
+EVENT_CLASSES = {*typing.get_args(table.Event), AccountRegistered, NameClaimed}
 
 
 def encoded(event: Any) -> lobby_events_pb2.LobbyEvent:
@@ -99,6 +99,9 @@ EVENTS: list[Any] = [
     AccountRegistered("p-0123456789abcdef", "Ann", "scrypt$16384$8$1$00ff$abcd", guest=False),
     AccountRegistered("p-guest", "guest-a1b2c3", "", guest=True),
     AccountRegistered("p-zh", "张三", "", guest=False),
+    NameClaimed("alice", "account-0123456789abcdef0123456789abcdef", "\u0410lice"),
+    NameClaimed(name_skeleton("张三"), "account-zh", "张三"),
+    NameClaimed("", "", ""),
 ]
 
 
@@ -136,6 +139,22 @@ def test_the_wire_names_the_event() -> None:
     assert not message.match_finished.result.HasField("winner_team")
     message = encoded(AccountRegistered("p", "Ann", "h", guest=False))
     assert message.WhichOneof("event") == "account_registered"
+    message = encoded(NameClaimed("alice", "account-1", "Alice"))
+    assert message.WhichOneof("event") == "name_claimed"
+    assert (message.name_claimed.skeleton, message.name_claimed.player_id, message.name_claimed.name) == (
+        "alice",
+        "account-1",
+        "Alice",
+    )
+
+
+def test_the_oneof_numbers_stay() -> None:
+    """Stored events are read by their field numbers: the name claim took a new one, nothing was renumbered."""
+    fields = lobby_events_pb2.LobbyEvent.DESCRIPTOR.oneofs_by_name["event"].fields
+    numbers = {field.name: field.number for field in fields}
+    assert numbers["account_registered"] == 13
+    assert numbers["name_claimed"] == 14
+    assert sorted(numbers.values()) == list(range(1, 15))
 
 
 def test_an_empty_wrapper_is_refused() -> None:
@@ -185,7 +204,7 @@ def test_every_event_of_a_table_round_trips() -> None:
                 assert through_the_wire(event) == event
                 state = evolve(state, event)
         assert state.matches == 2
-        assert len(kinds) == len(EVENT_CLASSES) - 1  # all but AccountRegistered
+        assert len(kinds) == len(EVENT_CLASSES) - 2  # all but AccountRegistered and NameClaimed
         bots = [f"bot-t1-{n}" for n in range(seats - 2)]  # seated after the swap; the last removed and re-added
         # bot seats-2 took Cy's seat over in the first match, bot seats-1 Bo's covered seat in the second
         assert [s.player_id for s in state.seats] == [f"bot-t1-{seats - 1}", f"bot-t1-{seats - 2}", *bots]
@@ -239,6 +258,7 @@ events = st.one_of(
     st.builds(table.SeatLeased, int32, text, st.integers(-(2**63), 2**63 - 1)),
     st.builds(table.MatchFinished, text, results),
     st.builds(AccountRegistered, text, text, text, st.booleans()),
+    st.builds(NameClaimed, text, text, text),
 )
 
 

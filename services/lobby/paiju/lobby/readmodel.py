@@ -1,8 +1,15 @@
-"""The lobby's read model in PostgreSQL: one row per table, projected from the LOBBY stream.
+"""The lobby's read model in PostgreSQL, projected from the LOBBY stream: one row per table, one per account.
 
-Each event is applied in the same transaction as the projection's checkpoint (the last stream sequence
-applied), so a restart resumes exactly where the last commit left off: an event is never applied twice and
-never lost. Rows hold the API's `Table` message, so listing tables is one indexed query.
+Two projections share one pass over the stream, each with its own checkpoint (the last stream sequence it
+applied): ``tables`` (`lobby_tables`) and ``accounts`` (`lobby_accounts`). Each event is applied in the same
+transaction as the checkpoints of the projections it was due to, so a restart resumes exactly where the last
+commit left off: an event is never applied twice and never lost. A projection added later starts with no
+checkpoint, so it reads the stream from its start while the others skip what they already applied: that is how
+a deployment that had tables before it had the accounts table gets its old accounts.
+
+Table rows hold the API's `Table` message, so listing tables is one indexed query. Account rows hold each name's
+look (`paiju.lobby.accounts.name_skeleton`), so registration finds an existing name that looks like a new one
+(`TableReadModel.confusable_with`), also one registered before names were claimed.
 """
 
 from __future__ import annotations
@@ -17,12 +24,15 @@ import structlog
 
 from paiju.engine.store import EventStore, Recorded
 from paiju.lobby import table as tb
+from paiju.lobby.accounts import AccountRegistered, account_key, name_skeleton
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.service import table_message
 from paiju.postgres import load_migrations, migrate
 from paiju.v1 import lobby_events_pb2, lobby_pb2
 
 PROJECTION = "tables"
+ACCOUNTS = "accounts"
+PROJECTIONS = (PROJECTION, ACCOUNTS)
 log = structlog.get_logger("paiju.lobby.readmodel")
 
 
@@ -50,7 +60,8 @@ async def advance(database: Any, projection: str, sequence: int) -> None:
 
 
 class TableReadModel:
-    """Projects table events into ``lobby_tables`` and answers table lists."""
+    """Projects the LOBBY stream into ``lobby_tables`` and ``lobby_accounts``; answers table lists and finds
+    confusable names."""
 
     def __init__(self, pool: asyncpg.Pool[Any], store: EventStore) -> None:
         self._pool = pool
@@ -59,14 +70,27 @@ class TableReadModel:
         self._wake = asyncio.Event()
 
     async def checkpoint(self) -> int:
-        return await checkpoint(self._pool, PROJECTION)
+        """The last stream sequence every projection of this model applied."""
+        return min((await self._checkpoints()).values())
+
+    async def _checkpoints(self) -> dict[str, int]:
+        """Each projection's checkpoint."""
+        return {projection: await checkpoint(self._pool, projection) for projection in PROJECTIONS}
 
     async def catch_up(self) -> int:
-        """Apply every event stored after the checkpoint; returns how many were applied."""
-        after = await self.checkpoint()
-        events = await self._store.read_all(after_sequence=after)
+        """Apply every event stored after the earliest checkpoint, each to the projections that have not applied
+        it yet; returns how many events were read."""
+        at = await self._checkpoints()
+        events = await self._store.read_all(after_sequence=min(at.values()))
+        unrecorded = 0  # the last event that needed no row written and is not in the checkpoints yet
         for recorded in events:
-            await self._apply(recorded)
+            due = [projection for projection, sequence in at.items() if recorded.sequence > sequence]
+            unrecorded = 0 if await self._apply(recorded, due) else recorded.sequence
+        if unrecorded:
+            async with self._pool.acquire() as connection, connection.transaction():
+                for projection, sequence in at.items():
+                    if unrecorded > sequence:
+                        await advance(connection, projection, unrecorded)
         return len(events)
 
     async def run(self, stop: asyncio.Event) -> None:
@@ -94,11 +118,33 @@ class TableReadModel:
             table = tb.evolve(table, LOBBY_EVENTS.decode(lobby_events_pb2.LobbyEnvelope.FromString(earlier.data).event))
         return table
 
-    async def _apply(self, recorded: Recorded) -> None:
-        if not recorded.aggregate.startswith("table-"):
-            async with self._pool.acquire() as connection, connection.transaction():
-                await advance(connection, PROJECTION, recorded.sequence)
-            return
+    async def _apply(self, recorded: Recorded, due: list[str]) -> bool:
+        """Apply ``recorded`` to the projections ``due`` to it, with their checkpoints, in one transaction.
+        Returns False, writing nothing (not even the checkpoints: the caller records them for a run of such
+        events at once), when it changes no row."""
+        if PROJECTION in due and recorded.aggregate.startswith("table-"):
+            await self._apply_table(recorded, due)
+            return True
+        if ACCOUNTS in due and recorded.aggregate.startswith("account-"):
+            event = LOBBY_EVENTS.decode(lobby_events_pb2.LobbyEnvelope.FromString(recorded.data).event)
+            if isinstance(event, AccountRegistered):
+                async with self._pool.acquire() as connection, connection.transaction():
+                    await connection.execute(
+                        """
+                        INSERT INTO lobby_accounts (player_id, name, skeleton, guest) VALUES ($1, $2, $3, $4)
+                        ON CONFLICT (player_id) DO NOTHING
+                        """,
+                        event.player_id,
+                        event.name,
+                        name_skeleton(event.name),
+                        event.guest,
+                    )
+                    for projection in due:
+                        await advance(connection, projection, recorded.sequence)
+                return True
+        return False
+
+    async def _apply_table(self, recorded: Recorded, due: list[str]) -> None:
         before = await self._state_before(recorded)
         envelope = lobby_events_pb2.LobbyEnvelope.FromString(recorded.data)
         table = tb.evolve(before, LOBBY_EVENTS.decode(envelope.event))
@@ -121,7 +167,8 @@ class TableReadModel:
                 recorded.version,
                 snapshot,
             )
-            await advance(connection, PROJECTION, recorded.sequence)
+            for projection in due:
+                await advance(connection, projection, recorded.sequence)
         self._states[recorded.aggregate] = table
 
     async def list_tables(self, game: str | None, status: str | None, limit: int) -> list[lobby_pb2.Table]:
@@ -142,3 +189,18 @@ class TableReadModel:
             "SELECT table_id FROM lobby_tables WHERE status = 'playing' AND bots ORDER BY opened_seq"
         )
         return [str(row["table_id"]) for row in rows]
+
+    async def confusable_with(self, name: str) -> str | None:
+        """The name of an existing account (not a guest's) that looks like ``name`` — one skeleton — but is not
+        ``name`` itself (folded: ``ALICE`` is ``alice``'s own name, which the account aggregate refuses as taken),
+        or ``None``. Covers every account the projection has applied, those registered before names were claimed
+        included; a name registered a moment ago may not be here yet (the name claims cover those)."""
+        rows = await self._pool.fetch(
+            "SELECT name FROM lobby_accounts WHERE skeleton = $1 AND NOT guest ORDER BY name",
+            name_skeleton(name),
+        )
+        own = account_key(name)
+        for row in rows:
+            if account_key(row["name"]) != own:
+                return str(row["name"])
+        return None
