@@ -14,18 +14,27 @@ export UV_PYTHON_DOWNLOADS := never
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
 GEN := services/engine/paiju/v1
+# The contract's imports from other projects, taken from the pinned packages that ship them (not committed):
+# buf/validate/validate.proto rendered from protovalidate's descriptor, google/rpc/*.proto from
+# googleapis-common-protos.
+THIRD_PARTY_PROTOS := protos/buf/validate/validate.proto protos/google/rpc/status.proto \
+	protos/google/rpc/error_details.proto protos/google/rpc/code.proto
 
 setup: $(VENV)/.synced $(GEN)/.generated
 
-## protos: generate the Python code of the gRPC contract (protos/paiju/v1) into paiju.v1 (not committed)
+## protos: the contract's third-party imports, and its Python code (paiju.v1, buf.validate) (not committed)
 protos: $(GEN)/.generated
 
-$(GEN)/.generated: $(PROTOS) $(VENV)/.synced
-	rm -rf $(GEN)
+$(THIRD_PARTY_PROTOS) &: $(VENV)/.synced
+	$(BIN)/python -m paiju.tools.protosource validate protos
+	$(BIN)/python -m paiju.tools.protosource googlerpc protos
+
+$(GEN)/.generated: $(PROTOS) $(THIRD_PARTY_PROTOS) $(VENV)/.synced
+	rm -rf $(GEN) services/engine/buf
 	mkdir -p $(GEN)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m grpc_tools.protoc -I protos \
 		--python_out=services/engine --grpc_python_out=services/engine \
-		--mypy_out=services/engine --mypy_grpc_out=services/engine $(PROTOS)
+		--mypy_out=services/engine --mypy_grpc_out=services/engine $(PROTOS) buf/validate/validate.proto
 	touch $@
 
 $(BUF):

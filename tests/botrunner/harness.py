@@ -20,6 +20,7 @@ from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.channels import channel
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
+from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
@@ -73,7 +74,7 @@ class Engine:
         self.stub = engine_pb2_grpc.EngineServiceStub(self._channel)
 
     async def _serve(self) -> None:
-        server = grpc.aio.server()
+        server = build_server(self.service.policy)
         engine_pb2_grpc.add_EngineServiceServicer_to_server(self.service, server)
         self.port = server.add_insecure_port(f"127.0.0.1:{self.port}")
         await server.start()

@@ -11,12 +11,13 @@ from typing import Any, cast
 
 import grpc
 import pytest
-from google.rpc import status_pb2
+from google.rpc import error_details_pb2, status_pb2
 
 from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
+from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.rules.rng import SeededRandom
@@ -54,10 +55,9 @@ async def engine(kind: str, request: pytest.FixtureRequest, seed: int = 99) -> A
         )
     games = Games(store)
     seeds = SeededRandom(seed)
-    server = grpc.aio.server()
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(
-        EngineService(games, SECRET, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64()), server
-    )
+    service = EngineService(games, SECRET, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64())
+    server = build_server(service.policy)
+    engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
@@ -98,6 +98,26 @@ async def status_of(call: Awaitable[Any]) -> grpc.StatusCode:
     except grpc.aio.AioRpcError as e:
         return e.code()
     return grpc.StatusCode.OK
+
+
+def reason_of(error: grpc.aio.AioRpcError) -> str:
+    """The `google.rpc.ErrorInfo` reason a refusal carries (``""`` when it carries none)."""
+    for key, value in error.trailing_metadata() or ():
+        if key == "grpc-status-details-bin":
+            for detail in status_pb2.Status.FromString(value).details:
+                info = error_details_pb2.ErrorInfo()
+                if detail.Unpack(info):
+                    return str(info.reason)
+    return ""
+
+
+async def refusal_of(call: Awaitable[Any]) -> tuple[grpc.StatusCode, str]:
+    """The status code and ErrorInfo reason a call ends with (``(OK, "")`` when it succeeds)."""
+    try:
+        await call
+    except grpc.aio.AioRpcError as e:
+        return e.code(), reason_of(e)
+    return grpc.StatusCode.OK, ""
 
 
 # --- bots playing over the API ------------------------------------------------------------------------
@@ -154,7 +174,7 @@ async def play_tractor(
     GetLegalActions, Act); a spectator token decides whose move it is and a service token redeals a void
     first deal. The first ``void_deals`` biddings are all passes. Returns the number of acts."""
     players = [auth(token(Role.PLAYER, game_id, s)) for s in range(4)]
-    spectator = auth(token(Role.SPECTATOR))
+    spectator = auth(token(Role.SPECTATOR, game_id))
     service = auth(token(Role.SERVICE))
     acts = 0
     voided = 0
@@ -221,7 +241,7 @@ async def play_zlj(
     """Play a 砸六家 match to its end with seeded bots (`choose_zlj`), one player token per seat. Returns the
     number of acts."""
     players = [auth(token(Role.PLAYER, game_id, s)) for s in range(6)]
-    spectator = auth(token(Role.SPECTATOR))
+    spectator = auth(token(Role.SPECTATOR, game_id))
     for acts in range(limit):
         public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
         observe("view", None, public)

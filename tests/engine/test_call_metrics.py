@@ -30,13 +30,14 @@ def test_calls_are_counted_by_method_and_status_and_timed() -> None:
             "127.0.0.1:0",
             "paiju.v1.EngineService",
             lambda server: engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server),
+            policy=service.policy,
         )
         before = (calls("GetView", "NOT_FOUND"), calls("GetView", "UNAUTHENTICATED"), calls("Watch", "NOT_FOUND"))
         timed = REGISTRY.get_sample_value("paiju_grpc_call_seconds_count", {"method": "GetView"}) or 0.0
         try:
             async with grpc.aio.insecure_channel(f"127.0.0.1:{serving.port}") as channel:
                 engine = engine_pb2_grpc.EngineServiceStub(channel)
-                spectator = auth(token(Role.SPECTATOR))
+                spectator = auth(token(Role.SPECTATOR, "no-such-game"))
                 for metadata in (spectator, spectator, (("authorization", "Bearer forged"),)):
                     with contextlib.suppress(grpc.aio.AioRpcError):
                         await engine.GetView(engine_pb2.GetViewRequest(game_id="no-such-game"), metadata=metadata)

@@ -168,7 +168,7 @@ def test_the_feed_keeps_a_following_replica_current(store_kind: str, request: py
         assert (await follower.load("s2")).version == game.version
         seat = game.state.turn
         moved, _ = await games.act("s2", Play(seat, game.state.hands[seat][:1]), "a1", "p")
-        await follower.changed("s2", game.version, timeout=5)
+        await asyncio.wait_for(follower.next_change("s2", game.version), timeout=5)
         seen = await follower.load("s2")
         assert seen.version == moved.version and seen.state == moved.state
         # a read that asks for a version the replica has not seen yet goes to the store

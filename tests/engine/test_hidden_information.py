@@ -402,7 +402,7 @@ class Sweep:
     def __post_init__(self) -> None:
         self.seats = SEATS[self.game]
         self.players = [auth(token(Role.PLAYER, self.game_id, s)) for s in range(self.seats)]
-        self.spectator = auth(token(Role.SPECTATOR))
+        self.spectator = auth(token(Role.SPECTATOR, self.game_id))
         self.stranger = auth(token(Role.PLAYER, "another-game", 0))
         """A player of another game: public information only."""
         self.rng = SeededRandom(5)
@@ -488,8 +488,8 @@ class Sweep:
             got = [r.envelope async for r in self.stub.Replay(request, metadata=md)]
             self.live_replays.append((receiver, got))
             self.received.extend(Received(receiver, "replay", e.version, e) for e in got)
-        stranger = [r.envelope async for r in self.stub.Replay(request, metadata=self.stranger)]
-        self.received.extend(Received(None, "replay", e.version, e) for e in stranger)
+        # a player of another game may not replay a live game: it is refused like a game that does not exist
+        await self.refused_stream(None, 0, self.stub.Replay(request, metadata=self.stranger))
 
     async def refused(
         self,
@@ -631,8 +631,8 @@ async def check_after_the_end(sweep: Sweep, truth: Truth, watched: dict[Receiver
         assert hands
         for dealt_hands in hands:
             assert [s for s, h in enumerate(dealt_hands) if h] == ([] if receiver is None else [receiver])
-    # after the end a player's replay is the whole log, unredacted
-    stored = [truth.envelopes[v] for v in every]
+    # after the end a player's replay is the whole log, unredacted (but command digests never leave the engine)
+    stored = [_without_digest(truth.envelopes[v]) for v in every]
     for seat in range(sweep.seats):
         after = await replay_of(stub, game_id, sweep.players[seat])
         assert after == stored, f"seat {seat}'s replay after the end is not the full log"
@@ -847,3 +847,10 @@ def test_an_open_watch_shows_a_seat_only_while_its_player_holds_it(
             )
 
     run(body)
+
+
+def _without_digest(envelope: engine_pb2.Envelope) -> engine_pb2.Envelope:
+    out = engine_pb2.Envelope()
+    out.CopyFrom(envelope)
+    out.ClearField("command_digest")
+    return out

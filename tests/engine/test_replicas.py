@@ -59,7 +59,7 @@ async def play(addresses: list[str], kill: subprocess.Popen[bytes] | None, kill_
     ``kill_after`` acts and go on through the next address. Returns the log as an analyst replays it."""
     expires = int(time.time()) + 3600
     seats = [md(Identity(f"p{s}", Role.PLAYER, "r1", s, expires)) for s in range(6)]
-    spectator = md(Identity("w", Role.SPECTATOR, expires=expires))
+    spectator = md(Identity("w", Role.SPECTATOR, "r1", expires=expires))
     rng = SeededRandom(17)
     current = 0
     channel = grpc.aio.insecure_channel(addresses[current])

@@ -16,7 +16,7 @@ from paiju.rules.zlj import Cut, Phase
 from paiju.rules.zlj.bots import RandomBot
 from paiju.v1 import engine_pb2, zlj_pb2
 
-from .harness import NOW, SECRET, auth, engine, run, status_of, token
+from .harness import NOW, SECRET, auth, engine, refusal_of, run, status_of, token
 
 PLAYERS = [f"ann{s}" for s in range(6)]
 
@@ -77,15 +77,21 @@ def test_a_token_acts_only_while_its_player_holds_the_seat(store_kind: str, requ
             mine = as_player(PLAYERS[seat], "s1", seat)
             impostor = as_player("mallory", "s1", seat)
             assert (await stub.GetLegalActions(legal, metadata=mine)).actions
-            assert await status_of(stub.GetLegalActions(legal, metadata=impostor)) == grpc.StatusCode.PERMISSION_DENIED
+            assert await refusal_of(stub.GetLegalActions(legal, metadata=impostor)) == (
+                grpc.StatusCode.PERMISSION_DENIED,
+                "SEAT_LOST",
+            )
 
             # the player drops: a bot covers the seat, the player's token no longer sees or acts
-            cover = change("s1", {seat: "bot:s1:0"}, engine_pb2.SEAT_CHANGE_COVER)
+            cover = change("s1", {seat: "bot-s1-0"}, engine_pb2.SEAT_CHANGE_COVER)
             covered = await stub.AssignSeats(cover, metadata=service)
             assert covered.version == game.version + 1
             view = engine_pb2.GetViewRequest(game_id="s1")
-            assert await status_of(stub.GetView(view, metadata=mine)) == grpc.StatusCode.PERMISSION_DENIED
-            bot = as_player("bot:s1:0", "s1", seat)
+            assert await refusal_of(stub.GetView(view, metadata=mine)) == (
+                grpc.StatusCode.PERMISSION_DENIED,
+                "SEAT_LOST",
+            )
+            bot = as_player("bot-s1-0", "s1", seat)
             choice = (await stub.GetLegalActions(legal, metadata=bot)).actions[0]
             act = engine_pb2.ActRequest(game_id="s1", command_id="by-bot", zlj=choice.zlj)
             assert await status_of(stub.Act(act, metadata=mine)) == grpc.StatusCode.PERMISSION_DENIED
@@ -157,18 +163,32 @@ def test_creating_a_game_is_idempotent_and_bad_seat_requests_are_refused(
 
             player = as_player(PLAYERS[0], "s3", 0)
             cover = change("s3", {0: "bot"}, engine_pb2.SEAT_CHANGE_COVER)
-            assert await status_of(stub.AssignSeats(cover, metadata=player)) == grpc.StatusCode.PERMISSION_DENIED
+            assert await refusal_of(stub.AssignSeats(cover, metadata=player)) == (
+                grpc.StatusCode.PERMISSION_DENIED,
+                "ROLE_REQUIRED",
+            )
             nowhere = change("nope", {0: "bot"}, engine_pb2.SEAT_CHANGE_COVER)
-            assert await status_of(stub.AssignSeats(nowhere, metadata=service)) == grpc.StatusCode.NOT_FOUND
+            assert await refusal_of(stub.AssignSeats(nowhere, metadata=service)) == (
+                grpc.StatusCode.NOT_FOUND,
+                "GAME_NOT_FOUND",
+            )
             for bad_change in (
                 change("s3", {6: "bot"}, engine_pb2.SEAT_CHANGE_COVER),
                 change("s3", {0: ""}, engine_pb2.SEAT_CHANGE_COVER),
                 change("s3", {0: "bot"}, engine_pb2.SEAT_CHANGE_UNSPECIFIED),
             ):
-                assert (
-                    await status_of(stub.AssignSeats(bad_change, metadata=service))
-                    == grpc.StatusCode.FAILED_PRECONDITION
+                # malformed by the contract: a seat no game has, no player, no reason
+                assert await refusal_of(stub.AssignSeats(bad_change, metadata=service)) == (
+                    grpc.StatusCode.INVALID_ARGUMENT,
+                    "INVALID_REQUEST",
                 )
+            # a seat a 砸六家 game has, but not a 拖拉机 game: refused by the game
+            await stub.CreateGame(
+                engine_pb2.CreateGameRequest(game_id="t3", game=engine_pb2.GAME_TRACTOR), metadata=service
+            )
+            assert await refusal_of(
+                stub.AssignSeats(change("t3", {5: "bot"}, engine_pb2.SEAT_CHANGE_COVER), metadata=service)
+            ) == (grpc.StatusCode.FAILED_PRECONDITION, "SEAT_CHANGE_REFUSED")
             reused = change("s3", {0: "bot"}, engine_pb2.SEAT_CHANGE_COVER, command_id="c1")
             await stub.AssignSeats(reused, metadata=service)
             again_other = change("s3", {1: "bot"}, engine_pb2.SEAT_CHANGE_COVER, command_id="c1")

@@ -14,9 +14,9 @@ from paiju.engine.contract import ZLJ, ZLJ_EVENTS
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Play, replay
 from paiju.rules.zlj.model import HandsDealt
-from paiju.v1 import engine_pb2, zlj_pb2
+from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
-from .harness import NOW, auth, engine, run, status_of, token
+from .harness import NOW, auth, engine, refusal_of, run, token
 
 
 def test_a_zlj_deal_played_by_bots_over_the_api(store_kind: str, request: pytest.FixtureRequest) -> None:
@@ -37,7 +37,7 @@ def test_a_zlj_deal_played_by_bots_over_the_api(store_kind: str, request: pytest
             )
             assert created.version > 0
             seats = [auth(token(Role.PLAYER, "api1", s)) for s in range(6)]
-            spectator = auth(token(Role.SPECTATOR))
+            spectator = auth(token(Role.SPECTATOR, "api1"))
             rng = SeededRandom(3)
             received: dict[int, list[engine_pb2.Envelope]] = {s: [] for s in range(6)}
             for _ in range(2000):
@@ -99,11 +99,17 @@ def test_a_watch_resumed_after_a_disconnect_misses_and_repeats_nothing(
     run(body)
 
 
-def test_bad_input_gets_the_right_status_and_changes_nothing(store_kind: str, request: pytest.FixtureRequest) -> None:
+def test_bad_input_gets_the_right_status_and_reason_and_changes_nothing(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
             await stub.CreateGame(
                 engine_pb2.CreateGameRequest(game_id="b1", game=engine_pb2.GAME_ZLJ), metadata=auth(token(Role.SERVICE))
+            )
+            await stub.CreateGame(
+                engine_pb2.CreateGameRequest(game_id="b2", game=engine_pb2.GAME_TRACTOR),
+                metadata=auth(token(Role.SERVICE)),
             )
             before = await games.load("b1")
             turn = before.state.turn
@@ -111,28 +117,65 @@ def test_bad_input_gets_the_right_status_and_changes_nothing(store_kind: str, re
             me = auth(token(Role.PLAYER, "b1", turn))
             hand = before.state.hands[turn]
             command = zlj_pb2.ZljCommand(play=typing.cast(Any, ZLJ.encode(Play(turn, hand[:1]))))
+            Code = grpc.StatusCode
 
             def act(md: Any, cmd: Any = command, command_id: str = "x1", game: str = "b1", **kw: Any) -> Any:
                 return stub.Act(engine_pb2.ActRequest(game_id=game, command_id=command_id, zlj=cmd, **kw), metadata=md)
 
-            assert await status_of(act(())) == grpc.StatusCode.UNAUTHENTICATED
-            assert await status_of(act(auth("forged.token"))) == grpc.StatusCode.UNAUTHENTICATED
+            assert await refusal_of(act(())) == (Code.UNAUTHENTICATED, "TOKEN_MISSING")
+            assert await refusal_of(act(auth("forged.token"))) == (Code.UNAUTHENTICATED, "TOKEN_INVALID")
             expired = auth(token(Role.PLAYER, "b1", turn, expires=NOW - 1))
-            assert await status_of(act(expired)) == grpc.StatusCode.UNAUTHENTICATED
-            assert await status_of(act(auth(token(Role.PLAYER, "b1", other)))) == grpc.StatusCode.PERMISSION_DENIED
-            assert await status_of(act(auth(token(Role.SPECTATOR)))) == grpc.StatusCode.PERMISSION_DENIED
-            assert await status_of(act(me, game="nope")) == grpc.StatusCode.NOT_FOUND
-            assert await status_of(act(me, expected_version=before.version - 1)) == grpc.StatusCode.ABORTED
+            assert await refusal_of(act(expired)) == (Code.UNAUTHENTICATED, "TOKEN_EXPIRED")
+            # another seat's command; the other seat acting out of turn
+            assert await refusal_of(act(auth(token(Role.PLAYER, "b1", other)))) == (
+                Code.PERMISSION_DENIED,
+                "NOT_YOUR_SEAT",
+            )
+            out_of_turn = zlj_pb2.ZljCommand()
+            getattr(out_of_turn, "pass").CopyFrom(zlj_pb2.ZljPass(seat=other))
+            assert await refusal_of(act(auth(token(Role.PLAYER, "b1", other)), out_of_turn)) == (
+                Code.FAILED_PRECONDITION,
+                "NOT_YOUR_TURN",
+            )
+            assert await refusal_of(act(auth(token(Role.SPECTATOR, "b1")))) == (Code.PERMISSION_DENIED, "ROLE_REQUIRED")
+            # an unknown game and a game the token is not for answer alike
+            assert await refusal_of(act(me, game="nope")) == (Code.NOT_FOUND, "GAME_NOT_FOUND")
+            assert await refusal_of(act(me, game="b2")) == (Code.NOT_FOUND, "GAME_NOT_FOUND")
+            assert await refusal_of(act(me, expected_version=before.version - 1)) == (Code.ABORTED, "STALE_VERSION")
+            # a card that does not exist, ids that are not ids, no command at all: the contract refuses them
             malformed = zlj_pb2.ZljCommand(play=zlj_pb2.ZljPlay(seat=turn, cards=typing.cast(Any, [0])))
-            assert await status_of(act(me, malformed)) == grpc.StatusCode.INVALID_ARGUMENT
+            assert await refusal_of(act(me, malformed)) == (Code.INVALID_ARGUMENT, "INVALID_REQUEST")
+            for bad in ("", ">", "*", "b1.x", "b 1", "b\x001", "g" * 5000):
+                assert await refusal_of(act(me, game=bad)) == (Code.INVALID_ARGUMENT, "INVALID_REQUEST"), bad
+            assert await refusal_of(act(me, command_id="")) == (Code.INVALID_ARGUMENT, "INVALID_REQUEST")
+            assert await refusal_of(stub.Act(engine_pb2.ActRequest(game_id="b1", command_id="x2"), metadata=me)) == (
+                Code.INVALID_ARGUMENT,
+                "INVALID_REQUEST",
+            )
+            tractor = engine_pb2.ActRequest(game_id="b1", command_id="x3")
+            getattr(tractor.tractor, "pass").CopyFrom(tractor_pb2.TractorPass(seat=turn))
+            assert await refusal_of(stub.Act(tractor, metadata=me)) == (Code.INVALID_ARGUMENT, "WRONG_GAME_KIND")
             pass_lead = zlj_pb2.ZljCommand()
             getattr(pass_lead, "pass").CopyFrom(zlj_pb2.ZljPass(seat=turn))
-            assert await status_of(act(me, pass_lead)) == grpc.StatusCode.FAILED_PRECONDITION
+            assert await refusal_of(act(me, pass_lead)) == (Code.FAILED_PRECONDITION, "RULE_VIOLATION")
             assert (await games.load("b1")).version == before.version, "nothing was stored"
-            assert await status_of(act(me)) == grpc.StatusCode.OK
-            assert await status_of(act(me)) == grpc.StatusCode.OK, "a retry is answered the same"
+            first = await stub.Act(engine_pb2.ActRequest(game_id="b1", command_id="x1", zlj=command), metadata=me)
+            # another seat moves on; the retry is answered exactly as the first time
+            await stub.Act(
+                engine_pb2.ActRequest(game_id="b1", command_id="y1", zlj=_pass(other)),
+                metadata=auth(token(Role.PLAYER, "b1", other)),
+            )
+            again = await stub.Act(engine_pb2.ActRequest(game_id="b1", command_id="x1", zlj=command), metadata=me)
+            assert again == first, "a retry is answered exactly as the first time"
             after = await games.load("b1")
-            assert await status_of(act(me, pass_lead)) == grpc.StatusCode.ALREADY_EXISTS
+            assert await refusal_of(act(me, pass_lead)) == (Code.ALREADY_EXISTS, "COMMAND_ID_REUSED")
             assert (await games.load("b1")).version == after.version
 
     run(body)
+
+
+def _pass(seat: int) -> zlj_pb2.ZljCommand:
+    """A pass by ``seat`` (after a lead, the next seat may always pass)."""
+    command = zlj_pb2.ZljCommand()
+    getattr(command, "pass").CopyFrom(zlj_pb2.ZljPass(seat=seat))
+    return command

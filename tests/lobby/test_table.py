@@ -8,6 +8,7 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any
 
+import grpc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -56,6 +57,8 @@ from paiju.lobby.table import (
     new_bot_id,
     replay,
 )
+from paiju.platform.edge import CODES
+from paiju.platform.errors import Reason, Refused
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 
@@ -92,11 +95,11 @@ def refused(table: Table, command: Any, kind: str, *fragments: str) -> LobbyErro
     with pytest.raises(LobbyError) as info:
         decide(table, command)
     error = info.value
-    assert error.kind == kind, error.reason
-    assert error.reason == str(error)
-    assert error.reason, "a refusal says why"
+    assert kind_of(error) == kind, error.message
+    assert error.message == str(error)
+    assert error.message, "a refusal says why"
     for fragment in fragments:
-        assert fragment in error.reason, (fragment, error.reason)
+        assert fragment in error.message, (fragment, error.message)
     assert table == before
     return error
 
@@ -217,10 +220,14 @@ def test_tables_and_seats_are_frozen() -> None:
     assert isinstance(table.seats, tuple)
 
 
-def test_lobby_error_carries_kind_and_reason() -> None:
-    error = LobbyError("precondition", "seat 3 is taken")
-    assert (error.kind, error.reason, str(error)) == ("precondition", "seat 3 is taken", "seat 3 is taken")
-    assert all(kind in (LobbyError.__doc__ or "") for kind in (*KINDS, "already_exists"))
+def test_lobby_error_carries_its_reason_and_message() -> None:
+    error = LobbyError(Reason.SEAT_TAKEN, "seat 3 is taken", {"seat": 3})
+    assert (error.reason, error.message, str(error), error.metadata) == (
+        Reason.SEAT_TAKEN,
+        "seat 3 is taken",
+        "seat 3 is taken",
+        {"seat": "3"},
+    )
 
 
 # --- OpenTable ------------------------------------------------------------------------------------------
@@ -1228,8 +1235,8 @@ def test_random_commands_keep_the_table_sound(game: str, tournament: bool, scrip
         try:
             events = decide(table, command)
         except LobbyError as error:
-            assert error.kind in KINDS, error.kind
-            assert error.reason
+            assert kind_of(error) in KINDS, error.reason
+            assert error.message
             continue
         after = table
         for event in events:
@@ -1238,3 +1245,14 @@ def test_random_commands_keep_the_table_sound(game: str, tournament: bool, scrip
         log.extend(events)
         table = after
     assert replay(log) == table
+
+
+def kind_of(error: Refused) -> str:
+    """The class of a refusal by its status code (invalid, precondition, permission, not_found, already_exists)."""
+    return {
+        grpc.StatusCode.INVALID_ARGUMENT: "invalid",
+        grpc.StatusCode.FAILED_PRECONDITION: "precondition",
+        grpc.StatusCode.PERMISSION_DENIED: "permission",
+        grpc.StatusCode.NOT_FOUND: "not_found",
+        grpc.StatusCode.ALREADY_EXISTS: "already_exists",
+    }[CODES[error.reason]]

@@ -19,6 +19,7 @@ from paiju.engine.bootstrap import run_timers
 from paiju.engine.games import Games
 from paiju.engine.matches import run_in_background
 from paiju.engine.service import EngineService
+from paiju.engine.serving import build_server
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
@@ -139,7 +140,7 @@ async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> Asyn
     games = Games(games_store)
     await games.follow()
     service = EngineService(games, SECRET)
-    engine_server = grpc.aio.server()
+    engine_server = build_server(service.policy)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(service, engine_server)
     engine_port = engine_server.add_insecure_port("127.0.0.1:0")
     await engine_server.start()
@@ -159,7 +160,7 @@ async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> Asyn
     engine_channel = grpc.aio.insecure_channel(engine_address)
     engine_stub: Any = engine_pb2_grpc.EngineServiceStub(engine_channel)
     lobby = LobbyService(tables, accounts, listing, lambda: engine_stub, SECRET, grace_seconds=grace)
-    lobby_server = grpc.aio.server()
+    lobby_server = build_server(lobby.policy)
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, lobby_server)
     lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
     await lobby_server.start()

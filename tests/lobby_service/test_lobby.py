@@ -12,10 +12,10 @@ import pytest
 
 from paiju.engine.matches import handle
 from paiju.rules.rng import SeededRandom
-from paiju.v1 import engine_pb2, lobby_pb2
+from paiju.v1 import engine_pb2, lobby_pb2, zlj_pb2
 
 from ..engine.harness import auth as bearer
-from ..engine.harness import status_of
+from ..engine.harness import refusal_of, status_of
 from .stack import PASSWORD, Stack, play_leased_bots, stack
 
 OK = grpc.StatusCode.OK
@@ -246,65 +246,116 @@ def test_a_dropped_player_is_covered_by_a_bot_and_resumes_without_a_gap(nats_url
 
 
 @pytest.mark.parametrize(
-    ("name", "password", "reason"),
+    ("name", "password", "expected"),
     [
-        ("Ann", "", "required"),
-        ("Ann", "short", "at least"),
-        ("Ann", "password1", "at least"),
-        ("Ann", "qwertyuiop", "guess"),
-        ("Annabelle", "annabelle-is-me", "guess"),
-        ("", PASSWORD, "2..32"),
-        ("guest-123", PASSWORD, "lobby's"),
+        ("Ann", "", ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("Ann", "short", ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("Ann", "password1", ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("Ann", "p" * 129, ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("Ann", "x" * 4_000_000, ("RESOURCE_EXHAUSTED", "")),
+        ("Ann", "qwertyuiop", ("INVALID_ARGUMENT", "PASSWORD_WEAK")),
+        ("Ann", "password123", ("INVALID_ARGUMENT", "PASSWORD_WEAK")),
+        ("Ann", "P@ssw0rd123", ("INVALID_ARGUMENT", "PASSWORD_WEAK")),
+        ("Ann", "admin123456", ("INVALID_ARGUMENT", "PASSWORD_WEAK")),
+        ("Annabelle", "annabelle-is-me", ("INVALID_ARGUMENT", "PASSWORD_WEAK")),
+        ("", PASSWORD, ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("A" * 33, PASSWORD, ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("Ann\u0000", PASSWORD, ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("Ann\u200b", PASSWORD, ("INVALID_ARGUMENT", "INVALID_REQUEST")),
+        ("guest-123", PASSWORD, ("INVALID_ARGUMENT", "NAME_INVALID")),
     ],
 )
 def test_weak_passwords_and_bad_names_are_refused(
-    nats_url: str, database_dsn: str, name: str, password: str, reason: str
+    nats_url: str, database_dsn: str, name: str, password: str, expected: tuple[str, str]
 ) -> None:
     async def body(s: Stack) -> None:
-        with pytest.raises(grpc.aio.AioRpcError) as refused:
-            await s.lobby.Register(lobby_pb2.RegisterRequest(name=name, password=password))
-        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
-        assert reason in (refused.value.details() or "")
+        refused = await refusal_of(s.lobby.Register(lobby_pb2.RegisterRequest(name=name, password=password)))
+        assert refused == (grpc.StatusCode[expected[0]], expected[1])
         assert await s.lobby_store.aggregates() == []
+
+    run(nats_url, database_dsn, body)
+
+
+def test_a_name_that_looks_like_an_existing_one_is_refused(nats_url: str, database_dsn: str) -> None:
+    """UTS #39 confusables: a Cyrillic "Аlice" beside "alice" is refused, through the read model (every account,
+    old ones included) and through the name claims (two such names registered at the same moment: one wins)."""
+
+    async def body(s: Stack) -> None:
+        await s.player("alice")
+        await s.listing.catch_up()
+        for look_alike in ("\u0410lice", "ALICE", "\u0430LICE"):
+            refused = await refusal_of(s.lobby.Register(lobby_pb2.RegisterRequest(name=look_alike, password=PASSWORD)))
+            assert refused[0] == grpc.StatusCode.ALREADY_EXISTS and refused[1] in ("NAME_CONFUSABLE", "NAME_TAKEN")
+        racing = await asyncio.gather(
+            *(
+                refusal_of(s.lobby.Register(lobby_pb2.RegisterRequest(name=name, password=PASSWORD)))
+                for name in ("paypal", "paypa1", "\u0440aypal")
+            )
+        )
+        assert sorted(code.name for code, _ in racing) == ["ALREADY_EXISTS", "ALREADY_EXISTS", "OK"]
+        assert {reason for _, reason in racing} == {"", "NAME_CONFUSABLE"}
 
     run(nats_url, database_dsn, body)
 
 
 def test_bad_input_is_refused_with_a_reason_and_changes_nothing(nats_url: str, database_dsn: str) -> None:
     async def body(s: Stack) -> None:
+        Code = grpc.StatusCode
         _, owner = await s.player("Owner")
         _, stranger = await s.player("Stranger")
         # a duplicate name, in another case
         duplicate = s.lobby.Register(lobby_pb2.RegisterRequest(name="OWNER", password=PASSWORD))
-        assert await status_of(duplicate) == grpc.StatusCode.ALREADY_EXISTS
+        assert (await refusal_of(duplicate))[0] == Code.ALREADY_EXISTS
         wrong = s.lobby.Login(lobby_pb2.LoginRequest(name="Owner", password="not the password"))
-        assert await status_of(wrong) == grpc.StatusCode.UNAUTHENTICATED
+        assert await refusal_of(wrong) == (Code.UNAUTHENTICATED, "WRONG_CREDENTIALS")
+        unknown = s.lobby.Login(lobby_pb2.LoginRequest(name="Nobody", password="not the password"))
+        assert await refusal_of(unknown) == (Code.UNAUTHENTICATED, "WRONG_CREDENTIALS"), "names cannot be probed"
         assert (await s.lobby.Login(lobby_pb2.LoginRequest(name="owner", password=PASSWORD))).session.token
         # forged and missing tokens
         forged = bearer("eyJzdWIiOiJ4In0.forged")
         create = lobby_pb2.CreateTableRequest(name="x", game=engine_pb2.GAME_ZLJ)
-        assert await status_of(s.lobby.CreateTable(create, metadata=forged)) == grpc.StatusCode.UNAUTHENTICATED
-        assert await status_of(s.lobby.CreateTable(create)) == grpc.StatusCode.UNAUTHENTICATED
-        # unknown tables
+        assert await refusal_of(s.lobby.CreateTable(create, metadata=forged)) == (Code.UNAUTHENTICATED, "TOKEN_INVALID")
+        assert await refusal_of(s.lobby.CreateTable(create)) == (Code.UNAUTHENTICATED, "TOKEN_MISSING")
+        # rule options the rules core refuses: no table is created whose match the engine would refuse
+        negative = lobby_pb2.CreateTableRequest(name="x", game=engine_pb2.GAME_ZLJ)
+        negative.zlj_options.CopyFrom(
+            zlj_pb2.ZljOptions(
+                deals=-3, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER, resist=zlj_pb2.ZLJ_RESIST_TWO_BIG
+            )
+        )
+        assert await refusal_of(s.lobby.CreateTable(negative, metadata=owner)) == (
+            Code.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        )
+        # unknown tables, and ids that are not ids
         nowhere = lobby_pb2.TakeSeatRequest(table_id="table-00000000")
-        assert await status_of(s.lobby.TakeSeat(nowhere, metadata=owner)) == grpc.StatusCode.NOT_FOUND
-        odd = lobby_pb2.GetTableRequest(table_id="../etc")
-        assert await status_of(s.lobby.GetTable(odd, metadata=owner)) == grpc.StatusCode.NOT_FOUND
+        assert await refusal_of(s.lobby.TakeSeat(nowhere, metadata=owner)) == (Code.NOT_FOUND, "TABLE_NOT_FOUND")
+        for odd in ("../etc", "", "*", ">", "table.x", "table-" + "a" * 4100, "t\u0000x"):
+            assert await refusal_of(s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=odd), metadata=owner)) == (
+                Code.INVALID_ARGUMENT,
+                "INVALID_REQUEST",
+            ), odd
         # starting an unfilled table, or someone else's
         table_id = await s.table(owner)
         await seat_everyone(s, table_id, owner, [owner], bots=4)
         before = await s.lobby_store.load(table_id)
         start = lobby_pb2.StartMatchRequest(table_id=table_id)
         unfilled = s.lobby.StartMatch(start, metadata=owner)
-        assert await status_of(unfilled) == grpc.StatusCode.FAILED_PRECONDITION
-        assert await status_of(s.lobby.StartMatch(start, metadata=stranger)) == grpc.StatusCode.PERMISSION_DENIED
+        assert await refusal_of(unfilled) == (Code.FAILED_PRECONDITION, "TABLE_NOT_READY")
+        assert await refusal_of(s.lobby.StartMatch(start, metadata=stranger)) == (
+            Code.PERMISSION_DENIED,
+            "NOT_TABLE_OWNER",
+        )
         # acting at a table you are not seated at
         ready = lobby_pb2.ReadyRequest(table_id=table_id, ready=True)
-        assert await status_of(s.lobby.Ready(ready, metadata=stranger)) == grpc.StatusCode.FAILED_PRECONDITION
+        assert await refusal_of(s.lobby.Ready(ready, metadata=stranger)) == (Code.FAILED_PRECONDITION, "NOT_SEATED")
         bad_seat = lobby_pb2.TakeSeatRequest(table_id=table_id, seat=9)
-        assert await status_of(s.lobby.TakeSeat(bad_seat, metadata=stranger)) == grpc.StatusCode.INVALID_ARGUMENT
+        assert await refusal_of(s.lobby.TakeSeat(bad_seat, metadata=stranger)) == (
+            Code.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        )
         assert await s.lobby_store.load(table_id) == before, "nothing was stored"
-        # a spectator's game token does not act
+        # a spectator's game token does not act, and sees no other game
         await s.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id), metadata=owner)
         table = (await s.lobby.StartMatch(start, metadata=owner)).table
         game = await s.game_exists(table.game_id)
@@ -317,10 +368,26 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(nats_url: str, d
         seat = game.state.turn
         act = engine_pb2.ActRequest(game_id=table.game_id, command_id="x")
         getattr(act.zlj, "pass").seat = seat
-        assert await status_of(s.engine.Act(act, metadata=bearer(watching.token))) == grpc.StatusCode.PERMISSION_DENIED
+        assert await refusal_of(s.engine.Act(act, metadata=bearer(watching.token))) == (
+            Code.PERMISSION_DENIED,
+            "ROLE_REQUIRED",
+        )
+        elsewhere = engine_pb2.GetViewRequest(game_id=table.game_id + "x")
+        assert await refusal_of(s.engine.GetView(elsewhere, metadata=bearer(watching.token))) == (
+            Code.NOT_FOUND,
+            "GAME_NOT_FOUND",
+        )
+        # a game token is not a lobby session
+        assert await refusal_of(s.lobby.CreateTable(create, metadata=bearer(watching.token))) == (
+            Code.PERMISSION_DENIED,
+            "SESSION_REQUIRED",
+        )
         # a player token is not a bot runner
         lease = lobby_pb2.LeaseBotSeatsRequest(runner_id="me")
-        assert await status_of(s.lobby.LeaseBotSeats(lease, metadata=owner)) == grpc.StatusCode.PERMISSION_DENIED
+        assert await refusal_of(s.lobby.LeaseBotSeats(lease, metadata=owner)) == (
+            Code.PERMISSION_DENIED,
+            "ROLE_REQUIRED",
+        )
 
     run(nats_url, database_dsn, body)
 

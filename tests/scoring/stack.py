@@ -15,6 +15,7 @@ from typing import Any
 import grpc
 
 from paiju.engine.auth import Identity, Role, mint
+from paiju.engine.serving import build_server
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.engine.workqueue import in_background
 from paiju.lobby import tournaments as tournament_tables
@@ -69,7 +70,7 @@ async def scoring_stack(nats_url: str, database_dsn: str) -> AsyncIterator[Scori
         await tournaments.follow()
         clock = Clock()
         service = ScoringService(tournaments, pool, SECRET, now_ms=clock)
-        server = grpc.aio.server()
+        server = build_server(service.policy)
         scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()

@@ -34,7 +34,7 @@ def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
 async def play_zlj_game(s: Scoring, game_id: str, players: list[str], rng: SeededRandom) -> None:
     """Each seat played by its own player's token, random legal actions, to the match's end."""
     await s.base.game_exists(game_id)
-    spectator = token("watcher", Role.SPECTATOR)
+    spectator = token("watcher", Role.SPECTATOR, game_id)
     tokens = [token(p, Role.PLAYER, game_id, seat) for seat, p in enumerate(players)]
     for _ in range(3000):
         view = await s.base.engine.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)

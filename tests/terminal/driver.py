@@ -23,6 +23,7 @@ from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
+from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor.model import Phase as TractorPhase
@@ -103,10 +104,9 @@ class EngineThread:
 
     async def _serve(self, port: int = 0) -> None:
         assert self.games is not None
-        server = grpc.aio.server()
-        engine_pb2_grpc.add_EngineServiceServicer_to_server(
-            EngineService(self.games, SECRET, seeds=lambda game_id, version: self.seeds.next64()), server
-        )
+        service = EngineService(self.games, SECRET, seeds=lambda game_id, version: self.seeds.next64())
+        server = build_server(service.policy)
+        engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
         self.port = server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
         self.server = server
@@ -122,7 +122,7 @@ class EngineThread:
 
         async def run() -> tuple[str, Any]:
             servicer = make()
-            server = grpc.aio.server()
+            server = build_server(getattr(servicer, "policy", None))
             add(servicer, server)
             port = server.add_insecure_port("127.0.0.1:0")
             await server.start()
@@ -199,7 +199,7 @@ async def zlj_bots(
     rng = random.Random(seed)
     subjects = seats if isinstance(seats, dict) else {s: player_id(s) for s in seats}
     players = {s: auth(token(Role.PLAYER, game_id, s, subject=who)) for s, who in subjects.items()}
-    spectator = auth(token(Role.SPECTATOR))
+    spectator = auth(token(Role.SPECTATOR, game_id))
     acts = 0
     while True:
         try:
@@ -308,7 +308,7 @@ async def tractor_bots(stub: Any, game_id: str, seats: set[int], seed: int) -> i
     leads); a service token redeals a void first deal. Runs until the game ends or it is cancelled."""
     rng = random.Random(seed)
     players = {s: auth(token(Role.PLAYER, game_id, s)) for s in seats}
-    spectator = auth(token(Role.SPECTATOR))
+    spectator = auth(token(Role.SPECTATOR, game_id))
     service = auth(token(Role.SERVICE))
     acts = 0
     while True:

@@ -92,7 +92,7 @@ def test_a_whole_zlj_deal_played_at_the_terminal() -> None:
         output = log.getvalue()
         assert child.exit_code() == 0, output[-3000:]
         assert bots.result(timeout=30) > 0
-        public = engine.view("deal1", token(Role.SPECTATOR)).zlj
+        public = engine.view("deal1", token(Role.SPECTATOR, "deal1")).zlj
         assert public.phase == zlj_pb2.ZLJ_PHASE_ENDED
         assert helped and bad_syntax and illegal and typed and numbered > 0, (prompts, output[-3000:])
         # the other seats' moves were shown as they happened, and the deal's end

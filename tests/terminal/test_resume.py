@@ -76,7 +76,7 @@ def test_the_client_waits_while_a_bot_covers_its_seat_and_plays_on_once_it_is_ba
     with EngineThread(seed=33) as engine:
         engine.create("cover")
         mine = token(Role.PLAYER, "cover", 0)
-        spectator = token(Role.SPECTATOR)
+        spectator = token(Role.SPECTATOR, "cover")
         child = spawn_client("play", "--engine", engine.address, "--game", "cover", "--token", mine, timeout=60)
         log = io.StringIO()
         child.logfile_read = log

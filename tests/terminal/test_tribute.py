@@ -33,14 +33,14 @@ def test_the_second_deal_cut_and_tribute_at_the_terminal(seat_of: str, expected:
         engine.create("two", deals=2)
         cutting = zlj_pb2.ZLJ_PHASE_CUT
         engine.call(lambda: zlj_bots(engine.stub, "two", set(range(6)), seed=1, until=lambda v: v.phase == cutting))
-        public = engine.view("two", token(Role.SPECTATOR)).zlj
+        public = engine.view("two", token(Role.SPECTATOR, "two")).zlj
         assert public.phase == cutting, public
         seat = public.turn
         if seat_of == "first winner":
             cut = engine_pb2.ActRequest(game_id="two", command_id="cut", zlj=zlj_pb2.ZljCommand())
             cut.zlj.cut.seat, cut.zlj.cut.count = seat, 54
             engine.call(lambda: engine.stub.Act(cut, metadata=auth(token(Role.PLAYER, "two", seat))))
-            public = engine.view("two", token(Role.SPECTATOR)).zlj
+            public = engine.view("two", token(Role.SPECTATOR, "two")).zlj
             assert public.phase == zlj_pb2.ZLJ_PHASE_PICK, public
             seat = public.turn
         mine = token(Role.PLAYER, "two", seat)

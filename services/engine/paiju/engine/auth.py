@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from paiju.platform.errors import Reason, Refused
+
 SECRET_VARIABLE = "PAIJU_TOKEN_SECRET"
 MIN_SECRET_BYTES = 32
 
@@ -32,8 +34,11 @@ class Role(StrEnum):
     ADMIN = "admin"
 
 
-class TokenError(Exception):
-    """A missing, malformed, forged or expired token (UNAUTHENTICATED)."""
+class TokenError(Refused):
+    """A missing, malformed, forged or expired token (UNAUTHENTICATED, with the reason why)."""
+
+    def __init__(self, message: str, reason: Reason = Reason.TOKEN_INVALID) -> None:
+        super().__init__(reason, message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +97,7 @@ def verify(token: str, secret: bytes, now: int) -> Identity:
     except (ValueError, KeyError, TypeError):
         raise TokenError("the token's payload is malformed") from None
     if identity.expires <= now:
-        raise TokenError("the token has expired")
+        raise TokenError("the token has expired: get a new one", Reason.TOKEN_EXPIRED)
     return identity
 
 
@@ -119,7 +124,7 @@ class Verifier:
         """The caller's identity, or `TokenError` with the reason (no token, forged, malformed, expired)."""
         header = str(dict(metadata or ()).get("authorization", ""))
         if not header.startswith("Bearer "):
-            raise TokenError("send 'authorization: Bearer <token>'")
+            raise TokenError("send 'authorization: Bearer <token>'", Reason.TOKEN_MISSING)
         token = header.removeprefix("Bearer ")
         now = self._now()
         identity = self._verified.get(token)

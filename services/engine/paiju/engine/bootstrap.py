@@ -55,6 +55,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         SERVICE_NAME,
         lambda server: engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server),
         settings.metrics_port,
+        service.policy,
     )
     log.info(
         "engine started", address=settings.address, port=serving.port, nats=settings.nats_url, stream=settings.stream

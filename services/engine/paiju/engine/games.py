@@ -13,6 +13,7 @@ the rules.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import typing
@@ -37,6 +38,8 @@ from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2
 
 SCHEMA_VERSION = 1
+POLL_SECONDS = 0.05
+"""How often a watch reads the store when no feed keeps the games current (tests and tools without a feed)."""
 CONFLICT_RETRIES = 8
 CACHED_GAMES = 20_000
 """Games kept in memory per engine process (the least recently changed beyond that are read again when asked)."""
@@ -70,7 +73,11 @@ class CommandIdReused(Exception):
 
 
 class StaleVersion(Exception):
-    """The client expected the game at a version it is no longer at."""
+    """The client expected the game at a version it is no longer at (``version``: where it is)."""
+
+    def __init__(self, message: str, version: int) -> None:
+        super().__init__(message)
+        self.version = version
 
 
 @dataclass(frozen=True, slots=True)
@@ -209,8 +216,11 @@ class Games:
         if loading is not None:
             loading[1] = max(loading[1], recorded.sequence)
         cached = self._cache.get(game_id)
-        if cached is None or recorded.version <= cached.version:
-            return  # not cached, or already known (this process stored it)
+        if cached is None:
+            self._changes.notify(game_id)  # not in memory: whoever waits for it reads it from the store
+            return
+        if recorded.version <= cached.version:
+            return  # already known (this process stored it)
         if recorded.version == cached.version + 1:
             self._remember(_extend(game_id, cached, [recorded]))
         else:
@@ -218,20 +228,40 @@ class Games:
             self._changes.notify(game_id)
 
     def _remember(self, game: Game) -> None:
+        before = self._cache.get(game.game_id)
         self._cache[game.game_id] = game
         self._cache.move_to_end(game.game_id)
         if game.state.phase.value == "ended":
             self._active.discard(game.game_id)
         while len(self._cache) > CACHED_GAMES:  # the least recently changed games are read again when asked
             self._cache.popitem(last=False)
-        self._changes.notify(game.game_id)
+        if before is None or game.version > before.version:
+            self._changes.notify(game.game_id)  # only a real change wakes the game's watchers
 
-    async def changed(self, game_id: str, version: int, timeout: float) -> None:
-        """Wait until the cached game is past ``version`` (or ``timeout`` seconds pass)."""
-        cached = self._cache.get(game_id)
-        if cached is not None and cached.version > version:
-            return
-        await self._changes.wait(game_id, timeout)
+    async def next_change(self, game_id: str, version: int) -> Game:
+        """The game once it is past ``version``: woken by the feed the moment the game moves (a watch waiting here
+        costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`."""
+        while True:
+            cached = self._cache.get(game_id)
+            if cached is not None and cached.version > version:
+                return cached
+            if not self._following:
+                await asyncio.sleep(POLL_SECONDS)
+            elif cached is not None:
+                await self._changes.wait(game_id)
+                if self._cache.get(game_id) is not None:
+                    continue  # woken by a real change (or a reset): look again
+            game = await self.refresh(game_id)  # not in memory (evicted, a gap, no feed): read it once
+            if game.version > version:
+                return game
+            if self._following:
+                await self._changes.wait(game_id)
+
+    def reset(self) -> None:
+        """Forget every cached game and wake every watcher, which reads its game again from the store: for when
+        the feed may have missed events (it was restarted after the connection to the store was lost)."""
+        self._cache.clear()
+        self._changes.notify_all()
 
     @property
     def following(self) -> bool:
@@ -372,7 +402,8 @@ class Games:
             return game, [e for e in game.envelopes[index:] if e.command_id == command_id]
         if expected_version is not None and expected_version != game.version:
             raise StaleVersion(
-                f"the game is at version {game.version}, not {expected_version}: reload and decide again"
+                f"the game is at version {game.version}, not {expected_version}: reload and decide again",
+                game.version,
             )
         if prepare is not None:
             command = prepare(command, game)

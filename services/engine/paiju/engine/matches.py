@@ -12,12 +12,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import grpc
 import structlog
 from nats.aio.client import Client
 
-from paiju.engine.service import CreateRefused, EngineService
+from paiju.engine.service import EngineService
 from paiju.engine.workqueue import in_background
+from paiju.platform.errors import Refused
 from paiju.v1 import engine_pb2, lobby_events_pb2
 
 CONSUMER = "engine-match-starter"
@@ -47,11 +47,9 @@ async def handle(service: EngineService, data: bytes) -> str | None:
     request = create_request(envelope.event.match_started)
     try:
         await service.create_game(request, envelope.actor or "lobby")
-    except CreateRefused as e:
+    except Refused as e:
         # a start the engine can never create (malformed, or the id taken by another game): say so and move on
-        log.error("a match start cannot be created", game=request.game_id, status=e.code.name, reason=e.reason)
-        if e.code is grpc.StatusCode.UNAVAILABLE:
-            raise
+        log.error("a match start cannot be created", game=request.game_id, reason=e.reason.value, message=e.message)
     return request.game_id
 
 

@@ -12,9 +12,27 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from paiju.engine.callmetrics import CallMetrics
+from paiju.platform.edge import Edge, Policy
 
 GRACE_SECONDS = 10.0
 """How long calls in flight may finish after SIGTERM before the server closes."""
+MAX_REQUEST_BYTES = 64 * 1024
+"""The largest request a server reads (the largest real one, an act with a whole 拖拉机 hand, is about 1 KB);
+gRPC refuses a larger one with RESOURCE_EXHAUSTED before it is decoded."""
+SERVER_OPTIONS: tuple[tuple[str, int], ...] = (
+    ("grpc.max_receive_message_length", MAX_REQUEST_BYTES),
+    # a client gone without closing its streams (a dead watcher) is noticed within a minute and its streams end
+    ("grpc.keepalive_time_ms", 30_000),
+    ("grpc.keepalive_timeout_ms", 10_000),
+    ("grpc.http2.min_ping_interval_without_data_ms", 5_000),
+    ("grpc.keepalive_permit_without_calls", 1),
+)
+
+
+def build_server(policy: Policy | None = None) -> grpc.aio.Server:
+    """A gRPC server with Paiju's interceptors: call metrics, then the edge (decoding, validation, tokens, limits,
+    the error model; see `paiju.platform.edge`). Production and the tests build servers with it."""
+    return grpc.aio.server(interceptors=[CallMetrics(), Edge(policy)], options=SERVER_OPTIONS)
 
 
 class Serving:
@@ -34,11 +52,15 @@ class Serving:
 
 
 async def serve_grpc(
-    address: str, name: str, register: Callable[[grpc.aio.Server], None], metrics_port: int = 0
+    address: str,
+    name: str,
+    register: Callable[[grpc.aio.Server], None],
+    metrics_port: int = 0,
+    policy: Policy | None = None,
 ) -> Serving:
-    """Start a gRPC server on ``address`` with the service ``register`` adds (full name ``name``), health
-    checking, reflection (v1alpha) and, when ``metrics_port``, Prometheus metrics."""
-    server = grpc.aio.server(interceptors=[CallMetrics()])
+    """Start a gRPC server on ``address`` with the service ``register`` adds (full name ``name``), the edge's
+    ``policy``, health checking, reflection (v1alpha) and, when ``metrics_port``, Prometheus metrics."""
+    server = build_server(policy)
     register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -26,8 +26,8 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 
-import icu  # type: ignore[import-untyped]  # PyICU ships no type information
-from zxcvbn import zxcvbn  # type: ignore[import-untyped]
+import icu  # PyICU ships no type information
+from zxcvbn import zxcvbn
 
 from paiju.lobby.table import LobbyError
 from paiju.platform.errors import Reason

@@ -11,6 +11,7 @@ answered with its events (a retry); reused for another command it is refused.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ from paiju.engine.store.base import NEW
 from paiju.v1 import lobby_events_pb2
 
 S = TypeVar("S")
+POLL_SECONDS = 0.05
+"""How often a watcher reads the store when no feed keeps the aggregates current."""
 SCHEMA_VERSION = 1
 CONFLICT_RETRIES = 16
 
@@ -94,7 +97,10 @@ class Aggregates(Generic[S]):
 
     def _observe(self, recorded: Recorded) -> None:
         cached = self._cache.get(recorded.aggregate)
-        if cached is None or recorded.version <= cached.version:
+        if cached is None:
+            self._changes.notify(recorded.aggregate)  # not in memory: whoever waits for it reads it from the store
+            return
+        if recorded.version <= cached.version:
             return
         if recorded.version == cached.version + 1:
             self._remember(self._extend(cached, [recorded]))
@@ -103,15 +109,34 @@ class Aggregates(Generic[S]):
             self._changes.notify(recorded.aggregate)
 
     def _remember(self, loaded: Loaded[S]) -> None:
+        before = self._cache.get(loaded.aggregate)
         self._cache[loaded.aggregate] = loaded
-        self._changes.notify(loaded.aggregate)
+        if before is None or loaded.version > before.version:
+            self._changes.notify(loaded.aggregate)  # only a real change wakes the aggregate's watchers
 
-    async def changed(self, aggregate: str, version: int, timeout: float) -> None:
-        """Wait until the aggregate is past ``version`` (or ``timeout`` seconds pass)."""
-        cached = self._cache.get(aggregate)
-        if cached is not None and cached.version > version:
-            return
-        await self._changes.wait(aggregate, timeout)
+    async def next_change(self, aggregate: str, version: int) -> Loaded[S]:
+        """The aggregate once it is past ``version``: woken by the feed the moment it changes (a watcher waiting
+        here costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`."""
+        while True:
+            cached = self._cache.get(aggregate)
+            if cached is not None and cached.version > version:
+                return cached
+            if not self._following:
+                await asyncio.sleep(POLL_SECONDS)
+            elif cached is not None:
+                await self._changes.wait(aggregate)
+                if self._cache.get(aggregate) is not None:
+                    continue
+            loaded = await self.refresh(aggregate)
+            if loaded.version > version:
+                return loaded
+            if self._following:
+                await self._changes.wait(aggregate)
+
+    def reset(self) -> None:
+        """Forget every cached aggregate and wake every watcher (the feed may have missed events)."""
+        self._cache.clear()
+        self._changes.notify_all()
 
     def _extend(self, loaded: Loaded[S], tail: Sequence[Recorded]) -> Loaded[S]:
         state = loaded.state

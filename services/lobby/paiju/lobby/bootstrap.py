@@ -59,6 +59,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         SERVICE_NAME,
         lambda server: lobby_pb2_grpc.add_LobbyServiceServicer_to_server(service, server),
         settings.metrics_port,
+        service.policy,
     )
     stopping = stop_on_signals(stop)
     workers = [

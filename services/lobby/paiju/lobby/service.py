@@ -17,31 +17,32 @@ import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, NoReturn, Protocol, cast
+from typing import Any, Protocol, cast
 
 import grpc
 import structlog
 
-from paiju.engine.auth import Identity, Role, TokenError, Verifier, mint
+from paiju.engine.auth import Identity, Role, Verifier, mint
 from paiju.engine.channels import channel as grpc_channel
+from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
 from paiju.lobby import accounts as acc
 from paiju.lobby import table as tb
 from paiju.lobby.aggregates import Aggregates, CommandIdReused, Loaded
+from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
+from paiju.platform.errors import Reason, Refused
+from paiju.rules.errors import RuleError
+from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
+from paiju.rules.zlj import game as zlj_game
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 SESSION_SECONDS = 12 * 3600
 GAME_TOKEN_SECONDS = 12 * 3600
 LEASE_SECONDS = 30
-STATUS = {
-    "invalid": grpc.StatusCode.INVALID_ARGUMENT,
-    "precondition": grpc.StatusCode.FAILED_PRECONDITION,
-    "permission": grpc.StatusCode.PERMISSION_DENIED,
-    "not_found": grpc.StatusCode.NOT_FOUND,
-    "already_exists": grpc.StatusCode.ALREADY_EXISTS,
-}
+ENGINE_SECONDS = 10.0
+"""How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
 KINDS = {v: k for k, v in GAMES.items()}
 TABLE_STATUS = {
@@ -59,11 +60,22 @@ class TableListing(Protocol):
 
     async def playing_tables_with_bots(self) -> list[str]: ...
 
+    async def confusable_with(self, name: str) -> str | None: ...
 
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str) -> NoReturn:
-    log.info("refused", status=code.name, reason=reason)
-    await context.abort(code, reason)
-    raise AssertionError("unreachable")
+
+def options_refusal(game: str, options: Any) -> Refused | None:
+    """Why the rules core would refuse to start a match with ``options`` (``None``: it would not): the lobby asks
+    the core itself, so no table can exist whose match the engine would refuse."""
+    try:
+        if game == "zlj":
+            zlj_game.decide(zlj_model.State(), zlj_model.StartMatch(0, options or zlj_model.Options()))
+        else:
+            tractor_game.decide(
+                tractor_model.State(), tractor_model.StartGame(0, options or tractor_model.Options(), 0)
+            )
+    except RuleError as e:
+        return Refused(Reason.INVALID_OPTIONS, e.reason, {"rule": e.rule} if e.rule else None)
+    return None
 
 
 def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
@@ -112,6 +124,12 @@ def new_accounts(store: Any) -> Aggregates[acc.Account | None]:
     return Aggregates(store, LOBBY_EVENTS, lambda: None, acc.decide_account, acc.evolve_account)
 
 
+def new_name_claims(store: Any) -> Aggregates[acc.NameClaim | None]:
+    from paiju.lobby.contract import LOBBY_EVENTS
+
+    return Aggregates(store, LOBBY_EVENTS, lambda: None, acc.decide_claim, acc.evolve_claim)
+
+
 class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     def __init__(
         self,
@@ -126,12 +144,15 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> None:
         self._tables = tables
         self._accounts = accounts
+        self._claims = new_name_claims(accounts.store)
         self._listing = listing
         self._engine = engine
         self._secret = secret
         self._grace = grace_seconds
         self._now = now
-        self._verifier = Verifier(secret, now)
+        self.verifier = Verifier(secret, now)
+        self.policy = Policy(authenticator=self.verifier, public=("Register", "Login", "Guest"))
+        """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
         self._present: dict[tuple[str, str], int] = {}
         self._pending: set[asyncio.Task[None]] = set()
 
@@ -144,67 +165,41 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         identity = Identity("lobby", Role.SERVICE, expires=self._now() + 300)
         return (("authorization", f"Bearer {self._token(identity)}"),)
 
-    async def _identity(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
-        try:
-            return self._verifier.identify(context.invocation_metadata())
-        except TokenError as e:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
-
-    async def _player(self, context: grpc.aio.ServicerContext[Any, Any]) -> tuple[str, str]:
+    async def _player(self) -> tuple[str, str]:
         """The signed-in player's id and name (a lobby session token)."""
-        who = await self._identity(context)
+        who: Identity = caller()
         if who.role is not Role.PLAYER or who.game is not None:
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "sign in (Register, Login or Guest) first")
+            raise Refused(
+                Reason.SESSION_REQUIRED, "this call needs a lobby session token (from Register, Login or Guest)"
+            )
         account = (await self._accounts.load(who.subject)).state
         if account is None:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, "this token's account does not exist")
+            raise Refused(Reason.TOKEN_INVALID, "this token's account does not exist")
         return account.player_id, account.name
 
-    async def _table(self, context: grpc.aio.ServicerContext[Any, Any], table_id: str) -> Loaded[tb.Table]:
-        if not table_id.startswith("table-") or not table_id[6:].replace("-", "").isalnum():
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no table {table_id!r}")
+    async def _table(self, table_id: str) -> Loaded[tb.Table]:
         loaded = await self._tables.load(table_id)
         if loaded.state.status is tb.Status.NEW:
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no table {table_id!r}")
+            raise Refused(Reason.TABLE_NOT_FOUND, f"there is no table {table_id!r}", {"table": table_id})
         return loaded
 
-    async def _act(
-        self, context: grpc.aio.ServicerContext[Any, Any], table_id: str, command: Any, actor: str, command_id: str = ""
-    ) -> Loaded[tb.Table]:
+    async def _act(self, table_id: str, command: Any, actor: str, command_id: str = "") -> Loaded[tb.Table]:
         try:
             loaded, _ = await self._tables.act(table_id, command, command_id or uuid.uuid4().hex, actor)
-        except tb.LobbyError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
         except CommandIdReused as e:
-            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+            raise Refused(Reason.COMMAND_ID_REUSED, str(e)) from None
         return loaded
 
-    @staticmethod
-    async def _allowed(context: grpc.aio.ServicerContext[Any, Any], table: tb.Table, command: Any) -> None:
-        """Refuse a table command before the engine is asked to change seats for it."""
-        try:
-            tb.decide(table, command)
-        except tb.LobbyError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
-
-    async def _engine_seats(
-        self,
-        context: grpc.aio.ServicerContext[Any, Any] | None,
-        table: tb.Table,
-        seats: dict[int, str],
-        change: int,
-        command_id: str,
-    ) -> None:
-        """Tell the engine who sits where now in the table's running match (it refuses swaps mid-deal)."""
+    async def _engine_seats(self, table: tb.Table, seats: dict[int, str], change: int, command_id: str) -> None:
+        """Tell the engine who sits where now in the table's running match (it refuses swaps mid-deal); its
+        refusal is passed on as the lobby's."""
         request = engine_pb2.AssignSeatsRequest(game_id=table.game_id, command_id=command_id, change=cast(Any, change))
         for seat, player in sorted(seats.items()):
             request.seats.add(seat=seat, player_id=player)
         try:
-            await self._engine().AssignSeats(request, metadata=self._service_metadata())
+            await self._engine().AssignSeats(request, metadata=self._service_metadata(), timeout=ENGINE_SECONDS)
         except grpc.aio.AioRpcError as e:
-            if context is None:
-                raise
-            await _abort(context, e.code(), e.details() or "the engine refused the seat change")
+            raise refusal_of_rpc_error(e, "the engine") from None
 
     def _session(self, account: acc.Account) -> lobby_pb2.Session:
         expires = self._now() + SESSION_SECONDS
@@ -213,48 +208,44 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 
     # --- accounts -----------------------------------------------------------------------------------
 
-    async def _register(
-        self, context: grpc.aio.ServicerContext[Any, Any], name: str, password_hash: str, guest: bool
-    ) -> acc.Account:
+    async def _register(self, name: str, password_hash: str, guest: bool) -> acc.Account:
         player_id = acc.account_key(name)
         command = acc.Register(player_id, name, password_hash, guest)
-        try:
-            loaded, _ = await self._accounts.act(player_id, command, f"register:{uuid.uuid4().hex}", player_id)
-        except tb.LobbyError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
+        loaded, _ = await self._accounts.act(player_id, command, f"register:{uuid.uuid4().hex}", player_id)
         assert loaded.state is not None
         return loaded.state
 
     async def Register(
         self, request: lobby_pb2.RegisterRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.RegisterResponse:
-        try:
-            name = acc.check_name(request.name)
-            acc.check_password(name, request.password)
-        except tb.LobbyError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
+        name = acc.check_name(request.name)
+        await asyncio.to_thread(acc.check_password, name, request.password)
+        # a name that looks like an existing one (UTS #39 confusables) is refused: the read model knows every
+        # account, and claiming the name's skeleton settles two such names registered at the same moment
+        existing = await self._listing.confusable_with(name)
+        if existing is not None:
+            raise acc.name_confusable(name, existing)
+        player_id = acc.account_key(name)
+        claim = acc.ClaimName(acc.name_skeleton(name), player_id, name)
+        await self._claims.act(acc.claim_key(name), claim, f"claim:{uuid.uuid4().hex}", player_id)
         hashed = await asyncio.to_thread(acc.hash_password, request.password)
-        account = await self._register(context, name, hashed, guest=False)
+        account = await self._register(name, hashed, guest=False)
         log.info("registered", player=account.player_id)
         return lobby_pb2.RegisterResponse(session=self._session(account))
 
     async def Login(
         self, request: lobby_pb2.LoginRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.LoginResponse:
-        wrong = "wrong name or password"
-        if not request.name or not request.password:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "send a name and a password")
         account = (await self._accounts.load(acc.account_key(request.name))).state
-        if account is None or account.guest:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, wrong)
-        if not await asyncio.to_thread(acc.password_matches, request.password, account.password_hash):
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, wrong)
+        # the same work (one scrypt) whether or not the name exists: the answer's time tells nothing
+        if not await asyncio.to_thread(acc.login_matches, account, request.password) or account is None:
+            raise Refused(Reason.WRONG_CREDENTIALS, "wrong name or password")
         return lobby_pb2.LoginResponse(session=self._session(account))
 
     async def Guest(
         self, request: lobby_pb2.GuestRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.GuestResponse:
-        account = await self._register(context, acc.guest_name(), "", guest=True)
+        account = await self._register(acc.guest_name(), "", guest=True)
         return lobby_pb2.GuestResponse(session=self._session(account))
 
     # --- tables -------------------------------------------------------------------------------------
@@ -262,36 +253,34 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def CreateTable(
         self, request: lobby_pb2.CreateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.CreateTableResponse:
-        player, _ = await self._player(context)
-        game = KINDS.get(request.game)
-        if game is None:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "game must be GAME_ZLJ or GAME_TRACTOR")
+        player, _ = await self._player()
+        game = KINDS[request.game]  # the contract allows GAME_ZLJ and GAME_TRACTOR only
         zlj_options = tractor_options = None
         try:
             if request.HasField("zlj_options"):
                 if game != "zlj":
-                    raise ValueError("zlj_options are for a 砸六家 table")
+                    raise Refused(Reason.INVALID_OPTIONS, "zlj_options are for a 砸六家 table")
                 zlj_options = ZLJ.decode(request.zlj_options, zlj_model.Options)
             if request.HasField("tractor_options"):
                 if game != "tractor":
-                    raise ValueError("tractor_options are for a 拖拉机 table")
+                    raise Refused(Reason.INVALID_OPTIONS, "tractor_options are for a 拖拉机 table")
                 tractor_options = TRACTOR.decode(request.tractor_options, tractor_model.Options)
-        except Exception as e:  # a malformed option (CodecError, ValueError): the client's mistake
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, str(e))
+        except CodecError as e:
+            raise Refused(Reason.INVALID_OPTIONS, str(e)) from None
+        refused = options_refusal(game, zlj_options if game == "zlj" else tractor_options)
+        if refused is not None:
+            raise refused
         table_id = "table-" + secrets.token_hex(4)
         tournament = request.preset == lobby_pb2.TABLE_PRESET_TOURNAMENT
         command = tb.OpenTable(table_id, request.name, game, player, tournament, zlj_options, tractor_options)
-        loaded = await self._act(context, table_id, command, player)
+        loaded = await self._act(table_id, command, player)
         log.info("table opened", table=table_id, game=game, owner=player)
         return lobby_pb2.CreateTableResponse(table=table_message(loaded.state, loaded.version))
 
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.ListTablesResponse:
-        await self._identity(context)
         limit = request.limit or 50
-        if not 1 <= limit <= 200:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "limit is 1..200")
         status = {v: k.value for k, v in TABLE_STATUS.items()}.get(request.status)
         tables = await self._listing.list_tables(KINDS.get(request.game), status, limit)
         return lobby_pb2.ListTablesResponse(tables=tables)
@@ -299,29 +288,22 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def GetTable(
         self, request: lobby_pb2.GetTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.GetTableResponse:
-        await self._identity(context)
-        loaded = await self._table(context, request.table_id)
+        loaded = await self._table(request.table_id)
         return lobby_pb2.GetTableResponse(table=table_message(loaded.state, loaded.version))
 
     async def WatchTable(
         self, request: lobby_pb2.WatchTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
-        who = await self._identity(context)
-        loaded = await self._table(context, request.table_id)
+        who = caller()
+        loaded = await self._table(request.table_id)
         key = (request.table_id, who.subject)
         self._present[key] = self._present.get(key, 0) + 1
         try:
-            with contextlib.suppress(grpc.aio.AioRpcError):  # the engine away: the seat comes back at the next watch
+            with contextlib.suppress(Refused):  # the engine away: the seat comes back at the next watch
                 await self._returned(request.table_id, who.subject)
-            sent = -1
             while True:
-                loaded = await self._tables.load(request.table_id)
-                if loaded.version != sent:
-                    sent = loaded.version
-                    yield lobby_pb2.WatchTableResponse(table=table_message(loaded.state, loaded.version))
-                await self._tables.changed(request.table_id, sent, 1.0)
-                if not self._tables.following:
-                    await self._tables.refresh(request.table_id)
+                yield lobby_pb2.WatchTableResponse(table=table_message(loaded.state, loaded.version))
+                loaded = await self._tables.next_change(request.table_id, loaded.version)
         finally:
             self._present[key] -= 1
             if not self._present[key]:
@@ -346,15 +328,15 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         command_id = f"cover:{table.game_id}:{seat}:{loaded.version}"
         try:
             await self._engine_seats(
-                None, table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id
+                table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id
             )
             await self._tables.act(table_id, tb.CoverSeat(seat), command_id, "lobby")
-        except (grpc.aio.AioRpcError, tb.LobbyError) as e:
-            log.warning("could not cover a seat", table=table_id, seat=seat, error=str(e))
+        except Refused as e:
+            log.warning("could not cover a seat", table=table_id, seat=seat, reason=e.reason.value, error=e.message)
             return
         log.info("a bot covers an absent player", table=table_id, seat=seat, player=player)
         if self._present.get((table_id, player)):  # back while the cover was being recorded: hand it back now
-            with contextlib.suppress(grpc.aio.AioRpcError):
+            with contextlib.suppress(Refused):
                 await self._returned(table_id, player)
 
     async def _returned(self, table_id: str, player: str) -> None:
@@ -365,17 +347,17 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         if seat is None or not table.seats[seat].covered or table.status is not tb.Status.PLAYING:
             return
         command_id = f"return:{table.game_id}:{seat}:{loaded.version}"
-        await self._engine_seats(None, table, {seat: player}, engine_pb2.SEAT_CHANGE_RETURN, command_id)
+        await self._engine_seats(table, {seat: player}, engine_pb2.SEAT_CHANGE_RETURN, command_id)
         await self._tables.act(table_id, tb.ReturnToSeat(player), command_id, player)
         log.info("the player is back", table=table_id, seat=seat, player=player)
 
     async def TakeSeat(
         self, request: lobby_pb2.TakeSeatRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.TakeSeatResponse:
-        player, name = await self._player(context)
-        await self._table(context, request.table_id)
+        player, name = await self._player()
+        await self._table(request.table_id)
         seat = request.seat if request.HasField("seat") else None
-        loaded = await self._act(context, request.table_id, tb.TakeSeat(player, name, seat), player)
+        loaded = await self._act(request.table_id, tb.TakeSeat(player, name, seat), player)
         return lobby_pb2.TakeSeatResponse(table=table_message(loaded.state, loaded.version))
 
     async def _change_seats(
@@ -392,19 +374,19 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         and substitutes mid-deal), with ``in_match``'s seats and reason; then it is recorded at the table, both
         under one command id."""
         table = loaded.state
-        await self._allowed(context, table, command)
+        tb.decide(table, command)  # refused by the table first, before the engine is asked to change seats
         command_id = f"{key}:{loaded.version}"
         if table.status is tb.Status.PLAYING:
             seats, change = in_match()
-            await self._engine_seats(context, table, seats, change, command_id)
-        after = await self._act(context, table.table_id, command, actor, command_id)
+            await self._engine_seats(table, seats, change, command_id)
+        after = await self._act(table.table_id, command, actor, command_id)
         return table_message(after.state, after.version)
 
     async def LeaveSeat(
         self, request: lobby_pb2.LeaveSeatRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.LeaveSeatResponse:
-        player, _ = await self._player(context)
-        loaded = await self._table(context, request.table_id)
+        player, _ = await self._player()
+        loaded = await self._table(request.table_id)
         seat = loaded.state.seat_of(player)
 
         def bot_takes_over() -> tuple[dict[int, str], int]:
@@ -419,8 +401,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def RemovePlayer(
         self, request: lobby_pb2.RemovePlayerRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.RemovePlayerResponse:
-        player, _ = await self._player(context)
-        loaded = await self._table(context, request.table_id)
+        player, _ = await self._player()
+        loaded = await self._table(request.table_id)
         seat = request.seat
         table = await self._change_seats(
             context,
@@ -435,8 +417,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def SwapSeats(
         self, request: lobby_pb2.SwapSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.SwapSeatsResponse:
-        player, _ = await self._player(context)
-        loaded = await self._table(context, request.table_id)
+        player, _ = await self._player()
+        loaded = await self._table(request.table_id)
         a, b = request.seat, request.other_seat
 
         def swapped() -> tuple[dict[int, str], int]:
@@ -451,11 +433,11 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def Substitute(
         self, request: lobby_pb2.SubstituteRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.SubstituteResponse:
-        player, _ = await self._player(context)
-        loaded = await self._table(context, request.table_id)
+        player, _ = await self._player()
+        loaded = await self._table(request.table_id)
         substitute = (await self._accounts.load(acc.account_key(request.player_name or "?"))).state
         if substitute is None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no player named {request.player_name!r}")
+            raise Refused(Reason.PLAYER_NOT_FOUND, f"there is no player named {request.player_name!r}")
         seat = request.seat
         table = await self._change_seats(
             context,
@@ -470,44 +452,44 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def AddBot(
         self, request: lobby_pb2.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.AddBotResponse:
-        player, _ = await self._player(context)
-        await self._table(context, request.table_id)
+        player, _ = await self._player()
+        await self._table(request.table_id)
         seat = request.seat if request.HasField("seat") else None
-        loaded = await self._act(context, request.table_id, tb.AddBot(player, seat), player)
+        loaded = await self._act(request.table_id, tb.AddBot(player, seat), player)
         return lobby_pb2.AddBotResponse(table=table_message(loaded.state, loaded.version))
 
     async def Ready(
         self, request: lobby_pb2.ReadyRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.ReadyResponse:
-        player, _ = await self._player(context)
-        await self._table(context, request.table_id)
-        loaded = await self._act(context, request.table_id, tb.SetReady(player, request.ready), player)
+        player, _ = await self._player()
+        await self._table(request.table_id)
+        loaded = await self._act(request.table_id, tb.SetReady(player, request.ready), player)
         return lobby_pb2.ReadyResponse(table=table_message(loaded.state, loaded.version))
 
     async def StartMatch(
         self, request: lobby_pb2.StartMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.StartMatchResponse:
-        player, _ = await self._player(context)
-        await self._table(context, request.table_id)
-        loaded = await self._act(context, request.table_id, tb.StartMatch(player), player)
+        player, _ = await self._player()
+        await self._table(request.table_id)
+        loaded = await self._act(request.table_id, tb.StartMatch(player), player)
         log.info("match started", table=request.table_id, game=loaded.state.game_id)
         return lobby_pb2.StartMatchResponse(table=table_message(loaded.state, loaded.version))
 
     async def JoinGame(
         self, request: lobby_pb2.JoinGameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.JoinGameResponse:
-        who = await self._identity(context)
-        loaded = await self._table(context, request.table_id)
+        who = caller()
+        loaded = await self._table(request.table_id)
         table = loaded.state
         if not table.game_id:
-            await _abort(context, grpc.StatusCode.FAILED_PRECONDITION, "no match has started at this table yet")
+            raise Refused(Reason.NO_MATCH_YET, "no match has started at this table yet")
         expires = self._now() + GAME_TOKEN_SECONDS
         seat = table.seat_of(who.subject) if who.role is Role.PLAYER else None
         response = lobby_pb2.JoinGameResponse(game_id=table.game_id, game=GAMES[table.game])
         if seat is None:
             response.token = self._token(Identity(who.subject, Role.SPECTATOR, table.game_id, None, expires))
             return response
-        with contextlib.suppress(grpc.aio.AioRpcError):
+        with contextlib.suppress(Refused):
             await self._returned(request.table_id, who.subject)
         response.seat = seat
         response.token = self._token(Identity(who.subject, Role.PLAYER, table.game_id, seat, expires))
@@ -516,11 +498,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def LeaseBotSeats(
         self, request: lobby_pb2.LeaseBotSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.LeaseBotSeatsResponse:
-        who = await self._identity(context)
+        who = caller()
         if who.role not in (Role.SERVICE, Role.ADMIN):
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "bot runners use a service token")
-        if not request.runner_id:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "a runner needs an id")
+            raise Refused(Reason.ROLE_REQUIRED, "bot runners use a service token", {"required": "service"})
         now = self._now()
         until = now + LEASE_SECONDS
         response = lobby_pb2.LeaseBotSeatsResponse()

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from paiju.platform.errors import Reason, Refused
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.text import has_control
@@ -35,17 +36,11 @@ class Status(StrEnum):
     FINISHED = "finished"  # the last match is over
 
 
-class LobbyError(Exception):
-    """A refused lobby command: ``kind`` is invalid, precondition, permission, not_found or already_exists."""
+class LobbyError(Refused):
+    """A refused lobby command: the contract's ``reason`` (errors.proto) and a ``message`` for people."""
 
-    def __init__(self, kind: str, reason: str) -> None:
-        super().__init__(reason)
-        self.kind = kind
-        self.reason = reason
-
-
-def _refuse(reason: str) -> LobbyError:
-    return LobbyError("precondition", reason)
+    def __init__(self, reason: Reason, message: str, metadata: dict[str, object] | None = None) -> None:
+        super().__init__(reason, message, metadata)
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,45 +339,47 @@ Event = (
 
 def _seat_index(table: Table, seat: int) -> int:
     if not 0 <= seat < len(table.seats):
-        raise LobbyError("invalid", f"a {table.game} table has seats 0..{len(table.seats) - 1}, not {seat}")
+        raise LobbyError(
+            Reason.INVALID_REQUEST, f"a {table.game} table has seats 0..{len(table.seats) - 1}, not {seat}"
+        )
     return seat
 
 
 def _free_seat(table: Table, seat: int | None) -> int:
     if seat is not None:
         if not table.seats[_seat_index(table, seat)].free:
-            raise _refuse(f"seat {seat} is taken")
+            raise LobbyError(Reason.SEAT_TAKEN, f"seat {seat} is taken", {"seat": seat})
         return seat
     free = next((i for i, s in enumerate(table.seats) if s.free), None)
     if free is None:
-        raise _refuse("the table is full")
+        raise LobbyError(Reason.TABLE_FULL, "the table is full")
     return free
 
 
 def _owner(table: Table, by: str) -> None:
     if by != table.owner:
-        raise LobbyError("permission", "only the table's owner may do that")
+        raise LobbyError(Reason.NOT_TABLE_OWNER, "only the table's owner may do that")
 
 
 def _not_playing(table: Table, what: str) -> None:
     if table.status is Status.PLAYING:
-        raise _refuse(f"a match is being played: {what} after it")
+        raise LobbyError(Reason.MATCH_IN_PROGRESS, f"a match is being played: {what} after it")
 
 
 def decide(table: Table, command: Any) -> list[Any]:
     """The events of ``command`` at ``table``, or `LobbyError` with the reason it is refused."""
     if isinstance(command, OpenTable):
         if table.status is not Status.NEW:
-            raise LobbyError("already_exists", f"table {table.table_id} exists already")
+            raise LobbyError(Reason.TABLE_EXISTS, f"table {table.table_id} exists already")
         if command.game not in SEATS:
-            raise LobbyError("invalid", "a table plays zlj or tractor")
+            raise LobbyError(Reason.INVALID_REQUEST, "a table plays zlj or tractor")
         name = command.name.strip()
         if not name or len(name) > 60 or has_control(name):
-            raise LobbyError("invalid", "a table's name has 1..60 characters, no control characters")
+            raise LobbyError(Reason.INVALID_REQUEST, "a table's name has 1..60 characters, no control characters")
         if (command.zlj_options is not None and command.game != "zlj") or (
             command.tractor_options is not None and command.game != "tractor"
         ):
-            raise LobbyError("invalid", f"a {command.game} table takes {command.game} options only")
+            raise LobbyError(Reason.INVALID_OPTIONS, f"a {command.game} table takes {command.game} options only")
         return [
             TableOpened(
                 command.table_id,
@@ -395,16 +392,17 @@ def decide(table: Table, command: Any) -> list[Any]:
             )
         ]
     if table.status is Status.NEW:
-        raise LobbyError("not_found", "there is no such table")
+        raise LobbyError(Reason.TABLE_NOT_FOUND, "there is no such table")
     if isinstance(command, TakeSeat):
         _not_playing(table, "take a seat")
         if table.seat_of(command.player_id) is not None:
-            raise _refuse(f"you sit in seat {table.seat_of(command.player_id)} already")
+            seat = table.seat_of(command.player_id)
+            raise LobbyError(Reason.ALREADY_SEATED, f"you sit in seat {seat} already", {"seat": seat})
         return [SeatTaken(_free_seat(table, command.seat), command.player_id, command.name)]
     if isinstance(command, LeaveSeat):
         seat = table.seat_of(command.player_id)
         if seat is None:
-            raise _refuse("you are not seated at this table")
+            raise LobbyError(Reason.NOT_SEATED, "you are not seated at this table")
         return [SeatLeft(seat, command.player_id, removed=False, bot=table.status is Status.PLAYING)]
     if isinstance(command, AddBot):
         _owner(table, command.by)
@@ -415,29 +413,31 @@ def decide(table: Table, command: Any) -> list[Any]:
         _owner(table, command.by)
         place = table.seats[_seat_index(table, command.seat)]
         if place.free:
-            raise _refuse(f"seat {command.seat} is free")
+            raise LobbyError(Reason.SEAT_EMPTY, f"seat {command.seat} is free", {"seat": command.seat})
         playing = table.status is Status.PLAYING
         if place.bot and playing:
-            raise _refuse("a bot plays this seat until the match ends")
+            raise LobbyError(Reason.SEAT_HELD_BY_BOT, "a bot plays this seat until the match ends")
         return [SeatLeft(command.seat, place.player_id, removed=True, bot=playing)]
     if isinstance(command, SwapSeats):
         _owner(table, command.by)
         a, b = _seat_index(table, command.seat), _seat_index(table, command.other_seat)
         if a == b:
-            raise LobbyError("invalid", "a swap needs two different seats")
+            raise LobbyError(Reason.INVALID_REQUEST, "a swap needs two different seats")
         return [SeatsSwapped(a, b)]
     if isinstance(command, Substitute):
         _owner(table, command.by)
         place = table.seats[_seat_index(table, command.seat)]
         if place.free:
-            raise _refuse(f"seat {command.seat} is free: the player may take it")
+            raise LobbyError(
+                Reason.SEAT_EMPTY, f"seat {command.seat} is free: the player may take it", {"seat": command.seat}
+            )
         if table.seat_of(command.player_id) is not None:
-            raise _refuse(f"{command.name} sits at this table already")
+            raise LobbyError(Reason.ALREADY_SEATED, f"{command.name} sits at this table already")
         return [Substituted(command.seat, command.player_id, command.name)]
     if isinstance(command, SetReady):
         seat = table.seat_of(command.player_id)
         if seat is None:
-            raise _refuse("you are not seated at this table")
+            raise LobbyError(Reason.NOT_SEATED, "you are not seated at this table")
         _not_playing(table, "say ready")
         return [ReadyChanged(seat, command.ready)] if table.seats[seat].ready != command.ready else []
     if isinstance(command, StartMatch):
@@ -445,10 +445,13 @@ def decide(table: Table, command: Any) -> list[Any]:
         _not_playing(table, "start the next one")
         free = [i for i, s in enumerate(table.seats) if s.free]
         if free:
-            raise _refuse(f"every seat must be filled first (free: {', '.join(map(str, free))})")
+            seats = ", ".join(map(str, free))
+            raise LobbyError(
+                Reason.TABLE_NOT_READY, f"every seat must be filled first (free: {seats})", {"free": seats}
+            )
         waiting = [s.name for s in table.seats if not s.bot and not s.ready]
         if waiting:
-            raise _refuse(f"not everyone is ready: {', '.join(waiting)}")
+            raise LobbyError(Reason.TABLE_NOT_READY, f"not everyone is ready: {', '.join(waiting)}")
         match = table.matches + 1
         players = tuple(s.player_id for s in table.seats)
         options = match_options(table)
@@ -468,15 +471,15 @@ def decide(table: Table, command: Any) -> list[Any]:
     if isinstance(command, LeaseSeat):
         place = table.seats[_seat_index(table, command.seat)]
         if table.status is not Status.PLAYING or not place.played_by_bot:
-            raise _refuse(f"seat {command.seat} has no bot to play")
+            raise LobbyError(Reason.SEAT_EMPTY, f"seat {command.seat} has no bot to play", {"seat": command.seat})
         if place.runner and place.runner != command.runner and place.lease_until > command.now:
-            raise _refuse(f"seat {command.seat} is leased to another runner")
+            raise LobbyError(Reason.SEAT_LEASED, f"seat {command.seat} is leased to another runner")
         return [SeatLeased(command.seat, command.runner, command.until)]
     if isinstance(command, FinishMatch):
         if table.status is not Status.PLAYING or command.game_id != table.game_id:
             return []  # finished already (a redelivered end), or not this table's match
         return [MatchFinished(command.game_id, command.result)]
-    raise LobbyError("invalid", f"not a lobby command: {type(command).__name__}")
+    raise LobbyError(Reason.INVALID_REQUEST, f"not a lobby command: {type(command).__name__}")
 
 
 # --- evolve ---------------------------------------------------------------------------------------------

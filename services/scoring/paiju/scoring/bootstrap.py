@@ -94,6 +94,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             SERVICE_NAME,
             lambda server: scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server),
             settings.metrics_port,
+            service.policy,
         )
         stopping = stop_on_signals(stop)
         workers = [asyncio.create_task(projector.run(stopping)) for projector in p.projectors]

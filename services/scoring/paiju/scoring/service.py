@@ -20,27 +20,22 @@ import time
 import uuid
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, NoReturn
+from typing import Any
 
 import asyncpg
 import grpc
 import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.engine.auth import Identity, Role, TokenError, Verifier
+from paiju.engine.auth import Identity, Role, Verifier
 from paiju.lobby.aggregates import Aggregates, CommandIdReused
+from paiju.platform.edge import Policy, caller
+from paiju.platform.errors import Reason, Refused
 from paiju.scoring import tournament as tm
 from paiju.scoring.reports import result_sheet
 from paiju.scoring.sheets import sheet_csv, sheet_html
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
 
-STATUS = {
-    "invalid": grpc.StatusCode.INVALID_ARGUMENT,
-    "precondition": grpc.StatusCode.FAILED_PRECONDITION,
-    "permission": grpc.StatusCode.PERMISSION_DENIED,
-    "not_found": grpc.StatusCode.NOT_FOUND,
-    "already_exists": grpc.StatusCode.ALREADY_EXISTS,
-}
 ORGANISERS = (Role.ADMIN, Role.REFEREE)
 GAMES = ("zlj", "tractor")
 DEFAULT_ZLJ_DEALS = 6
@@ -54,12 +49,6 @@ def new_tournaments(store: Any) -> Aggregates[tm.Tournament]:
     return Aggregates(
         store, TOURNAMENT_EVENTS, tm.Tournament, tm.decide, tm.evolve, envelope=tournament_events_pb2.TournamentEnvelope
     )
-
-
-async def _abort(context: grpc.aio.ServicerContext[Any, Any], code: grpc.StatusCode, reason: str) -> NoReturn:
-    log.info("refused", status=code.name, reason=reason)
-    await context.abort(code, reason)
-    raise AssertionError("unreachable")
 
 
 def _timestamp(ms: int) -> Timestamp:
@@ -138,62 +127,50 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self._tournaments = tournaments
         self._pool = pool
         self._now_ms = now_ms
-        self._verifier = Verifier(secret, lambda: now_ms() // 1000)
+        self.verifier = Verifier(secret, lambda: now_ms() // 1000)
+        self.policy = Policy(authenticator=self.verifier)
+        """What the gRPC edge does for this service (every method needs a token)."""
 
     # --- helpers ------------------------------------------------------------------------------------
 
-    async def _identity(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
-        try:
-            return self._verifier.identify(context.invocation_metadata())
-        except TokenError as e:
-            await _abort(context, grpc.StatusCode.UNAUTHENTICATED, str(e))
-
-    async def _organiser(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
-        who = await self._identity(context)
+    @staticmethod
+    def _organiser() -> Identity:
+        who: Identity = caller()
         if who.role not in ORGANISERS:
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "only a referee or an admin may do this")
+            raise Refused(
+                Reason.ROLE_REQUIRED, "only a referee or an admin may do this", {"required": "referee or admin"}
+            )
         return who
 
-    async def _player(self, context: grpc.aio.ServicerContext[Any, Any]) -> Identity:
-        who = await self._identity(context)
+    @staticmethod
+    def _player() -> Identity:
+        who: Identity = caller()
         if who.role is not Role.PLAYER:
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "sign in as a player to do this")
+            raise Refused(Reason.ROLE_REQUIRED, "sign in as a player to do this", {"required": "player"})
         return who
 
-    async def _tournament(self, context: grpc.aio.ServicerContext[Any, Any], tournament_id: str) -> tm.Tournament:
-        if not _valid_id(tournament_id):
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no tournament {tournament_id!r}")
+    async def _tournament(self, tournament_id: str) -> tm.Tournament:
         state = (await self._tournaments.load(tournament_id)).state
         if state.status is tm.Status.NEW:
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"there is no tournament {tournament_id!r}")
+            raise Refused(
+                Reason.TOURNAMENT_NOT_FOUND, f"there is no tournament {tournament_id!r}", {"tournament": tournament_id}
+            )
         return state
 
-    async def _act(
-        self,
-        context: grpc.aio.ServicerContext[Any, Any],
-        tournament_id: str,
-        command: Any,
-        who: Identity,
-        request: Any,
-    ) -> tm.Tournament:
+    async def _act(self, tournament_id: str, command: Any, who: Identity, request: Any) -> tm.Tournament:
         """Decide and append on an existing tournament (or create one); a retry (same command id, same request,
         same caller) is answered with the state."""
         if not isinstance(command, tm.CreateTournament):
-            await self._tournament(context, tournament_id)
-        command_id = request.command_id
-        if not command_id:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "command_id is required (a retry reuses it)")
-        if len(command_id) > 128:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "command_id is longer than 128 characters")
+            await self._tournament(tournament_id)
         digest = hashlib.sha256(
             type(request).__name__.encode() + who.subject.encode() + request.SerializeToString(deterministic=True)
         ).digest()
         try:
-            loaded, _ = await self._tournaments.act(tournament_id, command, command_id, who.subject, digest=digest)
-        except tm.TournamentError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
+            loaded, _ = await self._tournaments.act(
+                tournament_id, command, request.command_id, who.subject, digest=digest
+            )
         except CommandIdReused as e:
-            await _abort(context, grpc.StatusCode.ALREADY_EXISTS, str(e))
+            raise Refused(Reason.COMMAND_ID_REUSED, str(e)) from None
         return loaded.state
 
     # --- tournaments --------------------------------------------------------------------------------
@@ -201,11 +178,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def CreateTournament(
         self, request: scoring_pb2.CreateTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.CreateTournamentResponse:
-        who = await self._organiser(context)
-        if request.game not in GAMES:
-            await _abort(
-                context, grpc.StatusCode.INVALID_ARGUMENT, f"game must be zlj or tractor, not {request.game!r}"
-            )
+        who = self._organiser()
         # the id follows from the caller and the command id, so a retry names the same tournament
         tournament_id = "tour" + _derived(who.subject, request.command_id)
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
@@ -221,52 +194,52 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
             who.subject,
             self._now_ms(),
         )
-        state = await self._act(context, tournament_id, command, who, request)
+        state = await self._act(tournament_id, command, who, request)
         return scoring_pb2.CreateTournamentResponse(tournament=tournament_message(state))
 
     async def RegisterTeam(
         self, request: scoring_pb2.RegisterTeamRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.RegisterTeamResponse:
-        who = await self._identity(context)
+        who: Identity = caller()
         players = tuple(p.player_id for p in request.players)
         if who.role not in ORGANISERS and not (who.role is Role.PLAYER and who.subject in players):
-            await _abort(context, grpc.StatusCode.PERMISSION_DENIED, "a player registers only a team they play in")
+            raise Refused(Reason.NOT_TEAM_MEMBER, "a player registers only a team they play in")
         team_id = "team" + _derived(request.tournament_id, who.subject, request.command_id)
         names = tuple(p.name for p in request.players)
         command = tm.RegisterTeam(team_id, request.name, players, names, who.subject, self._now_ms())
-        state = await self._act(context, request.tournament_id, command, who, request)
+        state = await self._act(request.tournament_id, command, who, request)
         return scoring_pb2.RegisterTeamResponse(team_id=team_id, tournament=tournament_message(state))
 
     async def PairRound(
         self, request: scoring_pb2.PairRoundRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.PairRoundResponse:
-        who = await self._organiser(context)
-        state = await self._act(context, request.tournament_id, tm.PairRound(who.subject, self._now_ms()), who, request)
+        who = self._organiser()
+        state = await self._act(request.tournament_id, tm.PairRound(who.subject, self._now_ms()), who, request)
         return scoring_pb2.PairRoundResponse(round=round_message(state.played[-1]))
 
     async def EndTournament(
         self, request: scoring_pb2.EndTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.EndTournamentResponse:
-        who = await self._organiser(context)
+        who = self._organiser()
         command = tm.EndTournament(who.subject, self._now_ms())
-        state = await self._act(context, request.tournament_id, command, who, request)
+        state = await self._act(request.tournament_id, command, who, request)
         return scoring_pb2.EndTournamentResponse(tournament=tournament_message(state))
 
     async def RecordForfeit(
         self, request: scoring_pb2.RecordForfeitRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.RecordForfeitResponse:
-        who = await self._organiser(context)
+        who = self._organiser()
         command = tm.RecordForfeit(request.round, request.team_id, who.subject, self._now_ms())
-        state = await self._act(context, request.tournament_id, command, who, request)
+        state = await self._act(request.tournament_id, command, who, request)
         return scoring_pb2.RecordForfeitResponse(round=round_message(state.round(request.round)))
 
     async def FileAppeal(
         self, request: scoring_pb2.FileAppealRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.FileAppealResponse:
-        who = await self._player(context)
-        before = await self._tournament(context, request.tournament_id)
+        who = self._player()
+        before = await self._tournament(request.tournament_id)
         command = tm.FileAppeal(request.round, request.team_id, who.subject, request.text, self._now_ms())
-        state = await self._act(context, request.tournament_id, command, who, request)
+        state = await self._act(request.tournament_id, command, who, request)
         filed = state.appeals[len(before.appeals)] if len(state.appeals) > len(before.appeals) else None
         if filed is None:  # a retry: the appeal this caller filed for the team and round
             filed = next(
@@ -279,34 +252,32 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def ResolveAppeal(
         self, request: scoring_pb2.ResolveAppealRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.ResolveAppealResponse:
-        who = await self._organiser(context)
+        who = self._organiser()
         corrected = request.corrected_difference if request.HasField("corrected_difference") else None
         command = tm.ResolveAppeal(
             request.appeal, request.upheld, request.decision, who.subject, self._now_ms(), corrected
         )
-        state = await self._act(context, request.tournament_id, command, who, request)
+        state = await self._act(request.tournament_id, command, who, request)
         return scoring_pb2.ResolveAppealResponse(appeal=appeal_message(state.appeals[request.appeal - 1]))
 
     async def ConfirmSheet(
         self, request: scoring_pb2.ConfirmSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.ConfirmSheetResponse:
-        who = await self._player(context)
+        who = self._player()
         command = tm.ConfirmSheet(request.round, request.team_id, who.subject, self._now_ms())
-        state = await self._act(context, request.tournament_id, command, who, request)
+        state = await self._act(request.tournament_id, command, who, request)
         return scoring_pb2.ConfirmSheetResponse(round=round_message(state.round(request.round)))
 
     async def GetTournament(
         self, request: scoring_pb2.GetTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetTournamentResponse:
-        await self._identity(context)
-        state = await self._tournament(context, request.tournament_id)
+        state = await self._tournament(request.tournament_id)
         return scoring_pb2.GetTournamentResponse(tournament=tournament_message(state))
 
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetStandingsResponse:
-        await self._identity(context)
-        state = await self._tournament(context, request.tournament_id)
+        state = await self._tournament(request.tournament_id)
         response = scoring_pb2.GetStandingsResponse()
         if any(team.draw for team in state.teams):  # standings exist from the draw on
             for s in tm.current_standings(state):
@@ -324,12 +295,8 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetResultSheet(
         self, request: scoring_pb2.GetResultSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetResultSheetResponse:
-        await self._identity(context)
-        state = await self._tournament(context, request.tournament_id)
-        try:
-            sheet = result_sheet(state, request.round)
-        except tm.TournamentError as e:
-            await _abort(context, STATUS[e.kind], e.reason)
+        state = await self._tournament(request.tournament_id)
+        sheet = result_sheet(state, request.round)
         response = scoring_pb2.GetResultSheetResponse()
         for line in sheet.lines:
             row = response.lines.add(
@@ -357,12 +324,11 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetMatchScore(
         self, request: scoring_pb2.GetMatchScoreRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetMatchScoreResponse:
-        await self._identity(context)
         game = await self._pool.fetchrow(
             "SELECT game_id, game, ended, fold FROM scoring_games WHERE game_id = $1", request.game_id
         )
         if game is None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"scoring has no game {request.game_id!r} (yet)")
+            raise Refused(Reason.SCORE_NOT_FOUND, f"scoring has no game {request.game_id!r} (yet)")
         fold = json.loads(game["fold"])
         response = scoring_pb2.GetMatchScoreResponse(
             game_id=game["game_id"], game=game["game"], ended=game["ended"], players=fold["players"]
@@ -402,16 +368,11 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetPlayerStats(
         self, request: scoring_pb2.GetPlayerStatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetPlayerStatsResponse:
-        await self._identity(context)
-        if request.game not in GAMES:
-            await _abort(
-                context, grpc.StatusCode.INVALID_ARGUMENT, f"game must be zlj or tractor, not {request.game!r}"
-            )
         row = await self._pool.fetchrow(
             "SELECT * FROM scoring_player_stats WHERE player_id = $1 AND game = $2", request.player_id, request.game
         )
         if row is None:
-            await _abort(context, grpc.StatusCode.NOT_FOUND, f"{request.player_id!r} has not played {request.game} yet")
+            raise Refused(Reason.SCORE_NOT_FOUND, f"{request.player_id!r} has not played {request.game} yet")
         return scoring_pb2.GetPlayerStatsResponse(
             player_id=row["player_id"],
             game=row["game"],
@@ -433,14 +394,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetLeaderboard(
         self, request: scoring_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetLeaderboardResponse:
-        await self._identity(context)
-        if request.game not in GAMES:
-            await _abort(
-                context, grpc.StatusCode.INVALID_ARGUMENT, f"game must be zlj or tractor, not {request.game!r}"
-            )
         limit = request.limit or 50
-        if not 1 <= limit <= 500:
-            await _abort(context, grpc.StatusCode.INVALID_ARGUMENT, "limit is 1..500")
         rows = await self._pool.fetch(
             """
             SELECT player_id, score, matches_won, matches, deals FROM scoring_player_stats WHERE game = $1
@@ -460,7 +414,3 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
 def _derived(*parts: str) -> str:
     """A short id that follows from its parts (a retried creation names the same thing)."""
     return uuid.uuid5(uuid.NAMESPACE_URL, "/".join(parts)).hex[:12]
-
-
-def _valid_id(value: str) -> bool:
-    return 0 < len(value) <= 64 and value.replace("-", "").isalnum() and value.isascii()

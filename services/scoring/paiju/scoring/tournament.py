@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import StrEnum
 
+from paiju.platform.errors import Reason, Refused
 from paiju.scoring import standings as st
 from paiju.scoring import swiss
 from paiju.scoring.victory import BYE_VP, FORFEIT_LOSER_VP, forfeit_vp, victory_points
@@ -36,13 +37,11 @@ MAX_ROUNDS = 15
 MAX_TEAMS = 512
 
 
-class TournamentError(Exception):
-    """A refused command: ``kind`` is invalid, precondition, permission, not_found or already_exists."""
+class TournamentError(Refused):
+    """A refused command: the contract's ``reason`` (errors.proto) and a ``message`` for people."""
 
-    def __init__(self, kind: str, reason: str) -> None:
-        super().__init__(reason)
-        self.kind = kind
-        self.reason = reason
+    def __init__(self, reason: Reason, message: str) -> None:
+        super().__init__(reason, message)
 
 
 class Status(StrEnum):
@@ -133,11 +132,11 @@ class Tournament:
         for team in self.teams:
             if team.team_id == team_id:
                 return team
-        raise TournamentError("not_found", f"there is no team {team_id!r} in this tournament")
+        raise TournamentError(Reason.TEAM_NOT_FOUND, f"there is no team {team_id!r} in this tournament")
 
     def round(self, number: int) -> Round:
         if not 1 <= number <= len(self.played):
-            raise TournamentError("not_found", f"round {number} has not been paired")
+            raise TournamentError(Reason.ROUND_NOT_FOUND, f"round {number} has not been paired")
         return self.played[number - 1]
 
 
@@ -444,12 +443,12 @@ Event = (
 # --- decide -----------------------------------------------------------------------------------------
 
 
-def _invalid(reason: str) -> TournamentError:
-    return TournamentError("invalid", reason)
+def _invalid(message: str) -> TournamentError:
+    return TournamentError(Reason.INVALID_REQUEST, message)
 
 
-def _refuse(reason: str) -> TournamentError:
-    return TournamentError("precondition", reason)
+def _refuse(message: str, reason: Reason = Reason.TOURNAMENT_STATE) -> TournamentError:
+    return TournamentError(reason, message)
 
 
 def _text(value: str, what: str, limit: int = 80, *, lines: bool = False) -> str:
@@ -469,7 +468,7 @@ def decide(tournament: Tournament, command: Command) -> list[Event]:
     if isinstance(command, CreateTournament):
         return _create(tournament, command)
     if tournament.status is Status.NEW:
-        raise TournamentError("not_found", "there is no such tournament")
+        raise TournamentError(Reason.TOURNAMENT_NOT_FOUND, "there is no such tournament")
     if isinstance(command, RegisterTeam):
         return _register(tournament, command)
     if isinstance(command, PairRound):
@@ -491,7 +490,7 @@ def decide(tournament: Tournament, command: Command) -> list[Event]:
 
 def _create(tournament: Tournament, c: CreateTournament) -> list[Event]:
     if tournament.status is not Status.NEW:
-        raise TournamentError("already_exists", f"tournament {tournament.tournament_id} exists already")
+        raise TournamentError(Reason.TOURNAMENT_EXISTS, f"tournament {tournament.tournament_id} exists already")
     if c.game not in TEAM_SIZE:
         raise _invalid(f"the game must be zlj or tractor, not {c.game!r}")
     if not 1 <= c.rounds <= MAX_ROUNDS:
@@ -510,7 +509,7 @@ def _create(tournament: Tournament, c: CreateTournament) -> list[Event]:
 
 def _register(tournament: Tournament, c: RegisterTeam) -> list[Event]:
     if tournament.status is not Status.REGISTERING:
-        raise _refuse("registration closed when round 1 was paired")
+        raise _refuse("registration closed when round 1 was paired", Reason.REGISTRATION_CLOSED)
     size = TEAM_SIZE[tournament.game]
     if len(c.players) != size or len(c.player_names) != size:
         raise _invalid(f"a {tournament.game} team has {size} players, not {len(c.players)}")
@@ -521,14 +520,16 @@ def _register(tournament: Tournament, c: RegisterTeam) -> list[Event]:
     folded = name.casefold()
     for team in tournament.teams:
         if team.team_id == c.team_id:
-            raise TournamentError("already_exists", f"team {c.team_id} is registered already")
+            raise TournamentError(Reason.TEAM_EXISTS, f"team {c.team_id} is registered already")
         if team.name.casefold() == folded:
-            raise TournamentError("already_exists", f"a team named {team.name!r} is registered already")
+            raise TournamentError(Reason.TEAM_EXISTS, f"a team named {team.name!r} is registered already")
         taken = set(team.players) & set(c.players)
         if taken:
-            raise TournamentError("already_exists", f"{', '.join(sorted(taken))} already plays for team {team.name!r}")
+            raise TournamentError(
+                Reason.TEAM_EXISTS, f"{', '.join(sorted(taken))} already plays for team {team.name!r}"
+            )
     if len(tournament.teams) >= MAX_TEAMS:
-        raise _refuse(f"the tournament is full ({MAX_TEAMS} teams)")
+        raise _refuse(f"the tournament is full ({MAX_TEAMS} teams)", Reason.REGISTRATION_CLOSED)
     return [TeamRegistered(c.team_id, name, tuple(c.players), names, c.now)]
 
 
@@ -607,7 +608,7 @@ def _find_table(tournament: Tournament, table_id: str) -> tuple[Round, RoundTabl
         for table in rnd.tables:
             if table.table_id == table_id:
                 return rnd, table
-    raise TournamentError("not_found", f"table {table_id} is not a table of this tournament")
+    raise TournamentError(Reason.ROUND_NOT_FOUND, f"table {table_id} is not a table of this tournament")
 
 
 def _result(tournament: Tournament, c: RecordResult) -> list[Event]:
@@ -629,10 +630,12 @@ def _forfeit(tournament: Tournament, c: RecordForfeit) -> list[Event]:
             break
     else:
         if rnd.bye == c.team_id:
-            raise _refuse(f"team {c.team_id} has the bye in round {c.round}: there is no match to forfeit")
-        raise TournamentError("not_found", f"team {c.team_id} has no table in round {c.round}")
+            raise _refuse(
+                f"team {c.team_id} has the bye in round {c.round}: there is no match to forfeit", Reason.RESULT_STATE
+            )
+        raise TournamentError(Reason.ROUND_NOT_FOUND, f"team {c.team_id} has no table in round {c.round}")
     if table.result is not None:
-        raise _refuse(f"table {table.table} of round {c.round} has its result already")
+        raise _refuse(f"table {table.table} of round {c.round} has its result already", Reason.RESULT_STATE)
     stays = table.low if c.team_id == table.high else table.high
     earlier = [r.vp for r in round_results(tournament) if r.team_id == stays and r.round < c.round]
     stays_vp = forfeit_vp(earlier)
@@ -651,15 +654,18 @@ def _appeal(tournament: Tournament, c: FileAppeal) -> list[Event]:
     rnd = tournament.round(c.round)
     team = tournament.team(c.team_id)
     if c.by not in team.players:
-        raise TournamentError("permission", f"{c.by} does not play for team {team.name!r}")
+        raise TournamentError(Reason.NOT_TEAM_MEMBER, f"{c.by} does not play for team {team.name!r}")
     if not _in_round(rnd, c.team_id):
-        raise _refuse(f"team {team.name!r} did not play in round {c.round}")
+        raise _refuse(f"team {team.name!r} did not play in round {c.round}", Reason.NOT_TEAM_MEMBER)
     if not rnd.ended:
-        raise _refuse(f"round {c.round} has not ended: an appeal is filed after the round (第三章)")
+        raise _refuse(
+            f"round {c.round} has not ended: an appeal is filed after the round (第三章)", Reason.APPEAL_STATE
+        )
     if c.now - rnd.ended_at > APPEAL_WINDOW_MS:
         minutes = (c.now - rnd.ended_at) // 60_000
         raise _refuse(
-            f"round {c.round} ended {minutes} minutes ago: an appeal must be filed within 30 minutes (第三章 二)"
+            f"round {c.round} ended {minutes} minutes ago: an appeal must be filed within 30 minutes (第三章 二)",
+            Reason.APPEAL_STATE,
         )
     text = _text(c.text, "appeal", 2000, lines=True)
     return [AppealFiled(len(tournament.appeals) + 1, c.round, c.team_id, c.by, text, c.now)]
@@ -667,10 +673,10 @@ def _appeal(tournament: Tournament, c: FileAppeal) -> list[Event]:
 
 def _resolve(tournament: Tournament, c: ResolveAppeal) -> list[Event]:
     if not 1 <= c.appeal <= len(tournament.appeals):
-        raise TournamentError("not_found", f"there is no appeal {c.appeal}")
+        raise TournamentError(Reason.ROUND_NOT_FOUND, f"there is no appeal {c.appeal}")
     appeal = tournament.appeals[c.appeal - 1]
     if appeal.resolved:
-        raise _refuse(f"appeal {c.appeal} was resolved already")
+        raise _refuse(f"appeal {c.appeal} was resolved already", Reason.APPEAL_STATE)
     decision = _text(c.decision, "decision", 2000, lines=True)
     events: list[Event] = [AppealResolved(c.appeal, c.upheld, decision, c.by, c.now)]
     if c.corrected_difference is not None:
@@ -679,7 +685,7 @@ def _resolve(tournament: Tournament, c: ResolveAppeal) -> list[Event]:
         rnd = tournament.round(appeal.round)
         table = next((t for t in rnd.tables if appeal.team_id in (t.high, t.low)), None)
         if table is None or table.result is None or table.result.forfeited_by:
-            raise _refuse("the appeal's team has no played table result in that round to correct")
+            raise _refuse("the appeal's team has no played table result in that round to correct", Reason.RESULT_STATE)
         high_vp, low_vp = victory_points(c.corrected_difference)
         events.append(
             ResultCorrected(rnd.number, table.table, c.corrected_difference, str(high_vp), str(low_vp), c.appeal)
@@ -691,14 +697,16 @@ def _confirm(tournament: Tournament, c: ConfirmSheet) -> list[Event]:
     rnd = tournament.round(c.round)
     team = tournament.team(c.team_id)
     if c.by not in team.players:
-        raise TournamentError("permission", f"{c.by} does not play for team {team.name!r}: it confirms its own sheet")
+        raise TournamentError(
+            Reason.NOT_TEAM_MEMBER, f"{c.by} does not play for team {team.name!r}: it confirms its own sheet"
+        )
     if not _in_round(rnd, c.team_id):
-        raise _refuse(f"team {team.name!r} did not play in round {c.round}")
+        raise _refuse(f"team {team.name!r} did not play in round {c.round}", Reason.NOT_TEAM_MEMBER)
     table = next((t for t in rnd.tables if c.team_id in (t.high, t.low)), None)
     if table is not None and table.result is None:
-        raise _refuse(f"table {table.table} of round {c.round} has no result to confirm yet")
+        raise _refuse(f"table {table.table} of round {c.round} has no result to confirm yet", Reason.RESULT_STATE)
     if any(team_id == c.team_id for team_id, _, _ in rnd.confirmations):
-        raise TournamentError("already_exists", f"team {team.name!r} confirmed round {c.round} already")
+        raise TournamentError(Reason.RESULT_STATE, f"team {team.name!r} confirmed round {c.round} already")
     return [SheetConfirmed(c.round, c.team_id, c.by, c.now)]
 
 

@@ -98,8 +98,10 @@ def check_batch(aggregate: str, command_id: str, events: Sequence[bytes]) -> Non
 
 
 class Changes:
-    """Waiting for an aggregate to change: `wait` until `notify` names it (or a timeout passes). Those who keep
-    aggregates current from the feed (games, lobby tables) wake their watchers with it."""
+    """Waiting for an aggregate to change: `wait` until `notify` names it (or a timeout passes, when one is
+    given). Those who keep aggregates current from the feed (games, lobby tables) wake their watchers with it;
+    all the waiters of one aggregate share one event, so a change costs one wake-up per waiter and nothing while
+    nothing changes."""
 
     def __init__(self) -> None:
         self._waiting: dict[str, asyncio.Event] = {}
@@ -109,7 +111,15 @@ class Changes:
         if changed is not None:
             changed.set()
 
-    async def wait(self, aggregate: str, timeout: float) -> None:
+    def notify_all(self) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for changed in waiting.values():
+            changed.set()
+
+    async def wait(self, aggregate: str, timeout: float | None = None) -> None:
         changed = self._waiting.setdefault(aggregate, asyncio.Event())
+        if timeout is None:
+            await changed.wait()
+            return
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(changed.wait(), timeout)

@@ -1,0 +1,379 @@
+"""The gRPC edge of every Paiju service: one server interceptor that every request of every method passes.
+
+In order, for each call of a `paiju.v1` service:
+
+1. **Decoding.** The request's bytes are decoded here (the method's own deserializer is not used), so bytes that
+   are not a message of the request type are refused as ``INVALID_ARGUMENT`` / ``MALFORMED_MESSAGE`` instead of
+   gRPC's own ``INTERNAL``.
+2. **Readiness.** While a dependency the service needs is unreachable (NATS, PostgreSQL), every call is answered
+   ``UNAVAILABLE`` / ``DEPENDENCY_UNAVAILABLE`` at once, with a `RetryInfo`: nothing half-done, no long timeout.
+3. **Validation.** The request is checked against the constraints the protos declare (``buf.validate``
+   annotations, enforced by protovalidate); violations are ``INVALID_ARGUMENT`` / ``INVALID_REQUEST`` with a
+   `google.rpc.BadRequest` naming each field.
+4. **Authentication.** Except for the methods a service declares public, the bearer token is checked once here
+   and the caller's identity is made available to the handler (`caller`).
+5. **Limits.** The service's rate limits (`paiju.platform.limits`) for the method, by client address and by
+   account; a stream also holds one of a limited number of open streams until it ends.
+6. **Answers.** A `Refused` raised by the handler becomes its status: the code that goes with its reason, its
+   message, and a `google.rpc.Status` trailer with an `ErrorInfo` and its details. A dependency failing mid-call
+   is ``UNAVAILABLE``; anything else unexpected is ``INTERNAL`` / ``INTERNAL_ERROR`` with a reference to quote,
+   logged with its traceback — never ``UNKNOWN``, and never internals in the message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any, NoReturn, Protocol
+
+import asyncpg
+import grpc
+import nats.errors
+import nats.js.errors
+import protovalidate
+import structlog
+from google.protobuf import any_pb2, duration_pb2
+from google.protobuf.message import DecodeError, Message
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from paiju.platform.errors import DOMAIN, Reason, Refused
+
+log = structlog.get_logger("paiju.edge")
+
+STATUS_DETAILS = "grpc-status-details-bin"
+PACKAGE = "/paiju.v1."
+"""Only the methods of Paiju's own services pass the edge (health checking and reflection are gRPC's)."""
+RETRY_UNAVAILABLE_SECONDS = 1.0
+
+CODES: dict[Reason, grpc.StatusCode] = {
+    Reason.INVALID_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.MALFORMED_MESSAGE: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.WRONG_GAME_KIND: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.MALFORMED_COMMAND: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.INVALID_OPTIONS: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.TOKEN_MISSING: grpc.StatusCode.UNAUTHENTICATED,
+    Reason.TOKEN_INVALID: grpc.StatusCode.UNAUTHENTICATED,
+    Reason.TOKEN_EXPIRED: grpc.StatusCode.UNAUTHENTICATED,
+    Reason.TOKEN_REVOKED: grpc.StatusCode.UNAUTHENTICATED,
+    Reason.WRONG_CREDENTIALS: grpc.StatusCode.UNAUTHENTICATED,
+    Reason.SESSION_REQUIRED: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.ROLE_REQUIRED: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.GAME_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.NOT_YOUR_TURN: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.NOT_YOUR_SEAT: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.SEAT_LOST: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.RULE_VIOLATION: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
+    Reason.COMMAND_ID_REUSED: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.SEAT_CHANGE_REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.VERSION_NOT_REACHED: grpc.StatusCode.DEADLINE_EXCEEDED,
+    Reason.TABLE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.TABLE_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.NOT_TABLE_OWNER: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.SEAT_TAKEN: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.TABLE_FULL: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.ALREADY_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.NOT_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.MATCH_IN_PROGRESS: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.SEAT_EMPTY: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.SEAT_HELD_BY_BOT: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.TABLE_NOT_READY: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.NO_MATCH_YET: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.SEAT_LEASED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.PLAYER_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.NAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.NAME_CONFUSABLE: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.NAME_INVALID: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.PASSWORD_WEAK: grpc.StatusCode.INVALID_ARGUMENT,
+    Reason.TOURNAMENT_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.TOURNAMENT_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.TEAM_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.TEAM_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
+    Reason.REGISTRATION_CLOSED: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.TOURNAMENT_STATE: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.ROUND_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.RESULT_STATE: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.NOT_TEAM_MEMBER: grpc.StatusCode.PERMISSION_DENIED,
+    Reason.APPEAL_STATE: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.CONSENT_PENDING: grpc.StatusCode.FAILED_PRECONDITION,
+    Reason.SCORE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
+    Reason.RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    Reason.DEPENDENCY_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
+    Reason.DRAINING: grpc.StatusCode.UNAVAILABLE,
+    Reason.INTERNAL_ERROR: grpc.StatusCode.INTERNAL,
+}
+"""The gRPC status code of each reason (one code per reason, as errors.proto documents)."""
+
+DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionDrainingError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.NoServersError,
+    nats.errors.NoRespondersError,
+    nats.errors.OutboundBufferLimitError,
+    nats.errors.StaleConnectionError,
+    nats.errors.TimeoutError,
+    nats.errors.UnexpectedEOF,
+    nats.js.errors.ServiceUnavailableError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.InterfaceError,
+    asyncpg.exceptions.CannotConnectNowError,
+    ConnectionError,
+    TimeoutError,
+)
+"""Exceptions that mean a dependency (NATS, PostgreSQL) failed the call, not the request: UNAVAILABLE."""
+
+
+class Unavailable(Exception):
+    """A dependency cannot do what the call needs now (raised by the service's own adapters)."""
+
+
+# --- who is calling ------------------------------------------------------------------------------------------
+
+_CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("paiju_caller")
+_PEER: contextvars.ContextVar[str] = contextvars.ContextVar("paiju_peer", default="")
+
+
+def caller() -> Any:
+    """The identity the edge authenticated for the call being handled (the service's `Authenticator` made it)."""
+    try:
+        return _CALLER.get()
+    except LookupError:
+        raise Refused(Reason.TOKEN_MISSING, "send 'authorization: Bearer <token>'") from None
+
+
+def peer() -> str:
+    """The address of the client of the call being handled (gRPC's peer string, e.g. ``ipv4:127.0.0.1:51234``)."""
+    return _PEER.get()
+
+
+class Authenticator(Protocol):
+    """Who a call's metadata says the caller is; raises `Refused` (TOKEN_MISSING, TOKEN_INVALID...) otherwise."""
+
+    def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Any: ...
+
+
+class Limits(Protocol):
+    """A service's rate limits (see `paiju.platform.limits`): `check` raises `Refused` (RATE_LIMITED)."""
+
+    def check(self, method: str, address: str, account: str | None) -> None: ...
+
+    def stream(self, method: str, address: str, account: str | None) -> AbstractAsyncContextManager[None]: ...
+
+
+# --- statuses ------------------------------------------------------------------------------------------------
+
+
+def pack(message: Message) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(message)
+    return packed
+
+
+def status_of(refused: Refused) -> grpc.Status:
+    """The gRPC status of a refusal: its reason's code, its message, and the details trailer."""
+    code = CODES[refused.reason]
+    info = error_details_pb2.ErrorInfo(reason=refused.reason.value, domain=DOMAIN, metadata=refused.metadata)
+    details = [pack(info), *(pack(d) for d in refused.details)]
+    status = status_pb2.Status(code=code.value[0], message=refused.message, details=details)
+    converted: grpc.Status = rpc_status.to_status(status)
+    return converted
+
+
+def retry_after(seconds: float) -> error_details_pb2.RetryInfo:
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(max(0, int(seconds * 1e9)))
+    return error_details_pb2.RetryInfo(retry_delay=delay)
+
+
+def unavailable(what: str) -> Refused:
+    return Refused(
+        Reason.DEPENDENCY_UNAVAILABLE,
+        f"the service cannot reach {what} right now; nothing was changed: try again shortly",
+        {"dependency": what},
+        (retry_after(RETRY_UNAVAILABLE_SECONDS),),
+    )
+
+
+def refusal_of_rpc_error(error: grpc.aio.AioRpcError, what: str) -> Refused:
+    """A downstream service's refusal passed on as ours (same reason and details), or UNAVAILABLE when the
+    downstream service could not be reached or answered past its deadline."""
+    code = error.code()
+    if code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
+        return unavailable(what)
+    for key, value in error.trailing_metadata() or ():
+        if key == STATUS_DETAILS and isinstance(value, bytes):
+            status = status_pb2.Status.FromString(value)
+            info = error_details_pb2.ErrorInfo()
+            others: list[Any] = []
+            for detail in status.details:
+                if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                    detail.Unpack(info)
+                else:
+                    others.append(detail)
+            if info.domain == DOMAIN and info.reason in Reason.__members__:
+                return Refused(Reason(info.reason), status.message, dict(info.metadata), tuple(others))
+    return unavailable(what)
+
+
+def field_path(violation: Any) -> str:
+    """A protovalidate violation's field as a path (``seats[2].player_id``)."""
+    parts: list[str] = []
+    for element in violation.proto.field.elements:
+        part = element.field_name or str(element.field_number)
+        subscript = element.subscript
+        if subscript is not None and subscript.field is not None:
+            value = subscript.value
+            part += f"[{value!r}]" if isinstance(value, str) else f"[{value}]"
+        parts.append(part)
+    return ".".join(parts)
+
+
+def bad_request(violations: Iterable[Any]) -> Refused:
+    request = error_details_pb2.BadRequest()
+    described: list[str] = []
+    for violation in violations:
+        path = field_path(violation)
+        message = violation.proto.message or violation.proto.rule_id
+        request.field_violations.add(field=path, description=message, reason=violation.proto.rule_id)
+        described.append(f"{path}: {message}" if path else message)
+    return Refused(Reason.INVALID_REQUEST, "invalid request: " + "; ".join(described), details=(request,))
+
+
+# --- the interceptor -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Policy:
+    """What the edge does for one server."""
+
+    authenticator: Authenticator | None = None
+    """Checks the bearer token of every method but the public ones (``None``: the service authenticates)."""
+    public: Collection[str] = ()
+    """Method names (``Register``) that need no token."""
+    limits: Limits | None = None
+    ready: Callable[[], str | None] | None = None
+    """The dependency the service is waiting for (``None``: all reachable)."""
+
+
+class Edge(grpc.aio.ServerInterceptor):
+    """Decoding, readiness, validation, authentication, limits and the error model for one server (see above)."""
+
+    def __init__(self, policy: Policy | None = None, validator: protovalidate.Validator | None = None) -> None:
+        self._policy = policy or Policy()
+        self._validator = validator or protovalidate.Validator()
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        handler = await continuation(handler_call_details)
+        full = handler_call_details.method
+        if handler is None or not full.startswith(PACKAGE):
+            return handler
+        method = full.rpartition("/")[2]
+        decode = handler.request_deserializer
+        if handler.unary_unary is not None:
+            inner: Any = handler.unary_unary
+
+            async def unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                try:
+                    request = self._admit(method, raw, decode, context)
+                    if self._policy.limits is not None:
+                        self._policy.limits.check(method, _PEER.get(), _account())
+                    return await inner(request, context)
+                except BaseException as e:
+                    await _answer(method, e, context)
+
+            return grpc.unary_unary_rpc_method_handler(unary, None, handler.response_serializer)
+        if handler.unary_stream is not None:
+            streaming: Any = handler.unary_stream
+
+            async def stream(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                try:
+                    request = self._admit(method, raw, decode, context)
+                    if self._policy.limits is None:
+                        async for item in streaming(request, context):
+                            yield item
+                    else:
+                        async with self._policy.limits.stream(method, _PEER.get(), _account()):
+                            async for item in streaming(request, context):
+                                yield item
+                except BaseException as e:
+                    await _answer(method, e, context)
+
+            return grpc.unary_stream_rpc_method_handler(stream, None, handler.response_serializer)
+        return handler
+
+    def _admit(
+        self,
+        method: str,
+        raw: bytes,
+        decode: Callable[[bytes], Any] | None,
+        context: grpc.aio.ServicerContext[Any, Any],
+    ) -> Any:
+        """The decoded, valid request of an admitted call (its caller and peer bound for the handler)."""
+        _PEER.set(context.peer() or "")
+        ready = self._policy.ready
+        missing = ready() if ready is not None else None
+        if missing:
+            raise unavailable(missing)
+        try:
+            request = decode(raw) if decode is not None else raw
+        except (DecodeError, ValueError, TypeError):
+            raise Refused(
+                Reason.MALFORMED_MESSAGE, f"the request is not a valid {method} request message (undecodable bytes)"
+            ) from None
+        if isinstance(request, Message):
+            violations = self._validator.collect_violations(request)
+            if violations:
+                raise bad_request(violations)
+        policy = self._policy
+        if policy.authenticator is not None and method not in policy.public:
+            _CALLER.set(policy.authenticator.identify(context.invocation_metadata()))
+        return request
+
+
+def _account() -> str | None:
+    identity = _CALLER.get(None)
+    return getattr(identity, "subject", None) if identity is not None else None
+
+
+async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
+    """End the call with the status ``error`` stands for (or let gRPC's own control flow through)."""
+    if isinstance(error, (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt, SystemExit)):
+        raise error
+    if isinstance(error, grpc.aio.AbortError):
+        raise error  # the handler ended the call itself (context.abort)
+    if isinstance(error, Refused):
+        refused = error
+        log.info("refused", method=method, reason=refused.reason.value, message=refused.message)
+    elif isinstance(error, grpc.aio.AioRpcError):
+        refused = refusal_of_rpc_error(error, "another Paiju service")
+        log.info("refused", method=method, reason=refused.reason.value, downstream=error.code().name)
+    elif isinstance(error, (Unavailable, *DEPENDENCY_ERRORS)):
+        refused = unavailable(str(error) if isinstance(error, Unavailable) else "a dependency")
+        log.warning("dependency failed", method=method, error=repr(error))
+    else:
+        reference = uuid.uuid4().hex[:12]
+        refused = Refused(
+            Reason.INTERNAL_ERROR,
+            f"the server failed to answer (reference {reference}); nothing was changed",
+            {"reference": reference},
+        )
+        log.error("internal error", method=method, reference=reference, exc_info=error)
+    status = status_of(refused)
+    await context.abort(status.code, status.details, trailing_metadata=status.trailing_metadata)
+    raise AssertionError("unreachable")  # context.abort raises
+
+
+def code_name(reason: Reason) -> str:
+    """The `google.rpc.Code` name of a reason's status (for documents and tests)."""
+    return str(code_pb2.Code.Name(CODES[reason].value[0]))

@@ -1,0 +1,29 @@
+"""The error model's Python side matches the contract: every reason of errors.proto, and only those, with one
+status code each, documented in the proto with that code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from paiju.platform.edge import CODES, code_name
+from paiju.platform.errors import Reason
+from paiju.v1 import errors_pb2
+
+ERRORS_PROTO = Path(__file__).parents[2] / "protos" / "paiju" / "v1" / "errors.proto"
+
+
+def test_the_reasons_are_the_contracts_reasons() -> None:
+    proto = {v.name for v in errors_pb2.ErrorReason.DESCRIPTOR.values} - {"ERROR_REASON_UNSPECIFIED"}
+    assert {r.value for r in Reason} == proto
+    assert all(r.name == r.value for r in Reason)
+
+
+def test_every_reason_has_one_code_and_the_proto_documents_it() -> None:
+    assert set(CODES) == set(Reason)
+    text = ERRORS_PROTO.read_text()
+    for reason in Reason:
+        # the comment right above the value starts with the status code it goes with
+        found = re.search(rf"// ([A-Z_]+):[^\n]*\n(?:  //[^\n]*\n)*  {reason.value} = \d+;", text)
+        assert found, f"{reason.value} is not documented with its status code in errors.proto"
+        assert found.group(1) == code_name(reason), reason
