@@ -1,5 +1,6 @@
-"""The tournament aggregate (`paiju.scoring.tournament`): creation, registration, pairing, results, forfeits,
-appeals, sheet confirmations and standings (`tractor.md` §10-§11; the seed text's 第三章 申诉 and 第四章 记分及名次计算;
+"""The tournament aggregate (`paiju.scoring.tournament`): creation, registration (an organiser's at once, a
+player's by proposal and every member's consent), pairing, results, forfeits, appeals, sheet confirmations and
+standings (`tractor.md` §10-§11; the seed text's 第三章 申诉 and 第四章 记分及名次计算;
 D-TR-9, D-TR-10, D-TR-11; paiju's S-1 and S-2 in `paiju.scoring.victory`).
 
 Every command goes through `decide` and every event it emits through the wire (`TOURNAMENT_EVENTS`, encoded to
@@ -9,6 +10,7 @@ state. VP, pairings and standings below were worked out by hand from the rules a
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from collections.abc import Sequence
@@ -21,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hst
 
 from paiju.platform.edge import CODES
-from paiju.platform.errors import Refused
+from paiju.platform.errors import Reason, Refused
 from paiju.scoring.contract import TOURNAMENT_EVENTS
 from paiju.scoring.tournament import (
     APPEAL_WINDOW_MS,
@@ -29,8 +31,10 @@ from paiju.scoring.tournament import (
     AppealResolved,
     Command,
     ConfirmSheet,
+    ConfirmTeam,
     Created,
     CreateTournament,
+    DeclineTeam,
     DrawMade,
     EndTournament,
     Event,
@@ -38,6 +42,8 @@ from paiju.scoring.tournament import (
     Finished,
     ForfeitRecorded,
     PairRound,
+    Proposal,
+    ProposeTeam,
     RecordForfeit,
     RecordResult,
     RegisterTeam,
@@ -49,6 +55,9 @@ from paiju.scoring.tournament import (
     RoundTable,
     SheetConfirmed,
     Status,
+    TeamMemberConfirmed,
+    TeamProposalWithdrawn,
+    TeamProposed,
     TeamRegistered,
     Tournament,
     TournamentError,
@@ -103,13 +112,15 @@ class Play:
         self.events.extend(events)
         return events
 
-    def refused(self, command: Command, kind: str, *fragments: str) -> TournamentError:
-        """``command`` is refused with ``kind`` and a reason naming every fragment; no event, no change."""
+    def refused(self, command: Command, kind: str, *fragments: str, reason: Reason | None = None) -> TournamentError:
+        """``command`` is refused with ``kind`` (and ``reason``, when given) and a message naming every fragment;
+        no event, no change."""
         before = self.state
         with pytest.raises(TournamentError) as info:
             decide(self.state, command)
         error = info.value
         assert kind_of(error) == kind, error.message
+        assert reason is None or error.reason is reason, (error.reason, error.message)
         assert error.message == str(error)
         for fragment in fragments:
             assert fragment in error.message, (fragment, error.message)
@@ -280,6 +291,9 @@ def test_creating_twice_is_already_exists() -> None:
     "command",
     [
         register("red"),
+        ProposeTeam("red", "Red", players_of("red"), names_of("red"), "red-p1", NOW),
+        ConfirmTeam("red", "red-p2", NOW),
+        DeclineTeam("red", "red-p2", NOW),
         PairRound(ORGANISER, NOW),
         RecordResult("table-cup-r1-t1", "g", (3, 1), NOW),
         RecordForfeit(1, "red", REFEREE, NOW),
@@ -355,6 +369,298 @@ def test_a_tournament_takes_512_teams() -> None:
     for i in range(512):
         play.state = evolve(play.state, TeamRegistered(f"t{i}", f"T{i}", (f"a{i}", f"b{i}"), ("A", "B"), NOW))
     play.refused(register("late"), "precondition", "full (512 teams)")
+
+
+# --- consent: a player's team is proposed, and registered once every player named has consented -------------
+
+
+def proposals(play: Play) -> tuple[Proposal, ...]:
+    """The proposals waiting now (read through a function, as `status_of`, so that a type checker does not carry
+    one assertion over to the next)."""
+    return play.state.proposals
+
+
+def team_ids(play: Play) -> list[str]:
+    """The registered teams now, in registration order."""
+    return [team.team_id for team in play.state.teams]
+
+
+def propose(
+    team_id: str, by: str | None = None, game: str = "tractor", name: str | None = None, now: int = NOW
+) -> ProposeTeam:
+    """``team_id``'s players (`players_of`) proposed by ``by`` (default: its first player)."""
+    players = players_of(team_id, game)
+    return ProposeTeam(team_id, name or f"Team {team_id}", players, names_of(team_id, game), by or players[0], now)
+
+
+def test_a_player_proposes_a_team_which_is_no_team_until_every_member_has_consented() -> None:
+    """The finding: a player put another account into a team without its consent. Now a player's team is only
+    proposed (with the proposer's consent); each other member consents with their own command; the last consent
+    registers it with the same `TeamRegistered` an organiser's registration emits."""
+    play = entered([], game="zlj")
+    command = ProposeTeam("six", " Six ", ("a", "b", "c"), (" A ", "B", "C"), "b", NOW)
+    assert play.do(command) == [TeamProposed("six", "Six", ("a", "b", "c"), ("A", "B", "C"), "b", NOW)]
+    assert team_ids(play) == []
+    assert proposals(play) == (Proposal("six", "Six", ("a", "b", "c"), ("A", "B", "C"), "b", NOW, ("b",)),)
+    assert proposals(play)[0].waiting_for == ("a", "c")
+    with pytest.raises(TournamentError) as info:
+        play.state.team("six")  # not a team yet: anything done for it as a team waits for the consents
+    error = info.value
+    assert error.reason is Reason.CONSENT_PENDING
+    assert error.metadata == {"team": "six", "waiting": "a,c"}
+
+    assert play.do(ConfirmTeam("six", "c", NOW + 1)) == [TeamMemberConfirmed("six", "c", NOW + 1)]
+    assert team_ids(play) == []
+    assert proposals(play)[0].confirmed == ("b", "c")
+    assert proposals(play)[0].waiting_for == ("a",)
+    assert play.do(ConfirmTeam("six", "a", NOW + 2)) == [
+        TeamMemberConfirmed("six", "a", NOW + 2),
+        TeamRegistered("six", "Six", ("a", "b", "c"), ("A", "B", "C"), NOW + 2),
+    ]
+    assert proposals(play) == ()
+    assert (play.state.team("six").players, play.state.team("six").player_names) == (("a", "b", "c"), ("A", "B", "C"))
+    assert replay(play.events) == play.state
+
+
+@pytest.mark.parametrize("proposer", ["a", "b", "c"])
+def test_the_members_consent_in_any_order_and_the_last_consent_registers_the_team(proposer: str) -> None:
+    players = ("a", "b", "c")
+    others = [p for p in players if p != proposer]
+    registered = set()
+    for order in itertools.permutations(others):
+        play = entered([], game="zlj")
+        play.do(ProposeTeam("six", "Six", players, ("A", "B", "C"), proposer, NOW))
+        first = play.do(ConfirmTeam("six", order[0], NOW + 1))
+        assert first == [TeamMemberConfirmed("six", order[0], NOW + 1)]
+        assert team_ids(play) == []
+        last = play.do(ConfirmTeam("six", order[1], NOW + 2))
+        assert of_type(last, TeamMemberConfirmed) == [TeamMemberConfirmed("six", order[1], NOW + 2)]
+        registered.update(of_type(last, TeamRegistered))
+        assert proposals(play) == ()
+        assert team_ids(play) == ["six"]
+    assert registered == {TeamRegistered("six", "Six", players, ("A", "B", "C"), NOW + 2)}
+
+
+def test_a_tractor_team_needs_the_partners_consent_only() -> None:
+    play = entered([])
+    play.do(propose("red", by="red-p2"))
+    assert proposals(play)[0].waiting_for == ("red-p1",)
+    assert of_type(play.do(ConfirmTeam("red", "red-p1", NOW + 1)), TeamRegistered) == [
+        TeamRegistered("red", "Team red", players_of("red"), names_of("red"), NOW + 1)
+    ]
+
+
+def test_only_a_player_named_in_a_proposal_confirms_it_and_once() -> None:
+    play = entered(["blue"], game="zlj")
+    play.do(propose("red", game="zlj"))
+    play.refused(
+        ConfirmTeam("red", "stranger", NOW), "permission", "stranger is not named", reason=Reason.NOT_TEAM_MEMBER
+    )
+    play.refused(
+        ConfirmTeam("red", "blue-p1", NOW), "permission", "blue-p1 is not named", reason=Reason.NOT_TEAM_MEMBER
+    )
+    # the proposer consented by proposing
+    waiting = play.refused(
+        ConfirmTeam("red", "red-p1", NOW),
+        "precondition",
+        "consented to team 'Team red' already",
+        "red-p2, red-p3",
+        reason=Reason.CONSENT_PENDING,
+    )
+    assert waiting.metadata == {"team": "red", "waiting": "red-p2,red-p3"}
+    play.do(ConfirmTeam("red", "red-p2", NOW))
+    play.refused(
+        ConfirmTeam("red", "red-p2", NOW), "precondition", "it waits for red-p3", reason=Reason.CONSENT_PENDING
+    )
+    play.refused(
+        ConfirmTeam("nope", "red-p3", NOW), "not_found", "no team proposal 'nope'", reason=Reason.TEAM_NOT_FOUND
+    )
+    play.do(ConfirmTeam("red", "red-p3", NOW))
+    # registered: confirming again, or confirming an organiser's team, is refused
+    for member in players_of("red", "zlj"):
+        play.refused(ConfirmTeam("red", member, NOW), "already_exists", "registered already", reason=Reason.TEAM_EXISTS)
+    play.refused(ConfirmTeam("blue", "blue-p1", NOW), "already_exists", "registered already", reason=Reason.TEAM_EXISTS)
+    play.refused(ConfirmTeam("blue", "red-p1", NOW), "permission", "does not play for", reason=Reason.NOT_TEAM_MEMBER)
+
+
+def test_a_player_proposes_only_a_team_they_play_in() -> None:
+    play = entered([])
+    command = ProposeTeam("red", "Red", ("red-p1", "red-p2"), ("A", "B"), "mallory", NOW)
+    play.refused(command, "permission", "mallory proposes only a team they play in", reason=Reason.NOT_TEAM_MEMBER)
+    play.refused(
+        ProposeTeam("red", "Red", ("red-p1",), ("A",), "red-p1", NOW), "invalid", "a tractor team has 2 players, not 1"
+    )
+    play.refused(ProposeTeam("red", "Red", ("red-p1", "red-p1"), ("A", "A"), "red-p1", NOW), "invalid", "different")
+    play.refused(ProposeTeam("red", " ", ("red-p1", "red-p2"), ("A", "B"), "red-p1", NOW), "invalid", "name is empty")
+    assert proposals(play) == ()
+
+
+def test_a_proposal_reserves_its_id_its_name_and_its_players_against_teams_and_proposals() -> None:
+    """A player is in one team or proposal of a tournament at most; a proposal's name is taken while it waits."""
+    play = entered(["blue"])
+    play.do(ProposeTeam("red", "Red Dragons", ("r1", "r2"), ("R1", "R2"), "r1", NOW))
+    exists = Reason.TEAM_EXISTS
+    # proposing with a player already in another team, or named in another proposal (the proposer too)
+    play.refused(
+        ProposeTeam("x", "X", ("x1", "blue-p2"), ("X", "B"), "x1", NOW),
+        "already_exists",
+        "blue-p2 already plays for team 'Team blue'",
+        reason=exists,
+    )
+    play.refused(
+        ProposeTeam("x", "X", ("x1", "r2"), ("X", "R"), "x1", NOW),
+        "already_exists",
+        "r2 is named in the proposed team 'Red Dragons'",
+        reason=exists,
+    )
+    play.refused(
+        ProposeTeam("x", "X", ("r1", "x2"), ("R", "X"), "r1", NOW),
+        "already_exists",
+        "r1 is named in the proposed team",
+        reason=exists,
+    )
+    play.refused(
+        ProposeTeam("x", "X", ("blue-p1", "x2"), ("B", "X"), "blue-p1", NOW),
+        "already_exists",
+        "blue-p1 already plays",
+        reason=exists,
+    )
+    # its name and its id
+    play.refused(
+        ProposeTeam("x", "RED DRAGONS", ("x1", "x2"), ("X", "Y"), "x1", NOW),
+        "already_exists",
+        "a team named 'Red Dragons' is proposed already",
+        reason=exists,
+    )
+    play.refused(
+        ProposeTeam("red", "Other", ("x1", "x2"), ("X", "Y"), "x1", NOW),
+        "already_exists",
+        "team red is proposed already",
+        reason=exists,
+    )
+    play.refused(
+        ProposeTeam("x", "team BLUE", ("x1", "x2"), ("X", "Y"), "x1", NOW),
+        "already_exists",
+        "a team named 'Team blue' is registered already",
+        reason=exists,
+    )
+    # an organiser's registration respects the reservation too
+    play.refused(
+        RegisterTeam("x", "X", ("x1", "r2"), ("X", "R"), ORGANISER, NOW),
+        "already_exists",
+        "r2 is named in the proposed team",
+        reason=exists,
+    )
+    play.refused(
+        RegisterTeam("x", "red dragons", ("x1", "x2"), ("X", "Y"), ORGANISER, NOW),
+        "already_exists",
+        "proposed already",
+        reason=exists,
+    )
+    assert [p.team_id for p in proposals(play)] == ["red"]
+    assert team_ids(play) == ["blue"]
+
+
+def test_a_member_declines_and_the_whole_proposal_is_withdrawn_freeing_its_players() -> None:
+    """Declining withdraws the proposal (`TeamProposalWithdrawn`): nobody can hold another player's place until
+    round 1 against their will, and every player named is free to be in another team at once."""
+    play = entered([], game="zlj")
+    play.do(propose("red", game="zlj"))
+    play.do(ConfirmTeam("red", "red-p2", NOW + 1))
+    assert play.do(DeclineTeam("red", "red-p3", NOW + 2)) == [TeamProposalWithdrawn("red", "red-p3", NOW + 2)]
+    assert proposals(play) == ()
+    assert team_ids(play) == []
+    play.refused(ConfirmTeam("red", "red-p3", NOW), "not_found", "no team proposal 'red'", reason=Reason.TEAM_NOT_FOUND)
+    play.refused(DeclineTeam("red", "red-p3", NOW), "not_found", "no team proposal 'red'", reason=Reason.TEAM_NOT_FOUND)
+    # the name, the id and every player are free again
+    again = ProposeTeam("red", "Team red", ("red-p2", "red-p1", "x"), ("B", "A", "X"), "red-p2", NOW + 3)
+    play.do(again)
+    assert proposals(play)[0].confirmed == ("red-p2",)  # the earlier consent does not carry over
+    assert replay(play.events) == play.state
+
+
+def test_a_member_who_had_consented_may_still_decline_and_the_proposer_may_withdraw() -> None:
+    play = entered([], game="zlj")
+    play.do(propose("red", game="zlj"))
+    play.do(ConfirmTeam("red", "red-p2", NOW + 1))
+    assert play.do(DeclineTeam("red", "red-p2", NOW + 2)) == [TeamProposalWithdrawn("red", "red-p2", NOW + 2)]
+    play.do(propose("red", game="zlj", now=NOW + 3))
+    assert play.do(DeclineTeam("red", "red-p1", NOW + 4)) == [TeamProposalWithdrawn("red", "red-p1", NOW + 4)]
+    assert proposals(play) == ()
+
+
+def test_only_a_member_declines_and_an_organiser_withdraws_any_proposal() -> None:
+    play = entered(["blue"])
+    play.do(propose("red"))
+    play.refused(
+        DeclineTeam("red", "stranger", NOW), "permission", "stranger is not named", reason=Reason.NOT_TEAM_MEMBER
+    )
+    play.refused(
+        DeclineTeam("red", "blue-p1", NOW), "permission", "blue-p1 is not named", reason=Reason.NOT_TEAM_MEMBER
+    )
+    # a registered team is not declined: its players consented (or agreed with the organiser)
+    play.refused(DeclineTeam("blue", "blue-p1", NOW), "already_exists", "registered already", reason=Reason.TEAM_EXISTS)
+    play.refused(DeclineTeam("blue", "red-p1", NOW), "permission", "does not play for", reason=Reason.NOT_TEAM_MEMBER)
+    play.refused(DeclineTeam("blue", REFEREE, NOW, organiser=True), "already_exists", "registered already")
+    assert play.do(DeclineTeam("red", REFEREE, NOW + 1, organiser=True)) == [
+        TeamProposalWithdrawn("red", REFEREE, NOW + 1)
+    ]
+    play.refused(
+        DeclineTeam("red", REFEREE, NOW, organiser=True), "not_found", "no team proposal", reason=Reason.TEAM_NOT_FOUND
+    )
+
+
+def test_an_organiser_registers_a_team_at_once_beside_waiting_proposals() -> None:
+    """Organisers register teams for players who agreed with them offline: no consent step."""
+    play = entered([])
+    play.do(propose("red"))
+    assert play.do(register("blue")) == [TeamRegistered("blue", "Team blue", players_of("blue"), names_of("blue"), NOW)]
+    assert team_ids(play) == ["blue"]
+    assert [p.team_id for p in proposals(play)] == ["red"]
+
+
+def test_waiting_proposals_are_not_drawn_and_lapse_when_round_one_is_paired() -> None:
+    play = entered(["a"])
+    play.do(propose("red"))
+    play.do(propose("gold", by="gold-p2"))
+    play.refused(PairRound(ORGANISER, NOW), "precondition", "at least 2 teams", "2 proposed team(s) wait for consent")
+    play.do(ConfirmTeam("gold", "gold-p1", NOW + 1))
+    events = play.do(PairRound(ORGANISER, NOW + 2))
+    assert events[0] == DrawMade(("a", "gold"), of_type(events, DrawMade)[0].draws)
+    (table,) = of_type(events, RoundPaired)[0].tables
+    assert {table.high, table.low} == {"a", "gold"}
+    assert not {"red-p1", "red-p2"} & set(table.players)
+    assert proposals(play) == ()  # lapsed: never registered, no event
+    assert team_ids(play) == ["a", "gold"]
+    closed = Reason.REGISTRATION_CLOSED
+    play.refused(ConfirmTeam("red", "red-p2", NOW), "precondition", "registration closed", "lapsed", reason=closed)
+    play.refused(DeclineTeam("red", "red-p2", NOW), "precondition", "registration closed", reason=closed)
+    play.refused(propose("green"), "precondition", "registration closed when round 1 was paired", reason=closed)
+    assert replay(play.events) == play.state
+
+
+def test_proposals_do_not_fill_the_512_teams_and_the_last_consent_waits_for_room() -> None:
+    play = entered([])
+    for i in range(511):
+        play.state = evolve(play.state, TeamRegistered(f"t{i}", f"T{i}", (f"a{i}", f"b{i}"), ("A", "B"), NOW))
+    for team_id in ("red", "gold", "jade"):
+        play.do(propose(team_id))
+    play.do(register("last"))  # the 512th team: the three proposals took no place
+    assert len(play.state.teams) == 512
+    play.refused(
+        ConfirmTeam("red", "red-p2", NOW), "precondition", "full (512 teams)", reason=Reason.REGISTRATION_CLOSED
+    )
+    play.refused(propose("onyx"), "precondition", "full (512 teams)", reason=Reason.REGISTRATION_CLOSED)
+    assert len(proposals(play)) == 3
+
+
+def test_at_most_512_proposals_wait_at_once() -> None:
+    play = entered([])
+    for i in range(512):
+        play.state = evolve(play.state, TeamProposed(f"t{i}", f"T{i}", (f"a{i}", f"b{i}"), ("A", "B"), f"a{i}", NOW))
+    play.refused(propose("late"), "precondition", "512 team proposals wait", reason=Reason.REGISTRATION_CLOSED)
+    play.do(DeclineTeam("t7", "b7", NOW))
+    play.do(propose("late"))
 
 
 # --- pairing ------------------------------------------------------------------------------------------------
@@ -899,9 +1205,17 @@ def test_a_tournament_with_every_event_round_trips_and_replays_to_the_same_state
     the commands built, and a replay of a replay is the same (determinism)."""
     play = Play()
     play.do(create(game="zlj", rounds=2, deals=6, seed=99, name="砸六家 杯"))
-    for team_id in ("x", "y", "z"):
-        play.do(register(team_id, "zlj", name=f"队 {team_id}"))
+    play.do(register("x", "zlj", name="队 x"))
+    for team_id in ("y", "z", "w", "v"):  # proposed by a player
+        play.do(propose(team_id, game="zlj", name=f"队 {team_id}"))
+    for team_id in ("y", "z"):  # consented to by the others: registered
+        for member in players_of(team_id, "zlj")[1:]:
+            play.do(ConfirmTeam(team_id, member, NOW + 1))
+    play.do(DeclineTeam("w", "w-p3", NOW + 2))  # declined: withdrawn
+    play.do(ConfirmTeam("v", "v-p2", NOW + 3))  # still waiting for v-p3 at the draw: lapses
     play.do(PairRound(ORGANISER, NOW))
+    assert [t.team_id for t in play.state.teams] == ["x", "y", "z"]
+    assert play.state.proposals == ()
     (table,) = play.state.round(1).tables
     play.do(RecordResult(table.table_id, "g1", (31, 44), NOW + HOUR))
     play.do(FileAppeal(1, table.high, play.state.team(table.high).players[2], "team points miscounted", NOW + HOUR))
@@ -917,6 +1231,102 @@ def test_a_tournament_with_every_event_round_trips_and_replays_to_the_same_state
     replayed = replay(play.events)
     assert replayed == play.state
     assert replay([through_the_wire(event) for event in play.events]) == replayed
+
+
+# --- streams stored before the consent rule -----------------------------------------------------------------
+
+OLD_STREAM = (
+    (
+        "0a0363757010011a026331220b6f7267616e697365722d312a060890efd8ca0630013a2001010101010101010101010101010101"
+        "0101010101010101010101010101010152360a340a03637570120a537072696e67204375701a0774726163746f722001285a3807"
+        "420b6f7267616e697365722d31488095a4c6b733"
+    ),
+    (
+        "0a0363757010021a026332220b6f7267616e697365722d312a060890efd8ca0630013a2001010101010101010101010101010101"
+        "01010101010101010101010101010101522c122a0a0372656412035265641a067265642d70311a067265642d70322203416e6e22"
+        "02426f288195a4c6b733"
+    ),
+    (
+        "0a0363757010031a0263332207626c75652d70312a060890efd8ca0630013a200101010101010101010101010101010101010101"
+        "010101010101010101010101522f122d0a04626c75651204426c75651a07626c75652d70311a07626c75652d7032220243792202"
+        "4469288295a4c6b733"
+    ),
+    (
+        "0a0363757010041a0263342207676f6c642d70322a060890efd8ca0630013a200101010101010101010101010101010101010101"
+        "0101010101010101010101015230122e0a04676f6c641204476f6c641a07676f6c642d70311a07676f6c642d7032220245642203"
+        "466c6f288395a4c6b733"
+    ),
+    (
+        "0a0363757010051a026335220b6f7267616e697365722d312a060890efd8ca0630013a2001010101010101010101010101010101"
+        "0101010101010101010101010101010152181a160a037265640a04626c75650a04676f6c641203010203"
+    ),
+    (
+        "0a0363757010061a026335220b6f7267616e697365722d312a060890efd8ca0630013a2001010101010101010101010101010101"
+        "01010101010101010101010101010101526f226d08011251080112037265641a04626c7565220f7461626c652d6375702d72312d"
+        "74312a067265642d70312a07626c75652d70312a067265642d70322a07626c75652d70323203416e6e320243793202426f320244"
+        "691a04676f6c64220774726163746f72285a388a95a4c6b733"
+    ),
+    (
+        "0a0363757010071a027231220773636f72696e672a060890efd8ca0630013a200101010101010101010101010101010101010101"
+        "010101010101010101010101522b2a29080110011a127461626c652d6375702d72312d74312d6d3120022a023137320231333880"
+        "f2ffc7b733"
+    ),
+    (
+        "0a0363757010081a027231220773636f72696e672a060890efd8ca0630013a200101010101010101010101010101010101010101"
+        "010101010101010101010101520b3a0908011080f2ffc7b733"
+    ),
+    (
+        "0a0363757010091a027231220773636f72696e672a060890efd8ca0630013a200101010101010101010101010101010101010101"
+        "010101010101010101010101520942070880f2ffc7b733"
+    ),
+    (
+        "0a03637570100a1a02733122067265642d70312a060890efd8ca0630013a20010101010101010101010101010101010101010101"
+        "010101010101010101010152186216080112037265641a067265642d70312081f2ffc7b733"
+    ),
+)
+"""A TOURNAMENTS stream as the release before team consent stored it (`TournamentEnvelope` bytes, written by that
+release's code): a 1-round 拖拉机 cup, seed 7; red registered by the organiser, blue and gold each by one of
+their players (then a player's `RegisterTeam` registered at once); round 1 paired (red v blue, gold's bye),
+red won 5:3, the round ended, the tournament finished, red confirmed the sheet."""
+
+
+def test_a_stream_stored_before_the_consent_rule_replays_as_it_did() -> None:
+    """Stored events never change meaning: a `TeamRegistered` a player caused before the consent rule is a
+    registered team, drawn and paired, with no proposal anywhere; every stored event decodes and re-encodes to
+    the same bytes."""
+    state = Tournament()
+    for stored in OLD_STREAM:
+        envelope = tournament_events_pb2.TournamentEnvelope.FromString(bytes.fromhex(stored))
+        event = TOURNAMENT_EVENTS.decode(envelope.event)
+        assert TOURNAMENT_EVENTS.encode(event).SerializeToString() == envelope.event.SerializeToString()
+        state = evolve(state, event)
+    assert (state.tournament_id, state.name, state.game, state.status) == (T, "Spring Cup", "tractor", Status.FINISHED)
+    assert [(t.team_id, t.players, t.player_names, t.draw) for t in state.teams] == [
+        ("red", ("red-p1", "red-p2"), ("Ann", "Bo"), 1),
+        ("blue", ("blue-p1", "blue-p2"), ("Cy", "Di"), 2),
+        ("gold", ("gold-p1", "gold-p2"), ("Ed", "Flo"), 3),
+    ]
+    assert state.proposals == ()
+    (rnd,) = state.played
+    assert (rnd.bye, rnd.ended_at, rnd.confirmations) == ("gold", NOW + HOUR, (("red", "red-p1", NOW + HOUR + 1),))
+    assert [(t.high, t.low, t.result.difference if t.result else None) for t in rnd.tables] == [("red", "blue", 2)]
+    assert [(s.team.team_id, s.vp) for s in current_standings(state)] == [
+        ("gold", Decimal(20)),
+        ("red", Decimal(17)),
+        ("blue", Decimal(13)),
+    ]
+    # the same commands decided today give the same state, the players' registrations through their consents
+    play = Play()
+    play.do(create(rounds=1, seed=7))
+    play.do(RegisterTeam("red", "Red", ("red-p1", "red-p2"), ("Ann", "Bo"), ORGANISER, NOW + 1))
+    play.do(ProposeTeam("blue", "Blue", ("blue-p1", "blue-p2"), ("Cy", "Di"), "blue-p1", NOW + 2))
+    play.do(ConfirmTeam("blue", "blue-p2", NOW + 2))
+    play.do(ProposeTeam("gold", "Gold", ("gold-p1", "gold-p2"), ("Ed", "Flo"), "gold-p2", NOW + 3))
+    play.do(ConfirmTeam("gold", "gold-p1", NOW + 3))
+    play.do(PairRound(ORGANISER, NOW + 10))
+    finish_round(play, NOW + HOUR, difference=2)
+    play.do(ConfirmSheet(1, "red", "red-p1", NOW + HOUR + 1))
+    assert play.state == state
 
 
 # --- random tournaments -------------------------------------------------------------------------------------
@@ -948,7 +1358,7 @@ def _stray(data: hst.DataObject, play: Play, ids: Sequence[str], now: int) -> Co
     player = data.draw(hst.sampled_from(own if own and pick_own else anyone))
     round_number = data.draw(hst.integers(-1, state.rounds + 1))
     later = now + data.draw(hst.integers(-MINUTE, 40 * MINUTE))
-    choice = data.draw(hst.integers(0, 6))
+    choice = data.draw(hst.integers(0, 7))
     if choice == 0:
         text = data.draw(hst.sampled_from(["wrong call", "the sheet is wrong", "", "a\x00b"]))
         return FileAppeal(round_number, team, player, text, later)
@@ -970,6 +1380,9 @@ def _stray(data: hst.DataObject, play: Play, ids: Sequence[str], now: int) -> Co
         return RecordResult(f"table-{T}-r{round_number}-t{data.draw(hst.integers(0, 8))}", "g", (3, 2), later)
     if choice == 5:
         return register(data.draw(hst.sampled_from([*ids, "late"])))
+    if choice == 6:
+        kind = data.draw(hst.sampled_from([ConfirmTeam, DeclineTeam]))
+        return propose("late", by=player) if data.draw(hst.booleans()) else kind(team, player, later)
     return create()
 
 

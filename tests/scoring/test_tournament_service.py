@@ -1,9 +1,11 @@
 """A whole 砸六家 Swiss tournament through the real services: scoring pairs, the lobby opens the tables, the
-engine plays the games, scoring records the results; standings, result sheets, projections and bad input."""
+engine plays the games, scoring records the results; standings, result sheets, projections and bad input; a
+player's team registered only with its players' consent."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import csv
 import tempfile
 import time
@@ -19,9 +21,9 @@ from paiju.cli import main as paiju_main
 from paiju.engine.auth import Role
 from paiju.rules.rng import SeededRandom
 from paiju.scoring.sheets import read_sheet_csv
-from paiju.v1 import engine_pb2, scoring_pb2, zlj_pb2
+from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2, zlj_pb2
 
-from ..engine.harness import status_of
+from ..engine.harness import reason_of, refusal_of, status_of
 from .stack import Scoring, scoring_stack, token
 
 ADMIN = token("admin-1", Role.ADMIN)
@@ -95,9 +97,18 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                 request = scoring_pb2.RegisterTeamRequest(command_id=f"team-{t}", tournament_id=tid, name=f"队{t}")
                 for member in members:
                     request.players.add(player_id=member, name=member)
-                # a player registers their own team
-                registered = await s.scoring.RegisterTeam(request, metadata=token(members[0], Role.PLAYER))
-                players[registered.team_id] = members
+                # a player registers their own team: proposed, and registered once the other two consented
+                proposed = await s.scoring.RegisterTeam(request, metadata=token(members[0], Role.PLAYER))
+                assert proposed.proposal.waiting_for == members[1:]
+                for i, member in enumerate(members[1:], start=1):
+                    confirmed = await s.scoring.ConfirmTeam(
+                        scoring_pb2.ConfirmTeamRequest(
+                            command_id=f"consent-{t}-{i}", tournament_id=tid, team_id=proposed.team_id
+                        ),
+                        metadata=token(member, Role.PLAYER),
+                    )
+                    assert confirmed.registered == (i == 2)
+                players[proposed.team_id] = members
 
             rng = SeededRandom(9)
             met: set[frozenset[str]] = set()
@@ -260,6 +271,24 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
     run(body)
 
 
+REASONS = {
+    "register_someone_elses_team": "NOT_TEAM_MEMBER",
+    "register_as_spectator": "ROLE_REQUIRED",
+    "propose_with_a_registered_player": "TEAM_EXISTS",
+    "confirm_as_stranger": "NOT_TEAM_MEMBER",
+    "confirm_twice": "CONSENT_PENDING",
+    "confirm_for_someone_as_admin": "ROLE_REQUIRED",
+    "confirm_unknown_team": "TEAM_NOT_FOUND",
+    "confirm_registered_team": "TEAM_EXISTS",
+    "confirm_bad_team_id": "INVALID_REQUEST",
+    "confirm_no_command_id": "INVALID_REQUEST",
+    "decline_as_stranger": "NOT_TEAM_MEMBER",
+    "decline_registered_team": "TEAM_EXISTS",
+    "decline_bad_tournament_id": "INVALID_REQUEST",
+}
+"""The ErrorInfo reason of the refusals about teams and consent (errors.proto)."""
+
+
 @pytest.mark.parametrize(
     ("call", "expected"),
     [
@@ -269,6 +298,18 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
         ("register_twice", grpc.StatusCode.ALREADY_EXISTS),
         ("register_wrong_size", grpc.StatusCode.INVALID_ARGUMENT),
         ("register_someone_elses_team", grpc.StatusCode.PERMISSION_DENIED),
+        ("register_as_spectator", grpc.StatusCode.PERMISSION_DENIED),
+        ("propose_with_a_registered_player", grpc.StatusCode.ALREADY_EXISTS),
+        ("confirm_as_stranger", grpc.StatusCode.PERMISSION_DENIED),
+        ("confirm_twice", grpc.StatusCode.FAILED_PRECONDITION),
+        ("confirm_for_someone_as_admin", grpc.StatusCode.PERMISSION_DENIED),
+        ("confirm_unknown_team", grpc.StatusCode.NOT_FOUND),
+        ("confirm_registered_team", grpc.StatusCode.ALREADY_EXISTS),
+        ("confirm_bad_team_id", grpc.StatusCode.INVALID_ARGUMENT),
+        ("confirm_no_command_id", grpc.StatusCode.INVALID_ARGUMENT),
+        ("decline_as_stranger", grpc.StatusCode.PERMISSION_DENIED),
+        ("decline_registered_team", grpc.StatusCode.ALREADY_EXISTS),
+        ("decline_bad_tournament_id", grpc.StatusCode.INVALID_ARGUMENT),
         ("pair_one_team", grpc.StatusCode.FAILED_PRECONDITION),
         ("end_before_a_round", grpc.StatusCode.FAILED_PRECONDITION),
         ("end_as_player", grpc.StatusCode.PERMISSION_DENIED),
@@ -293,6 +334,25 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
             team.players.add(player_id="a", name="A")
             team.players.add(player_id="b", name="B")
             await s.scoring.RegisterTeam(team, metadata=ADMIN)
+            # and a team proposed by player p with q, waiting for q's consent
+            pending = scoring_pb2.RegisterTeamRequest(command_id="t-pq", tournament_id=tid, name="Pending")
+            pending.players.add(player_id="p", name="P")
+            pending.players.add(player_id="q", name="Q")
+            proposal = (await s.scoring.RegisterTeam(pending, metadata=token("p", Role.PLAYER))).proposal
+
+            def confirm(team_id: str, who: Any, command_id: str = "ok-1", tournament_id: str = tid) -> Any:
+                return s.scoring.ConfirmTeam(
+                    scoring_pb2.ConfirmTeamRequest(command_id=command_id, tournament_id=tournament_id, team_id=team_id),
+                    metadata=who,
+                )
+
+            def decline(team_id: str, who: Any, tournament_id: str = tid) -> Any:
+                return s.scoring.DeclineTeam(
+                    scoring_pb2.DeclineTeamRequest(command_id="no-1", tournament_id=tournament_id, team_id=team_id),
+                    metadata=who,
+                )
+
+            red = (await tournament(s, tid)).teams[0].team_id
             before = await tournament(s, tid)
             calls = {
                 "create_as_player": lambda: s.scoring.CreateTournament(
@@ -327,6 +387,37 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                     ),
                     metadata=token("e", Role.PLAYER),
                 ),
+                "register_as_spectator": lambda: s.scoring.RegisterTeam(
+                    scoring_pb2.RegisterTeamRequest(
+                        command_id="t5",
+                        tournament_id=tid,
+                        name="Grey",
+                        players=[scoring_pb2.TeamPlayer(player_id="w"), scoring_pb2.TeamPlayer(player_id="v")],
+                    ),
+                    metadata=token("w", Role.SPECTATOR),
+                ),
+                "propose_with_a_registered_player": lambda: s.scoring.RegisterTeam(
+                    scoring_pb2.RegisterTeamRequest(
+                        command_id="t6",
+                        tournament_id=tid,
+                        name="Blue",
+                        players=[
+                            scoring_pb2.TeamPlayer(player_id="c", name="C"),
+                            scoring_pb2.TeamPlayer(player_id="a", name="A"),
+                        ],
+                    ),
+                    metadata=token("c", Role.PLAYER),
+                ),
+                "confirm_as_stranger": lambda: confirm(proposal.team_id, token("stranger", Role.PLAYER)),
+                "confirm_twice": lambda: confirm(proposal.team_id, token("p", Role.PLAYER)),
+                "confirm_for_someone_as_admin": lambda: confirm(proposal.team_id, ADMIN),
+                "confirm_unknown_team": lambda: confirm("team000000000000", token("q", Role.PLAYER)),
+                "confirm_registered_team": lambda: confirm(red, token("a", Role.PLAYER)),
+                "confirm_bad_team_id": lambda: confirm("team.*", token("q", Role.PLAYER)),
+                "confirm_no_command_id": lambda: confirm(proposal.team_id, token("q", Role.PLAYER), command_id=""),
+                "decline_as_stranger": lambda: decline(proposal.team_id, token("stranger", Role.PLAYER)),
+                "decline_registered_team": lambda: decline(red, token("b", Role.PLAYER)),
+                "decline_bad_tournament_id": lambda: decline(proposal.team_id, ADMIN, tournament_id="tour 1"),
                 "pair_one_team": lambda: s.scoring.PairRound(
                     scoring_pb2.PairRoundRequest(command_id="p1", tournament_id=tid), metadata=ADMIN
                 ),
@@ -354,9 +445,129 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                 await calls[call]()
             except grpc.aio.AioRpcError as e:
                 assert e.code() == expected, e.details()
+                assert reason_of(e) == REASONS.get(call, reason_of(e)), e.details()
                 assert len(e.details() or "") > 10  # a reason a person understands
             else:
                 raise AssertionError(f"{call} was accepted")
             assert await tournament(s, tid) == before
+
+    run(body)
+
+
+async def seated(s: Scoring, table_id: str, session: Any, timeout: float = 30.0) -> tuple[str, ...]:
+    """The players of a lobby table's seats once every seat is taken (the lobby opens tournament tables from
+    the `RoundPaired` event, in the background)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(grpc.aio.AioRpcError):  # not opened yet
+            got = await s.base.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=session)
+            players = tuple(seat.player_id for seat in got.table.seats)
+            if players and all(players):
+                return players
+        if time.monotonic() > deadline:
+            raise AssertionError(f"table {table_id} was never seated")
+        await asyncio.sleep(0.1)
+
+
+def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url: str, database_dsn: str) -> None:
+    """The finding: A registered a team naming B, and B was in it. Now A's team is a proposal until B confirms
+    with B's own token; GetTournament shows it waiting; then it is a team like any other — drawn and seated at
+    round 1 — while a proposal still waiting at the draw lapses, and a declined one frees its players."""
+
+    async def body() -> None:
+        async with scoring_stack(nats_url, database_dsn) as s:
+            tid = (
+                await s.scoring.CreateTournament(
+                    scoring_pb2.CreateTournamentRequest(command_id="c", name="Cup", game="tractor", rounds=1, seed=3),
+                    metadata=ADMIN,
+                )
+            ).tournament.tournament_id
+            names = ("ann", "bo", "cy", "di", "ed", "flo", "gus")
+            sessions = {name: await s.base.player(name) for name in names}
+            ids = {name: player_id for name, (player_id, _) in sessions.items()}
+            a, b, c, d, e, f, g = (ids[name] for name in names)
+
+            def team(command_id: str, name: str, *members: str) -> scoring_pb2.RegisterTeamRequest:
+                request = scoring_pb2.RegisterTeamRequest(command_id=command_id, tournament_id=tid, name=name)
+                for member in members:
+                    request.players.add(player_id=member, name=next(n for n, i in ids.items() if i == member))
+                return request
+
+            def confirm(command_id: str, team_id: str, who: str) -> Any:
+                request = scoring_pb2.ConfirmTeamRequest(command_id=command_id, tournament_id=tid, team_id=team_id)
+                return s.scoring.ConfirmTeam(request, metadata=token(who, Role.PLAYER))
+
+            def decline(command_id: str, team_id: str, who: str) -> Any:
+                request = scoring_pb2.DeclineTeamRequest(command_id=command_id, tournament_id=tid, team_id=team_id)
+                return s.scoring.DeclineTeam(request, metadata=token(who, Role.PLAYER))
+
+            # A names B: a proposal, not a team
+            proposed = await s.scoring.RegisterTeam(team("ab", "Amber", a, b), metadata=token(a, Role.PLAYER))
+            ab = proposed.team_id
+            assert proposed.tournament.teams == []
+            assert (list(proposed.proposal.confirmed), list(proposed.proposal.waiting_for)) == ([a], [b])
+            shown = (await tournament(s, tid)).proposals
+            assert [(p.team_id, p.name, p.proposed_by) for p in shown] == [(ab, "Amber", a)]
+            assert [(x.player_id, x.name) for x in shown[0].players] == [(a, "ann"), (b, "bo")]
+            assert (list(shown[0].confirmed), list(shown[0].waiting_for)) == ([a], [b])
+            assert shown[0].proposed_at.ToMilliseconds() == s.clock.ms
+            # a retry answers the same proposal; nobody else confirms for B, A cannot confirm twice
+            again = await s.scoring.RegisterTeam(team("ab", "Amber", a, b), metadata=token(a, Role.PLAYER))
+            assert (again.team_id, again.proposal) == (ab, proposed.proposal)
+            stranger = await refusal_of(confirm("x1", ab, c))
+            assert stranger == (grpc.StatusCode.PERMISSION_DENIED, "NOT_TEAM_MEMBER")
+            assert await refusal_of(confirm("x2", ab, a)) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "CONSENT_PENDING",
+            )
+            on_behalf = s.scoring.ConfirmTeam(
+                scoring_pb2.ConfirmTeamRequest(command_id="x3", tournament_id=tid, team_id=ab), metadata=ADMIN
+            )
+            assert await refusal_of(on_behalf) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
+            # B is reserved meanwhile: C cannot name B either
+            taken = s.scoring.RegisterTeam(team("cb", "Coral", c, b), metadata=token(c, Role.PLAYER))
+            assert await refusal_of(taken) == (grpc.StatusCode.ALREADY_EXISTS, "TEAM_EXISTS")
+            assert (await tournament(s, tid)).teams == []
+
+            # B consents: the team is registered, and the retry of B's consent answers the same
+            confirmed = await confirm("b-yes", ab, b)
+            assert confirmed.registered
+            assert [(t.team_id, [x.player_id for x in t.players]) for t in confirmed.tournament.teams] == [(ab, [a, b])]
+            assert confirmed.tournament.proposals == []
+            assert (await confirm("b-yes", ab, b)).registered
+
+            # an organiser registers C and D at once (they agreed at the desk)
+            desk = await s.scoring.RegisterTeam(team("cd", "Coral", c, d), metadata=ADMIN)
+            assert not desk.HasField("proposal")
+            # E names F and G... F declines: withdrawn, and F and G are free again
+            efg = (await s.scoring.RegisterTeam(team("ef", "Ember", e, f), metadata=token(e, Role.PLAYER))).team_id
+            declined = await decline("f-no", efg, f)
+            assert declined.tournament.proposals == []
+            assert await refusal_of(confirm("f-yes", efg, f)) == (
+                grpc.StatusCode.NOT_FOUND,
+                "TEAM_NOT_FOUND",
+            )
+            # ... and G names F: still waiting when round 1 is paired
+            gf = (await s.scoring.RegisterTeam(team("gf", "Glass", g, f), metadata=token(g, Role.PLAYER))).team_id
+            assert [p.team_id for p in (await tournament(s, tid)).proposals] == [gf]
+
+            paired = (
+                await s.scoring.PairRound(
+                    scoring_pb2.PairRoundRequest(command_id="pair-1", tournament_id=tid), metadata=ADMIN
+                )
+            ).round
+            (table,) = paired.tables
+            assert {table.high, table.low} == {ab, desk.team_id} and not paired.bye
+            final = await tournament(s, tid)
+            assert sorted(t.draw for t in final.teams) == [1, 2]
+            assert [t.team_id for t in final.teams] == [ab, desk.team_id]
+            assert final.proposals == []  # G's proposal lapsed: not registered, not drawn
+            assert await refusal_of(confirm("f-late", gf, f)) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "REGISTRATION_CLOSED",
+            )
+            # the lobby seats A and B at the round's table, partners opposite (the team, as any team)
+            seats = await seated(s, table.table_id, sessions["ann"][1])
+            assert {seats[0::2], seats[1::2]} == {(a, b), (c, d)}
 
     run(body)

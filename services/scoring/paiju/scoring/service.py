@@ -6,9 +6,11 @@ read, so two referees pairing the same round at once pair it once. Match scores,
 leaderboards come from the PostgreSQL read models (`paiju.scoring.readmodels`).
 
 Who may do what (bearer tokens signed with the deployment's secret, as for the lobby and the engine): admins
-and referees create tournaments, register teams, pair rounds, record forfeits and resolve appeals; a player
-registers a team they play in, files an appeal and confirms a sheet for their own team; any valid token
-reads.
+and referees create tournaments, register teams at once (for players who agreed with them, e.g. at the desk),
+withdraw team proposals, pair rounds, record forfeits and resolve appeals; a player proposes a team they play
+in (`RegisterTeam` with a player token: registered only once every other player named has consented with
+`ConfirmTeam` under their own token), confirms or declines a proposal they are named in, files an appeal and
+confirms a sheet for their own team; any valid token reads.
 """
 
 from __future__ import annotations
@@ -95,6 +97,20 @@ def appeal_message(appeal: tm.Appeal) -> scoring_pb2.TournamentAppeal:
     )
 
 
+def proposal_message(p: tm.Proposal) -> scoring_pb2.TeamProposal:
+    message = scoring_pb2.TeamProposal(
+        team_id=p.team_id,
+        name=p.name,
+        proposed_by=p.proposed_by,
+        proposed_at=_timestamp(p.proposed_at),
+        confirmed=p.confirmed,
+        waiting_for=p.waiting_for,
+    )
+    for player, name in zip(p.players, p.player_names, strict=True):
+        message.players.add(player_id=player, name=name)
+    return message
+
+
 def tournament_message(t: tm.Tournament) -> scoring_pb2.Tournament:
     message = scoring_pb2.Tournament(
         tournament_id=t.tournament_id,
@@ -112,6 +128,7 @@ def tournament_message(t: tm.Tournament) -> scoring_pb2.Tournament:
             row.players.add(player_id=player, name=name)
     message.played.extend(round_message(r) for r in t.played)
     message.appeals.extend(appeal_message(a) for a in t.appeals)
+    message.proposals.extend(proposal_message(p) for p in t.proposals)
     return message
 
 
@@ -200,15 +217,54 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def RegisterTeam(
         self, request: scoring_pb2.RegisterTeamRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.RegisterTeamResponse:
+        """An organiser registers the team at once; a player proposes a team they play in (the other players
+        named consent with ConfirmTeam)."""
         who: Identity = caller()
-        players = tuple(p.player_id for p in request.players)
-        if who.role not in ORGANISERS and not (who.role is Role.PLAYER and who.subject in players):
-            raise Refused(Reason.NOT_TEAM_MEMBER, "a player registers only a team they play in")
         team_id = "team" + _derived(request.tournament_id, who.subject, request.command_id)
+        players = tuple(p.player_id for p in request.players)
         names = tuple(p.name for p in request.players)
-        command = tm.RegisterTeam(team_id, request.name, players, names, who.subject, self._now_ms())
+        command: tm.RegisterTeam | tm.ProposeTeam
+        if who.role in ORGANISERS:
+            command = tm.RegisterTeam(team_id, request.name, players, names, who.subject, self._now_ms())
+        elif who.role is Role.PLAYER:
+            command = tm.ProposeTeam(team_id, request.name, players, names, who.subject, self._now_ms())
+        else:
+            raise Refused(
+                Reason.ROLE_REQUIRED,
+                "a player proposes a team they play in; a referee or an admin registers one",
+                {"required": "player, referee or admin"},
+            )
         state = await self._act(request.tournament_id, command, who, request)
-        return scoring_pb2.RegisterTeamResponse(team_id=team_id, tournament=tournament_message(state))
+        response = scoring_pb2.RegisterTeamResponse(team_id=team_id, tournament=tournament_message(state))
+        proposal = state.proposal_of(team_id)
+        if proposal is not None:
+            response.proposal.CopyFrom(proposal_message(proposal))
+        return response
+
+    async def ConfirmTeam(
+        self, request: scoring_pb2.ConfirmTeamRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.ConfirmTeamResponse:
+        """A player consents to a proposed team they are named in (their own consent: their own token)."""
+        who = self._player()
+        command = tm.ConfirmTeam(request.team_id, who.subject, self._now_ms())
+        state = await self._act(request.tournament_id, command, who, request)
+        registered = any(team.team_id == request.team_id for team in state.teams)
+        return scoring_pb2.ConfirmTeamResponse(registered=registered, tournament=tournament_message(state))
+
+    async def DeclineTeam(
+        self, request: scoring_pb2.DeclineTeamRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> scoring_pb2.DeclineTeamResponse:
+        """A player named in a proposal declines it (its proposer withdraws it), or an organiser withdraws it."""
+        who: Identity = caller()
+        if who.role not in (*ORGANISERS, Role.PLAYER):
+            raise Refused(
+                Reason.ROLE_REQUIRED,
+                "a player named in the proposal declines it; a referee or an admin withdraws it",
+                {"required": "player, referee or admin"},
+            )
+        command = tm.DeclineTeam(request.team_id, who.subject, self._now_ms(), organiser=who.role in ORGANISERS)
+        state = await self._act(request.tournament_id, command, who, request)
+        return scoring_pb2.DeclineTeamResponse(tournament=tournament_message(state))
 
     async def PairRound(
         self, request: scoring_pb2.PairRoundRequest, context: grpc.aio.ServicerContext[Any, Any]

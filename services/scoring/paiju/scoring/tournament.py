@@ -6,7 +6,17 @@ command (``now``, Unix milliseconds, the service's clock); nothing here reads a 
 
 拖拉机 §10 (第四章) and the paiju decisions in `paiju.scoring.victory` (S-1: 砸六家 tournaments use the same
 victory-point scale on the team-points difference; S-2: VP are exact decimals):
-- Teams register (two players for 拖拉机, three for 砸六家) until round 1 is paired.
+- Teams register (two players for 拖拉机, three for 砸六家) until round 1 is paired. A player's team needs every
+  member's consent: a player *proposes* it (`ProposeTeam` → `TeamProposed`, the proposer's consent), each
+  other member confirms it with their own token (`ConfirmTeam` → `TeamMemberConfirmed`), and the last consent
+  registers it (`TeamRegistered`, as an organiser's registration). Until then the proposal is no team — not
+  drawn, not paired, not counted against the 512 teams — but its id, its name and its players are taken: a
+  player is in one team or proposal of a tournament at most. Any member (the proposer too, and a member who
+  had confirmed) may decline (`DeclineTeam` → `TeamProposalWithdrawn`): the whole proposal is withdrawn and
+  its players are free, so nobody can hold another player's place without their consent; an organiser may
+  withdraw a proposal the same way. Proposals still waiting when round 1 is paired lapse (not registered, no
+  event: `RoundPaired` closes registration). An organiser's `RegisterTeam` registers a team at once, for
+  players who agreed offline.
 - Round 1 pairs by a seeded draw (the draw numbers 签号 are fixed then); later rounds are Swiss, paired only after
   the previous round has ended (`paiju.scoring.swiss`). An odd team out gets a bye worth 20 VP (D-TR-10).
 - Each pairing is a table opened through the lobby (the `RoundPaired` event names the lobby table ids); the
@@ -20,6 +30,7 @@ victory-point scale on the team-points difference; S-2: VP are exact decimals):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from enum import StrEnum
@@ -35,13 +46,16 @@ APPEAL_WINDOW_MS = 30 * 60 * 1000
 """Appeals are filed within 30 minutes of the round's end (第三章 二)."""
 MAX_ROUNDS = 15
 MAX_TEAMS = 512
+MAX_PROPOSALS = MAX_TEAMS
+"""Team proposals waiting for consent at once (a bound on the aggregate; they do not count as teams)."""
 
 
 class TournamentError(Refused):
-    """A refused command: the contract's ``reason`` (errors.proto) and a ``message`` for people."""
+    """A refused command: the contract's ``reason`` (errors.proto), a ``message`` for people and, where there
+    are any, the facts of the case (``metadata``)."""
 
-    def __init__(self, reason: Reason, message: str) -> None:
-        super().__init__(reason, message)
+    def __init__(self, reason: Reason, message: str, metadata: Mapping[str, object] | None = None) -> None:
+        super().__init__(reason, message, metadata)
 
 
 class Status(StrEnum):
@@ -61,6 +75,25 @@ class TeamEntry:
     players: tuple[str, ...]
     player_names: tuple[str, ...]
     draw: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A team a player proposed, waiting for its members' consent; ``confirmed``: the players who consented,
+    in the order they did (the proposer first)."""
+
+    team_id: str
+    name: str
+    players: tuple[str, ...]
+    player_names: tuple[str, ...]
+    proposed_by: str
+    proposed_at: int
+    confirmed: tuple[str, ...] = ()
+
+    @property
+    def waiting_for(self) -> tuple[str, ...]:
+        """The players whose consent is still awaited, in the team's order."""
+        return tuple(p for p in self.players if p not in self.confirmed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,17 +160,35 @@ class Tournament:
     teams: tuple[TeamEntry, ...] = ()
     played: tuple[Round, ...] = ()
     appeals: tuple[Appeal, ...] = ()
+    proposals: tuple[Proposal, ...] = ()
+    """Teams proposed by a player and waiting for their members' consent (none once round 1 is paired)."""
 
     def team(self, team_id: str) -> TeamEntry:
         for team in self.teams:
             if team.team_id == team_id:
                 return team
+        proposal = self.proposal_of(team_id)
+        if proposal is not None:
+            raise _consent_pending(proposal)
         raise TournamentError(Reason.TEAM_NOT_FOUND, f"there is no team {team_id!r} in this tournament")
+
+    def proposal_of(self, team_id: str) -> Proposal | None:
+        return next((p for p in self.proposals if p.team_id == team_id), None)
 
     def round(self, number: int) -> Round:
         if not 1 <= number <= len(self.played):
             raise TournamentError(Reason.ROUND_NOT_FOUND, f"round {number} has not been paired")
         return self.played[number - 1]
+
+
+def _consent_pending(proposal: Proposal) -> TournamentError:
+    waiting = proposal.waiting_for
+    return TournamentError(
+        Reason.CONSENT_PENDING,
+        f"team {proposal.name!r} is proposed, not registered: it waits for the consent of {', '.join(waiting)}"
+        " (each confirms with ConfirmTeam)",
+        {"team": proposal.team_id, "waiting": ",".join(waiting)},
+    )
 
 
 def table_id_of(tournament_id: str, round_number: int, table: int) -> str:
@@ -209,12 +260,46 @@ class CreateTournament:
 
 @dataclass(frozen=True, slots=True)
 class RegisterTeam:
+    """An organiser registers a team at once (its players agreed with the organiser, e.g. offline)."""
+
     team_id: str
     name: str
     players: tuple[str, ...]
     player_names: tuple[str, ...]
     by: str
     now: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProposeTeam:
+    """A player proposes a team they play in; it is registered once every other member confirms it."""
+
+    team_id: str
+    name: str
+    players: tuple[str, ...]
+    player_names: tuple[str, ...]
+    by: str
+    now: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConfirmTeam:
+    """A member named in a proposal consents to play in the team (the caller's own consent only)."""
+
+    team_id: str
+    by: str
+    now: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeclineTeam:
+    """A member named in a proposal (the proposer too) declines it, or an organiser (``organiser``) withdraws
+    it: the proposal is withdrawn."""
+
+    team_id: str
+    by: str
+    now: int
+    organiser: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,6 +367,9 @@ class ConfirmSheet:
 Command = (
     CreateTournament
     | RegisterTeam
+    | ProposeTeam
+    | ConfirmTeam
+    | DeclineTeam
     | PairRound
     | EndTournament
     | RecordResult
@@ -314,6 +402,38 @@ class TeamRegistered:
     name: str
     players: tuple[str, ...]
     player_names: tuple[str, ...]
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class TeamProposed:
+    """A player (``by``, one of ``players``) proposed a team, with their own consent; the other members'
+    are awaited."""
+
+    team_id: str
+    name: str
+    players: tuple[str, ...]
+    player_names: tuple[str, ...]
+    by: str
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class TeamMemberConfirmed:
+    """A member named in a proposal consented (the last consent is followed by `TeamRegistered`)."""
+
+    team_id: str
+    by: str
+    at: int
+
+
+@dataclass(frozen=True, slots=True)
+class TeamProposalWithdrawn:
+    """A proposal was withdrawn before it was registered: declined by a member named in it (the proposer
+    withdrawing it, or a member declining), or withdrawn by an organiser (``by``)."""
+
+    team_id: str
+    by: str
     at: int
 
 
@@ -437,6 +557,9 @@ Event = (
     | AppealResolved
     | ResultCorrected
     | SheetConfirmed
+    | TeamProposed
+    | TeamMemberConfirmed
+    | TeamProposalWithdrawn
 )
 
 
@@ -471,6 +594,12 @@ def decide(tournament: Tournament, command: Command) -> list[Event]:
         raise TournamentError(Reason.TOURNAMENT_NOT_FOUND, "there is no such tournament")
     if isinstance(command, RegisterTeam):
         return _register(tournament, command)
+    if isinstance(command, ProposeTeam):
+        return _propose(tournament, command)
+    if isinstance(command, ConfirmTeam):
+        return _confirm_team(tournament, command)
+    if isinstance(command, DeclineTeam):
+        return _decline_team(tournament, command)
     if isinstance(command, PairRound):
         return _pair(tournament, command)
     if isinstance(command, EndTournament):
@@ -507,30 +636,116 @@ def _create(tournament: Tournament, c: CreateTournament) -> list[Event]:
     return [Created(c.tournament_id, name, c.game, c.rounds, c.round_minutes, c.deals, c.seed, c.by, c.now)]
 
 
-def _register(tournament: Tournament, c: RegisterTeam) -> list[Event]:
+def _open(tournament: Tournament) -> None:
     if tournament.status is not Status.REGISTERING:
-        raise _refuse("registration closed when round 1 was paired", Reason.REGISTRATION_CLOSED)
+        raise _refuse(
+            "registration closed when round 1 was paired (team proposals still waiting then lapsed)",
+            Reason.REGISTRATION_CLOSED,
+        )
+
+
+def _not_full(tournament: Tournament) -> None:
+    if len(tournament.teams) >= MAX_TEAMS:
+        raise _refuse(f"the tournament is full ({MAX_TEAMS} teams)", Reason.REGISTRATION_CLOSED)
+
+
+def _new_team(
+    tournament: Tournament, team_id: str, name: str, players: tuple[str, ...], player_names: tuple[str, ...]
+) -> tuple[str, tuple[str, ...]]:
+    """The team's name and its players' names, trimmed, once the team is checked: its size, distinct players,
+    and an id, a name and players that no registered team and no waiting proposal has."""
     size = TEAM_SIZE[tournament.game]
-    if len(c.players) != size or len(c.player_names) != size:
-        raise _invalid(f"a {tournament.game} team has {size} players, not {len(c.players)}")
-    if len(set(c.players)) != size or any(not p for p in c.players):
+    if len(players) != size or len(player_names) != size:
+        raise _invalid(f"a {tournament.game} team has {size} players, not {len(players)}")
+    if len(set(players)) != size or any(not p for p in players):
         raise _invalid(f"a team's players must be {size} different players")
-    name = _text(c.name, "team name")
-    names = tuple(_text(n, "player name") for n in c.player_names)
+    name = _text(name, "team name")
+    names = tuple(_text(n, "player name") for n in player_names)
     folded = name.casefold()
     for team in tournament.teams:
-        if team.team_id == c.team_id:
-            raise TournamentError(Reason.TEAM_EXISTS, f"team {c.team_id} is registered already")
+        if team.team_id == team_id:
+            raise TournamentError(Reason.TEAM_EXISTS, f"team {team_id} is registered already")
         if team.name.casefold() == folded:
             raise TournamentError(Reason.TEAM_EXISTS, f"a team named {team.name!r} is registered already")
-        taken = set(team.players) & set(c.players)
+        taken = set(team.players) & set(players)
         if taken:
             raise TournamentError(
                 Reason.TEAM_EXISTS, f"{', '.join(sorted(taken))} already plays for team {team.name!r}"
             )
-    if len(tournament.teams) >= MAX_TEAMS:
-        raise _refuse(f"the tournament is full ({MAX_TEAMS} teams)", Reason.REGISTRATION_CLOSED)
+    for proposal in tournament.proposals:
+        if proposal.team_id == team_id:
+            raise TournamentError(Reason.TEAM_EXISTS, f"team {team_id} is proposed already")
+        if proposal.name.casefold() == folded:
+            raise TournamentError(
+                Reason.TEAM_EXISTS, f"a team named {proposal.name!r} is proposed already (waiting for consent)"
+            )
+        taken = set(proposal.players) & set(players)
+        if taken:
+            raise TournamentError(
+                Reason.TEAM_EXISTS,
+                f"{', '.join(sorted(taken))} is named in the proposed team {proposal.name!r} already"
+                " (a member frees themselves by declining it)",
+            )
+    return name, names
+
+
+def _register(tournament: Tournament, c: RegisterTeam) -> list[Event]:
+    _open(tournament)
+    name, names = _new_team(tournament, c.team_id, c.name, c.players, c.player_names)
+    _not_full(tournament)
     return [TeamRegistered(c.team_id, name, tuple(c.players), names, c.now)]
+
+
+def _propose(tournament: Tournament, c: ProposeTeam) -> list[Event]:
+    _open(tournament)
+    if c.by not in c.players:
+        raise TournamentError(Reason.NOT_TEAM_MEMBER, f"{c.by} proposes only a team they play in")
+    name, names = _new_team(tournament, c.team_id, c.name, c.players, c.player_names)
+    _not_full(tournament)
+    if len(tournament.proposals) >= MAX_PROPOSALS:
+        raise _refuse(
+            f"{MAX_PROPOSALS} team proposals wait for consent already: no more until some are confirmed or withdrawn",
+            Reason.REGISTRATION_CLOSED,
+        )
+    return [TeamProposed(c.team_id, name, tuple(c.players), names, c.by, c.now)]
+
+
+def _proposal(tournament: Tournament, team_id: str, by: str, *, organiser: bool = False) -> Proposal:
+    """The waiting proposal ``team_id`` that ``by`` is named in (any, for an organiser)."""
+    _open(tournament)
+    for team in tournament.teams:
+        if team.team_id == team_id:
+            if not organiser and by not in team.players:
+                raise TournamentError(Reason.NOT_TEAM_MEMBER, f"{by} does not play for team {team.name!r}")
+            raise TournamentError(
+                Reason.TEAM_EXISTS, f"team {team.name!r} is registered already: its members have all consented"
+            )
+    proposal = tournament.proposal_of(team_id)
+    if proposal is None:
+        raise TournamentError(Reason.TEAM_NOT_FOUND, f"there is no team proposal {team_id!r} in this tournament")
+    if not organiser and by not in proposal.players:
+        raise TournamentError(Reason.NOT_TEAM_MEMBER, f"{by} is not named in the proposed team {proposal.name!r}")
+    return proposal
+
+
+def _confirm_team(tournament: Tournament, c: ConfirmTeam) -> list[Event]:
+    proposal = _proposal(tournament, c.team_id, c.by)
+    if c.by in proposal.confirmed:
+        raise TournamentError(
+            Reason.CONSENT_PENDING,
+            f"{c.by} has consented to team {proposal.name!r} already; it waits for {', '.join(proposal.waiting_for)}",
+            {"team": proposal.team_id, "waiting": ",".join(proposal.waiting_for)},
+        )
+    events: list[Event] = [TeamMemberConfirmed(c.team_id, c.by, c.now)]
+    if proposal.waiting_for == (c.by,):  # the last consent registers the team
+        _not_full(tournament)
+        events.append(TeamRegistered(proposal.team_id, proposal.name, proposal.players, proposal.player_names, c.now))
+    return events
+
+
+def _decline_team(tournament: Tournament, c: DeclineTeam) -> list[Event]:
+    _proposal(tournament, c.team_id, c.by, organiser=c.organiser)
+    return [TeamProposalWithdrawn(c.team_id, c.by, c.now)]
 
 
 def _pair(tournament: Tournament, c: PairRound) -> list[Event]:
@@ -543,7 +758,8 @@ def _pair(tournament: Tournament, c: PairRound) -> list[Event]:
         missing = [t.table for t in tournament.played[-1].tables if t.result is None]
         raise _refuse(f"round {number - 1} has not ended: table(s) {', '.join(map(str, missing))} have no result yet")
     if len(tournament.teams) < 2:
-        raise _refuse("a tournament needs at least 2 teams to pair a round")
+        waiting = f" ({len(tournament.proposals)} proposed team(s) wait for consent)" if tournament.proposals else ""
+        raise _refuse(f"a tournament needs at least 2 teams to pair a round{waiting}")
     events: list[Event] = []
     if number == 1:
         draws = swiss.seeded_draw([t.team_id for t in tournament.teams], tournament.seed)
@@ -740,14 +956,29 @@ def evolve(tournament: Tournament, event: Event) -> Tournament:
         )
     if isinstance(event, TeamRegistered):
         team = TeamEntry(event.team_id, event.name, event.players, event.player_names)
-        return replace(tournament, teams=(*tournament.teams, team))
+        proposals = tuple(p for p in tournament.proposals if p.team_id != event.team_id)
+        return replace(tournament, teams=(*tournament.teams, team), proposals=proposals)
+    if isinstance(event, TeamProposed):
+        proposal = Proposal(
+            event.team_id, event.name, event.players, event.player_names, event.by, event.at, (event.by,)
+        )
+        return replace(tournament, proposals=(*tournament.proposals, proposal))
+    if isinstance(event, TeamMemberConfirmed):
+        proposals = tuple(
+            replace(p, confirmed=(*p.confirmed, event.by)) if p.team_id == event.team_id else p
+            for p in tournament.proposals
+        )
+        return replace(tournament, proposals=proposals)
+    if isinstance(event, TeamProposalWithdrawn):
+        return replace(tournament, proposals=tuple(p for p in tournament.proposals if p.team_id != event.team_id))
     if isinstance(event, DrawMade):
         draws = dict(zip(event.team_ids, event.draws, strict=True))
         return replace(tournament, teams=tuple(replace(t, draw=draws[t.team_id]) for t in tournament.teams))
     if isinstance(event, RoundPaired):
         tables = tuple(RoundTable(t.table, t.high, t.low, t.table_id) for t in event.tables)
         rnd = Round(event.round, event.at, tables, event.bye)
-        return replace(tournament, status=Status.PLAYING, played=(*tournament.played, rnd))
+        # round 1 closes registration: proposals still waiting lapse
+        return replace(tournament, status=Status.PLAYING, played=(*tournament.played, rnd), proposals=())
     if isinstance(event, ResultRecorded):
         result = TableResult(event.difference, Decimal(event.high_vp), Decimal(event.low_vp), event.game_id)
         return _with_table(tournament, event.round, event.table, result)
