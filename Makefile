@@ -10,7 +10,7 @@ BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests
+.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests docs
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
 GEN := services/engine/paiju/v1
@@ -77,8 +77,13 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "make test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
 
+## docs: the API reference docs/api.md, generated from the protos' comments (commit it with any contract change)
+docs: $(GEN)/.generated
+	$(BIN)/python -m paiju.tools.apidoc docs/api.md
+
 lint: setup $(BUF) manifests
 	$(BUF) lint protos
+	$(BIN)/python -m paiju.tools.apidoc --check docs/api.md
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -430,7 +430,12 @@ class Sweep:
         """Read every Watch to its end (the server ends it when the game ends)."""
         versions: dict[Receiver, list[int]] = {}
         for receiver, stream in self.watches:
-            got = [r.envelope async for r in stream]
+            replies = [r async for r in stream]
+            # the last message says why the stream ends (the game is over), and carries no event
+            assert replies[-1].HasField("end") and not replies[-1].HasField("envelope"), receiver
+            assert replies[-1].end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED, receiver
+            assert not any(r.HasField("end") for r in replies[:-1]), receiver
+            got = [r.envelope for r in replies[:-1]]
             versions[receiver] = [e.version for e in got]
             self.received.extend(Received(receiver, "watch", e.version, e) for e in got)
         return versions

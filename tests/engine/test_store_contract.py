@@ -119,7 +119,19 @@ def test_an_exact_retry_returns_the_stored_events_and_writes_nothing(run_with: C
 
 @pytest.mark.parametrize(
     ("aggregate", "command", "batch"),
-    [("", "c", [b"x"]), ("a.b", "c", [b"x"]), ("g*", "c", [b"x"]), ("g", "", [b"x"]), ("g", "c", [])],
+    [
+        ("", "c", [b"x"]),
+        ("a.b", "c", [b"x"]),
+        ("g*", "c", [b"x"]),
+        (">", "c", [b"x"]),
+        ("g" * 101, "c", [b"x"]),
+        ("g\x00", "c", [b"x"]),
+        ("g", "", [b"x"]),
+        ("g", "a b", [b"x"]),
+        ("g", "a\r\nNats-Expected-Last-Subject-Sequence: 0", [b"x"]),
+        ("g", "c" * 201, [b"x"]),
+        ("g", "c", []),
+    ],
 )
 def test_bad_appends_are_refused(
     run_with: Callable[[Scenario], None], aggregate: str, command: str, batch: list[bytes]
@@ -127,6 +139,20 @@ def test_bad_appends_are_refused(
     async def scenario(store: EventStore) -> None:
         with pytest.raises(StoreError):
             await store.append(aggregate, Position(), command, batch)
+
+    run_with(scenario)
+
+
+@pytest.mark.parametrize("aggregate", ["", ">", "*", "a.b", "a b", "g\x00", "g" * 101, "g" * 5000])
+def test_loading_an_id_that_is_not_an_aggregate_id_is_refused_before_it_reaches_the_store(
+    run_with: Callable[[Scenario], None], aggregate: str
+) -> None:
+    """No dotted, wildcard or overlong subject ever reaches NATS (a subject past the server's control line closes
+    the connection; a wildcard would read every aggregate)."""
+
+    async def scenario(store: EventStore) -> None:
+        with pytest.raises(StoreError):
+            await store.load(aggregate)
 
     run_with(scenario)
 

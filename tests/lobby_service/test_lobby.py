@@ -276,6 +276,26 @@ def test_weak_passwords_and_bad_names_are_refused(
     run(nats_url, database_dsn, body)
 
 
+def test_start_match_answers_once_the_game_exists_and_join_game_needs_a_session(
+    nats_url: str, database_dsn: str
+) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        table_id = await s.table(owner)
+        await seat_everyone(s, table_id, owner, [owner], bots=5)
+        table = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
+        # no waiting, no polling: the game is there when StartMatch answers
+        assert (await s.games.refresh(table.game_id)).version > 0
+        joined = await s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=owner)
+        view = await s.engine.GetView(engine_pb2.GetViewRequest(game_id=table.game_id), metadata=bearer(joined.token))
+        assert view.zlj.hand
+        # a game token is not traded for a fresh one: JoinGame takes a lobby session only
+        again = s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=bearer(joined.token))
+        assert await refusal_of(again) == (grpc.StatusCode.PERMISSION_DENIED, "SESSION_REQUIRED")
+
+    run(nats_url, database_dsn, body)
+
+
 def test_a_name_that_looks_like_an_existing_one_is_refused(nats_url: str, database_dsn: str) -> None:
     """UTS #39 confusables: a Cyrillic "Аlice" beside "alice" is refused, through the read model (every account,
     old ones included) and through the name claims (two such names registered at the same moment: one wins)."""

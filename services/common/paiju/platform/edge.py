@@ -41,7 +41,7 @@ from google.protobuf.message import DecodeError, Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from paiju.platform.errors import DOMAIN, Reason, Refused
+from paiju.platform.errors import DOMAIN, Reason, Refused, Unavailable
 
 log = structlog.get_logger("paiju.edge")
 
@@ -128,10 +128,6 @@ DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,
 )
 """Exceptions that mean a dependency (NATS, PostgreSQL) failed the call, not the request: UNAVAILABLE."""
-
-
-class Unavailable(Exception):
-    """A dependency cannot do what the call needs now (raised by the service's own adapters)."""
 
 
 # --- who is calling ------------------------------------------------------------------------------------------

@@ -80,6 +80,11 @@ class Reason(StrEnum):
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
+class Unavailable(Exception):
+    """A dependency (NATS, PostgreSQL, another service) cannot do what the call needs now: the edge answers
+    UNAVAILABLE / DEPENDENCY_UNAVAILABLE, and the caller retries. The message names what is missing."""
+
+
 class Refused(Exception):
     """A refusal: the stable ``reason``, a ``message`` for people, ``metadata`` (the facts, as strings) and
     ``details`` (further `google.rpc` or contract messages for the status, e.g. a `RuleViolation`)."""

@@ -9,13 +9,14 @@
 
 from paiju.postgres.embedded import EmbeddedPostgres, EmbeddedPostgresError, start
 from paiju.postgres.migrations import Migration, MigrationError, load_migrations, migrate
-from paiju.postgres.pool import connect, with_database
+from paiju.postgres.pool import close, connect, with_database
 
 __all__ = [
     "EmbeddedPostgres",
     "EmbeddedPostgresError",
     "Migration",
     "MigrationError",
+    "close",
     "connect",
     "load_migrations",
     "migrate",

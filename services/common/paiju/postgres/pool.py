@@ -66,6 +66,15 @@ async def connect(
             return pool
 
 
+async def close(pool: asyncpg.Pool[Any], timeout: float = 5.0) -> None:
+    """Close ``pool``, waiting at most ``timeout`` seconds for its connections to finish; a server that is gone
+    (an outage) is not waited for: the connections are terminated."""
+    try:
+        await asyncio.wait_for(pool.close(), timeout)
+    except (TimeoutError, OSError, asyncpg.PostgresError, asyncpg.InterfaceError):
+        pool.terminate()
+
+
 def with_database(dsn: str, database: str) -> str:
     """``dsn`` naming ``database`` instead of its own (host, port, user and options kept)."""
     parts = urllib.parse.urlsplit(dsn)

@@ -18,6 +18,8 @@ from paiju.engine.service import EngineService
 from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.engine.timers import expire_turns
+from paiju.platform.health import Dependencies
+from paiju.platform.retry import report
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
@@ -29,8 +31,8 @@ async def run_timers(games: Games, secret: bytes, every: float, stopping: asynci
     while not stopping.is_set():
         try:
             await expire_turns(games, datetime.now(UTC), lambda g, v: shuffle_seed(secret, g, v))
-        except Exception:  # a failing scan must not stop the timers; it is logged and retried
-            log.exception("turn timer scan failed")
+        except Exception as e:  # a failing scan must not stop the timers; it is logged and retried
+            report(log, "turn timer scan failed", e)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), timeout=every)
 
@@ -50,12 +52,16 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     games = Games(store)
     await games.follow()  # every replica's appends keep this replica's cached games current
     service = EngineService(games, secret)
+    dependencies = Dependencies()
+    dependencies.add_nats(f"nats:{settings.stream}", store.client)
+    dependencies.add_nats(f"nats:{settings.lobby_stream}", lobby.client)
     serving = await serve_grpc(
         settings.address,
         SERVICE_NAME,
         lambda server: engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server),
         settings.metrics_port,
         service.policy,
+        dependencies=dependencies,
     )
     log.info(
         "engine started", address=settings.address, port=serving.port, nats=settings.nats_url, stream=settings.stream
@@ -69,6 +75,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     await timers
     await matches
     log.info("engine stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
+    service.draining.set()  # open watch streams end with a WatchEnd saying so: their clients watch elsewhere
     await serving.drain(GRACE_SECONDS)
     await lobby.close()
     await store.close()

@@ -26,9 +26,3 @@ OPTIONS: tuple[tuple[str, Any], ...] = (
 def channel(target: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
     """An insecure channel to ``target`` (inside the deployment's network) with the options above."""
     return grpc.aio.insecure_channel(target, options=[*OPTIONS, *options])
-
-
-def nats_servers(url: str) -> list[str]:
-    """``NATS_URL`` as a list of servers: one URL, or several separated by commas (a cluster's nodes; the client
-    also learns the others from the server it reaches)."""
-    return [part.strip() for part in url.split(",") if part.strip()]

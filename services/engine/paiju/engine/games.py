@@ -72,6 +72,14 @@ class CommandIdReused(Exception):
     """A command id already names a different command of this game."""
 
 
+class VersionNotReached(Exception):
+    """The game did not reach the version asked for in time (``version``: where it is)."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"the game is at version {version}")
+        self.version = version
+
+
 class StaleVersion(Exception):
     """The client expected the game at a version it is no longer at (``version``: where it is)."""
 
@@ -256,6 +264,45 @@ class Games:
                 return game
             if self._following:
                 await self._changes.wait(game_id)
+
+    async def reach(self, game_id: str, min_version: int, timeout: float) -> Game:
+        """The game at ``min_version`` or later: read from the store when this replica is behind, then waited for
+        (the feed) for up to ``timeout`` seconds; `VersionNotReached` when it is not there by then."""
+        game = await self.load(game_id, min_version)
+        if game.version >= min_version:
+            return game
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while game.version < min_version:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise VersionNotReached(game.version)
+            try:
+                game = await asyncio.wait_for(self.next_change(game_id, game.version), left)
+            except TimeoutError:
+                raise VersionNotReached(game.version) from None
+        return game
+
+    async def check(
+        self,
+        game_id: str,
+        command: Any,
+        *,
+        expected_version: int | None = None,
+        prepare: Callable[[Any, Game], Any] | None = None,
+    ) -> Game:
+        """Decide ``command`` on the game as it is now and store nothing (a dry run): the game, or the core's
+        `RuleError` / `StaleVersion` that acting would raise."""
+        game = await self.refresh(game_id)
+        if expected_version is not None and expected_version != game.version:
+            raise StaleVersion(
+                f"the game is at version {game.version}, not {expected_version}: reload and decide again",
+                game.version,
+            )
+        if prepare is not None:
+            command = prepare(command, game)
+        game.rules.decide(game.state, command)
+        return game
 
     def reset(self) -> None:
         """Forget every cached game and wake every watcher, which reads its game again from the store: for when

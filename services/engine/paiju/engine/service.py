@@ -11,10 +11,11 @@ not the client, supplies every shuffle seed. Refusals are `Refused` with the con
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, cast
 
 import grpc
@@ -31,21 +32,26 @@ from paiju.engine.games import (
     Games,
     SeatChangeRefused,
     StaleVersion,
+    VersionNotReached,
 )
 from paiju.engine.metrics import ACTIVE_GAMES, ACTS, LATENCY
 from paiju.engine.timers import waiting_seats
+from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
+from paiju.rules.cards import Card
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
+from paiju.rules.tractor.follow import Requirement, suit_cards
+from paiju.rules.tractor.order import TRUMP
 from paiju.rules.tractor.view import redact as tractor_redact
 from paiju.rules.tractor.view import view as tractor_seat_view
 from paiju.rules.zlj import game as zlj_game
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.view import redact as zlj_redact
 from paiju.rules.zlj.view import view as zlj_seat_view
-from paiju.v1 import engine_pb2, engine_pb2_grpc
+from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2
 
 SYSTEM_COMMANDS = (
     zlj_model.StartMatch,
@@ -61,6 +67,8 @@ SEEDED = (zlj_model.Cut, zlj_model.Timeout, tractor_model.Cut, tractor_model.Tim
 FULL_INFORMATION = (Role.ANALYST, Role.ADMIN)
 ANY_GAME = (Role.ANALYST, Role.ADMIN, Role.SERVICE, Role.REFEREE)
 """Roles whose tokens are not bound to one game."""
+MIN_VERSION_WAIT_SECONDS = 30.0
+"""The longest a call waits for the game to reach its `min_version` (less when the call's deadline is sooner)."""
 log = structlog.get_logger("paiju.engine")
 
 
@@ -78,6 +86,29 @@ def refusal(error: RuleError, game: Game | None = None) -> Refused:
     if error.kind == "rule":
         return Refused(Reason.RULE_VIOLATION, error.reason, {"rule": error.rule}, (rule_violation(error),))
     return Refused(Reason.MALFORMED_COMMAND, error.reason)
+
+
+def follow_message(owed: Requirement, suit_cards: Sequence[Card]) -> tractor_pb2.TractorFollowRequirement:
+    """A follow's requirement as the contract's `TractorFollowRequirement` (``suit_cards``: the seat's cards of the
+    led suit class)."""
+    trumps = owed.suit_class == TRUMP
+    message = tractor_pb2.TractorFollowRequirement(
+        count=owed.count,
+        trumps=trumps,
+        suit_cards=cast(Any, sorted(int(c) + 1 for c in suit_cards)),
+        must_include=cast(Any, [int(c) + 1 for c in owed.must_include]),
+        exact=len(suit_cards) <= owed.count,
+        free=owed.free,
+        free_of_suit=owed.free_of_suit,
+        pattern=owed.pattern,
+    )
+    if not trumps:
+        message.suit = cast(Any, owed.suit_class + 1)
+    return message
+
+
+def watch_end(reason: int, version: int) -> engine_pb2.WatchResponse:
+    return engine_pb2.WatchResponse(end=engine_pb2.WatchEnd(reason=cast(Any, reason), version=version))
 
 
 def not_found(game_id: str) -> Refused:
@@ -102,6 +133,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._games = games
         self._now = now
         self._seeds = seeds or (lambda game_id, version: shuffle_seed(secret, game_id, version))
+        self.draining = asyncio.Event()
+        """Set when the server shuts down: open watch streams end with a WatchEnd saying so."""
         self.verifier = Verifier(secret, now)
         self.policy = Policy(authenticator=self.verifier)
         """What the gRPC edge does for this service (every method needs a token)."""
@@ -114,11 +147,31 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         except GameNotFound:
             raise not_found(game_id) from None
 
-    async def _visible(self, who: Identity, game_id: str, min_version: int = 0) -> Game:
-        """The game, if ``who`` may see it at all (a token for another game answers as if there were none)."""
+    async def _visible(
+        self,
+        who: Identity,
+        game_id: str,
+        min_version: int = 0,
+        context: grpc.aio.ServicerContext[Any, Any] | None = None,
+    ) -> Game:
+        """The game, if ``who`` may see it at all (a token for another game answers as if there were none), at
+        ``min_version`` at least: waited for until the call's deadline (at most `MIN_VERSION_WAIT_SECONDS`)."""
         if who.role not in ANY_GAME and who.game != game_id:
             raise not_found(game_id)
-        return await self._load(game_id, min_version)
+        if min_version <= 0:
+            return await self._load(game_id)
+        left = context.time_remaining() if context is not None else None
+        wait = MIN_VERSION_WAIT_SECONDS if left is None else max(0.0, min(left - 0.05, MIN_VERSION_WAIT_SECONDS))
+        try:
+            return await self._games.reach(game_id, min_version, wait)
+        except GameNotFound:
+            raise not_found(game_id) from None
+        except VersionNotReached as e:
+            raise Refused(
+                Reason.VERSION_NOT_REACHED,
+                f"game {game_id} is at version {e.version}; version {min_version} was not reached in time",
+                {"version": e.version, "min_version": min_version},
+            ) from None
 
     @staticmethod
     def _seat(who: Identity, game: Game) -> int | None:
@@ -243,7 +296,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetViewResponse:
         who: Identity = caller()
-        game = await self._visible(who, request.game_id, request.min_version)
+        game = await self._visible(who, request.game_id, request.min_version, context)
         seat = self._seat(who, game)
         response = engine_pb2.GetViewResponse(version=game.version)
         if game.rules.name == "zlj":
@@ -256,7 +309,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetLegalActionsResponse:
         who: Identity = caller()
-        game = await self._visible(who, request.game_id, request.min_version)
+        game = await self._visible(who, request.game_id, request.min_version, context)
         seat = self._seat(who, game)
         response = engine_pb2.GetLegalActionsResponse(version=game.version)
         if seat is None:
@@ -264,6 +317,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         legal = zlj_game.legal_actions if game.rules.name == "zlj" else tractor_game.legal_actions
         for action in legal(game.state, seat):
             getattr(response.actions.add(), game.rules.name).CopyFrom(game.rules.commands.encode(action))
+        if game.rules.name == "tractor":
+            owed = tractor_game.follow_requirement(game.state, seat)
+            if owed is not None:
+                own = suit_cards(game.state.hands[seat], owed.suit_class, tractor_game.trumps(game.state))
+                response.tractor_follow.CopyFrom(follow_message(owed, own))
         return response
 
     async def Act(
@@ -289,6 +347,14 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._authorise(who, game, command)
         expected = request.expected_version if request.HasField("expected_version") else None
         prepare = self._seed_for if isinstance(command, SEEDED) else None
+        if request.validate_only:
+            try:
+                checked = await self._games.check(request.game_id, command, expected_version=expected, prepare=prepare)
+            except RuleError as e:
+                raise refusal(e, await self._load(request.game_id)) from None
+            except StaleVersion as e:
+                raise Refused(Reason.STALE_VERSION, str(e), {"version": e.version}) from None
+            return engine_pb2.ActResponse(version=checked.version)
         try:
             after, stored = await self._games.act(
                 request.game_id, command, request.command_id, who.subject, expected_version=expected, prepare=prepare
@@ -349,8 +415,13 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 yield engine_pb2.WatchResponse(envelope=self._redact(game, envelope, seat, full))
             sent = max(sent, len(game.envelopes))
             if game.state.phase.value == "ended":
+                yield watch_end(engine_pb2.WATCH_END_REASON_GAME_ENDED, sent)
                 return
-            game = await self._games.next_change(request.game_id, sent)
+            moved = await unless(self._games.next_change(request.game_id, sent), self.draining)
+            if moved is None:
+                yield watch_end(engine_pb2.WATCH_END_REASON_DRAINING, sent)
+                return
+            game = moved
 
     async def Replay(
         self, request: engine_pb2.ReplayRequest, context: grpc.aio.ServicerContext[Any, Any]

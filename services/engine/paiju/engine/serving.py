@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 from collections.abc import Callable
 
@@ -13,6 +14,7 @@ from prometheus_client import start_http_server
 
 from paiju.engine.callmetrics import CallMetrics
 from paiju.platform.edge import Edge, Policy
+from paiju.platform.health import Dependencies
 
 GRACE_SECONDS = 10.0
 """How long calls in flight may finish after SIGTERM before the server closes."""
@@ -36,18 +38,33 @@ def build_server(policy: Policy | None = None) -> grpc.aio.Server:
 
 
 class Serving:
-    """A started gRPC server with its health service (SERVING for ``""`` and the service's name)."""
+    """A started gRPC server with its health service: ``""`` (the process is alive: the liveness probe's) and the
+    service's name (it can serve now: the readiness probe's, NOT_SERVING while a dependency is unreachable)."""
 
-    def __init__(self, server: grpc.aio.Server, health_servicer: health.aio.HealthServicer, name: str, port: int):
+    def __init__(
+        self,
+        server: grpc.aio.Server,
+        health_servicer: health.aio.HealthServicer,
+        name: str,
+        port: int,
+        *,
+        watching: asyncio.Task[None] | None = None,
+        stop_watching: asyncio.Event | None = None,
+    ):
         self.server = server
         self.port = port
-        self._health = health_servicer
+        self.health = health_servicer
         self._name = name
+        self._watching = watching
+        self._stop_watching = stop_watching
 
     async def drain(self, grace: float = GRACE_SECONDS) -> None:
         """Say NOT_SERVING (load balancers stop sending), let calls in flight finish, then close."""
+        if self._stop_watching is not None and self._watching is not None:
+            self._stop_watching.set()
+            await self._watching
         for name in ("", self._name):
-            await self._health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
+            await self.health.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
         await self.server.stop(grace)
 
 
@@ -57,9 +74,15 @@ async def serve_grpc(
     register: Callable[[grpc.aio.Server], None],
     metrics_port: int = 0,
     policy: Policy | None = None,
+    *,
+    dependencies: Dependencies | None = None,
+    metrics_host: str | None = None,
 ) -> Serving:
     """Start a gRPC server on ``address`` with the service ``register`` adds (full name ``name``), the edge's
-    ``policy``, health checking, reflection (v1alpha) and, when ``metrics_port``, Prometheus metrics."""
+    ``policy``, health checking (following ``dependencies``: see `paiju.platform.health`), reflection (v1alpha)
+    and, when ``metrics_port``, Prometheus metrics on ``metrics_host`` (by default where gRPC listens)."""
+    if dependencies is not None:
+        policy = dataclasses.replace(policy or Policy(), ready=dependencies.missing)
     server = build_server(policy)
     register(server)
     health_servicer = health.aio.HealthServicer()
@@ -70,8 +93,18 @@ async def serve_grpc(
     for service in ("", name):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
     if metrics_port:
-        start_http_server(metrics_port)
-    return Serving(server, health_servicer, name, port)
+        start_http_server(metrics_port, addr=metrics_host if metrics_host is not None else host_of(address))
+    if dependencies is None:
+        return Serving(server, health_servicer, name, port)
+    stop_watching = asyncio.Event()
+    watching = asyncio.create_task(dependencies.watch(health_servicer, name, stop_watching))
+    return Serving(server, health_servicer, name, port, watching=watching, stop_watching=stop_watching)
+
+
+def host_of(address: str) -> str:
+    """The host part of a listening address (``127.0.0.1:50051`` -> ``127.0.0.1``, ``[::]:50051`` -> ``::``)."""
+    host = address.rpartition(":")[0]
+    return host.strip("[]") or "0.0.0.0"
 
 
 def stop_on_signals(stop: asyncio.Event | None = None) -> asyncio.Event:

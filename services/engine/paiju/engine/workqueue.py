@@ -20,14 +20,25 @@ from nats.aio.client import Client
 from nats.errors import TimeoutError as NatsTimeout
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 
+from paiju.platform.retry import Backoff, report
+
 log = structlog.get_logger("paiju.workqueue")
 Handler = Callable[[bytes], Awaitable[Any]]
 
 
 async def consume(
-    client: Client, stream: str, subjects: str, durable: str, handle: Handler, *, stop: asyncio.Event, batch: int = 32
+    client: Client,
+    stream: str,
+    subjects: str,
+    durable: str,
+    handle: Handler,
+    *,
+    stop: asyncio.Event,
+    batch: int = 32,
+    started: Callable[[], None] = lambda: None,
 ) -> None:
-    """Pull events of ``stream`` matching ``subjects`` and handle each until ``stop`` is set."""
+    """Pull events of ``stream`` matching ``subjects`` and handle each until ``stop`` is set (``started`` is called
+    once the consumer is there)."""
     js = client.jetstream()
     config = ConsumerConfig(
         durable_name=durable,
@@ -37,6 +48,7 @@ async def consume(
         max_ack_pending=1000,
     )
     subscription = await js.pull_subscribe(subjects, durable=durable, stream=stream, config=config)
+    started()
     try:
         while not stop.is_set():
             try:
@@ -46,8 +58,8 @@ async def consume(
             for message in messages:
                 try:
                     await handle(message.data)
-                except Exception:  # did nothing, or not all: the message comes again
-                    log.exception("handling an event failed; it will be retried", consumer=durable)
+                except Exception as e:  # did nothing, or not all: the message comes again
+                    report(log, "handling an event failed; it will be retried", e, consumer=durable)
                     await message.nak(delay=1.0)
                     continue
                 await message.ack()
@@ -62,12 +74,12 @@ def in_background(
     """`consume` as a task that restarts after an unexpected error (logged) until ``stop``."""
 
     async def forever() -> None:
+        backoff = Backoff()
         while not stop.is_set():
             try:
-                await consume(client, stream, subjects, durable, handle, stop=stop)
-            except Exception:
-                log.exception("a work queue stopped; restarting", consumer=durable)
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=1.0)
+                await consume(client, stream, subjects, durable, handle, stop=stop, started=backoff.succeeded)
+            except Exception as e:
+                report(log, "a work queue stopped; restarting", e, consumer=durable)
+                await backoff.wait(stop)
 
     return asyncio.create_task(forever())

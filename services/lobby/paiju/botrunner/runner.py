@@ -211,8 +211,12 @@ class SeatPlayer:
                 engine_pb2.WatchRequest(game_id=self.lease.game_id, from_version=self.watched),
                 metadata=self._metadata(),
             )
+            ended = False
             try:
                 async for response in call:
+                    if response.HasField("end"):  # the stream's last message: the game is over, or a shutdown
+                        ended = response.end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED
+                        break
                     envelope = response.envelope
                     if envelope.version <= self.watched:
                         continue
@@ -231,8 +235,8 @@ class SeatPlayer:
                 continue
             finally:
                 call.cancel()
-            # the engine ends a watch when the game is over
-            if await self._ended():
+            # the engine ends a watch when the game is over (and says so); else another replica answers next time
+            if ended or await self._ended():
                 self.log.info("game over", version=self.watched, acts=self.stats.acts)
                 return "ended"
             failures += 1

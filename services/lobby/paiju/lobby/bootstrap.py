@@ -16,6 +16,8 @@ from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
 from paiju.lobby.service import LobbyService, engine_client, new_accounts, new_tables
+from paiju.platform.health import Dependencies
+from paiju.postgres import close as close_pool
 from paiju.postgres import connect
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
@@ -54,12 +56,17 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     service = LobbyService(
         tables, accounts, listing, engine_client(settings.engine_address), secret, grace_seconds=settings.grace_seconds
     )
+    dependencies = Dependencies()
+    for store in (lobby_store, games_store, tournaments_store):
+        dependencies.add_nats(f"nats:{store.stream}", store.client)
+    dependencies.add_postgres("postgresql", pool)
     serving = await serve_grpc(
         settings.address,
         SERVICE_NAME,
         lambda server: lobby_pb2_grpc.add_LobbyServiceServicer_to_server(service, server),
         settings.metrics_port,
         service.policy,
+        dependencies=dependencies,
     )
     stopping = stop_on_signals(stop)
     workers = [
@@ -79,11 +86,12 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         ready.set()
     await stopping.wait()
     log.info("lobby stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
+    service.draining.set()  # open table watches end with a WatchEnd saying so
     await serving.drain(GRACE_SECONDS)
     await service.close()
     for worker in workers:
         await worker
-    await pool.close()
+    await close_pool(pool)
     await tournaments_store.close()
     await games_store.close()
     await lobby_store.close()

@@ -27,6 +27,7 @@ from paiju.lobby import table as tb
 from paiju.lobby.accounts import AccountRegistered, account_key, name_skeleton
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.service import table_message
+from paiju.platform.retry import Backoff, report
 from paiju.postgres import load_migrations, migrate
 from paiju.v1 import lobby_events_pb2, lobby_pb2
 
@@ -96,12 +97,15 @@ class TableReadModel:
     async def run(self, stop: asyncio.Event) -> None:
         """Keep the read model current until ``stop``: woken by the stream's feed, with a slow poll as a net."""
         await self._store.follow(lambda _: self._wake.set())
+        backoff = Backoff()
         while not stop.is_set():
             try:
                 await self.catch_up()
-            except Exception:  # a failed batch is retried from the checkpoint; nothing half-applied stays
-                log.exception("table projection failed; retrying")
-                await asyncio.sleep(1.0)
+                backoff.succeeded()
+            except Exception as e:  # a failed batch is retried from the checkpoint; nothing half-applied stays
+                report(log, "table projection failed; retrying", e)
+                await backoff.wait(stop)
+                continue
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=2.0)

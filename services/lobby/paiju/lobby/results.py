@@ -19,6 +19,7 @@ from paiju.engine.store import EventStore, Recorded
 from paiju.lobby import table as tb
 from paiju.lobby.aggregates import Aggregates
 from paiju.lobby.readmodel import advance, checkpoint
+from paiju.platform.retry import Backoff, report
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2
@@ -83,12 +84,15 @@ class MatchResults:
                 self._wake.set()
 
         await self._games.follow(ended)
+        backoff = Backoff()
         while not stop.is_set():
             try:
                 await self.catch_up()
-            except Exception:  # retried from the checkpoint: recording a result is idempotent
-                log.exception("reading match results failed; retrying")
-                await asyncio.sleep(1.0)
+                backoff.succeeded()
+            except Exception as e:  # retried from the checkpoint: recording a result is idempotent
+                report(log, "reading match results failed; retrying", e)
+                await backoff.wait(stop)
+                continue
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=2.0)

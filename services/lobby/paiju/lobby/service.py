@@ -26,9 +26,12 @@ from paiju.engine.auth import Identity, Role, Verifier, mint
 from paiju.engine.channels import channel as grpc_channel
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
+from paiju.engine.matches import create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import table as tb
 from paiju.lobby.aggregates import Aggregates, CommandIdReused, Loaded
+from paiju.lobby.contract import LOBBY_EVENTS
+from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
 from paiju.platform.errors import Reason, Refused
 from paiju.rules.errors import RuleError
@@ -113,20 +116,14 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
 
 
 def new_tables(store: Any) -> Aggregates[tb.Table]:
-    from paiju.lobby.contract import LOBBY_EVENTS
-
     return Aggregates(store, LOBBY_EVENTS, tb.Table, tb.decide, tb.evolve)
 
 
 def new_accounts(store: Any) -> Aggregates[acc.Account | None]:
-    from paiju.lobby.contract import LOBBY_EVENTS
-
     return Aggregates(store, LOBBY_EVENTS, lambda: None, acc.decide_account, acc.evolve_account)
 
 
 def new_name_claims(store: Any) -> Aggregates[acc.NameClaim | None]:
-    from paiju.lobby.contract import LOBBY_EVENTS
-
     return Aggregates(store, LOBBY_EVENTS, lambda: None, acc.decide_claim, acc.evolve_claim)
 
 
@@ -145,6 +142,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._tables = tables
         self._accounts = accounts
         self._claims = new_name_claims(accounts.store)
+        self.draining = asyncio.Event()
+        """Set when the server shuts down: open table watches end with a WatchEnd saying so."""
         self._listing = listing
         self._engine = engine
         self._secret = secret
@@ -303,7 +302,12 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                 await self._returned(request.table_id, who.subject)
             while True:
                 yield lobby_pb2.WatchTableResponse(table=table_message(loaded.state, loaded.version))
-                loaded = await self._tables.next_change(request.table_id, loaded.version)
+                moved = await unless(self._tables.next_change(request.table_id, loaded.version), self.draining)
+                if moved is None:
+                    end = engine_pb2.WatchEnd(reason=engine_pb2.WATCH_END_REASON_DRAINING, version=loaded.version)
+                    yield lobby_pb2.WatchTableResponse(end=end)
+                    return
+                loaded = moved
         finally:
             self._present[key] -= 1
             if not self._present[key]:
@@ -472,17 +476,36 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         player, _ = await self._player()
         await self._table(request.table_id)
         loaded = await self._act(request.table_id, tb.StartMatch(player), player)
+        # answered once the game exists: the engine creates it now (the engine's own consumer of the match start
+        # would too, a moment later; creating is idempotent, so whichever comes second changes nothing)
+        await self._game_exists(loaded)
         log.info("match started", table=request.table_id, game=loaded.state.game_id)
         return lobby_pb2.StartMatchResponse(table=table_message(loaded.state, loaded.version))
+
+    async def _game_exists(self, loaded: Loaded[tb.Table]) -> None:
+        """Make sure the game of the table's latest match exists in the engine (CreateGame with the very request
+        the engine's match starter builds from the `MatchStarted` event: idempotent)."""
+        started = next((e for e in reversed(loaded.events) if isinstance(e, tb.MatchStarted)), None)
+        if started is None:
+            return
+        event: Any = LOBBY_EVENTS.encode(started)
+        request = create_request(event.match_started)
+        try:
+            await self._engine().CreateGame(request, metadata=self._service_metadata(), timeout=ENGINE_SECONDS)
+        except grpc.aio.AioRpcError as e:
+            raise refusal_of_rpc_error(e, "the engine") from None
 
     async def JoinGame(
         self, request: lobby_pb2.JoinGameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.JoinGameResponse:
-        who = caller()
+        who: Identity = caller()
+        if who.game is not None:
+            raise Refused(Reason.SESSION_REQUIRED, "JoinGame needs a lobby session token, not a game token")
         loaded = await self._table(request.table_id)
         table = loaded.state
         if not table.game_id:
             raise Refused(Reason.NO_MATCH_YET, "no match has started at this table yet")
+        await self._game_exists(loaded)
         expires = self._now() + GAME_TOKEN_SECONDS
         seat = table.seat_of(who.subject) if who.role is Role.PLAYER else None
         response = lobby_pb2.JoinGameResponse(game_id=table.game_id, game=GAMES[table.game])

@@ -19,6 +19,8 @@ from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.engine.workqueue import in_background
 from paiju.lobby.aggregates import Aggregates
+from paiju.platform.health import Dependencies
+from paiju.postgres import close as close_pool
 from paiju.postgres import connect
 from paiju.scoring import results
 from paiju.scoring import tournament as tm
@@ -77,7 +79,7 @@ async def parts(settings: Settings) -> AsyncIterator[Parts]:
         for projector in projectors:
             await projector.close()
     finally:
-        await pool.close()
+        await close_pool(pool)
         await asyncio.gather(*(store.close() for store in (lobby_store, games_store, tournaments_store)))
 
 
@@ -89,12 +91,17 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     async with parts(settings) as p:
         await p.tournaments.follow()
         service = ScoringService(p.tournaments, p.pool, secret)
+        dependencies = Dependencies()
+        for store in (p.tournaments_store, p.games_store, p.lobby_store):
+            dependencies.add_nats(f"nats:{store.stream}", store.client)
+        dependencies.add_postgres("postgresql", p.pool)
         serving = await serve_grpc(
             settings.address,
             SERVICE_NAME,
             lambda server: scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server),
             settings.metrics_port,
             service.policy,
+            dependencies=dependencies,
         )
         stopping = stop_on_signals(stop)
         workers = [asyncio.create_task(projector.run(stopping)) for projector in p.projectors]

@@ -35,6 +35,7 @@ from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge, Histogram
 
 from paiju.engine.store.jetstream import delivery_sequences
+from paiju.platform.retry import Backoff, report
 
 BATCH = 500
 ACK_WAIT_SECONDS = 5.0
@@ -201,13 +202,15 @@ class Projector:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Keep the projection current until ``stop``; a failed batch is retried (nothing half-applied stays)."""
+        backoff = Backoff()
         while not stop.is_set():
             try:
                 await self.step()
-            except Exception:
-                log.exception("projection batch failed; retrying", projection=self._projection.name)
+                backoff.succeeded()
+            except Exception as e:
+                report(log, "projection batch failed; retrying", e, projection=self._projection.name)
                 self._sub = None
-                await asyncio.sleep(1.0)
+                await backoff.wait(stop)
 
     async def reset(self) -> None:
         """Empty the projection and its checkpoint and drop its consumer: the next step replays the stream."""

@@ -4,7 +4,24 @@
 Both pass the same contract suite (tests/engine/test_store_contract.py).
 """
 
-from paiju.engine.store.base import Changes, ConcurrencyConflict, EventStore, Position, Recorded, StoreError
+from paiju.engine.store.base import (
+    Changes,
+    ConcurrencyConflict,
+    EventStore,
+    Position,
+    Recorded,
+    StoreError,
+    StoreUnavailable,
+)
 from paiju.engine.store.memory import MemoryEventStore
 
-__all__ = ["Changes", "ConcurrencyConflict", "EventStore", "MemoryEventStore", "Position", "Recorded", "StoreError"]
+__all__ = [
+    "Changes",
+    "ConcurrencyConflict",
+    "EventStore",
+    "MemoryEventStore",
+    "Position",
+    "Recorded",
+    "StoreError",
+    "StoreUnavailable",
+]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+from paiju.platform.errors import Unavailable
 
 MAX_BATCH = 1000
 """Events one append may carry (JetStream's atomic batch limit)."""
@@ -45,6 +48,10 @@ class Recorded:
 
 class StoreError(Exception):
     """The store could not do what was asked (the reason says why)."""
+
+
+class StoreUnavailable(StoreError, Unavailable):
+    """The store's server failed or did not answer (NATS away, a read that stalled): try again later."""
 
 
 class ConcurrencyConflict(StoreError):
@@ -86,11 +93,24 @@ class EventStore(Protocol):
     async def close(self) -> None: ...
 
 
+AGGREGATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+"""The grammar of an aggregate id: it names a NATS subject (`<prefix>.<id>`), so never a dot, a space, a wildcard or
+a control character, and it is short (the contract's `paiju.v1.id` rule is the same, so only an id the contract
+admits gets here; this check is the store's own guard all the same)."""
+COMMAND_ID = re.compile(r"[!-~]{1,200}")
+"""The grammar of a command id: printable ASCII without spaces (it is sent in a NATS header)."""
+
+
+def check_aggregate(aggregate: str) -> str:
+    if not AGGREGATE_ID.fullmatch(aggregate):
+        raise StoreError(f"not an aggregate id (1..100 ASCII letters, digits, - or _): {aggregate[:120]!r}")
+    return aggregate
+
+
 def check_batch(aggregate: str, command_id: str, events: Sequence[bytes]) -> None:
-    if not aggregate or any(ch in aggregate for ch in " .*>\t\r\n"):
-        raise StoreError(f"an aggregate id is a non-empty token without spaces, dots or wildcards: {aggregate!r}")
-    if not command_id:
-        raise StoreError("an append needs the id of the command that caused it")
+    check_aggregate(aggregate)
+    if not COMMAND_ID.fullmatch(command_id):
+        raise StoreError(f"not a command id (1..200 printable ASCII characters, no spaces): {command_id[:120]!r}")
     if not events:
         raise StoreError("an append needs at least one event")
     if len(events) > MAX_BATCH:

@@ -17,19 +17,28 @@ and its stored events are returned (design.md, the exact-retry trap).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import nats
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from paiju.engine.channels import nats_servers
-from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, StoreError, check_batch
+from paiju.engine.store.base import (
+    NEW,
+    ConcurrencyConflict,
+    Position,
+    Recorded,
+    StoreError,
+    StoreUnavailable,
+    check_aggregate,
+    check_batch,
+)
+from paiju.platform.nats import close, connect
 
 VERSION = "Paiju-Version"
 COMMAND = "Paiju-Command-Id"
@@ -40,8 +49,9 @@ CONSUME_PENDING = 1_000_000
 CONSUME_PENDING_BYTES = 1 << 30
 """Messages (and bytes) a reading subscription may hold undelivered to its callback (a whole stream read at
 full speed)."""
-DRAIN_SECONDS = 5
-"""Closing a store drains its subscriptions for at most this long (nats-py waits 30 s by default)."""
+FEED_HEARTBEAT_SECONDS = 1.0
+"""The feed's idle heartbeat: after two missed ones (an outage, a restarted server) nats-py recreates the feed's
+ordered consumer from the last sequence it delivered, so a feed is back within seconds of NATS."""
 STALL_SECONDS = 0.25
 """A reading consumer that delivers nothing for this long is replaced by a new one reading on."""
 INACTIVE_SECONDS = 30.0
@@ -64,9 +74,7 @@ class JetStreamEventStore:
         cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1
     ) -> JetStreamEventStore:
         """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge)."""
-        client = await nats.connect(
-            servers=nats_servers(url), name=f"paiju-store-{stream.lower()}", drain_timeout=DRAIN_SECONDS
-        )
+        client = await connect(url, f"paiju-store-{stream.lower()}")
         store = cls(client, stream, prefix)
         await store.ensure_stream(replicas)
         return store
@@ -102,7 +110,9 @@ class JetStreamEventStore:
         return self._nc
 
     def subject(self, aggregate: str) -> str:
-        return f"{self._prefix}.{aggregate}"
+        """The subject of an aggregate (`StoreError` for an id that is not one: no dotted, wildcard or long subject
+        ever reaches NATS)."""
+        return f"{self._prefix}.{check_aggregate(aggregate)}"
 
     async def aggregates(self) -> list[str]:
         info = await self._js.stream_info(self._stream, subjects_filter=f"{self._prefix}.*")
@@ -111,9 +121,10 @@ class JetStreamEventStore:
 
     async def close(self) -> None:
         for follower in self._followers:
-            await follower.unsubscribe()
+            with contextlib.suppress(Exception):  # a connection that is down has nothing left to unsubscribe
+                await follower.unsubscribe()
         self._followers.clear()
-        await self._nc.drain()
+        await close(self._nc)
 
     # --- reading ------------------------------------------------------------------------------------
 
@@ -157,7 +168,7 @@ class JetStreamEventStore:
             if received == position:
                 stalls += 1
                 if stalls * STALL_SECONDS > self._timeout:
-                    raise StoreError(f"reading {subject} stalled after {len(stored)} events")
+                    raise StoreUnavailable(f"reading {subject} stalled after {len(stored)} events")
             else:
                 stalls = 0
             position = received
@@ -229,7 +240,11 @@ class JetStreamEventStore:
         # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
         self._followers.append(
             await self._js.subscribe(
-                f"{self._prefix}.*", cb=receive, ordered_consumer=True, deliver_policy=DeliverPolicy.NEW
+                f"{self._prefix}.*",
+                cb=receive,
+                ordered_consumer=True,
+                deliver_policy=DeliverPolicy.NEW,
+                idle_heartbeat=FEED_HEARTBEAT_SECONDS,
             )
         )
 
@@ -276,7 +291,7 @@ class JetStreamEventStore:
             raise ConcurrencyConflict(
                 f"{aggregate} has moved past version {expected.version}: another writer appended first"
             )
-        raise StoreError(f"JetStream refused the append to {aggregate}: {error.get('description', error)}")
+        raise StoreUnavailable(f"JetStream refused the append to {aggregate}: {error.get('description', error)}")
 
     async def _publish(
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_batch
+from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_aggregate, check_batch
 
 
 class MemoryEventStore:
@@ -17,6 +17,7 @@ class MemoryEventStore:
         self._followers: list[Callable[[Recorded], None]] = []
 
     async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
+        check_aggregate(aggregate)
         return [r for r in self._logs.get(aggregate, ()) if r.version > after.version]
 
     async def append(

@@ -17,7 +17,7 @@ from paiju.rules.cards import Card, Cards, Rank, Suit, format_cards, missing_car
 from paiju.rules.errors import IllegalAction, NotYourTurn, RuleError
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor.combos import Combo, classify, trick_winner
-from paiju.rules.tractor.follow import check_follow, make_follow
+from paiju.rules.tractor.follow import Requirement, check_follow, make_follow, requirement
 from paiju.rules.tractor.model import (
     DECKS,
     SEATS,
@@ -581,6 +581,13 @@ def legal_actions(state: State, seat: int) -> tuple[SeatAction, ...]:
             return tuple(Play(seat, cards) for cards in leads(hand, t))
         return (Play(seat, make_follow(state.trick.lead, hand, t)),)
     return ()
+
+
+def follow_requirement(state: State, seat: int) -> Requirement | None:
+    """What ``seat`` owes when it is its turn to follow the trick's lead (§6; `follow.requirement`), else ``None``."""
+    if state.phase is not Phase.PLAY or state.turn != seat or state.trick is None:
+        return None
+    return requirement(state.trick.lead, state.hands[seat], trumps(state))
 
 
 def _possible_bids(state: State, seat: int) -> list[SeatAction]:

@@ -225,10 +225,14 @@ class GameFeed:
             while True:
                 request = engine_pb2.WatchRequest(game_id=self.engine.game_id, from_version=self.version)
                 try:
+                    draining = False
                     async for reply in self.engine.stub.Watch(request, metadata=self.engine.metadata):
                         if lost_since is not None:
                             self.notice(back)
                             lost_since = None
+                        if reply.HasField("end"):  # the last message: the game is over, or the engine shuts down
+                            draining = reply.end.reason == engine_pb2.WATCH_END_REASON_DRAINING
+                            break
                         envelope = reply.envelope
                         if envelope.version <= self.version:
                             continue
@@ -236,7 +240,10 @@ class GameFeed:
                         async with self._moved:
                             self.version = envelope.version
                             self._moved.notify_all()
-                    return  # the engine ends the stream once the game is over
+                    if not draining:
+                        return  # the engine ends the stream once the game is over
+                    await asyncio.sleep(0.3)  # the engine shuts down: watch again, another replica answers
+                    continue
                 except grpc.aio.AioRpcError as e:
                     if e.code() in RETRYABLE:
                         lost, back, patience = (

@@ -200,6 +200,8 @@ class TablePresence:
                     lobby_pb2.WatchTableRequest(table_id=self.table_id), metadata=self.lobby.metadata
                 )
                 async for reply in stream:
+                    if reply.HasField("end"):  # the lobby shuts down: watch again (another replica answers)
+                        break
                     delay = 0.5
                     self.table = reply.table
                     self.on_table(reply.table)

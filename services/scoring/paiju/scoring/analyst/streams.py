@@ -13,12 +13,12 @@ import nats
 from nats.errors import Error as NatsError
 from nats.js.errors import NotFoundError
 
-from paiju.engine.channels import nats_servers
 from paiju.engine.config import Settings
 from paiju.engine.games import GameNotFound, Games
 from paiju.engine.store import Recorded
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.table import game_id_of
+from paiju.platform.nats import servers
 from paiju.scoring.analyst.log import GameLog, from_game
 from paiju.scoring.config import Settings as ScoringSettings
 from paiju.v1 import lobby_events_pb2, tournament_events_pb2
@@ -59,7 +59,7 @@ async def _store(url: str, stream: str, prefix: str) -> AsyncIterator[JetStreamE
     """A store reading an existing stream (`AnalystError` when NATS or the stream is not there)."""
     try:
         client = await nats.connect(
-            servers=nats_servers(url),
+            servers=servers(url),
             name="paiju-analyst",
             connect_timeout=CONNECT_SECONDS,
             allow_reconnect=False,

@@ -1,0 +1,91 @@
+"""Connections to NATS that survive outages of any length.
+
+nats-py gives up reconnecting after 60 attempts (about two minutes) by default and closes the connection for
+good; every later call then fails with "connection closed" until the process is restarted. A Paiju connection
+instead:
+
+- reconnects for ever, every `RECONNECT_SECONDS` (with nats-py's jitter), to any server of the cluster;
+- buffers nothing while disconnected (``pending_size=0``): a publish during an outage fails at once instead of
+  being sent minutes later, after its caller was told the call failed;
+- is made with retries when NATS is not there yet at start, until it is (or ``stop`` is set);
+- logs each disconnection and reconnection.
+
+Ordered consumers (the feeds that keep caches current) find their way back by themselves: their idle heartbeat
+stops, and nats-py recreates them from the last sequence delivered (see `paiju.engine.store.jetstream`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import nats
+import structlog
+from nats.aio.client import Client
+
+log = structlog.get_logger("paiju.nats")
+
+RECONNECT_SECONDS = 1.0
+"""The wait between two reconnection attempts (nats-py adds up to 100 ms of jitter)."""
+FIRST_CONNECT_MOST_SECONDS = 5.0
+"""The longest wait between two attempts to make the first connection."""
+DRAIN_SECONDS = 5
+"""Closing a connection drains its subscriptions for at most this long (nats-py waits 30 s by default)."""
+
+
+def servers(url: str) -> list[str]:
+    """``NATS_URL`` as a list of servers: one URL, or several separated by commas (a cluster's nodes; the client
+    also learns the others from the server it reaches)."""
+    return [part.strip() for part in url.split(",") if part.strip()]
+
+
+async def connect(url: str, name: str, stop: asyncio.Event | None = None) -> Client:
+    """A connection to the NATS server(s) of ``url`` that reconnects for ever; retried until it is made."""
+    bound = log.bind(connection=name)
+
+    async def disconnected() -> None:
+        bound.warning("nats disconnected; reconnecting")
+
+    async def reconnected() -> None:
+        bound.info("nats reconnected")
+
+    async def error(e: Exception) -> None:
+        bound.info("nats error", error=repr(e))
+
+    wait = 0.2
+    while True:
+        try:
+            return await nats.connect(
+                servers=servers(url),
+                name=name,
+                max_reconnect_attempts=-1,
+                reconnect_time_wait=RECONNECT_SECONDS,
+                pending_size=0,
+                drain_timeout=DRAIN_SECONDS,
+                disconnected_cb=disconnected,
+                reconnected_cb=reconnected,
+                error_cb=error,
+            )
+        except (OSError, TimeoutError, nats.errors.Error) as e:
+            if stop is not None and stop.is_set():
+                raise
+            bound.warning("nats not reachable yet; retrying", error=repr(e), seconds=wait)
+            if stop is None:
+                await asyncio.sleep(wait)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), wait)
+            wait = min(FIRST_CONNECT_MOST_SECONDS, wait * 2)
+
+
+async def close(client: Client) -> None:
+    """Drain and close ``client``; a connection that is down (an outage) is closed without draining."""
+    if client.is_closed:
+        return
+    if client.is_connected:
+        try:
+            await client.drain()
+            return
+        except Exception as e:
+            log.info("nats drain failed; closing", error=repr(e))
+    await client.close()

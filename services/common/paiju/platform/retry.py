@@ -1,0 +1,48 @@
+"""Loops that keep working while their dependencies come and go: a backoff between failed steps, and a report of
+each failure that says what happened without filling the log (a dependency away for minutes fails a step every
+few seconds: a warning each, not a traceback each)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from paiju.platform.edge import DEPENDENCY_ERRORS
+from paiju.platform.errors import Unavailable
+
+
+class Backoff:
+    """Waits after failures in a row: ``first``, twice that, ... up to ``most``; back to ``first`` after a success.
+    Capped low, so that a loop is working again within seconds of its dependency's return."""
+
+    def __init__(self, first: float = 0.2, most: float = 5.0) -> None:
+        self._first = first
+        self._most = most
+        self._next = first
+
+    def succeeded(self) -> None:
+        self._next = self._first
+
+    def failed(self) -> float:
+        """The wait after one more failure."""
+        delay, self._next = self._next, min(self._most, self._next * 2)
+        return delay
+
+    async def wait(self, stop: asyncio.Event | None = None) -> None:
+        """Wait after one more failure (less when ``stop`` is set meanwhile)."""
+        delay = self.failed()
+        if stop is None:
+            await asyncio.sleep(delay)
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), delay)
+
+
+def report(log: Any, message: str, error: BaseException, **facts: Any) -> None:
+    """Log a failed step: a dependency's failure (NATS or PostgreSQL away) as a warning naming the error, anything
+    else — a fault of ours — with its traceback."""
+    if isinstance(error, (Unavailable, *DEPENDENCY_ERRORS)):
+        log.warning(message, error=repr(error), **facts)
+    else:
+        log.error(message, exc_info=error, **facts)

@@ -1,0 +1,209 @@
+"""What a client in any language can rely on (the contract's comments say so): `min_version` waits, a dry run
+checks any command without acting, a 拖拉机 follow comes with what it owes, and a watch stream ends with a message
+saying why."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import Any, cast
+
+import grpc
+import pytest
+
+from paiju.engine.auth import Role
+from paiju.engine.contract import TRACTOR_COMMANDS
+from paiju.engine.games import Games
+from paiju.engine.service import EngineService
+from paiju.engine.serving import build_server
+from paiju.engine.store import MemoryEventStore
+from paiju.rules.rng import SeededRandom
+from paiju.rules.tractor import model as tractor_model
+from paiju.v1 import cards_pb2, engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
+
+from .harness import SECRET, auth, engine, play_tractor, refusal_of, run, seated, token
+
+
+async def create_zlj(stub: Any, game_id: str) -> None:
+    await stub.CreateGame(
+        seated(engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ), 6),
+        metadata=auth(token(Role.SERVICE)),
+    )
+
+
+def pass_for(seat: int) -> zlj_pb2.ZljCommand:
+    command = zlj_pb2.ZljCommand()
+    getattr(command, "pass").CopyFrom(zlj_pb2.ZljPass(seat=seat))
+    return command
+
+
+def test_min_version_waits_for_the_game_to_get_there(store_kind: str, request: pytest.FixtureRequest) -> None:
+    async def body() -> None:
+        async with engine(store_kind, request) as (stub, games):
+            await create_zlj(stub, "v1")
+            game = await games.load("v1")
+            seat = game.state.turn
+            me = auth(token(Role.PLAYER, "v1", seat))
+            # a read of a version the game has not reached waits for it, and answers once it is there
+            waiting = asyncio.ensure_future(
+                stub.GetView(engine_pb2.GetViewRequest(game_id="v1", min_version=game.version + 1), metadata=me)
+            )
+            await asyncio.sleep(0.3)
+            assert not waiting.done(), "the read waits for the version"
+            legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id="v1"), metadata=me)
+            acted = await stub.Act(
+                engine_pb2.ActRequest(game_id="v1", command_id="a1", zlj=legal.actions[-1].zlj), metadata=me
+            )
+            view = await asyncio.wait_for(waiting, 5)
+            assert view.version == acted.version > game.version
+            # a version the game does not reach before the call's deadline: VERSION_NOT_REACHED, not a hang
+            far = engine_pb2.GetLegalActionsRequest(game_id="v1", min_version=acted.version + 100)
+            assert await refusal_of(stub.GetLegalActions(far, metadata=me, timeout=1.0)) == (
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "VERSION_NOT_REACHED",
+            )
+
+    run(body)
+
+
+def test_validate_only_checks_a_command_as_act_would_and_stores_nothing(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    async def body() -> None:
+        async with engine(store_kind, request) as (stub, games):
+            await create_zlj(stub, "d1")
+            before = await games.load("d1")
+            seat = before.state.turn
+            me = auth(token(Role.PLAYER, "d1", seat))
+            legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id="d1"), metadata=me)
+            good = engine_pb2.ActRequest(game_id="d1", command_id="c1", zlj=legal.actions[0].zlj, validate_only=True)
+            answer = await stub.Act(good, metadata=me)
+            assert answer.version == before.version and not answer.events
+            bad = engine_pb2.ActRequest(game_id="d1", command_id="c2", zlj=pass_for(seat), validate_only=True)
+            assert await refusal_of(stub.Act(bad, metadata=me)) == (
+                grpc.StatusCode.FAILED_PRECONDITION,
+                "RULE_VIOLATION",
+            )
+            stale = engine_pb2.ActRequest(
+                game_id="d1", command_id="c3", zlj=legal.actions[0].zlj, validate_only=True, expected_version=1
+            )
+            assert await refusal_of(stub.Act(stale, metadata=me)) == (grpc.StatusCode.ABORTED, "STALE_VERSION")
+            other = auth(token(Role.PLAYER, "d1", (seat + 1) % 6))
+            assert await refusal_of(stub.Act(good, metadata=other)) == (
+                grpc.StatusCode.PERMISSION_DENIED,
+                "NOT_YOUR_SEAT",
+            )
+            after = await games.load("d1")
+            assert after.version == before.version, "a dry run stores nothing"
+            # the command id of a dry run is not recorded: the same id acts for real afterwards
+            real = await stub.Act(
+                engine_pb2.ActRequest(game_id="d1", command_id="c1", zlj=legal.actions[0].zlj), metadata=me
+            )
+            assert real.version > before.version
+
+    run(body)
+
+
+def test_a_tractor_follow_comes_with_what_it_owes_and_candidates_are_checked_without_acting(
+    request: pytest.FixtureRequest,
+) -> None:
+    """Every time a seat follows: GetLegalActions says what the follow owes; the listed play satisfies it and
+    passes a dry run; a play of the wrong size or one that skips the led suit when it holds some is refused."""
+
+    async def body() -> None:
+        async with engine("memory", request) as (stub, games):
+            game_id = "f1"
+            await stub.CreateGame(
+                seated(engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_TRACTOR), 4),
+                metadata=auth(token(Role.SERVICE)),
+            )
+            follows = 0
+            refused = 0
+
+            async def before_act(seat: int, legal: Any) -> None:
+                nonlocal follows, refused
+                if not legal.HasField("tractor_follow"):
+                    return  # bidding, cutting or leading: nothing is owed
+                owed: tractor_pb2.TractorFollowRequirement = legal.tractor_follow
+                (listed,) = legal.actions
+                play = list(listed.tractor.play.cards)
+                assert len(play) == owed.count
+                assert set(owed.must_include) <= set(owed.suit_cards) or not owed.suit_cards
+                must = list(owed.must_include)
+                assert all(play.count(c) >= must.count(c) for c in set(must))
+                assert owed.exact == (len(owed.suit_cards) <= owed.count)
+                if owed.exact:
+                    assert sorted(owed.must_include) == sorted(owed.suit_cards)
+                assert owed.pattern
+                assert owed.trumps == (owed.suit == cards_pb2.SUIT_UNSPECIFIED), "a suit, or trumps"
+                md = auth(token(Role.PLAYER, game_id, seat))
+                dry = engine_pb2.ActRequest(
+                    game_id=game_id, command_id=uuid.uuid4().hex, tractor=listed.tractor, validate_only=True
+                )
+                assert (await stub.Act(dry, metadata=md)).version == legal.version
+                hand = (await games.load(game_id)).state.hands[seat]
+                wrong_size = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, validate_only=True)
+                wrong_size.tractor.CopyFrom(
+                    cast(Any, TRACTOR_COMMANDS.encode(tractor_model.Play(seat, tuple(hand[: owed.count + 1]))))
+                )
+                if len(hand) > owed.count:
+                    assert await refusal_of(stub.Act(wrong_size, metadata=md)) == (
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        "RULE_VIOLATION",
+                    )
+                    refused += 1
+                off_suit = [c for c in hand if int(c) + 1 not in owed.suit_cards]
+                if owed.suit_cards and len(off_suit) >= owed.count:
+                    skip = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, validate_only=True)
+                    skip.tractor.CopyFrom(
+                        cast(Any, TRACTOR_COMMANDS.encode(tractor_model.Play(seat, tuple(off_suit[: owed.count]))))
+                    )
+                    assert await refusal_of(stub.Act(skip, metadata=md)) == (
+                        grpc.StatusCode.FAILED_PRECONDITION,
+                        "RULE_VIOLATION",
+                    )
+                    refused += 1
+                follows += 1
+                if follows == 80:
+                    raise Enough  # a whole game is long: 80 follows show every kind of lead and hand
+
+            with pytest.raises(Enough):
+                await play_tractor(stub, game_id, SeededRandom(21), before_act=before_act)
+            assert refused > 80
+
+    run(body)
+
+
+class Enough(Exception):
+    """Raised to stop a game once it has shown what a test needed."""
+
+
+def test_a_watch_ends_with_a_message_saying_why() -> None:
+    """The game's end and the server's shutdown end a watch differently: a client knows whether to resume."""
+
+    async def body() -> None:
+        games = Games(MemoryEventStore())
+        await games.follow()
+        service = EngineService(games, SECRET)
+        server = build_server(service.policy)
+        engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub: Any = engine_pb2_grpc.EngineServiceStub(channel)
+                await create_zlj(stub, "e1")
+                watch = stub.Watch(engine_pb2.WatchRequest(game_id="e1"), metadata=auth(token(Role.SPECTATOR, "e1")))
+                first = await watch.read()
+                assert first.envelope.version == 1
+                service.draining.set()
+                replies = []
+                while (reply := await watch.read()) is not grpc.aio.EOF:
+                    replies.append(reply)
+                assert replies[-1].HasField("end") and not replies[-1].HasField("envelope")
+                assert replies[-1].end.reason == engine_pb2.WATCH_END_REASON_DRAINING
+                assert replies[-1].end.version == (await games.load("e1")).version
+        finally:
+            await server.stop(None)
+
+    run(body)
