@@ -24,6 +24,7 @@ from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
 from paiju.lobby.service import LobbyService, new_accounts, new_tables
+from paiju.platform.limits import RateLimits
 from paiju.postgres import connect
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
@@ -133,7 +134,11 @@ async def play_leased_bots(stack: Stack, game_id: str, rng: SeededRandom, *, unt
 
 
 @asynccontextmanager
-async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> AsyncIterator[Stack]:
+async def stack(
+    nats_url: str, database_dsn: str, *, grace: float = 0.3, limits: str | None = None
+) -> AsyncIterator[Stack]:
+    """The engine and the lobby in this process over real NATS and PostgreSQL (``limits``: the lobby's rate limits
+    as `paiju.platform.limits` rules; none by default)."""
     suffix = uuid.uuid4().hex[:10]
     games_store = await JetStreamEventStore.connect(nats_url, stream=f"G{suffix.upper()}", prefix=f"g{suffix}.game")
     lobby_store = await JetStreamEventStore.connect(nats_url, stream=f"L{suffix.upper()}", prefix=f"l{suffix}.lobby")
@@ -159,7 +164,15 @@ async def stack(nats_url: str, database_dsn: str, *, grace: float = 0.3) -> Asyn
     results = MatchResults(pool, games_store, tables)
     engine_channel = grpc.aio.insecure_channel(engine_address)
     engine_stub: Any = engine_pb2_grpc.EngineServiceStub(engine_channel)
-    lobby = LobbyService(tables, accounts, listing, lambda: engine_stub, SECRET, grace_seconds=grace)
+    lobby = LobbyService(
+        tables,
+        accounts,
+        listing,
+        lambda: engine_stub,
+        SECRET,
+        grace_seconds=grace,
+        limits=RateLimits(limits) if limits is not None else None,
+    )
     lobby_server = build_server(lobby.policy)
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, lobby_server)
     lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")

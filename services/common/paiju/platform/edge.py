@@ -36,12 +36,12 @@ import nats.errors
 import nats.js.errors
 import protovalidate
 import structlog
-from google.protobuf import any_pb2, duration_pb2
+from google.protobuf import any_pb2
 from google.protobuf.message import DecodeError, Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from paiju.platform.errors import DOMAIN, Reason, Refused, Unavailable
+from paiju.platform.errors import DOMAIN, Reason, Refused, Unavailable, retry_after
 
 log = structlog.get_logger("paiju.edge")
 
@@ -158,7 +158,7 @@ class Authenticator(Protocol):
 class Limits(Protocol):
     """A service's rate limits (see `paiju.platform.limits`): `check` raises `Refused` (RATE_LIMITED)."""
 
-    def check(self, method: str, address: str, account: str | None) -> None: ...
+    def check(self, method: str, address: str, account: str | None, request: Any = None) -> None: ...
 
     def stream(self, method: str, address: str, account: str | None) -> AbstractAsyncContextManager[None]: ...
 
@@ -180,12 +180,6 @@ def status_of(refused: Refused) -> grpc.Status:
     status = status_pb2.Status(code=code.value[0], message=refused.message, details=details)
     converted: grpc.Status = rpc_status.to_status(status)
     return converted
-
-
-def retry_after(seconds: float) -> error_details_pb2.RetryInfo:
-    delay = duration_pb2.Duration()
-    delay.FromNanoseconds(max(0, int(seconds * 1e9)))
-    return error_details_pb2.RetryInfo(retry_delay=delay)
 
 
 def unavailable(what: str) -> Refused:
@@ -283,7 +277,7 @@ class Edge(grpc.aio.ServerInterceptor):
                 try:
                     request = self._admit(method, raw, decode, context)
                     if self._policy.limits is not None:
-                        self._policy.limits.check(method, _PEER.get(), _account())
+                        self._policy.limits.check(method, _PEER.get(), _account(), request)
                     return await inner(request, context)
                 except BaseException as e:
                     await _answer(method, e, context)

@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
+from google.protobuf import duration_pb2
+from google.rpc import error_details_pb2
+
 DOMAIN = "paiju.v1"
 """`google.rpc.ErrorInfo.domain` of every Paiju refusal."""
 
@@ -104,3 +107,10 @@ class Refused(Exception):
 
     def __repr__(self) -> str:
         return f"Refused({self.reason.value}, {self.message!r})"
+
+
+def retry_after(seconds: float) -> error_details_pb2.RetryInfo:
+    """A `google.rpc.RetryInfo` detail: try again after ``seconds``."""
+    delay = duration_pb2.Duration()
+    delay.FromNanoseconds(max(0, int(seconds * 1e9)))
+    return error_details_pb2.RetryInfo(retry_delay=delay)

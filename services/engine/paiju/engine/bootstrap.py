@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from datetime import UTC, datetime
 
 import structlog
@@ -14,11 +15,12 @@ from paiju.engine.config import Settings
 from paiju.engine.games import Games
 from paiju.engine.matches import run_in_background
 from paiju.engine.observability import configure_logging
-from paiju.engine.service import EngineService
+from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.engine.timers import expire_turns
 from paiju.platform.health import Dependencies
+from paiju.platform.limits import RateLimits
 from paiju.platform.retry import report
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
@@ -51,7 +53,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     )
     games = Games(store)
     await games.follow()  # every replica's appends keep this replica's cached games current
-    service = EngineService(games, secret)
+    service = EngineService(games, secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
     dependencies.add_nats(f"nats:{settings.lobby_stream}", lobby.client)

@@ -39,6 +39,7 @@ from paiju.engine.timers import waiting_seats
 from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.limits import RateLimits
 from paiju.rules.cards import Card
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
@@ -67,6 +68,12 @@ SEEDED = (zlj_model.Cut, zlj_model.Timeout, tractor_model.Cut, tractor_model.Tim
 FULL_INFORMATION = (Role.ANALYST, Role.ADMIN)
 ANY_GAME = (Role.ANALYST, Role.ADMIN, Role.SERVICE, Role.REFEREE)
 """Roles whose tokens are not bound to one game."""
+RATE_LIMITS = """
+    Act:account=30/second; GetView:account=60/second; GetLegalActions:account=60/second;
+    Replay:account=30/minute; Watch:account=16/open; Watch:address=5000/open
+"""
+"""The engine's rate limits (`paiju.platform.limits`): per account (a seat's player, a bot seat) and, for open
+watch streams, per client address — high, since one bot runner plays many seats from one machine."""
 MIN_VERSION_WAIT_SECONDS = 30.0
 """The longest a call waits for the game to reach its `min_version` (less when the call's deadline is sooner)."""
 log = structlog.get_logger("paiju.engine")
@@ -129,6 +136,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         *,
         now: Callable[[], int] = lambda: int(time.time()),
         seeds: Callable[[str, int], int] | None = None,
+        limits: RateLimits | None = None,
     ) -> None:
         self._games = games
         self._now = now
@@ -136,7 +144,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self.draining = asyncio.Event()
         """Set when the server shuts down: open watch streams end with a WatchEnd saying so."""
         self.verifier = Verifier(secret, now)
-        self.policy = Policy(authenticator=self.verifier)
+        self.policy = Policy(authenticator=self.verifier, limits=limits)
         """What the gRPC edge does for this service (every method needs a token)."""
 
     # --- helpers ------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import structlog
 
@@ -15,8 +16,9 @@ from paiju.lobby import tournaments as tournament_tables
 from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
-from paiju.lobby.service import LobbyService, engine_client, new_accounts, new_tables
+from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, new_accounts, new_tables
 from paiju.platform.health import Dependencies
+from paiju.platform.limits import RateLimits
 from paiju.postgres import close as close_pool
 from paiju.postgres import connect
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
@@ -54,7 +56,13 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     await listing.catch_up()
     results = MatchResults(pool, games_store, tables)
     service = LobbyService(
-        tables, accounts, listing, engine_client(settings.engine_address), secret, grace_seconds=settings.grace_seconds
+        tables,
+        accounts,
+        listing,
+        engine_client(settings.engine_address),
+        secret,
+        grace_seconds=settings.grace_seconds,
+        limits=RateLimits.from_env(RATE_LIMITS, os.environ),
     )
     dependencies = Dependencies()
     for store in (lobby_store, games_store, tournaments_store):

@@ -34,6 +34,7 @@ from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.limits import RateLimits
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
@@ -41,6 +42,15 @@ from paiju.rules.zlj import game as zlj_game
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
+RATE_LIMITS = """
+    Guest:address=10/minute; Register:address=10/minute; Login:address=30/minute; Login:name=10/minute;
+    CreateTable:account=10/minute; JoinGame:account=60/minute; TakeSeat:account=60/minute;
+    AddBot:account=60/minute; Ready:account=60/minute; StartMatch:account=20/minute; ListTables:account=60/minute;
+    GetTable:account=120/minute; WatchTable:account=8/open; WatchTable:address=5000/open;
+    LeaseBotSeats:account=600/minute
+"""
+"""The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address (and Login by the name asked
+for), the rest by account."""
 SESSION_SECONDS = 12 * 3600
 GAME_TOKEN_SECONDS = 12 * 3600
 LEASE_SECONDS = 30
@@ -138,6 +148,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         *,
         grace_seconds: float = 30.0,
         now: Callable[[], int] = lambda: int(time.time()),
+        limits: RateLimits | None = None,
     ) -> None:
         self._tables = tables
         self._accounts = accounts
@@ -150,7 +161,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._grace = grace_seconds
         self._now = now
         self.verifier = Verifier(secret, now)
-        self.policy = Policy(authenticator=self.verifier, public=("Register", "Login", "Guest"))
+        self.policy = Policy(authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits)
         """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
         self._present: dict[tuple[str, str], int] = {}
         self._pending: set[asyncio.Task[None]] = set()
@@ -196,7 +207,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         for seat, player in sorted(seats.items()):
             request.seats.add(seat=seat, player_id=player)
         try:
-            await self._engine().AssignSeats(request, metadata=self._service_metadata(), timeout=ENGINE_SECONDS)
+            await self._engine().AssignSeats(
+                request, metadata=self._service_metadata(), timeout=ENGINE_SECONDS, wait_for_ready=True
+            )
         except grpc.aio.AioRpcError as e:
             raise refusal_of_rpc_error(e, "the engine") from None
 
@@ -478,7 +491,18 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         loaded = await self._act(request.table_id, tb.StartMatch(player), player)
         # answered once the game exists: the engine creates it now (the engine's own consumer of the match start
         # would too, a moment later; creating is idempotent, so whichever comes second changes nothing)
-        await self._game_exists(loaded)
+        try:
+            await self._game_exists(loaded)
+        except Refused as e:
+            if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
+                raise
+            raise Refused(
+                Reason.DEPENDENCY_UNAVAILABLE,
+                "the match has started, but the engine could not be reached to create its game yet: it will be "
+                "created as soon as the engine is back; JoinGame answers once it exists",
+                {"dependency": "engine", "game": loaded.state.game_id},
+                e.details,
+            ) from None
         log.info("match started", table=request.table_id, game=loaded.state.game_id)
         return lobby_pb2.StartMatchResponse(table=table_message(loaded.state, loaded.version))
 
@@ -491,7 +515,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         event: Any = LOBBY_EVENTS.encode(started)
         request = create_request(event.match_started)
         try:
-            await self._engine().CreateGame(request, metadata=self._service_metadata(), timeout=ENGINE_SECONDS)
+            await self._engine().CreateGame(
+                request, metadata=self._service_metadata(), timeout=ENGINE_SECONDS, wait_for_ready=True
+            )
         except grpc.aio.AioRpcError as e:
             raise refusal_of_rpc_error(e, "the engine") from None
 

@@ -4,6 +4,7 @@ or rebuilds the read models (`paiju scoring rebuild`)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -20,6 +21,7 @@ from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.engine.workqueue import in_background
 from paiju.lobby.aggregates import Aggregates
 from paiju.platform.health import Dependencies
+from paiju.platform.limits import RateLimits
 from paiju.postgres import close as close_pool
 from paiju.postgres import connect
 from paiju.scoring import results
@@ -27,7 +29,7 @@ from paiju.scoring import tournament as tm
 from paiju.scoring.config import Settings
 from paiju.scoring.projector import Projector
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring
-from paiju.scoring.service import ScoringService, new_tournaments
+from paiju.scoring.service import RATE_LIMITS, ScoringService, new_tournaments
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
@@ -90,7 +92,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     secret = secret_from_env()
     async with parts(settings) as p:
         await p.tournaments.follow()
-        service = ScoringService(p.tournaments, p.pool, secret)
+        service = ScoringService(p.tournaments, p.pool, secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
         dependencies = Dependencies()
         for store in (p.tournaments_store, p.games_store, p.lobby_store):
             dependencies.add_nats(f"nats:{store.stream}", store.client)

@@ -33,11 +33,19 @@ from paiju.engine.auth import Identity, Role, Verifier
 from paiju.lobby.aggregates import Aggregates, CommandIdReused
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.limits import RateLimits
 from paiju.scoring import tournament as tm
 from paiju.scoring.reports import result_sheet
 from paiju.scoring.sheets import sheet_csv, sheet_html
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
 
+RATE_LIMITS = """
+    RegisterTeam:account=10/minute; ConfirmTeam:account=30/minute; DeclineTeam:account=30/minute;
+    FileAppeal:account=10/minute; ConfirmSheet:account=30/minute; GetTournament:account=120/minute;
+    GetStandings:account=120/minute; GetResultSheet:account=60/minute; GetMatchScore:account=120/minute;
+    GetPlayerStats:account=120/minute; GetLeaderboard:account=60/minute
+"""
+"""Scoring's rate limits (`paiju.platform.limits`), by account."""
 ORGANISERS = (Role.ADMIN, Role.REFEREE)
 GAMES = ("zlj", "tractor")
 DEFAULT_ZLJ_DEALS = 6
@@ -140,12 +148,13 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         secret: bytes,
         *,
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+        limits: RateLimits | None = None,
     ) -> None:
         self._tournaments = tournaments
         self._pool = pool
         self._now_ms = now_ms
         self.verifier = Verifier(secret, lambda: now_ms() // 1000)
-        self.policy = Policy(authenticator=self.verifier)
+        self.policy = Policy(authenticator=self.verifier, limits=limits)
         """What the gRPC edge does for this service (every method needs a token)."""
 
     # --- helpers ------------------------------------------------------------------------------------
