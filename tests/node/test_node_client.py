@@ -1,0 +1,127 @@
+"""The contract from another language: the Node.js client of `clients/node` (grpc-js and proto-loader, built from
+`protos/` alone) plays a whole 砸六家 deal and a whole first 拖拉机 deal through the real lobby and engine (over
+NATS and PostgreSQL, `tests/lobby_service/stack.py`), and checks the error model on the way: each refusal with its
+`ErrorInfo` reason, status code and details, and never UNKNOWN or INTERNAL.
+
+The client runs as a subprocess while the stack serves on this test's event loop. Without `node` the tests are
+skipped, except under CI (`CI` set), where they fail; `npm ci` installs the client's pinned packages first when
+`clients/node/node_modules` is missing (`make node` does it beforehand).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ..lobby_service.stack import stack
+
+ROOT = Path(__file__).resolve().parents[2]
+CLIENT = ROOT / "clients" / "node"
+PLAY_SECONDS = 240.0
+"""The client's own limit for one game (it exits 1 past it); the test waits a little longer."""
+REQUIRED = {
+    "TOKEN_MISSING",
+    "TOKEN_INVALID",
+    "NOT_YOUR_TURN",
+    "NOT_YOUR_SEAT",
+    "STALE_VERSION",
+    "INVALID_REQUEST",
+    "GAME_NOT_FOUND",
+    "RULE_VIOLATION",
+}
+"""The reasons the brief asks the client to provoke, each found with its code and details."""
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("node") is None and not os.environ.get("CI"),
+    reason="node is not installed (set CI to make this a failure)",
+)
+
+
+@pytest.fixture(scope="session")
+def node() -> Iterator[str]:
+    """The `node` executable, with the client's packages installed (`npm ci`, once, under a lock for xdist)."""
+    executable = shutil.which("node")
+    if executable is None:
+        if os.environ.get("CI"):
+            pytest.fail("node is not installed, and CI is set: the Node.js client must be tested")
+        pytest.skip("node is not installed (set CI to make this a failure)")
+    with open(CLIENT / "package.json", "rb") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (CLIENT / "node_modules").is_dir():
+                npm = shutil.which("npm")
+                if npm is None:
+                    pytest.fail("clients/node/node_modules is missing and npm is not installed")
+                subprocess.run(
+                    [npm, "ci", "--prefix", str(CLIENT), "--no-audit", "--no-fund", "--ignore-scripts"],
+                    check=True,
+                    timeout=600,
+                )
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    yield executable
+
+
+async def run_client(node: str, lobby: str, engine: str, game: str) -> tuple[int, str, str]:
+    """Run `play.js` for ``game``; its exit status, stdout and stderr."""
+    process = await asyncio.create_subprocess_exec(
+        node,
+        str(CLIENT / "play.js"),
+        lobby,
+        game,
+        engine,
+        "--timeout",
+        str(int(PLAY_SECONDS)),
+        cwd=str(ROOT),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await asyncio.wait_for(process.communicate(), timeout=PLAY_SECONDS + 60)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        out, err = await process.communicate()
+        raise AssertionError(f"play.js {game} did not finish: {err.decode()[-4000:]}") from None
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize("game", ["zlj", "tractor"])
+def test_the_node_client_plays_a_deal_and_finds_the_error_model(
+    node: str, nats_url: str, database_dsn: str, game: str
+) -> None:
+    async def main() -> dict[str, Any]:
+        async with stack(nats_url, database_dsn) as s:
+            started = time.monotonic()
+            code, out, err = await run_client(node, s.lobby_address, s.engine_address, game)
+            print(f"play.js {game}: exit {code} in {time.monotonic() - started:.1f} s")
+            assert code == 0, f"play.js {game} failed (exit {code}):\n{err[-4000:]}\n{out[-2000:]}"
+            lines = out.strip().splitlines()
+            assert lines, f"play.js {game} printed nothing: {err[-2000:]}"
+            result: dict[str, Any] = json.loads(lines[-1])
+            return result
+
+    result = asyncio.run(main())
+    print(json.dumps(result))
+    assert result["ok"] is True
+    assert result["game"] == game
+    assert result["acts"] > 0
+    assert result["events"] >= result["acts"]
+    missing = REQUIRED - set(result["checked"])
+    assert not missing, f"not checked: {sorted(missing)}"
+    assert result["rule_violated"], "a RuleViolation names its rule"
+    if game == "tractor":
+        follows = result["composed_follows"]
+        assert follows["accepted"] > 0, f"no composed follow was accepted: {follows}"
