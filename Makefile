@@ -10,7 +10,7 @@ BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests docs
+.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests docs node
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
 GEN := services/engine/paiju/v1
@@ -52,8 +52,14 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 run: setup
 	$(BIN)/paiju stack $(ARGS)
 
+## node: the Node.js client's pinned packages (clients/node/node_modules, from package-lock.json), for tests/node
+node: clients/node/node_modules/.package-lock.json
+
+clients/node/node_modules/.package-lock.json: clients/node/package.json clients/node/package-lock.json
+	npm ci --prefix clients/node --no-audit --no-fund --ignore-scripts
+
 ## test: lint, type-check and run the whole test suite, then the cluster rehearsal
-test: lint chromium
+test: lint chromium node
 	$(BIN)/pytest -n auto -m "not cluster" $(PYTEST_ARGS)
 	$(MAKE) cluster-test
 
@@ -110,4 +116,4 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/scoring.py
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(BENCH_VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis clients/node/node_modules

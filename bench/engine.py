@@ -20,21 +20,23 @@ from pathlib import Path
 from typing import Any
 
 import grpc
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.games import Games
 from paiju.engine.probe import free_port, wait_until_serving
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.tokens import Identity, Issuer, Role, Signer, Trust
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
-SECRET = "bench-secret-" * 4
+LOBBY = Signer(Ed25519PrivateKey.generate(), f"{Issuer.LOBBY.value}.1")
+"""The benchmark mints the tokens the lobby would: players' and the lobby's own service token."""
 PACED_THINK = 0.05
 """Seconds a paced bot waits after its act before the next seat asks for its legal actions."""
 
 
 def _md(identity: Identity) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {mint(identity, SECRET.encode())}"),)
+    return (("authorization", f"Bearer {LOBBY.mint(identity)}"),)
 
 
 async def _table(stub: Any, game_id: str, acts: int, latencies: list[float], seed: int, *, think: float) -> None:
@@ -126,6 +128,8 @@ def run(acts_per_table: int = 150) -> dict[str, Any]:
 
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory() as data:
+        keys = Path(data) / "keys.json"
+        keys.write_text(Trust.of([LOBBY]).jwks())
         nats_port = free_port()
         nats = subprocess.Popen(
             [
@@ -148,7 +152,9 @@ def run(acts_per_table: int = 150) -> dict[str, Any]:
             "PAIJU_ENGINE_ADDRESS": address,
             "NATS_URL": nats_url,
             "PAIJU_METRICS_PORT": "0",
-            "PAIJU_TOKEN_SECRET": SECRET,
+            "PAIJU_TRUSTED_KEYS": str(keys),
+            "PAIJU_SEED_SECRET": "bench-seeds-" * 4,
+            "PAIJU_RATE_LIMITS": "off",
             "PAIJU_LOG_LEVEL": "warning",
             "PAIJU_TIMER_SECONDS": "5",
         }

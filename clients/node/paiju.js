@@ -1,12 +1,10 @@
 // A small Node.js library for Paiju's gRPC contract, built from protos/ alone.
 //
 // - `loadContract()` parses protos/paiju/v1/*.proto and the imports `make protos` puts beside them
-//   (buf/validate/validate.proto, google/rpc/*.proto); google/protobuf/*.proto come bundled with protobufjs.
-//   protobufjs (the parser under @grpc/proto-loader) cannot read one form the contract uses — a protovalidate
-//   rule written as an extension inside a message literal, `{min_len: 1, [paiju.v1.text]: true}`
-//   (protobufjs/protobuf.js#2014) — so the sources are read here, their `buf.validate` annotations dropped (they
-//   are the server's validation rules: nothing of them reaches the wire), parsed with protobufjs, and handed to
-//   proto-loader as JSON (`fromJSON`), which makes the gRPC service definitions.
+//   (buf/validate/validate.proto, google/rpc/*.proto) with protobufjs (the parser under @grpc/proto-loader;
+//   google/protobuf/*.proto come bundled with it), and hands them to proto-loader as JSON (`fromJSON`), which makes
+//   the gRPC service definitions. The sources are parsed as they are, protovalidate annotations included: this
+//   client is also the proof that the contract parses outside protoc.
 // - `lobbyClient(address)`, `engineClient(address)`: the two services' clients; `unary(client, method, request,
 //   {token})` calls one RPC with `authorization: Bearer <token>` and a deadline; `watch(...)` follows a server
 //   stream.
@@ -66,95 +64,6 @@ export const CODE_NAMES = Object.fromEntries(Object.entries(grpc.status).map(([n
 
 // --- loading the contract ----------------------------------------------------------------------------------
 
-function skipString(text, start) {
-  const quote = text[start];
-  let i = start + 1;
-  while (i < text.length && text[i] !== quote) i += text[i] === '\\' ? 2 : 1;
-  return i + 1;
-}
-
-function skipComment(text, start) {
-  if (text[start + 1] === '/') {
-    const end = text.indexOf('\n', start);
-    return end < 0 ? text.length : end;
-  }
-  const end = text.indexOf('*/', start + 2);
-  return end < 0 ? text.length : end + 2;
-}
-
-/** The index after the bracket that closes the one at `start` (strings, comments and nesting respected). */
-function closing(text, start) {
-  const open = text[start];
-  const close = { '[': ']', '{': '}', '(': ')' }[open];
-  let depth = 0;
-  let i = start;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"' || c === "'") {
-      i = skipString(text, i);
-      continue;
-    }
-    if (c === '/' && (text[i + 1] === '/' || text[i + 1] === '*')) {
-      i = skipComment(text, i);
-      continue;
-    }
-    if (c === open) depth += 1;
-    else if (c === close) {
-      depth -= 1;
-      if (depth === 0) return i + 1;
-    }
-    i += 1;
-  }
-  throw new Error(`unbalanced ${open} at offset ${start}`);
-}
-
-/** The end of an `option ... ;` statement starting at `start` (braces and strings respected). */
-function statementEnd(text, start) {
-  let i = start;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"' || c === "'") i = skipString(text, i);
-    else if (c === '{' || c === '(' || c === '[') i = closing(text, i);
-    else if (c === ';') return i + 1;
-    else i += 1;
-  }
-  return text.length;
-}
-
-/**
- * A .proto source without its protovalidate annotations: field option lists `[...]` that name `buf.validate`,
- * and `option (buf.validate.…) = …;` statements. They are rules the servers enforce; the wire format does not
- * depend on them, and protobufjs cannot parse every form they take.
- */
-export function withoutValidation(source) {
-  let out = '';
-  let i = 0;
-  const statement = /option\s*\(\s*buf\.validate\./y;
-  while (i < source.length) {
-    const c = source[i];
-    if (c === '/' && (source[i + 1] === '/' || source[i + 1] === '*')) {
-      const end = skipComment(source, i);
-      out += source.slice(i, end);
-      i = end;
-    } else if (c === '"' || c === "'") {
-      const end = skipString(source, i);
-      out += source.slice(i, end);
-      i = end;
-    } else if (c === '[') {
-      const end = closing(source, i);
-      const list = source.slice(i, end);
-      if (!list.includes('buf.validate')) out += list;
-      i = end;
-    } else if (c === 'o' && !/[\w.]/.test(source[i - 1] || ' ') && ((statement.lastIndex = i), statement.test(source))) {
-      i = statementEnd(source, i);
-    } else {
-      out += c;
-      i += 1;
-    }
-  }
-  return out;
-}
-
 /** A protobufjs Root with `files` and everything they import, from `dir` (google/protobuf/* bundled). */
 export function loadRoot(dir = PROTOS_DIR, files = CONTRACT_FILES) {
   const root = new protobuf.Root();
@@ -174,7 +83,7 @@ export function loadRoot(dir = PROTOS_DIR, files = CONTRACT_FILES) {
       throw new Error(`cannot read ${file} (run \`make protos\` for the third-party imports): ${e.message}`);
     }
     protobuf.parse.filename = file;
-    const parsed = protobuf.parse(withoutValidation(source), root, { keepCase: true, alternateCommentMode: true });
+    const parsed = protobuf.parse(source, root, { keepCase: true, alternateCommentMode: true });
     root.files.push(file);
     for (const imported of [...(parsed.imports || []), ...(parsed.weakImports || [])]) visit(imported);
   };

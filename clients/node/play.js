@@ -598,8 +598,8 @@ class Match {
       (refusal) => {
         const waiting = (refusal.metadata.waiting || '').split(',').filter(Boolean).map(Number);
         if (!waiting.includes(leader.seat)) fail(`NOT_YOUR_TURN metadata ${JSON.stringify(refusal.metadata)}: seat ${leader.seat} is to play`);
-        if (refusal.metadata.seat === undefined) {
-          session.notes.push('NOT_YOUR_TURN: ErrorInfo.metadata has no `seat` (errors.proto promises `seat` and `waiting`)');
+        if (refusal.metadata.seat !== String(other.seat)) {
+          fail(`NOT_YOUR_TURN metadata ${JSON.stringify(refusal.metadata)}: the acting seat ${other.seat} is missing`);
         }
       });
     await session.expectRefusal(`seat ${other.seat} acting for seat ${leader.seat}`,

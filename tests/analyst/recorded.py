@@ -18,10 +18,10 @@ from typing import Any, cast
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.engine.auth import Role
 from paiju.engine.contract import TRACTOR_COMMANDS
 from paiju.engine.store import Position
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.tokens import Role
 from paiju.rules.cards import Card
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import model as tractor

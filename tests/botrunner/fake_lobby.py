@@ -1,4 +1,4 @@
-"""A stand-in `LobbyService` answering only `LeaseBotSeats`, as the lobby does: a service token required, every
+"""A stand-in `LobbyService` answering only `LeaseBotSeats`, as the lobby does: a bot runner's token required, every
 seat leased to the runner now, each lease running ``lease_seconds`` from the call (so the runner must renew)."""
 
 from __future__ import annotations
@@ -8,10 +8,12 @@ from typing import Any
 
 import grpc
 
-from paiju.engine.auth import Identity, Role, TokenError, verify
+from paiju.platform.errors import Refused
+from paiju.platform.tokens import Identity, Role, Verifier
 from paiju.v1 import engine_pb2, lobby_pb2
 
-from .harness import SECRET, token
+from ..support.credentials import TRUST
+from .harness import token
 
 SERVICE = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
@@ -37,12 +39,12 @@ class FakeLobby:
     ) -> lobby_pb2.LeaseBotSeatsResponse:
         header = dict(context.invocation_metadata() or ()).get("authorization", "")
         try:
-            who = verify(str(header).removeprefix("Bearer "), SECRET, int(time.time()))
-        except TokenError as e:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(e))
+            who = Verifier(TRUST, lambda: int(time.time())).verify(str(header).removeprefix("Bearer "))
+        except Refused as e:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, e.message)
             raise AssertionError("unreachable") from None
-        if who.role is not Role.SERVICE:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "bot runners use a service token")
+        if who.role is not Role.BOT_RUNNER:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, "bot runners use a bot runner's token")
         self.calls.append((request.runner_id, request.max_seats, who))
         response = lobby_pb2.LeaseBotSeatsResponse()
         until = int(time.time() + self.lease_seconds)

@@ -16,15 +16,16 @@ from typing import Any
 import grpc
 
 from paiju.botrunner.leases import SeatLease
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.channels import channel
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
+from paiju.platform.tokens import Identity, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
-SECRET = b"bot-runner-tests-secret-0123456789"
+from ..support.credentials import TRUST, mint_token
+
 NOW = 2_000_000_000
 """The engine's clock (tokens expire against it; a 拖拉机 game starts at it)."""
 TOKEN_SECONDS = 10**6
@@ -34,7 +35,7 @@ ANNOUNCED_AT = NOW + (ROUND_MINUTES - 25) * 60
 
 
 def token(role: Role, subject: str, game: str | None = None, seat: int | None = None) -> str:
-    return mint(Identity(subject, role, game, seat, NOW + TOKEN_SECONDS), SECRET)
+    return mint_token(Identity(subject, role, game, seat, NOW + TOKEN_SECONDS))
 
 
 def md(tok: str) -> tuple[tuple[str, str], ...]:
@@ -57,7 +58,7 @@ class Engine:
     def __init__(self) -> None:
         self.store = MemoryEventStore()
         self.games = Games(self.store)
-        self.service = EngineService(self.games, SECRET, now=lambda: NOW)
+        self.service = EngineService(self.games, TRUST, now=lambda: NOW, seed_secret=b"bot-runner-tests-seeds-" * 2)
         self.port = 0
         self._server: grpc.aio.Server | None = None
         self._channel: grpc.aio.Channel | None = None

@@ -9,11 +9,12 @@ import time
 
 from paiju.botrunner.leases import LobbySeatSource
 from paiju.botrunner.runner import BotRunner
-from paiju.engine.auth import Role
+from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, lobby_pb2
 
+from ..support.credentials import BOTS
 from .fake_lobby import FakeLobby, serve_lobby
-from .harness import SECRET, bot_player, create_zlj, decisions, engine, run, wait_until
+from .harness import bot_player, create_zlj, decisions, engine, run, wait_until
 
 
 def test_the_runner_plays_the_seats_the_lobby_leases_and_renews_them() -> None:
@@ -31,7 +32,7 @@ def test_the_runner_plays_the_seats_the_lobby_leases_and_renews_them() -> None:
                 )
             )
             server, address = await serve_lobby(lobby)
-            source, lobby_channel = LobbySeatSource.connect(address, "runner-7", SECRET)
+            source, lobby_channel = LobbySeatSource.connect(address, "runner-7", BOTS)
             stub, channel = e.runner_stub()
             runner = BotRunner(source, stub, runner_id="runner-7", think=0.01)
             stop = asyncio.Event()
@@ -55,7 +56,7 @@ def test_the_runner_plays_the_seats_the_lobby_leases_and_renews_them() -> None:
             assert ("x", 0) not in runner.starts
             assert len(lobby.calls) >= 4, "a 2-second lease is renewed about every second"
             for runner_id, max_seats, who in lobby.calls:
-                assert (runner_id, max_seats, who.role, who.subject) == ("runner-7", 0, Role.SERVICE, "runner-7")
+                assert (runner_id, max_seats, who.role, who.subject) == ("runner-7", 0, Role.BOT_RUNNER, "runner-7")
 
     run(body)
 
@@ -69,7 +70,7 @@ def test_seats_whose_lease_the_lobby_cannot_renew_are_given_up_when_it_expires()
             for seat in range(6):
                 lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
             server, address = await serve_lobby(lobby)
-            source, lobby_channel = LobbySeatSource.connect(address, "runner-8", SECRET, timeout=0.5)
+            source, lobby_channel = LobbySeatSource.connect(address, "runner-8", BOTS, timeout=0.5)
             stub, channel = e.runner_stub()
             runner = BotRunner(source, stub, runner_id="runner-8", think=0.05, retry_every=0.2)
             stop = asyncio.Event()

@@ -9,12 +9,17 @@ import json
 import os
 import signal
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from paiju.platform.tokens import Issuer
+
+from ..support.credentials import process_env
 from .fake_lobby import FakeLobby, serve_lobby
-from .harness import SECRET, bot_player, create_zlj, engine, run, wait_until
+from .harness import bot_player, create_zlj, engine, run, wait_until
 
 
 async def start(*args: str, env: dict[str, str]) -> tuple[Any, list[dict[str, Any]], asyncio.Task[None]]:
@@ -48,7 +53,7 @@ def test_the_process_plays_the_lobbys_seats_and_stops_on_sigterm() -> None:
                 lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
             server, address = await serve_lobby(lobby)
             env = {
-                "PAIJU_TOKEN_SECRET": SECRET.decode(),
+                **process_env(Path(tempfile.mkdtemp(prefix="paiju-bots-")), Issuer.BOTS),
                 "PAIJU_LOBBY_ADDRESS": address,
                 "PAIJU_BOT_THINK_SECONDS": "0",
             }
@@ -82,7 +87,7 @@ def test_an_idle_runner_stops_on_a_signal(sig: signal.Signals) -> None:
     async def body() -> None:
         lobby = FakeLobby()
         server, address = await serve_lobby(lobby)
-        env = {"PAIJU_TOKEN_SECRET": SECRET.decode()}
+        env = process_env(Path(tempfile.mkdtemp(prefix="paiju-bots-")), Issuer.BOTS)
         process, records, reading = await start("--lobby", address, "--renew", "0.2", env=env)
         try:
             await wait_until(lambda: len(lobby.calls) >= 2, 20, "the runner asking the lobby")
@@ -100,14 +105,14 @@ def test_an_idle_runner_stops_on_a_signal(sig: signal.Signals) -> None:
     run(body)
 
 
-def test_without_a_token_secret_the_runner_refuses_to_start() -> None:
+def test_without_its_signing_key_the_runner_refuses_to_start() -> None:
     async def body() -> None:
-        env = {k: v for k, v in os.environ.items() if k != "PAIJU_TOKEN_SECRET"}
+        env = {k: v for k, v in os.environ.items() if k != "PAIJU_SIGNING_KEY"}
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "paiju.botrunner", stderr=asyncio.subprocess.PIPE, env=env
         )
         _, err = await process.communicate()
         assert process.returncode == 2
-        assert b"PAIJU_TOKEN_SECRET" in err
+        assert b"PAIJU_SIGNING_KEY" in err
 
     run(body)

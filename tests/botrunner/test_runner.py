@@ -10,7 +10,7 @@ from collections import defaultdict
 
 from paiju.botrunner.leases import SeatLease, StaticSeatSource
 from paiju.botrunner.runner import BotRunner
-from paiju.engine.auth import Role
+from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, zlj_pb2
 
 from .harness import (

@@ -28,13 +28,15 @@ import pytest
 
 from paiju.dev.cluster import NatsCluster, messages_on
 from paiju.dev.stack import Services
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.probe import free_port, wait_until_serving
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.tokens import Identity, Issuer, Role
 from paiju.postgres.pool import connect
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, tractor_pb2, zlj_pb2
 
-SECRET = "cluster-rehearsal-secret-0123456789abcdef"
+from ..support.credentials import mint_token, process_env
+
+SEED_SECRET = "cluster-rehearsal-seeds-0123456789abcdef"
 STREAMS = ("GAMES", "LOBBY", "TOURNAMENTS")
 ZLJ_TABLES = 2
 TRACTOR_TABLES = 1
@@ -49,7 +51,7 @@ pytestmark = pytest.mark.cluster
 
 
 def analyst() -> tuple[tuple[str, str], ...]:
-    token = mint(Identity("rehearsal", Role.ANALYST, expires=int(time.time()) + 3600), SECRET.encode())
+    token = mint_token(Identity("rehearsal", Role.ANALYST, expires=int(time.time()) + 3600))
     return (("authorization", f"Bearer {token}"),)
 
 
@@ -179,7 +181,8 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
             **os.environ,
             "NATS_URL": cluster.url,
             "DATABASE_URL": database_dsn,
-            "PAIJU_TOKEN_SECRET": SECRET,
+            **process_env(folder / "keys"),
+            "PAIJU_SEED_SECRET": SEED_SECRET,
             "PAIJU_STREAM_REPLICAS": "3",
             "PAIJU_ENGINE_ADDRESS": engines,
             "PAIJU_LOBBY_ADDRESS": f"127.0.0.1:{ports['lobby']}",
@@ -197,11 +200,11 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
                 services.start(name, "engine", env={"PAIJU_ENGINE_ADDRESS": f"127.0.0.1:{ports[name]}"})
             for name in ("engine-a", "engine-b"):
                 wait_until_serving(f"127.0.0.1:{ports[name]}", timeout=60)
-            services.start("lobby", "lobby")
+            services.start("lobby", "lobby", env=process_env(folder / "keys", Issuer.LOBBY))
             services.start("scoring", "scoring")
             wait_until_serving(f"127.0.0.1:{ports['lobby']}", timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(f"127.0.0.1:{ports['scoring']}", timeout=60, service="paiju.v1.ScoringService")
-            services.start("bots", "bots")
+            services.start("bots", "bots", env=process_env(folder / "keys", Issuer.BOTS))
             games = asyncio.run(open_tables(f"127.0.0.1:{ports['lobby']}"))
             state: dict[str, tuple[int, bool]] = {}
 

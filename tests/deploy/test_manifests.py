@@ -23,7 +23,7 @@ KUBERNETES_VERSIONS = ("1.33.0", "1.37.0")
 """The release the manifests are written for, and the newest schemas kubernetes-validate ships."""
 IMAGE = "ghcr.io/paiju/paiju"
 SERVERS = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
-SECRET_REFERENCES = {"PAIJU_TOKEN_SECRET": ("paiju-token", "secret"), "DATABASE_URL": ("paiju-database", "url")}
+SECRET_REFERENCES = {"PAIJU_SEED_SECRET": ("paiju-seed", "secret"), "DATABASE_URL": ("paiju-database", "url")}
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|PRIVATE_KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
 URL_WITH_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)
 RANDOM_LOOKING = re.compile(r"^[A-Za-z0-9+/=_-]{32,}$")
@@ -230,17 +230,27 @@ def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -
 
 def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[Doc]]) -> None:
     _, docs = overlay
-    needs = {
-        "engine": {"PAIJU_TOKEN_SECRET"},
-        "lobby": {"PAIJU_TOKEN_SECRET", "DATABASE_URL"},
-        "scoring": {"PAIJU_TOKEN_SECRET", "DATABASE_URL"},
-        "bots": {"PAIJU_TOKEN_SECRET"},
-    }
+    needs = {"engine": {"PAIJU_SEED_SECRET"}, "lobby": {"DATABASE_URL"}, "scoring": {"DATABASE_URL"}, "bots": set()}
     found = {
         workload: {v["name"] for v in container.get("env", []) if "secretKeyRef" in v.get("valueFrom", {})}
         for workload, container in paiju_containers(docs)
     }
     assert found == needs
+    # each process holds only its own signing key (mounted from its own Secret), the services the public keys
+    signing = {"lobby": "paiju-lobby-key", "bots": "paiju-bots-key"}
+    for workload, container in paiju_containers(docs):
+        pod = next(w for w in workloads(docs) if w["metadata"]["name"] == workload)["spec"]["template"]["spec"]
+        volumes = {v["name"]: v for v in pod.get("volumes", [])}
+        mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
+        env = {v["name"]: v.get("value") for v in container.get("env", [])}
+        secrets = {v["secret"]["secretName"] for v in volumes.values() if "secret" in v}
+        assert secrets == ({signing[workload]} if workload in signing else set()), workload
+        if workload in signing:
+            assert env["PAIJU_SIGNING_KEY"] == mounts["signing-key"] + "/key.pem", workload
+            assert env["PAIJU_SIGNING_KEY_ID"].startswith("lobby." if workload == "lobby" else "bots."), workload
+        if workload != "bots":
+            assert volumes["trusted-keys"]["configMap"]["name"] == "paiju-trusted-keys", workload
+            assert mounts["trusted-keys"] == "/etc/paiju/trusted", workload
 
 
 def test_workloads_are_bounded_unprivileged_and_without_api_tokens(overlay: tuple[str, list[Doc]]) -> None:

@@ -13,13 +13,13 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import view as tractor_view
 from paiju.rules.tractor.model import Counter as TractorCounter
@@ -30,12 +30,13 @@ from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
-SECRET = b"test-secret-" * 4
+from ..support.credentials import TRUST, mint_token
+
 NOW = 2_000_000_000
 
 
 def token(role: Role, game: str | None = None, seat: int | None = None, expires: int = NOW + 3600) -> str:
-    return mint(Identity(f"{role.value}-{seat}", role, game, seat, expires), SECRET)
+    return mint_token(Identity(f"{role.value}-{seat}", role, game, seat, expires))
 
 
 def auth(tok: str) -> tuple[tuple[str, str], ...]:
@@ -55,7 +56,7 @@ async def engine(kind: str, request: pytest.FixtureRequest, seed: int = 99) -> A
         )
     games = Games(store)
     seeds = SeededRandom(seed)
-    service = EngineService(games, SECRET, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64())
+    service = EngineService(games, TRUST, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64())
     server = build_server(service.policy)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
     port = server.add_insecure_port("127.0.0.1:0")

@@ -9,14 +9,15 @@ import contextlib
 import grpc
 from prometheus_client import REGISTRY
 
-from paiju.engine.auth import Role
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.engine.serving import serve_grpc
 from paiju.engine.store import MemoryEventStore
+from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
-from .harness import SECRET, auth, token
+from ..support.credentials import TRUST
+from .harness import auth, token
 
 
 def calls(method: str, code: str) -> float:
@@ -25,7 +26,7 @@ def calls(method: str, code: str) -> float:
 
 def test_calls_are_counted_by_method_and_status_and_timed() -> None:
     async def body() -> None:
-        service = EngineService(Games(MemoryEventStore()), SECRET)
+        service = EngineService(Games(MemoryEventStore()), TRUST, seed_secret=b"call-metrics-seeds-" * 2)
         serving = await serve_grpc(
             "127.0.0.1:0",
             "paiju.v1.EngineService",

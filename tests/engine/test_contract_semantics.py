@@ -11,17 +11,18 @@ from typing import Any, cast
 import grpc
 import pytest
 
-from paiju.engine.auth import Role
 from paiju.engine.contract import TRACTOR_COMMANDS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
+from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import model as tractor_model
 from paiju.v1 import cards_pb2, engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
-from .harness import SECRET, auth, engine, play_tractor, refusal_of, run, seated, token
+from ..support.credentials import TRUST
+from .harness import auth, engine, play_tractor, refusal_of, run, seated, token
 
 
 async def create_zlj(stub: Any, game_id: str) -> None:
@@ -184,7 +185,7 @@ def test_a_watch_ends_with_a_message_saying_why() -> None:
     async def body() -> None:
         games = Games(MemoryEventStore())
         await games.follow()
-        service = EngineService(games, SECRET)
+        service = EngineService(games, TRUST, seed_secret=b"contract-semantics-seeds-" * 2)
         server = build_server(service.policy)
         engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
         port = server.add_insecure_port("127.0.0.1:0")

@@ -34,7 +34,6 @@ import grpc
 import pytest
 from google.protobuf.message import Message
 
-from paiju.engine.auth import Role
 from paiju.engine.contract import (
     TRACTOR,
     TRACTOR_COMMANDS,
@@ -43,6 +42,7 @@ from paiju.engine.contract import (
     ZLJ_COMMANDS,
     ZLJ_EVENTS,
 )
+from paiju.platform.tokens import Role
 from paiju.rules.cards import Card, Cards, Suit, parse_card
 from paiju.rules.errors import RuleError
 from paiju.rules.rng import SeededRandom

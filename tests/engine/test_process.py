@@ -8,17 +8,21 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 import uuid
+from pathlib import Path
 
 import grpc
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.probe import free_port, wait_until_serving
+from paiju.platform.tokens import Identity, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
-SECRET = "process-test-secret-" * 3
+from ..support.credentials import mint_token, process_env
+
+SEED_SECRET = "process-test-seeds-" * 3
 
 
 def wait_for_health(address: str, deadline: float) -> None:
@@ -39,7 +43,8 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
         "PAIJU_GAMES_STREAM": stream,
         "PAIJU_GAMES_SUBJECT_PREFIX": f"game.{stream.lower()}",
         "PAIJU_METRICS_PORT": str(metrics),
-        "PAIJU_TOKEN_SECRET": SECRET,
+        **process_env(Path(tempfile.mkdtemp(prefix="paiju-engine-"))),
+        "PAIJU_SEED_SECRET": SEED_SECRET,
         "PAIJU_TIMER_SECONDS": "0.2",
     }
     process = subprocess.Popen(
@@ -49,7 +54,7 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
         wait_for_health(address, time.monotonic() + 30)
 
         async def play() -> int:
-            service = mint(Identity("lobby", Role.SERVICE, expires=int(time.time()) + 60), SECRET.encode())
+            service = mint_token(Identity("lobby", Role.SERVICE, expires=int(time.time()) + 60))
             async with grpc.aio.insecure_channel(address) as channel:
                 stub = engine_pb2_grpc.EngineServiceStub(channel)
                 md = (("authorization", f"Bearer {service}"),)
@@ -67,7 +72,7 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
                     )
                 )
                 await stub.CreateGame(timed, metadata=md)
-                analyst = mint(Identity("a", Role.ANALYST, expires=int(time.time()) + 60), SECRET.encode())
+                analyst = mint_token(Identity("a", Role.ANALYST, expires=int(time.time()) + 60))
                 for _ in range(100):
                     kinds = [
                         r.envelope.zlj.WhichOneof("event")

@@ -11,20 +11,23 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from pathlib import Path
 from typing import Any
 
 import grpc
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.probe import free_port
+from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
+from ..support.credentials import mint_token, process_env
 from .test_process import wait_for_health
 
-SECRET = "replica-test-secret-" * 3
+SEED_SECRET = "replica-test-seeds-" * 3
 
 
 def start_engine(nats_url: str, stream: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -36,7 +39,9 @@ def start_engine(nats_url: str, stream: str) -> tuple[subprocess.Popen[bytes], s
         "PAIJU_GAMES_STREAM": stream,
         "PAIJU_GAMES_SUBJECT_PREFIX": f"game.{stream.lower()}",
         "PAIJU_METRICS_PORT": "0",
-        "PAIJU_TOKEN_SECRET": SECRET,
+        **process_env(Path(tempfile.mkdtemp(prefix="paiju-replica-"))),
+        "PAIJU_SEED_SECRET": SEED_SECRET,
+        "PAIJU_RATE_LIMITS": "off",  # the test's bots poll one engine as fast as they can
         "PAIJU_LOG_LEVEL": "warning",
     }
     process = subprocess.Popen(
@@ -51,7 +56,7 @@ def start_engine(nats_url: str, stream: str) -> tuple[subprocess.Popen[bytes], s
 
 
 def md(identity: Identity) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {mint(identity, SECRET.encode())}"),)
+    return (("authorization", f"Bearer {mint_token(identity)}"),)
 
 
 async def play(addresses: list[str], kill: subprocess.Popen[bytes] | None, kill_after: int) -> list[tuple[Any, ...]]:

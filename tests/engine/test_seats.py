@@ -9,20 +9,21 @@ from typing import Any
 import grpc
 import pytest
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.games import Games
+from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Cut, Phase
 from paiju.rules.zlj.bots import RandomBot
 from paiju.v1 import engine_pb2, zlj_pb2
 
-from .harness import NOW, SECRET, auth, engine, refusal_of, run, status_of, token
+from ..support.credentials import mint_token
+from .harness import NOW, auth, engine, refusal_of, run, status_of, token
 
 PLAYERS = [f"ann{s}" for s in range(6)]
 
 
 def as_player(player: str, game: str, seat: int) -> tuple[tuple[str, str], ...]:
-    return auth(mint(Identity(player, Role.PLAYER, game, seat, NOW + 3600), SECRET))
+    return auth(mint_token(Identity(player, Role.PLAYER, game, seat, NOW + 3600)))
 
 
 def create_request(game_id: str, players: list[str], deals: int = 1) -> engine_pb2.CreateGameRequest:

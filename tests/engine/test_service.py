@@ -9,8 +9,8 @@ from typing import Any
 import grpc
 import pytest
 
-from paiju.engine.auth import Role
 from paiju.engine.contract import ZLJ, ZLJ_EVENTS
+from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Play, replay
 from paiju.rules.zlj.model import HandsDealt

@@ -14,14 +14,13 @@ import grpc
 import pytest
 
 from paiju.dev.stack import run
-from paiju.engine.auth import Identity, Role, mint
+from paiju.platform.tokens import Identity, Issuer, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 
 def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NATS_URL", raising=False)
     monkeypatch.delenv("DATABASE_URL", raising=False)
-    monkeypatch.delenv("PAIJU_TOKEN_SECRET", raising=False)
     # not pytest's tmp_path: run as root, PostgreSQL runs as its own user, which cannot enter that folder
     folder = Path(tempfile.mkdtemp(prefix="paiju-stack-"))
     folder.chmod(0o755)
@@ -29,10 +28,9 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
     progress: dict[str, int] = {}
 
     def bots_play(started: dict[str, Any]) -> None:
-        secret = (data / "secret").read_text().strip().encode()
-        analyst = (
-            ("authorization", f"Bearer {mint(Identity('test', Role.ANALYST, expires=int(time.time()) + 600), secret)}"),
-        )
+        now = int(time.time())
+        token = started["credentials"].signer(Issuer.ADMIN).mint(Identity("test", Role.ANALYST, expires=now + 600))
+        analyst = (("authorization", f"Bearer {token}"),)
 
         async def versions() -> dict[str, int]:
             async with grpc.aio.insecure_channel(started["engine"]) as channel:

@@ -11,8 +11,8 @@ from typing import Any, cast
 import grpc
 import pytest
 
-from paiju.engine.auth import Role
 from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS
+from paiju.platform.tokens import Role
 from paiju.rules.cards import Suit
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import game as tractor_game

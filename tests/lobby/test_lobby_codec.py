@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from paiju.engine.codec import CodecError
 from paiju.lobby import table
-from paiju.lobby.accounts import AccountRegistered, NameClaimed, hash_password, name_skeleton
+from paiju.lobby.accounts import AccountRegistered, NameClaimed, SessionsRevoked, hash_password, name_skeleton
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.table import (
     AddBot,
@@ -40,7 +40,7 @@ ZLJ_OPTIONS = zlj_model.Options(
     deals=3, reverse_tribute=zlj_model.ReverseTribute.TEAM_TOTAL, resist=zlj_model.Resist.TWO_BIG, turn_seconds=10
 )
 TRACTOR_OPTIONS = tractor_model.Options(round_minutes=90, turn_seconds=10)
-EVENT_CLASSES = {*typing.get_args(table.Event), AccountRegistered, NameClaimed}
+EVENT_CLASSES = {*typing.get_args(table.Event), AccountRegistered, NameClaimed, SessionsRevoked}
 
 
 def encoded(event: Any) -> lobby_events_pb2.LobbyEvent:
@@ -102,6 +102,7 @@ EVENTS: list[Any] = [
     NameClaimed("alice", "account-0123456789abcdef0123456789abcdef", "\u0410lice"),
     NameClaimed(name_skeleton("张三"), "account-zh", "张三"),
     NameClaimed("", "", ""),
+    SessionsRevoked("account-0123456789abcdef0123456789abcdef", 3),
 ]
 
 
@@ -149,12 +150,14 @@ def test_the_wire_names_the_event() -> None:
 
 
 def test_the_oneof_numbers_stay() -> None:
-    """Stored events are read by their field numbers: the name claim took a new one, nothing was renumbered."""
+    """Stored events are read by their field numbers: the name claim and the revocation took new ones, nothing was
+    renumbered."""
     fields = lobby_events_pb2.LobbyEvent.DESCRIPTOR.oneofs_by_name["event"].fields
     numbers = {field.name: field.number for field in fields}
     assert numbers["account_registered"] == 13
     assert numbers["name_claimed"] == 14
-    assert sorted(numbers.values()) == list(range(1, 15))
+    assert numbers["sessions_revoked"] == 15
+    assert sorted(numbers.values()) == list(range(1, 16))
 
 
 def test_an_empty_wrapper_is_refused() -> None:
@@ -204,7 +207,7 @@ def test_every_event_of_a_table_round_trips() -> None:
                 assert through_the_wire(event) == event
                 state = evolve(state, event)
         assert state.matches == 2
-        assert len(kinds) == len(EVENT_CLASSES) - 2  # all but AccountRegistered and NameClaimed
+        assert len(kinds) == len(EVENT_CLASSES) - 3  # all but the accounts' events (registered, claimed, revoked)
         bots = [f"bot-t1-{n}" for n in range(seats - 2)]  # seated after the swap; the last removed and re-added
         # bot seats-2 took Cy's seat over in the first match, bot seats-1 Bo's covered seat in the second
         assert [s.player_id for s in state.seats] == [f"bot-t1-{seats - 1}", f"bot-t1-{seats - 2}", *bots]

@@ -14,7 +14,6 @@ from typing import Any
 
 import grpc
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.bootstrap import run_timers
 from paiju.engine.games import Games
 from paiju.engine.matches import run_in_background
@@ -25,18 +24,21 @@ from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
 from paiju.lobby.service import LobbyService, new_accounts, new_tables
 from paiju.platform.limits import RateLimits
+from paiju.platform.tokens import Identity, Role
 from paiju.postgres import connect
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 from ..engine.harness import auth as bearer
+from ..support.credentials import LOBBY, TRUST, mint_token
 
-SECRET = b"lobby-test-secret-" * 3
 PASSWORD = "correct horse battery"
+SEED_SECRET = b"lobby-test-seeds-" * 3
 
 
 def service_token() -> tuple[tuple[str, str], ...]:
-    return bearer(mint(Identity("test-runner", Role.SERVICE, expires=int(time.time()) + 3600), SECRET))
+    """A bot runner's token (what a runner leases bot seats with)."""
+    return bearer(mint_token(Identity("test-runner", Role.BOT_RUNNER, expires=int(time.time()) + 3600)))
 
 
 @dataclass
@@ -144,7 +146,7 @@ async def stack(
     lobby_store = await JetStreamEventStore.connect(nats_url, stream=f"L{suffix.upper()}", prefix=f"l{suffix}.lobby")
     games = Games(games_store)
     await games.follow()
-    service = EngineService(games, SECRET)
+    service = EngineService(games, TRUST, seed_secret=SEED_SECRET)
     engine_server = build_server(service.policy)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(service, engine_server)
     engine_port = engine_server.add_insecure_port("127.0.0.1:0")
@@ -152,7 +154,7 @@ async def stack(
     engine_address = f"127.0.0.1:{engine_port}"
     stop = asyncio.Event()
     starter = await run_in_background(lobby_store.client, service, f"L{suffix.upper()}", f"l{suffix}.lobby", stop)
-    timers = asyncio.create_task(run_timers(games, SECRET, 0.2, stop))
+    timers = asyncio.create_task(run_timers(games, SEED_SECRET, 0.2, stop))
 
     pool = await connect(database_dsn)
     await migrate_lobby(pool)
@@ -169,7 +171,8 @@ async def stack(
         accounts,
         listing,
         lambda: engine_stub,
-        SECRET,
+        signer=LOBBY,
+        trust=TRUST,
         grace_seconds=grace,
         limits=RateLimits(limits) if limits is not None else None,
     )

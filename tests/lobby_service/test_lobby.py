@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 import uuid
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -11,12 +12,14 @@ import grpc
 import pytest
 
 from paiju.engine.matches import handle
+from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, lobby_pb2, zlj_pb2
 
 from ..engine.harness import auth as bearer
 from ..engine.harness import refusal_of, status_of
-from .stack import PASSWORD, Stack, play_leased_bots, stack
+from ..support.credentials import BOTS, TRUST, mint_token
+from .stack import PASSWORD, SEED_SECRET, Stack, play_leased_bots, stack
 
 OK = grpc.StatusCode.OK
 
@@ -178,8 +181,6 @@ def test_a_redelivered_start_and_a_second_engine_replica_create_one_game(nats_ur
         from paiju.engine.games import Games
         from paiju.engine.service import EngineService
 
-        from .stack import SECRET
-
         _, owner = await s.player("Owner")
         table_id = await s.table(owner)
         await seat_everyone(s, table_id, owner, [], bots=6)
@@ -187,7 +188,7 @@ def test_a_redelivered_start_and_a_second_engine_replica_create_one_game(nats_ur
         first = await s.game_exists(table.game_id)
         # the same start event handled again, by this replica and by a second one over the same streams
         events = await s.lobby_store.load(table_id)
-        second = EngineService(Games(s.games_store), SECRET)
+        second = EngineService(Games(s.games_store), TRUST, seed_secret=SEED_SECRET)
         for recorded in events:
             await handle(s.service, recorded.data)
             await handle(second, recorded.data)
@@ -292,6 +293,57 @@ def test_start_match_answers_once_the_game_exists_and_join_game_needs_a_session(
         # a game token is not traded for a fresh one: JoinGame takes a lobby session only
         again = s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=bearer(joined.token))
         assert await refusal_of(again) == (grpc.StatusCode.PERMISSION_DENIED, "SESSION_REQUIRED")
+
+    run(nats_url, database_dsn, body)
+
+
+def test_sessions_are_short_renewed_and_revoked(nats_url: str, database_dsn: str) -> None:
+    """A session lasts 15 minutes and is renewed with RenewSession; Logout revokes every session of the account at
+    once (TOKEN_REVOKED: not renewed, no JoinGame); an operator revokes another account's sessions."""
+
+    async def body(s: Stack) -> None:
+        Code = grpc.StatusCode
+        first = (await s.lobby.Register(lobby_pb2.RegisterRequest(name="Ann", password=PASSWORD))).session
+        assert 0 < first.expires_at - time.time() <= 15 * 60
+        ann = bearer(first.token)
+        renewed = (await s.lobby.RenewSession(lobby_pb2.RenewSessionRequest(), metadata=ann)).session
+        assert renewed.player_id == first.player_id and renewed.expires_at >= first.expires_at
+        # a game token is not a session: it neither renews a session nor joins a game
+        table_id = await s.table(ann)
+        other = (await s.lobby.Login(lobby_pb2.LoginRequest(name="Ann", password=PASSWORD))).session
+        await s.lobby.Logout(lobby_pb2.LogoutRequest(), metadata=bearer(renewed.token))
+        for token in (first.token, renewed.token, other.token):
+            md = bearer(token)
+            assert await refusal_of(s.lobby.RenewSession(lobby_pb2.RenewSessionRequest(), metadata=md)) == (
+                Code.UNAUTHENTICATED,
+                "TOKEN_REVOKED",
+            )
+            assert await refusal_of(s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=md)) == (
+                Code.UNAUTHENTICATED,
+                "TOKEN_REVOKED",
+            )
+        # signing in again gives a session that works
+        again = (await s.lobby.Login(lobby_pb2.LoginRequest(name="Ann", password=PASSWORD))).session
+        again = (await s.lobby.RenewSession(lobby_pb2.RenewSessionRequest(), metadata=bearer(again.token))).session
+        assert await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=bearer(again.token))
+        # an operator revokes it; a player may not revoke anyone's
+        bo, bo_md = await s.player("Bo")
+        revoke = lobby_pb2.RevokeSessionsRequest(player_id=again.player_id)
+        assert await refusal_of(s.lobby.RevokeSessions(revoke, metadata=bo_md)) == (
+            Code.PERMISSION_DENIED,
+            "ROLE_REQUIRED",
+        )
+        operator = bearer(mint_token(Identity("ops", Role.ADMIN, expires=int(time.time()) + 60)))
+        await s.lobby.RevokeSessions(revoke, metadata=operator)
+        assert await refusal_of(
+            s.lobby.RenewSession(lobby_pb2.RenewSessionRequest(), metadata=bearer(again.token))
+        ) == (Code.UNAUTHENTICATED, "TOKEN_REVOKED")
+        nobody = lobby_pb2.RevokeSessionsRequest(player_id="account-nobody")
+        assert await refusal_of(s.lobby.RevokeSessions(nobody, metadata=operator)) == (
+            Code.NOT_FOUND,
+            "PLAYER_NOT_FOUND",
+        )
+        assert bo
 
     run(nats_url, database_dsn, body)
 
@@ -420,8 +472,6 @@ def test_two_bot_runners_share_a_table_of_bots_and_play_its_match_to_the_end(nat
         from paiju.botrunner.runner import BotRunner
         from paiju.v1 import tractor_pb2
 
-        from .stack import SECRET
-
         _, owner = await s.player("Owner")
         create = lobby_pb2.CreateTableRequest(name="bots", game=engine_pb2.GAME_TRACTOR)
         create.tractor_options.CopyFrom(tractor_pb2.TractorOptions(round_minutes=1))  # a short timed round
@@ -433,7 +483,7 @@ def test_two_bot_runners_share_a_table_of_bots_and_play_its_match_to_the_end(nat
         stop = asyncio.Event()
         runners = [
             BotRunner(
-                LobbySeatSource(s.lobby, f"runner-{n}", SECRET, max_seats=2),
+                LobbySeatSource(s.lobby, f"runner-{n}", BOTS, max_seats=2),
                 s.engine,
                 runner_id=f"runner-{n}",
                 think=0.0,

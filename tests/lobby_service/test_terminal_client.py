@@ -11,15 +11,16 @@ import time
 
 import pexpect
 
-from paiju.engine.auth import Identity, Role, mint
+from paiju.platform.tokens import Identity, Role
 from paiju.rules.cards import Card, format_card
 from paiju.rules.zlj.combos import LEVEL_OF, SMALL_JOKER
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2, lobby_pb2
 
 from ..engine.harness import auth as bearer
+from ..support.credentials import BOTS, mint_token
 from ..terminal.driver import ClientTerminal
-from .stack import SECRET, stack
+from .stack import stack
 
 
 def _not_a_combination(hand: tuple[Card, ...]) -> str | None:
@@ -41,7 +42,7 @@ def test_the_terminal_client_plays_a_zlj_deal_against_the_real_lobby_engine_and_
         async with stack(nats_url, database_dsn) as s:
             stop = asyncio.Event()
             runner = BotRunner(
-                LobbySeatSource(s.lobby, "runner-t", SECRET, max_seats=6),
+                LobbySeatSource(s.lobby, "runner-t", BOTS, max_seats=6),
                 s.engine,
                 runner_id="runner-t",
                 think=0.0,
@@ -81,7 +82,7 @@ def test_the_terminal_client_plays_a_zlj_deal_against_the_real_lobby_engine_and_
                     elif not typed and state.turn == 0:
                         game = await s.games.refresh(game_id)
                         mine = bearer(
-                            mint(Identity(game.seats[0], Role.PLAYER, game_id, 0, int(time.time()) + 3600), SECRET)
+                            mint_token(Identity(game.seats[0], Role.PLAYER, game_id, 0, int(time.time()) + 3600))
                         )
                         legal = await s.engine.GetLegalActions(
                             engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=game.version), metadata=mine

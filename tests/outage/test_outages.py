@@ -25,17 +25,17 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from paiju.dev.stack import Services, _create_database, open_bot_tables
-from paiju.engine.auth import SECRET_VARIABLE, Identity, Role, mint
 from paiju.engine.probe import free_port, wait_until_serving
+from paiju.platform.tokens import Identity, Issuer, Role
 from paiju.postgres import embedded
 from paiju.postgres.pool import with_database
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 from ..engine.harness import refusal_of
+from ..support.credentials import mint_token, process_env
 
 pytestmark = pytest.mark.outage
 
-SECRET = "outage-test-secret-" * 3
 NATS_DOWN_SECONDS = 150
 POSTGRES_DOWN_SECONDS = 60
 NOTICED_SECONDS = 10
@@ -112,7 +112,7 @@ def wait_for(what: str, condition: Callable[[], bool], seconds: float, services:
 
 
 def analyst() -> tuple[tuple[str, str], ...]:
-    token = mint(Identity("outage-test", Role.ANALYST, expires=int(time.time()) + 3600), SECRET.encode())
+    token = mint_token(Identity("outage-test", Role.ANALYST, expires=int(time.time()) + 3600))
     return (("authorization", f"Bearer {token}"),)
 
 
@@ -164,7 +164,8 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
         addresses = {name: f"127.0.0.1:{free_port()}" for name in SERVICES}
         env = {
             **os.environ,
-            SECRET_VARIABLE: SECRET,
+            **process_env(folder / "keys"),
+            "PAIJU_SEED_SECRET": "outage-test-seeds-" * 3,
             "NATS_URL": nats.url,
             "DATABASE_URL": with_database(postgres.dsn, "paiju"),
             "PAIJU_ENGINE_ADDRESS": addresses["engine"],
@@ -177,10 +178,10 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
         }
         services = Services(folder / "logs", env)
         for name in SERVICES:
-            services.start(name, name)
+            services.start(name, name, env=process_env(folder / "keys", Issuer.LOBBY) if name == "lobby" else {})
         for name, service in SERVICES.items():
             wait_until_serving(addresses[name], timeout=60, service=service)
-        services.start("bots", "bots")
+        services.start("bots", "bots", env=process_env(folder / "keys", Issuer.BOTS))
         tables = asyncio.run(open_bot_tables(addresses["lobby"]))
         games = [f"{table}-m1" for table in tables.values()]
         wait_for("bots play", lambda: min(versions(addresses["engine"], games).values()) > 20, 60, services)
@@ -288,6 +289,6 @@ async def _engine_call(engine: str, game: str) -> tuple[grpc.StatusCode, str]:
 async def _list_tables(lobby: str) -> tuple[grpc.StatusCode, str]:
     async with grpc.aio.insecure_channel(lobby) as channel:
         stub: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
-        token = mint(Identity("someone", Role.SPECTATOR, expires=int(time.time()) + 600), SECRET.encode())
+        token = mint_token(Identity("someone", Role.SPECTATOR, expires=int(time.time()) + 600))
         md = (("authorization", f"Bearer {token}"),)
         return await refusal_of(stub.ListTables(lobby_pb2.ListTablesRequest(), metadata=md, timeout=5))

@@ -20,10 +20,10 @@ def test_the_reasons_are_the_contracts_reasons() -> None:
 
 
 def test_every_reason_has_one_code_and_the_proto_documents_it() -> None:
-    assert set(CODES) == set(Reason)
+    assert set(CODES) == set(Reason), "every reason has its status_code option"
     text = ERRORS_PROTO.read_text()
     for reason in Reason:
         # the comment right above the value starts with the status code it goes with
-        found = re.search(rf"// ([A-Z_]+):[^\n]*\n(?:  //[^\n]*\n)*  {reason.value} = \d+;", text)
+        found = re.search(rf"// ([A-Z_]+):[^\n]*\n(?:  //[^\n]*\n)*  {reason.value} = \d+ \[", text)
         assert found, f"{reason.value} is not documented with its status code in errors.proto"
         assert found.group(1) == code_name(reason), reason

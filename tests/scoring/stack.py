@@ -14,12 +14,12 @@ from typing import Any
 
 import grpc
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.serving import build_server
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.engine.workqueue import in_background
 from paiju.lobby import tournaments as tournament_tables
 from paiju.lobby.service import new_tables
+from paiju.platform.tokens import Identity, Role
 from paiju.postgres.pool import connect
 from paiju.scoring import results
 from paiju.scoring.projector import Projector
@@ -28,7 +28,8 @@ from paiju.scoring.service import ScoringService, new_tournaments
 from paiju.v1 import scoring_pb2_grpc
 
 from ..engine.harness import auth as bearer
-from ..lobby_service.stack import SECRET, Stack, stack
+from ..lobby_service.stack import Stack, stack
+from ..support.credentials import TRUST, mint_token
 
 
 class Clock:
@@ -42,7 +43,7 @@ class Clock:
 
 
 def token(subject: str, role: Role, game: str | None = None, seat: int | None = None) -> tuple[tuple[str, str], ...]:
-    return bearer(mint(Identity(subject, role, game=game, seat=seat, expires=int(time.time()) + 3600), SECRET))
+    return bearer(mint_token(Identity(subject, role, game=game, seat=seat, expires=int(time.time()) + 3600)))
 
 
 @dataclass
@@ -69,7 +70,7 @@ async def scoring_stack(nats_url: str, database_dsn: str) -> AsyncIterator[Scori
         tournaments = new_tournaments(store)
         await tournaments.follow()
         clock = Clock()
-        service = ScoringService(tournaments, pool, SECRET, now_ms=clock)
+        service = ScoringService(tournaments, pool, TRUST, now_ms=clock)
         server = build_server(service.policy)
         scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
         port = server.add_insecure_port("127.0.0.1:0")

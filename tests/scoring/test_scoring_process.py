@@ -8,8 +8,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -20,10 +22,9 @@ from paiju.postgres.pool import connect
 from paiju.scoring.projector import checkpoint
 from paiju.scoring.readmodels import migrate_scoring
 
+from ..support.credentials import process_env
 from .recorded import open_games, record_tractor, record_zlj
 from .test_readmodels import snapshot
-
-SECRET = "scoring-process-test-secret-0123456789"
 
 
 async def record(nats_url: str) -> tuple[str, str, int]:
@@ -55,7 +56,7 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         **os.environ,
         "NATS_URL": nats_url,
         "DATABASE_URL": database_dsn,
-        "PAIJU_TOKEN_SECRET": SECRET,
+        **process_env(Path(tempfile.mkdtemp(prefix="paiju-scoring-"))),
         "PAIJU_GAMES_STREAM": stream,
         "PAIJU_GAMES_SUBJECT_PREFIX": prefix,
         "PAIJU_LOBBY_STREAM": f"L{suffix.upper()}",

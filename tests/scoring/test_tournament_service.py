@@ -18,7 +18,7 @@ import grpc
 import pytest
 
 from paiju.cli import main as paiju_main
-from paiju.engine.auth import Role
+from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
 from paiju.scoring.sheets import read_sheet_csv
 from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2, zlj_pb2

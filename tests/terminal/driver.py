@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import grpc
 from pexpect import fdpexpect
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
+from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
@@ -32,13 +32,14 @@ from paiju.rules.tractor.model import Redeal as TractorRedeal
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
-SECRET = b"terminal-test-secret-" * 2
+from ..support.credentials import TRUST, mint_token
+
 T = TypeVar("T")
 
 
 def token(role: Role, game: str | None = None, seat: int | None = None, subject: str | None = None) -> str:
     who = subject if subject is not None else f"{role.value}-{seat}"
-    return mint(Identity(who, role, game, seat, int(time.time()) + 3600), SECRET)
+    return mint_token(Identity(who, role, game, seat, int(time.time()) + 3600, int(time.time())))
 
 
 def auth(tok: str) -> tuple[tuple[str, str], ...]:
@@ -104,7 +105,7 @@ class EngineThread:
 
     async def _serve(self, port: int = 0) -> None:
         assert self.games is not None
-        service = EngineService(self.games, SECRET, seeds=lambda game_id, version: self.seeds.next64())
+        service = EngineService(self.games, TRUST, seeds=lambda game_id, version: self.seeds.next64())
         server = build_server(service.policy)
         engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
         self.port = server.add_insecure_port(f"127.0.0.1:{port}")

@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 import grpc
 
-from paiju.engine.auth import Role
+from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
 
 from .driver import ZLJ_ONE_DEAL, auth, token
@@ -136,6 +136,15 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
         await self._unimplemented(context)
 
     async def LeaseBotSeats(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def RenewSession(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def Logout(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def RevokeSessions(self, request: Any, context: Any) -> Any:
         await self._unimplemented(context)
 
     async def Guest(self, request: lobby_pb2.GuestRequest, context: Any) -> lobby_pb2.GuestResponse:

@@ -9,7 +9,7 @@ import re
 
 import pexpect
 
-from paiju.engine.auth import Role
+from paiju.platform.tokens import Role
 from paiju.rules.cards import Card, format_card
 from paiju.rules.zlj.combos import LEVEL_OF, SMALL_JOKER
 from paiju.terminal.client.render import PROMPT

@@ -12,8 +12,8 @@ from typing import Any
 
 import pexpect
 
-from paiju.engine.auth import Role
 from paiju.engine.contract import ZLJ_EVENTS
+from paiju.platform.tokens import Role
 from paiju.rules.zlj.model import CardsPlayed, FourTake, Passed
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2

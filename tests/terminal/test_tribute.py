@@ -11,7 +11,7 @@ import re
 import pexpect
 import pytest
 
-from paiju.engine.auth import Role
+from paiju.platform.tokens import Role
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2, zlj_pb2
 

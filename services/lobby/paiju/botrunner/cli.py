@@ -17,7 +17,8 @@ Options (each falls back to its environment variable, then to the default):
 ``--renew SECONDS``      ask the lobby for the leases at least this often (``PAIJU_BOT_RENEW_SECONDS``; 10)
 ``--log-level LEVEL``    (``PAIJU_LOG_LEVEL``; info)
 
-``PAIJU_TOKEN_SECRET`` (required, at least 32 bytes) signs the runner's service token for the lobby.
+``PAIJU_SIGNING_KEY`` and ``PAIJU_SIGNING_KEY_ID`` (required) name the runner's own key (a ``bots.<version>`` key,
+which vouches for the bot runner role only): it signs the runner's token for the lobby.
 SIGTERM or SIGINT stops every seat and exits 0.
 """
 
@@ -113,25 +114,25 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "bots",
         help="run the bot runner: play the lobby's bot seats through the engine's gRPC API",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog=f"PAIJU_TOKEN_SECRET signs the service token for the lobby. Addresses also from {LOBBY_VARIABLE}, "
-        f"{ENGINE_VARIABLE}.",
+        epilog=f"PAIJU_SIGNING_KEY (and PAIJU_SIGNING_KEY_ID) sign the runner's token for the lobby. Addresses also "
+        f"from {LOBBY_VARIABLE}, {ENGINE_VARIABLE}.",
     )
     return configure(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the bot runner until SIGTERM / SIGINT; 0 on a clean stop, 2 without a usable token secret."""
+    """Run the bot runner until SIGTERM / SIGINT; 0 on a clean stop, 2 without a usable signing key."""
     import asyncio
 
     from paiju.botrunner.service import serve
-    from paiju.engine.auth import TokenError, secret_from_env
+    from paiju.platform.tokens import signer_from_env
 
     try:
-        secret = secret_from_env()
-    except TokenError as e:
+        signer = signer_from_env()
+    except SystemExit as e:
         print(f"paiju bots: {e}", file=sys.stderr)
         return 2
-    asyncio.run(serve(Settings.resolve(args), secret))
+    asyncio.run(serve(Settings.resolve(args), signer))
     return 0
 
 

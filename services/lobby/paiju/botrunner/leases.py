@@ -15,15 +15,13 @@ from typing import Any
 
 import structlog
 
-from paiju.engine.auth import Identity, Role, mint
 from paiju.engine.channels import channel
+from paiju.platform.tokens import SERVICE_TOKEN_SECONDS, Identity, Role, Signer
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
 
 GAME_KINDS = {engine_pb2.GAME_ZLJ: "zlj", engine_pb2.GAME_TRACTOR: "tractor"}
 """The rules core of each `Game` of the contract."""
 log = structlog.get_logger("paiju.botrunner")
-SERVICE_TOKEN_SECONDS = 600
-"""Lifetime of the service tokens a `LobbySeatSource` mints (a fresh one well before expiry)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,14 +71,15 @@ class StaticSeatSource:
 
 
 class LobbySeatSource:
-    """Asks `LobbyService.LeaseBotSeats` for this runner's seats, authenticated with a service token minted
-    from the deployment secret (``PAIJU_TOKEN_SECRET``) whose subject is the runner id."""
+    """Asks `LobbyService.LeaseBotSeats` for this runner's seats, authenticated with a bot runner's token it signs
+    itself with its own key (``PAIJU_SIGNING_KEY``, an issuer that vouches for that role only), whose subject is the
+    runner id."""
 
     def __init__(
         self,
         stub: Any,
         runner_id: str,
-        secret: bytes,
+        signer: Signer,
         *,
         max_seats: int = 0,
         timeout: float = 10.0,
@@ -88,7 +87,7 @@ class LobbySeatSource:
     ) -> None:
         self._stub = stub
         self._runner_id = runner_id
-        self._secret = secret
+        self._signer = signer
         self._max_seats = max_seats
         self._timeout = timeout
         self._now = now
@@ -96,17 +95,17 @@ class LobbySeatSource:
         self._token_expires = 0.0
 
     @classmethod
-    def connect(cls, address: str, runner_id: str, secret: bytes, **kwargs: Any) -> tuple[LobbySeatSource, Any]:
+    def connect(cls, address: str, runner_id: str, signer: Signer, **kwargs: Any) -> tuple[LobbySeatSource, Any]:
         """A source over a new channel to the lobby at ``address``; returns (source, channel to close)."""
         lobby = channel(address)
-        return cls(lobby_pb2_grpc.LobbyServiceStub(lobby), runner_id, secret, **kwargs), lobby
+        return cls(lobby_pb2_grpc.LobbyServiceStub(lobby), runner_id, signer, **kwargs), lobby
 
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         now = self._now()
         if self._token_expires - now < SERVICE_TOKEN_SECONDS / 2:
             self._token_expires = now + SERVICE_TOKEN_SECONDS
-            identity = Identity(self._runner_id, Role.SERVICE, expires=int(self._token_expires))
-            self._token = mint(identity, self._secret)
+            identity = Identity(self._runner_id, Role.BOT_RUNNER, expires=int(self._token_expires), issued=int(now))
+            self._token = self._signer.mint(identity)
         return (("authorization", f"Bearer {self._token}"),)
 
     async def __call__(self) -> Sequence[SeatLease]:

@@ -12,12 +12,13 @@ from paiju.botrunner.leases import LobbySeatSource, SeatSource
 from paiju.botrunner.runner import BotRunner
 from paiju.engine.channels import channel
 from paiju.engine.observability import configure_logging
+from paiju.platform.tokens import Signer
 from paiju.v1 import engine_pb2_grpc
 
 
 async def serve(
     settings: Settings,
-    secret: bytes,
+    signer: Signer | None,
     *,
     stop: asyncio.Event | None = None,
     source: SeatSource | None = None,
@@ -33,8 +34,10 @@ async def serve(
     engine_channel = channel(settings.engine)
     lobby_channel = None
     if source is None:
+        if signer is None:
+            raise ValueError("leasing seats from the lobby needs the runner's signing key")
         source, lobby_channel = LobbySeatSource.connect(
-            settings.lobby, settings.runner_id, secret, max_seats=settings.max_seats
+            settings.lobby, settings.runner_id, signer, max_seats=settings.max_seats
         )
     runner = BotRunner(
         source,

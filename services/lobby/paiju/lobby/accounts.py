@@ -19,6 +19,7 @@ names are registered.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import hmac
 import secrets
@@ -78,6 +79,16 @@ class AccountRegistered:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionsRevoked:
+    """Every session of the account issued so far was revoked (signed out everywhere, or closed by an operator): the
+    account's sessions are of ``generation`` from now on, and those of earlier generations are refused at once and
+    cannot be renewed."""
+
+    player_id: str
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
 class Account:
     """A registered account, as its events left it."""
 
@@ -85,6 +96,14 @@ class Account:
     name: str
     password_hash: str
     guest: bool
+    generation: int = 0
+    """The generation of the account's sessions: the number of times its sessions were revoked (a session carries
+    the generation it was issued in; one of an earlier generation is revoked)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RevokeSessions:
+    """Revoke every session of the account issued so far."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -360,15 +379,25 @@ def login_matches(account: Account | None, password: str) -> bool:
 # --- the aggregates -------------------------------------------------------------------------------------
 
 
-def decide_account(account: Account | None, command: Register) -> list[AccountRegistered]:
-    """Register the account, or `LobbyError` (``NAME_TAKEN``) when its name (folded) is already registered."""
+def decide_account(
+    account: Account | None, command: Register | RevokeSessions
+) -> list[AccountRegistered | SessionsRevoked]:
+    """Register the account, or `LobbyError` (``NAME_TAKEN``) when its name (folded) is already registered; revoke
+    its sessions (nothing new when they were revoked at that time or later already)."""
+    if isinstance(command, RevokeSessions):
+        if account is None:
+            raise LobbyError(Reason.PLAYER_NOT_FOUND, "there is no such account")
+        return [SessionsRevoked(account.player_id, account.generation + 1)]
     if account is not None:
         raise LobbyError(Reason.NAME_TAKEN, f"the name {command.name!r} is taken", {"name": command.name})
     return [AccountRegistered(command.player_id, command.name, command.password_hash, command.guest)]
 
 
-def evolve_account(account: Account | None, event: AccountRegistered) -> Account:
-    """The account its registration made."""
+def evolve_account(account: Account | None, event: AccountRegistered | SessionsRevoked) -> Account:
+    """The account its registration made, or with its sessions revoked."""
+    if isinstance(event, SessionsRevoked):
+        assert account is not None
+        return dataclasses.replace(account, generation=event.generation)
     return Account(event.player_id, event.name, event.password_hash, event.guest)
 
 

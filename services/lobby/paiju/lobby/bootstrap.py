@@ -7,7 +7,6 @@ import os
 
 import structlog
 
-from paiju.engine.auth import secret_from_env
 from paiju.engine.observability import configure_logging
 from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
@@ -19,6 +18,7 @@ from paiju.lobby.results import MatchResults
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, new_accounts, new_tables
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.tokens import signer_from_env, trust_from_env
 from paiju.postgres import close as close_pool
 from paiju.postgres import connect
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
@@ -32,7 +32,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     log = structlog.get_logger("paiju.lobby")
     if not settings.database_url:
         raise SystemExit("DATABASE_URL must name the lobby's PostgreSQL database")
-    secret = secret_from_env()
+    signer = signer_from_env()
+    trust = trust_from_env()
     lobby_store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
@@ -60,7 +61,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         accounts,
         listing,
         engine_client(settings.engine_address),
-        secret,
+        signer=signer,
+        trust=trust,
         grace_seconds=settings.grace_seconds,
         limits=RateLimits.from_env(RATE_LIMITS, os.environ),
     )

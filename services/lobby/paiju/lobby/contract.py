@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from paiju.engine.codec import Codec, OneofCodec
 from paiju.lobby import table
-from paiju.lobby.accounts import AccountRegistered, NameClaimed
+from paiju.lobby.accounts import AccountRegistered, NameClaimed, SessionsRevoked
 from paiju.v1 import cards_pb2, lobby_events_pb2
 
 LOBBY = Codec(lobby_events_pb2, "Lobby", cards_pb2.CardList)
-LOBBY_EVENTS = OneofCodec(LOBBY, lobby_events_pb2.LobbyEvent, table.Event | AccountRegistered | NameClaimed, "event")
+LOBBY_EVENTS = OneofCodec(
+    LOBBY, lobby_events_pb2.LobbyEvent, table.Event | AccountRegistered | NameClaimed | SessionsRevoked, "event"
+)

@@ -6,7 +6,8 @@ PostgreSQL read model (`paiju.lobby.readmodel`). Seat changes during a match go 
 seated player's open `WatchTable` stream is its presence: when the last one closes during a match, a bot
 covers the seat after the grace time; when the player watches again (or joins the game), the seat is
 handed back. Tokens: the lobby signs sessions (role player, no game) and game tokens (player + game +
-seat, or spectator) with the deployment's secret, which the engine verifies.
+seat, or spectator) with its own Ed25519 key (`paiju.platform.tokens`), which every service verifies with the lobby's
+public key; they are short-lived, renewed with RenewSession and JoinGame, and revoked with Logout / RevokeSessions.
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ from typing import Any, Protocol, cast
 import grpc
 import structlog
 
-from paiju.engine.auth import Identity, Role, Verifier, mint
 from paiju.engine.channels import channel as grpc_channel
 from paiju.engine.codec import CodecError
 from paiju.engine.contract import TRACTOR, ZLJ
@@ -35,6 +35,16 @@ from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
+from paiju.platform.tokens import (
+    GAME_TOKEN_SECONDS,
+    SERVICE_TOKEN_SECONDS,
+    SESSION_SECONDS,
+    Identity,
+    Role,
+    Signer,
+    Trust,
+    Verifier,
+)
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
@@ -51,8 +61,6 @@ RATE_LIMITS = """
 """
 """The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address (and Login by the name asked
 for), the rest by account."""
-SESSION_SECONDS = 12 * 3600
-GAME_TOKEN_SECONDS = 12 * 3600
 LEASE_SECONDS = 30
 ENGINE_SECONDS = 10.0
 """How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
@@ -144,8 +152,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         accounts: Aggregates[acc.Account | None],
         listing: TableListing,
         engine: Callable[[], Any],
-        secret: bytes,
         *,
+        signer: Signer,
+        trust: Trust,
         grace_seconds: float = 30.0,
         now: Callable[[], int] = lambda: int(time.time()),
         limits: RateLimits | None = None,
@@ -157,10 +166,10 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         """Set when the server shuts down: open table watches end with a WatchEnd saying so."""
         self._listing = listing
         self._engine = engine
-        self._secret = secret
+        self._signer = signer
         self._grace = grace_seconds
         self._now = now
-        self.verifier = Verifier(secret, now)
+        self.verifier = Verifier(trust, now)
         self.policy = Policy(authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits)
         """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
         self._present: dict[tuple[str, str], int] = {}
@@ -168,15 +177,26 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 
     # --- helpers ------------------------------------------------------------------------------------
 
-    def _token(self, identity: Identity) -> str:
-        return mint(identity, self._secret)
+    def _token(
+        self,
+        subject: str,
+        role: Role,
+        seconds: int,
+        game: str | None = None,
+        seat: int | None = None,
+        *,
+        generation: int = 0,
+    ) -> str:
+        now = self._now()
+        identity = Identity(subject, role, game, seat, expires=now + seconds, issued=now, generation=generation)
+        return self._signer.mint(identity)
 
     def _service_metadata(self) -> tuple[tuple[str, str], ...]:
-        identity = Identity("lobby", Role.SERVICE, expires=self._now() + 300)
-        return (("authorization", f"Bearer {self._token(identity)}"),)
+        return (("authorization", f"Bearer {self._token('lobby', Role.SERVICE, SERVICE_TOKEN_SECONDS)}"),)
 
-    async def _player(self) -> tuple[str, str]:
-        """The signed-in player's id and name (a lobby session token)."""
+    async def _signed_in(self) -> tuple[Identity, acc.Account]:
+        """The caller's session and account: a lobby session token (role player, no game), of an account that
+        exists, not revoked."""
         who: Identity = caller()
         if who.role is not Role.PLAYER or who.game is not None:
             raise Refused(
@@ -185,6 +205,13 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         account = (await self._accounts.load(who.subject)).state
         if account is None:
             raise Refused(Reason.TOKEN_INVALID, "this token's account does not exist")
+        if who.generation < account.generation:
+            raise Refused(Reason.TOKEN_REVOKED, "this session was revoked (signed out): sign in again")
+        return who, account
+
+    async def _player(self) -> tuple[str, str]:
+        """The signed-in player's id and name (a lobby session token, not revoked)."""
+        _, account = await self._signed_in()
         return account.player_id, account.name
 
     async def _table(self, table_id: str) -> Loaded[tb.Table]:
@@ -215,7 +242,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 
     def _session(self, account: acc.Account) -> lobby_pb2.Session:
         expires = self._now() + SESSION_SECONDS
-        token = self._token(Identity(account.player_id, Role.PLAYER, expires=expires))
+        token = self._token(account.player_id, Role.PLAYER, SESSION_SECONDS, generation=account.generation)
         return lobby_pb2.Session(player_id=account.player_id, name=account.name, token=token, expires_at=expires)
 
     # --- accounts -----------------------------------------------------------------------------------
@@ -259,6 +286,38 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.GuestResponse:
         account = await self._register(acc.guest_name(), "", guest=True)
         return lobby_pb2.GuestResponse(session=self._session(account))
+
+    async def RenewSession(
+        self, request: lobby_pb2.RenewSessionRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.RenewSessionResponse:
+        _, account = await self._signed_in()
+        return lobby_pb2.RenewSessionResponse(session=self._session(account))
+
+    async def Logout(
+        self, request: lobby_pb2.LogoutRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.LogoutResponse:
+        who, account = await self._signed_in()
+        await self._revoke(account.player_id, who.subject)
+        log.info("signed out everywhere", player=account.player_id)
+        return lobby_pb2.LogoutResponse()
+
+    async def RevokeSessions(
+        self, request: lobby_pb2.RevokeSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.RevokeSessionsResponse:
+        who: Identity = caller()
+        if who.role is not Role.ADMIN:
+            raise Refused(
+                Reason.ROLE_REQUIRED, "only an operator revokes another account's sessions", {"required": "admin"}
+            )
+        if (await self._accounts.load(request.player_id)).state is None:
+            raise Refused(Reason.PLAYER_NOT_FOUND, f"there is no account {request.player_id!r}")
+        await self._revoke(request.player_id, who.subject)
+        log.info("sessions revoked", player=request.player_id, by=who.subject)
+        return lobby_pb2.RevokeSessionsResponse()
+
+    async def _revoke(self, player_id: str, actor: str) -> None:
+        """Revoke every session of the account issued until now."""
+        await self._accounts.act(player_id, acc.RevokeSessions(), f"revoke:{uuid.uuid4().hex}", actor)
 
     # --- tables -------------------------------------------------------------------------------------
 
@@ -524,32 +583,33 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def JoinGame(
         self, request: lobby_pb2.JoinGameRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.JoinGameResponse:
-        who: Identity = caller()
-        if who.game is not None:
-            raise Refused(Reason.SESSION_REQUIRED, "JoinGame needs a lobby session token, not a game token")
+        who, _ = await self._signed_in()
         loaded = await self._table(request.table_id)
         table = loaded.state
         if not table.game_id:
             raise Refused(Reason.NO_MATCH_YET, "no match has started at this table yet")
         await self._game_exists(loaded)
-        expires = self._now() + GAME_TOKEN_SECONDS
-        seat = table.seat_of(who.subject) if who.role is Role.PLAYER else None
-        response = lobby_pb2.JoinGameResponse(game_id=table.game_id, game=GAMES[table.game])
+        seat = table.seat_of(who.subject)
+        response = lobby_pb2.JoinGameResponse(
+            game_id=table.game_id, game=GAMES[table.game], expires_at=self._now() + GAME_TOKEN_SECONDS
+        )
         if seat is None:
-            response.token = self._token(Identity(who.subject, Role.SPECTATOR, table.game_id, None, expires))
+            response.token = self._token(who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id)
             return response
         with contextlib.suppress(Refused):
             await self._returned(request.table_id, who.subject)
         response.seat = seat
-        response.token = self._token(Identity(who.subject, Role.PLAYER, table.game_id, seat, expires))
+        response.token = self._token(who.subject, Role.PLAYER, GAME_TOKEN_SECONDS, table.game_id, seat)
         return response
 
     async def LeaseBotSeats(
         self, request: lobby_pb2.LeaseBotSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.LeaseBotSeatsResponse:
         who = caller()
-        if who.role not in (Role.SERVICE, Role.ADMIN):
-            raise Refused(Reason.ROLE_REQUIRED, "bot runners use a service token", {"required": "service"})
+        if who.role not in (Role.BOT_RUNNER, Role.ADMIN):
+            raise Refused(
+                Reason.ROLE_REQUIRED, "bot runners lease seats with a bot runner's token", {"required": "bot_runner"}
+            )
         now = self._now()
         until = now + LEASE_SECONDS
         response = lobby_pb2.LeaseBotSeatsResponse()
@@ -575,7 +635,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                     except tb.LobbyError:
                         continue  # another runner leased it meanwhile
                     expires = until
-                token = self._token(Identity(holders[i], Role.PLAYER, table.game_id, i, expires + LEASE_SECONDS))
+                token = self._token(holders[i], Role.PLAYER, expires + LEASE_SECONDS - now, table.game_id, i)
                 response.seats.add(
                     table_id=table_id,
                     game_id=table.game_id,

@@ -14,7 +14,6 @@ from typing import Any
 import asyncpg
 import structlog
 
-from paiju.engine.auth import secret_from_env
 from paiju.engine.observability import configure_logging
 from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.engine.store.jetstream import JetStreamEventStore
@@ -22,6 +21,7 @@ from paiju.engine.workqueue import in_background
 from paiju.lobby.aggregates import Aggregates
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.tokens import trust_from_env
 from paiju.postgres import close as close_pool
 from paiju.postgres import connect
 from paiju.scoring import results
@@ -89,10 +89,10 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     """Run scoring until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.scoring")
-    secret = secret_from_env()
+    trust = trust_from_env()
     async with parts(settings) as p:
         await p.tournaments.follow()
-        service = ScoringService(p.tournaments, p.pool, secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
+        service = ScoringService(p.tournaments, p.pool, trust, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
         dependencies = Dependencies()
         for store in (p.tournaments_store, p.games_store, p.lobby_store):
             dependencies.add_nats(f"nats:{store.stream}", store.client)

@@ -5,7 +5,7 @@ Tournaments are aggregates of the TOURNAMENTS stream (`paiju.scoring.tournament`
 read, so two referees pairing the same round at once pair it once. Match scores, player statistics and
 leaderboards come from the PostgreSQL read models (`paiju.scoring.readmodels`).
 
-Who may do what (bearer tokens signed with the deployment's secret, as for the lobby and the engine): admins
+Who may do what (bearer tokens, `paiju.platform.tokens`, as for the lobby and the engine): admins
 and referees create tournaments, register teams at once (for players who agreed with them, e.g. at the desk),
 withdraw team proposals, pair rounds, record forfeits and resolve appeals; a player proposes a team they play
 in (`RegisterTeam` with a player token: registered only once every other player named has consented with
@@ -29,11 +29,11 @@ import grpc
 import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.engine.auth import Identity, Role, Verifier
 from paiju.lobby.aggregates import Aggregates, CommandIdReused
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
+from paiju.platform.tokens import Identity, Role, Trust, Verifier
 from paiju.scoring import tournament as tm
 from paiju.scoring.reports import result_sheet
 from paiju.scoring.sheets import sheet_csv, sheet_html
@@ -145,7 +145,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self,
         tournaments: Aggregates[tm.Tournament],
         pool: asyncpg.Pool[Any],
-        secret: bytes,
+        trust: Trust,
         *,
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         limits: RateLimits | None = None,
@@ -153,7 +153,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self._tournaments = tournaments
         self._pool = pool
         self._now_ms = now_ms
-        self.verifier = Verifier(secret, lambda: now_ms() // 1000)
+        self.verifier = Verifier(trust, lambda: now_ms() // 1000)
         self.policy = Policy(authenticator=self.verifier, limits=limits)
         """What the gRPC edge does for this service (every method needs a token)."""
 

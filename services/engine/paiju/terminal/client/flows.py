@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, Refused
@@ -26,12 +27,31 @@ from paiju.v1 import lobby_pb2
 PLAYING = lobby_pb2.TABLE_STATUS_PLAYING
 
 
-async def _game(engine_address: str, joined: Joined, console: Console, seats: Seats, *, watching: bool) -> int:
+async def _game(
+    engine_address: str,
+    joined: Joined,
+    console: Console,
+    seats: Seats,
+    *,
+    watching: bool,
+    lobby: LobbyClient | None = None,
+    table_id: str | None = None,
+) -> int:
     engine = EngineClient(engine_address, joined.token, joined.game_id)
     session = Session(engine, console, seats)
+
+    def renewed(token: str) -> None:
+        engine.metadata = (("authorization", f"Bearer {token}"),)
+
+    # tokens last 15 minutes: the session and the game token are renewed while the game goes on
+    fresh = asyncio.ensure_future(lobby.keep_signed_in(table_id, renewed)) if lobby is not None else None
     try:
         return await (session.watch() if watching else session.play())
     finally:
+        if fresh is not None:
+            fresh.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await fresh
         await session.stop()
         await engine.close()
 
@@ -81,7 +101,7 @@ async def _play_through_lobby(args: argparse.Namespace, password: str | None, co
             console.line("You have no seat at this table's match; use `paiju watch` to spectate.")
             return 1
         console.line(f"Playing seat {joined.seat} of game {joined.game_id}.")
-        return await _game(args.engine, joined, console, seats, watching=False)
+        return await _game(args.engine, joined, console, seats, watching=False, lobby=lobby, table_id=table.table_id)
     finally:
         if presence is not None:
             await presence.stop()
@@ -183,7 +203,7 @@ async def _watch_through_lobby(args: argparse.Namespace, password: str | None, c
             if waited is None:
                 return 0
         joined = await _join(lobby, table.table_id)
-        return await _game(args.engine, joined, console, seats, watching=True)
+        return await _game(args.engine, joined, console, seats, watching=True, lobby=lobby, table_id=table.table_id)
     finally:
         if presence is not None:
             await presence.stop()

@@ -25,6 +25,10 @@ START_PATIENCE = 60.0
 event)."""
 
 
+RENEW_SECONDS = 5 * 60.0
+"""How often a signed-in client renews its session and its game token (both last 15 minutes)."""
+
+
 class LobbyFailed(Exception):
     """A lobby call failed; ``message`` says why in plain words."""
 
@@ -155,6 +159,17 @@ class LobbyClient:
         reply = await self._call("StartMatch", self.stub.StartMatch, request)
         table: lobby_pb2.Table = reply.table
         return table
+
+    async def keep_signed_in(self, table_id: str | None = None, renewed: Callable[[str], None] | None = None) -> None:
+        """Until cancelled: renew the session (sessions last 15 minutes) every `RENEW_SECONDS`, and with it the
+        game token of ``table_id`` (passed to ``renewed``). A renewal that fails is tried again next time."""
+        while True:
+            await asyncio.sleep(RENEW_SECONDS)
+            with contextlib.suppress(LobbyFailed):
+                reply = await self._call("RenewSession", self.stub.RenewSession, lobby_pb2.RenewSessionRequest())
+                self.session = reply.session
+                if table_id is not None and renewed is not None:
+                    renewed((await self.join_game(table_id)).token)
 
     async def join_game(self, table_id: str) -> Joined:
         reply = await self._call("JoinGame", self.stub.JoinGame, lobby_pb2.JoinGameRequest(table_id=table_id))

@@ -1,0 +1,315 @@
+"""Bearer tokens: who a caller is, who vouches for it, and for how long.
+
+A token is a JWT (RFC 7519) signed with Ed25519 (``alg: EdDSA``): anyone can check it with the issuer's public key,
+only the issuer can make one. Its claims: ``sub`` (the player, bot seat or service), ``role``, ``game`` and ``seat``
+(player and spectator tokens of one game), ``iss`` (the issuer), ``iat`` and ``exp`` (Unix seconds). The header's
+``kid`` names the issuer's key: ``<issuer>.<version>`` (e.g. ``lobby.1``), so keys can be rotated.
+
+Each issuer holds its own private key and may vouch for some roles only (`ROLES`):
+
+- **lobby** — sessions (role player, no game), game tokens (a player at a seat, a spectator of one game) and its
+  own service identity for the engine;
+- **bots** — a bot runner's own identity (role bot_runner), to lease bot seats from the lobby; the seats' tokens
+  come from the lobby;
+- **admin** — operators, referees and analysts (``paiju token`` with the admin key, kept off the servers).
+
+So a bot runner's key cannot make an admin token, and no service but the lobby can make a player's. Every
+service trusts the public keys of a JWKS file (RFC 7517; `Trust`), and refuses a token whose ``kid`` it does not
+know, whose signature or claims do not hold, whose role its issuer may not grant, or that has expired.
+
+Lifetimes are short (`SESSION_SECONDS`, `GAME_TOKEN_SECONDS`): a client renews a session with
+``LobbyService.RenewSession`` and a game token with ``JoinGame``; a session revoked by the lobby cannot be renewed,
+and no token outlives its lifetime.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from jwt.algorithms import OKPAlgorithm
+
+from paiju.platform.errors import Reason, Refused
+
+SESSION_SECONDS = 15 * 60
+"""A lobby session's lifetime: renew it (RenewSession) before it ends."""
+GAME_TOKEN_SECONDS = 15 * 60
+"""A game token's lifetime: get a fresh one with JoinGame."""
+SERVICE_TOKEN_SECONDS = 5 * 60
+"""A service's own token (the lobby to the engine, a bot runner to the lobby), minted afresh before it ends."""
+KEYS_VARIABLE = "PAIJU_TRUSTED_KEYS"
+"""The JWKS file of the public keys a service trusts."""
+SIGNING_KEY_VARIABLE = "PAIJU_SIGNING_KEY"
+"""The PEM file of the private key a process signs with (the lobby, a bot runner, ``paiju token``)."""
+SIGNING_KEY_ID_VARIABLE = "PAIJU_SIGNING_KEY_ID"
+"""That key's id, ``<issuer>.<version>``."""
+LEEWAY_SECONDS = 5
+"""Clock skew tolerated between machines (a token issued a few seconds "in the future" is still valid)."""
+
+
+class Role(StrEnum):
+    PLAYER = "player"  # a person (or a bot seat) at one seat of one game; without a game: a lobby session
+    SPECTATOR = "spectator"  # public information of one game
+    ANALYST = "analyst"  # full replays of any game
+    REFEREE = "referee"  # referee commands (tractor §11), tournaments
+    SERVICE = "service"  # service to service: creates games, changes seats, system commands
+    ADMIN = "admin"
+    BOT_RUNNER = "bot_runner"  # leases bot seats from the lobby
+
+
+class Issuer(StrEnum):
+    LOBBY = "lobby"
+    BOTS = "bots"
+    ADMIN = "admin"
+
+
+ROLES: dict[Issuer, frozenset[Role]] = {
+    Issuer.LOBBY: frozenset({Role.PLAYER, Role.SPECTATOR, Role.SERVICE}),
+    Issuer.BOTS: frozenset({Role.BOT_RUNNER}),
+    Issuer.ADMIN: frozenset({Role.ADMIN, Role.REFEREE, Role.ANALYST}),
+}
+"""The roles each issuer may vouch for."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    subject: str
+    role: Role
+    game: str | None = None
+    seat: int | None = None
+    expires: int = 0
+    issued: int = 0
+    issuer: str = ""
+    generation: int = 0
+    """A lobby session's generation (claim ``gen``): the account's count of revocations when it was issued; a session
+    of an earlier generation is revoked."""
+
+
+def issuer_of(key_id: str) -> Issuer:
+    name = key_id.partition(".")[0]
+    try:
+        return Issuer(name)
+    except ValueError:
+        issuers = [i.value for i in Issuer]
+        raise ValueError(f"a key id is <issuer>.<version> with an issuer of {issuers}: {key_id!r}") from None
+
+
+class Signer:
+    """Mints the tokens of one issuer with its private key."""
+
+    def __init__(self, key: Ed25519PrivateKey, key_id: str) -> None:
+        self.key_id = key_id
+        self.issuer = issuer_of(key_id)
+        self._key = key
+
+    def mint(self, identity: Identity) -> str:
+        """A signed token for ``identity`` (its ``expires`` and ``issued`` as given)."""
+        if identity.role not in ROLES[self.issuer]:
+            raise ValueError(f"the {self.issuer.value} key does not vouch for role {identity.role.value}")
+        claims: dict[str, Any] = {
+            "sub": identity.subject,
+            "role": identity.role.value,
+            "iss": self.issuer.value,
+            "iat": identity.issued,
+            "exp": identity.expires,
+        }
+        if identity.game is not None:
+            claims["game"] = identity.game
+        if identity.seat is not None:
+            claims["seat"] = identity.seat
+        if identity.generation:
+            claims["gen"] = identity.generation
+        return jwt.encode(claims, self._key, algorithm="EdDSA", headers={"kid": self.key_id})
+
+    def public_key(self) -> Ed25519PublicKey:
+        return self._key.public_key()
+
+    def private_pem(self) -> bytes:
+        """The private key as PEM (PKCS #8), to store it where its process reads it."""
+        return self._key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+
+
+def mint(identity: Identity, signer: Signer) -> str:
+    """``signer.mint(identity)``."""
+    return signer.mint(identity)
+
+
+def public_jwk(key: Ed25519PublicKey, key_id: str) -> dict[str, Any]:
+    jwk: dict[str, Any] = json.loads(OKPAlgorithm.to_jwk(key))
+    jwk.update(kid=key_id, use="sig", alg="EdDSA")
+    return jwk
+
+
+@dataclass(frozen=True)
+class Trust:
+    """The public keys a service trusts, by key id."""
+
+    keys: Mapping[str, Ed25519PublicKey]
+
+    @classmethod
+    def from_jwks(cls, text: str) -> Trust:
+        document = json.loads(text)
+        keys: dict[str, Ed25519PublicKey] = {}
+        for jwk in document.get("keys", []):
+            key = OKPAlgorithm.from_jwk(jwk)
+            if not isinstance(key, Ed25519PublicKey):
+                raise ValueError(f"key {jwk.get('kid')!r} is not an Ed25519 public key")
+            issuer_of(str(jwk["kid"]))
+            keys[str(jwk["kid"])] = key
+        if not keys:
+            raise ValueError("the JWKS holds no key")
+        return cls(keys)
+
+    @classmethod
+    def of(cls, signers: Iterable[Signer]) -> Trust:
+        """The trust of these signers' public keys."""
+        return cls({s.key_id: s.public_key() for s in signers})
+
+    def jwks(self) -> str:
+        return json.dumps({"keys": [public_jwk(key, kid) for kid, key in sorted(self.keys.items())]}, indent=2)
+
+
+class Verifier:
+    """Who a call's ``authorization: Bearer <token>`` metadata says the caller is (the edge's authenticator).
+    Expiry is checked against the injected clock on every call."""
+
+    def __init__(self, trust: Trust, now: Callable[[], int]) -> None:
+        self._trust = trust
+        self._now = now
+
+    def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Identity:
+        header = str(dict(metadata or ()).get("authorization", ""))
+        if not header.startswith("Bearer "):
+            raise Refused(Reason.TOKEN_MISSING, "send 'authorization: Bearer <token>'")
+        return self.verify(header.removeprefix("Bearer ").strip())
+
+    def verify(self, token: str) -> Identity:
+        """The identity a token carries, or `Refused` (TOKEN_INVALID, TOKEN_EXPIRED)."""
+        try:
+            key_id = str(jwt.get_unverified_header(token).get("kid", ""))
+        except jwt.PyJWTError:
+            raise _invalid("the token is not a JWT") from None
+        key = self._trust.keys.get(key_id)
+        if key is None:
+            raise _invalid("the token is signed with a key this deployment does not trust")
+        try:
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=["EdDSA"],
+                options={"verify_exp": False, "verify_iat": False, "require": ["sub", "role", "iss", "exp", "iat"]},
+            )
+            identity = Identity(
+                subject=str(claims["sub"]),
+                role=Role(claims["role"]),
+                game=_optional_str(claims.get("game")),
+                seat=_optional_int(claims.get("seat")),
+                expires=int(claims["exp"]),
+                issued=int(claims["iat"]),
+                issuer=str(claims["iss"]),
+                generation=_optional_int(claims.get("gen")) or 0,
+            )
+        except (jwt.PyJWTError, ValueError, KeyError, TypeError):
+            raise _invalid("the token's signature or claims do not hold") from None
+        issuer = issuer_of(key_id)
+        if identity.issuer != issuer.value or identity.role not in ROLES[issuer]:
+            raise _invalid(f"the {issuer.value} key does not vouch for a {identity.role.value} token")
+        now = self._now()
+        if identity.expires <= now:
+            raise Refused(Reason.TOKEN_EXPIRED, "the token has expired: renew it (RenewSession, or JoinGame again)")
+        if identity.issued > now + LEEWAY_SECONDS:
+            raise _invalid("the token was issued in the future")
+        return identity
+
+
+def _invalid(message: str) -> Refused:
+    return Refused(Reason.TOKEN_INVALID, message)
+
+
+def _optional_str(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError("not a string")
+    return value
+
+
+def _optional_int(value: Any) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError("not an integer")
+    return value
+
+
+# --- keys on disk ---------------------------------------------------------------------------------------------
+
+
+def load_signer(path: str | Path, key_id: str) -> Signer:
+    """The signer of a PEM private key file."""
+    key = serialization.load_pem_private_key(Path(path).read_bytes(), password=None)
+    if not isinstance(key, Ed25519PrivateKey):
+        raise ValueError(f"{path} is not an Ed25519 private key")
+    return Signer(key, key_id)
+
+
+def load_trust(path: str | Path) -> Trust:
+    return Trust.from_jwks(Path(path).read_text())
+
+
+def signer_from_env(env: Mapping[str, str] | None = None) -> Signer:
+    """The signer named by ``PAIJU_SIGNING_KEY`` (a PEM file) and ``PAIJU_SIGNING_KEY_ID``; `SystemExit` says what is
+    missing."""
+    values = os.environ if env is None else env
+    path, key_id = values.get(SIGNING_KEY_VARIABLE, ""), values.get(SIGNING_KEY_ID_VARIABLE, "")
+    if not path or not key_id:
+        raise SystemExit(
+            f"{SIGNING_KEY_VARIABLE} (a PEM file) and {SIGNING_KEY_ID_VARIABLE} must name this process's key"
+        )
+    try:
+        return load_signer(path, key_id)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"{SIGNING_KEY_VARIABLE}: {e}") from None
+
+
+def trust_from_env(env: Mapping[str, str] | None = None) -> Trust:
+    """The JWKS named by ``PAIJU_TRUSTED_KEYS``; `SystemExit` says what is wrong."""
+    values = os.environ if env is None else env
+    path = values.get(KEYS_VARIABLE, "")
+    if not path:
+        raise SystemExit(f"{KEYS_VARIABLE} must name the JWKS file of the keys this service trusts")
+    try:
+        return load_trust(path)
+    except (OSError, ValueError, KeyError) as e:
+        raise SystemExit(f"{KEYS_VARIABLE}: {e}") from None
+
+
+def generate_keys(folder: Path, version: str = "1") -> dict[Issuer, Path]:
+    """For development: a private key per issuer (``<issuer>.pem``, readable by its owner only) and ``keys.json``,
+    the JWKS of their public keys; keys already there are kept. Returns each issuer's key file."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files: dict[Issuer, Path] = {}
+    signers = []
+    for issuer in Issuer:
+        path = folder / f"{issuer.value}.pem"
+        if not path.exists():
+            key = Ed25519PrivateKey.generate()
+            pem = key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+            path.touch(mode=0o600)
+            path.write_bytes(pem)
+        files[issuer] = path
+        signers.append(load_signer(path, f"{issuer.value}.{version}"))
+    (folder / "keys.json").write_text(Trust.of(signers).jwks() + "\n")
+    return files

@@ -1,0 +1,27 @@
+"""The engine's shuffle seeds: drawn from a secret only the engine holds (``PAIJU_SEED_SECRET``), never sent."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from collections.abc import Mapping
+
+SEED_SECRET_VARIABLE = "PAIJU_SEED_SECRET"
+MIN_SECRET_BYTES = 32
+
+
+def seed_secret_from_env(env: Mapping[str, str] | None = None) -> bytes:
+    """``PAIJU_SEED_SECRET`` (at least 32 bytes); `SystemExit` when it is missing or short."""
+    value = (os.environ if env is None else env).get(SEED_SECRET_VARIABLE, "")
+    if len(value.encode()) < MIN_SECRET_BYTES:
+        raise SystemExit(f"{SEED_SECRET_VARIABLE} must hold a secret of at least {MIN_SECRET_BYTES} bytes")
+    return value.encode()
+
+
+def shuffle_seed(secret: bytes, game_id: str, version: int) -> int:
+    """The engine's seed for a game at a version: an HMAC of the engine's secret, so every engine replica draws the
+    same seed for the same position (a retry on another replica is the same command) while no client can predict a
+    shuffle."""
+    digest = hmac.new(secret, f"seed:{game_id}:{version}".encode(), hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") >> 1

@@ -1,0 +1,125 @@
+"""Bearer tokens: Ed25519-signed JWTs; each issuer vouches for its own roles only; forged, tampered, foreign,
+expired and premature tokens refused with the contract's reasons; keys on disk for processes and ``paiju token``."""
+
+from __future__ import annotations
+
+import base64
+import json
+import stat
+import time
+from pathlib import Path
+from typing import Any, cast
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from paiju.cli import main
+from paiju.platform.errors import Reason, Refused
+from paiju.platform.tokens import Identity, Issuer, Role, Signer, Trust, Verifier, generate_keys, load_trust
+
+from ..support.credentials import ADMIN, BOTS, LOBBY, TRUST
+
+NOW = 1_800_000_000
+
+
+def verifier(now: int = NOW) -> Verifier:
+    return Verifier(TRUST, lambda: now)
+
+
+def refused(token: str, now: int = NOW) -> Reason:
+    with pytest.raises(Refused) as info:
+        verifier(now).verify(token)
+    return info.value.reason
+
+
+def test_a_token_carries_its_identity_and_its_issuer() -> None:
+    player = Identity("alice", Role.PLAYER, game="g1", seat=3, expires=NOW + 60, issued=NOW)
+    assert verifier().verify(LOBBY.mint(player)) == Identity(
+        "alice", Role.PLAYER, "g1", 3, NOW + 60, NOW, issuer="lobby"
+    )
+    session = Identity("bob", Role.PLAYER, expires=NOW + 60, issued=NOW)
+    assert verifier().verify(LOBBY.mint(session)).game is None
+    header = jwt.get_unverified_header(LOBBY.mint(session))
+    assert (header["alg"], header["kid"]) == ("EdDSA", "lobby.1")
+
+
+def test_each_issuer_vouches_for_its_own_roles_only() -> None:
+    admin = Identity("mallory", Role.ADMIN, expires=NOW + 60, issued=NOW)
+    with pytest.raises(ValueError, match="does not vouch"):
+        BOTS.mint(admin)
+    with pytest.raises(ValueError, match="does not vouch"):
+        LOBBY.mint(admin)
+    assert verifier().verify(ADMIN.mint(admin)).role is Role.ADMIN
+    # a token made by hand with the bot runner's key that claims to be an admin's is refused
+    forged = jwt.encode(
+        {"sub": "mallory", "role": "admin", "iss": "bots", "iat": NOW, "exp": NOW + 60},
+        BOTS._key,  # the bot runner's own key
+        algorithm="EdDSA",
+        headers={"kid": BOTS.key_id},
+    )
+    assert refused(forged) is Reason.TOKEN_INVALID
+    # ... and so is one that names the admin issuer but is signed by the bot runner's key
+    lying = jwt.encode(
+        {"sub": "mallory", "role": "admin", "iss": "admin", "iat": NOW, "exp": NOW + 60},
+        BOTS._key,
+        algorithm="EdDSA",
+        headers={"kid": ADMIN.key_id},
+    )
+    assert refused(lying) is Reason.TOKEN_INVALID
+
+
+def test_forged_tampered_foreign_and_malformed_tokens_are_refused() -> None:
+    good = LOBBY.mint(Identity("a", Role.PLAYER, game="g", seat=1, expires=NOW + 60, issued=NOW))
+    header, payload, signature = good.split(".")
+    claims = json.loads(base64.urlsafe_b64decode(payload + "=="))
+    claims["seat"] = 2
+    tampered = base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+    assert refused(f"{header}.{tampered}.{signature}") is Reason.TOKEN_INVALID
+    stranger = Signer(Ed25519PrivateKey.generate(), "lobby.1")  # another deployment's lobby
+    assert refused(stranger.mint(Identity("a", Role.PLAYER, expires=NOW + 60, issued=NOW))) is Reason.TOKEN_INVALID
+    unknown = Signer(Ed25519PrivateKey.generate(), "lobby.9")
+    assert refused(unknown.mint(Identity("a", Role.PLAYER, expires=NOW + 60, issued=NOW))) is Reason.TOKEN_INVALID
+    claims_of_an_admin = {"sub": "a", "role": "admin", "iss": "admin", "iat": NOW, "exp": NOW + 60}
+    unsigned = jwt.encode(claims_of_an_admin, cast(Any, None), "none")
+    assert refused(unsigned) is Reason.TOKEN_INVALID
+    for garbage in ("", "x", "a.b.c", "eyJhbGciOiJIUzI1NiJ9.e30.x", "\x00" * 10, "é" * 50):
+        assert refused(garbage) is Reason.TOKEN_INVALID
+
+
+def test_expired_and_premature_tokens_are_refused() -> None:
+    token = LOBBY.mint(Identity("a", Role.PLAYER, expires=NOW + 60, issued=NOW))
+    assert verifier(NOW + 59).verify(token).subject == "a"
+    assert refused(token, NOW + 60) is Reason.TOKEN_EXPIRED
+    assert refused(token, NOW - 60) is Reason.TOKEN_INVALID, "issued in the future (beyond the clock skew allowed)"
+
+
+def test_the_edge_reads_the_bearer_header() -> None:
+    with pytest.raises(Refused) as info:
+        verifier().identify([])
+    assert info.value.reason is Reason.TOKEN_MISSING
+    with pytest.raises(Refused) as info:
+        verifier().identify([("authorization", "Basic abc")])
+    assert info.value.reason is Reason.TOKEN_MISSING
+    token = LOBBY.mint(Identity("a", Role.SPECTATOR, game="g", expires=NOW + 60, issued=NOW))
+    assert verifier().identify([("authorization", f"Bearer {token}")]).game == "g"
+
+
+def test_keys_on_disk_and_paiju_token(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = generate_keys(tmp_path)
+    assert set(files) == set(Issuer)
+    assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files.values()), "private keys: owner only"
+    trust = load_trust(tmp_path / "keys.json")
+    assert set(trust.keys) == {"lobby.1", "bots.1", "admin.1"}
+    again = generate_keys(tmp_path)
+    assert load_trust(tmp_path / "keys.json").keys.keys() == trust.keys.keys() and again == files, "keys are kept"
+    args = ["token", "ops", "--role", "analyst", "--key", str(files[Issuer.ADMIN]), "--key-id", "admin.1"]
+    assert main(args) == 0
+    token = capsys.readouterr().out.strip()
+    identity = Verifier(trust, lambda: int(time.time())).verify(token)
+    assert (identity.subject, identity.role, identity.issuer) == ("ops", Role.ANALYST, "admin")
+    # the bot runner's key cannot make an operator's token
+    assert main(["token", "ops", "--role", "admin", "--key", str(files[Issuer.BOTS]), "--key-id", "bots.1"]) == 2
+    assert "does not vouch" in capsys.readouterr().err
+    assert main(["token", "ops"]) == 2  # no key given
+    assert Trust.from_jwks(trust.jwks()).keys.keys() == trust.keys.keys()
