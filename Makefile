@@ -87,8 +87,15 @@ chromium:
 docs: $(GEN)/.generated
 	$(BIN)/python -m paiju.tools.apidoc docs/api.md
 
+## the contract's last release (tag v0.1.0): `make lint` refuses a breaking change against it
+CONTRACT_RELEASE := 7372fce17fe46289194781d894cda7124efcdf91
+
 lint: setup $(BUF) manifests
 	$(BUF) lint protos
+	@if git cat-file -e $(CONTRACT_RELEASE)^{commit} 2>/dev/null; then \
+	  $(BUF) breaking protos --against '.git#ref=$(CONTRACT_RELEASE),subdir=protos' \
+	    || { echo "the contract breaks v0.1.0 ($(CONTRACT_RELEASE)): add, do not change" >&2; exit 1; }; \
+	else echo "WARNING: the contract's last release ($(CONTRACT_RELEASE)) is not in this clone (shallow?): buf breaking not run" >&2; fi
 	$(BIN)/python -m paiju.tools.apidoc --check docs/api.md
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
