@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jwt
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from paiju.platform.tokens import (
@@ -38,6 +39,12 @@ ISSUER_OF = {
 def mint_token(identity: Identity) -> str:
     """A token for ``identity``, signed by the issuer of its role."""
     return SIGNERS[ISSUER_OF[identity.role]].mint(identity)
+
+
+def forged_claims(claims: dict[str, object], issuer: Issuer = Issuer.LOBBY) -> str:
+    """A token no issuer makes — ``claims`` as given (a seat of -1, a subject that is not an id) — signed with the
+    issuer's trusted key, as a stolen key or a bug in an issuer could make one."""
+    return jwt.encode(claims, SIGNERS[issuer]._key, algorithm="EdDSA", headers={"kid": SIGNERS[issuer].key_id})
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:

@@ -41,7 +41,7 @@ from google.protobuf.message import DecodeError, Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from paiju.platform.errors import DOMAIN, Reason, Refused, Unavailable, retry_after
+from paiju.platform.errors import DOMAIN, Contention, Reason, Refused, Unavailable, retry_after
 from paiju.v1 import errors_pb2
 
 log = structlog.get_logger("paiju.edge")
@@ -50,6 +50,12 @@ STATUS_DETAILS = "grpc-status-details-bin"
 PACKAGE = "/paiju.v1."
 """Only the methods of Paiju's own services pass the edge (health checking and reflection are gRPC's)."""
 RETRY_UNAVAILABLE_SECONDS = 1.0
+MAX_VIOLATIONS = 10
+"""The field violations a refusal lists (with "and N more")."""
+MAX_TEXT = 200
+"""The longest field path or description a violation shows."""
+MAX_MESSAGE = 1000
+"""The longest message a refusal carries (the status trailer stays small whatever the request)."""
 
 
 def _codes() -> dict[Reason, grpc.StatusCode]:
@@ -128,19 +134,30 @@ def pack(message: Message) -> any_pb2.Any:
 
 
 def status_of(refused: Refused) -> grpc.Status:
-    """The gRPC status of a refusal: its reason's code, its message, and the details trailer."""
+    """The gRPC status of a refusal: its reason's code, its message, and the details trailer (INVALID_REQUEST always
+    with a BadRequest: the field the metadata names, or the request as a whole)."""
     code = CODES[refused.reason]
-    info = error_details_pb2.ErrorInfo(reason=refused.reason.value, domain=DOMAIN, metadata=refused.metadata)
-    details = [pack(info), *(pack(d) for d in refused.details)]
-    status = status_pb2.Status(code=code.value[0], message=refused.message, details=details)
+    metadata = {key[:MAX_TEXT]: value[:MAX_TEXT] for key, value in refused.metadata.items()}
+    info = error_details_pb2.ErrorInfo(reason=refused.reason.value, domain=DOMAIN, metadata=metadata)
+    extra = list(refused.details)
+    message = refused.message[:MAX_MESSAGE]
+    if refused.reason is Reason.INVALID_REQUEST and not any(isinstance(d, error_details_pb2.BadRequest) for d in extra):
+        request = error_details_pb2.BadRequest()
+        request.field_violations.add(field=metadata.get("field", ""), description=message[:MAX_TEXT])
+        extra.append(request)
+    details = [pack(info), *(pack(d) for d in extra)]
+    status = status_pb2.Status(code=code.value[0], message=message, details=details)
     converted: grpc.Status = rpc_status.to_status(status)
     return converted
 
 
 def unavailable(what: str) -> Refused:
+    """DEPENDENCY_UNAVAILABLE naming the dependency by its kind (NATS, PostgreSQL, the engine; ``what`` is the
+    service's name for it, e.g. ``nats:GAMES``, kept in the metadata)."""
+    kind = "NATS" if what.startswith("nats") else "PostgreSQL" if what.startswith("postgres") else what
     return Refused(
         Reason.DEPENDENCY_UNAVAILABLE,
-        f"the service cannot reach {what} right now; nothing was changed: try again shortly",
+        f"the service cannot reach {kind} right now; nothing was changed: try again shortly",
         {"dependency": what},
         (retry_after(RETRY_UNAVAILABLE_SECONDS),),
     )
@@ -181,13 +198,19 @@ def field_path(violation: Any) -> str:
 
 
 def bad_request(violations: Iterable[Any]) -> Refused:
+    """INVALID_REQUEST with a BadRequest naming the first `MAX_VIOLATIONS` violations (a request of thousands of bad
+    items is answered in a few hundred bytes, not in megabytes of trailers)."""
     request = error_details_pb2.BadRequest()
     described: list[str] = []
-    for violation in violations:
-        path = field_path(violation)
-        message = violation.proto.message or violation.proto.rule_id
-        request.field_violations.add(field=path, description=message, reason=violation.proto.rule_id)
+    every = list(violations)
+    for violation in every[:MAX_VIOLATIONS]:
+        path = field_path(violation)[:MAX_TEXT]
+        message = (violation.proto.message or violation.proto.rule_id)[:MAX_TEXT]
+        request.field_violations.add(field=path, description=message, reason=violation.proto.rule_id[:MAX_TEXT])
         described.append(f"{path}: {message}" if path else message)
+    more = len(every) - MAX_VIOLATIONS
+    if more > 0:
+        described.append(f"and {more} more")
     return Refused(Reason.INVALID_REQUEST, "invalid request: " + "; ".join(described), details=(request,))
 
 
@@ -303,8 +326,14 @@ async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerC
     elif isinstance(error, grpc.aio.AioRpcError):
         refused = refusal_of_rpc_error(error, "another Paiju service")
         log.info("refused", method=method, reason=refused.reason.value, downstream=error.code().name)
+    elif isinstance(error, Contention):
+        refused = Refused(
+            Reason.CONTENTION,
+            "too many changes to the same game, table or tournament at once; nothing was changed: try again",
+        )
+        log.warning("contention", method=method, error=str(error))
     elif isinstance(error, (Unavailable, *DEPENDENCY_ERRORS)):
-        refused = unavailable(str(error) if isinstance(error, Unavailable) else "a dependency")
+        refused = unavailable("a dependency")  # what failed is logged, not sent
         log.warning("dependency failed", method=method, error=repr(error))
     else:
         reference = uuid.uuid4().hex[:12]

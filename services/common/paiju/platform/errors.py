@@ -81,6 +81,12 @@ class Reason(StrEnum):
     DEPENDENCY_UNAVAILABLE = "DEPENDENCY_UNAVAILABLE"
     DRAINING = "DRAINING"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    CONTENTION = "CONTENTION"
+
+
+class Contention(Exception):
+    """Another writer kept changing the aggregate while this one tried, past the retries allowed: the edge answers
+    ABORTED / CONTENTION, and the caller tries again."""
 
 
 class Unavailable(Exception):

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -51,6 +52,9 @@ SIGNING_KEY_VARIABLE = "PAIJU_SIGNING_KEY"
 """The PEM file of the private key a process signs with (the lobby, a bot runner, ``paiju token``)."""
 SIGNING_KEY_ID_VARIABLE = "PAIJU_SIGNING_KEY_ID"
 """That key's id, ``<issuer>.<version>``."""
+ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+"""The grammar of the ids a token names (its subject, its game): the contract's `paiju.v1.id`."""
+MAX_SEAT = 5
 LEEWAY_SECONDS = 5
 """Clock skew tolerated between machines (a token issued a few seconds "in the future" is still valid)."""
 
@@ -114,6 +118,9 @@ class Signer:
         """A signed token for ``identity`` (its ``expires`` and ``issued`` as given)."""
         if identity.role not in ROLES[self.issuer]:
             raise ValueError(f"the {self.issuer.value} key does not vouch for role {identity.role.value}")
+        problem = _odd_claims(identity)
+        if problem:
+            raise ValueError(problem)
         claims: dict[str, Any] = {
             "sub": identity.subject,
             "role": identity.role.value,
@@ -224,12 +231,26 @@ class Verifier:
         issuer = issuer_of(key_id)
         if identity.issuer != issuer.value or identity.role not in ROLES[issuer]:
             raise _invalid(f"the {issuer.value} key does not vouch for a {identity.role.value} token")
+        if _odd_claims(identity):
+            raise _invalid("the token's claims are not the claims of a Paiju token")
         now = self._now()
         if identity.expires <= now:
             raise Refused(Reason.TOKEN_EXPIRED, "the token has expired: renew it (RenewSession, or JoinGame again)")
         if identity.issued > now + LEEWAY_SECONDS:
             raise _invalid("the token was issued in the future")
         return identity
+
+
+def _odd_claims(identity: Identity) -> str:
+    """What is wrong with an identity's claims (``""``: nothing): a subject or game that is not an id, a seat out
+    of every game's range."""
+    if not ID.fullmatch(identity.subject):
+        return f"a token's subject is an id, not {identity.subject[:40]!r}"
+    if identity.game is not None and not ID.fullmatch(identity.game):
+        return f"a token's game is an id, not {identity.game[:40]!r}"
+    if identity.seat is not None and not 0 <= identity.seat <= MAX_SEAT:
+        return f"a token's seat is 0..{MAX_SEAT}, not {identity.seat}"
+    return ""
 
 
 def _invalid(message: str) -> Refused:

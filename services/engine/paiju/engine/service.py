@@ -264,7 +264,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 start = tractor_model.StartGame(self._seeds(request.game_id, 0), t_options, at=self._now())
                 kind = "tractor"
             else:
-                raise Refused(Reason.INVALID_REQUEST, "game must be GAME_ZLJ or GAME_TRACTOR")
+                raise Refused(Reason.INVALID_REQUEST, "game must be GAME_ZLJ or GAME_TRACTOR", {"field": "game"})
             seats = self._seating(request, 6 if kind == "zlj" else 4)
             digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
             game = await self._games.create(
@@ -292,7 +292,9 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 break
             players[assignment.seat] = assignment.player_id
         if len(players) != count or len(request.seats) != count:
-            raise Refused(Reason.INVALID_REQUEST, f"seats name each seat 0..{count - 1} once with a player id")
+            raise Refused(
+                Reason.INVALID_REQUEST, f"seats name each seat 0..{count - 1} once with a player id", {"field": "seats"}
+            )
         return tuple(players[s] for s in range(count))
 
     async def AssignSeats(
@@ -304,7 +306,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         seats: dict[int, str] = {}
         for assignment in request.seats:
             if assignment.seat in seats:
-                raise Refused(Reason.INVALID_REQUEST, f"seat {assignment.seat} is named twice")
+                raise Refused(Reason.INVALID_REQUEST, f"seat {assignment.seat} is named twice", {"field": "seats"})
             seats[assignment.seat] = assignment.player_id
         await self._load(request.game_id)
         try:

@@ -546,7 +546,12 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.StartMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.StartMatchResponse:
         player, _ = await self._player()
-        await self._table(request.table_id)
+        before = await self._table(request.table_id)
+        # the match's game id must be free in the engine before the start is recorded: a game made there under that
+        # id by anyone else would leave the table playing a game that is not its own
+        for event in tb.decide(before.state, tb.StartMatch(player)):
+            if isinstance(event, tb.MatchStarted):
+                await self._game_id_free(event.game_id)
         loaded = await self._act(request.table_id, tb.StartMatch(player), player)
         # answered once the game exists: the engine creates it now (the engine's own consumer of the match start
         # would too, a moment later; creating is idempotent, so whichever comes second changes nothing)
@@ -564,6 +569,26 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             ) from None
         log.info("match started", table=request.table_id, game=loaded.state.game_id)
         return lobby_pb2.StartMatchResponse(table=table_message(loaded.state, loaded.version))
+
+    async def _game_id_free(self, game_id: str) -> None:
+        """`Refused` (GAME_EXISTS) when the engine has a game of that id already."""
+        try:
+            await self._engine().GetView(
+                engine_pb2.GetViewRequest(game_id=game_id),
+                metadata=self._service_metadata(),
+                timeout=ENGINE_SECONDS,
+                wait_for_ready=True,
+            )
+        except grpc.aio.AioRpcError as e:
+            refused = refusal_of_rpc_error(e, "the engine")
+            if refused.reason is Reason.GAME_NOT_FOUND:
+                return
+            raise refused from None
+        raise Refused(
+            Reason.GAME_EXISTS,
+            f"the engine has a game {game_id!r} already: this table cannot start its match under that id",
+            {"game": game_id},
+        )
 
     async def _game_exists(self, loaded: Loaded[tb.Table]) -> None:
         """Make sure the game of the table's latest match exists in the engine (CreateGame with the very request

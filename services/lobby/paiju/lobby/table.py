@@ -340,7 +340,9 @@ Event = (
 def _seat_index(table: Table, seat: int) -> int:
     if not 0 <= seat < len(table.seats):
         raise LobbyError(
-            Reason.INVALID_REQUEST, f"a {table.game} table has seats 0..{len(table.seats) - 1}, not {seat}"
+            Reason.INVALID_REQUEST,
+            f"a {table.game} table has seats 0..{len(table.seats) - 1}, not {seat}",
+            {"field": "seat"},
         )
     return seat
 
@@ -422,7 +424,7 @@ def decide(table: Table, command: Any) -> list[Any]:
         _owner(table, command.by)
         a, b = _seat_index(table, command.seat), _seat_index(table, command.other_seat)
         if a == b:
-            raise LobbyError(Reason.INVALID_REQUEST, "a swap needs two different seats")
+            raise LobbyError(Reason.INVALID_REQUEST, "a swap needs two different seats", {"field": "other_seat"})
         return [SeatsSwapped(a, b)]
     if isinstance(command, Substitute):
         _owner(table, command.by)

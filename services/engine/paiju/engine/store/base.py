@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from paiju.platform.errors import Unavailable
+from paiju.platform.errors import Contention, Unavailable
 
 MAX_BATCH = 1000
 """Events one append may carry (JetStream's atomic batch limit)."""
@@ -54,7 +54,7 @@ class StoreUnavailable(StoreError, Unavailable):
     """The store's server failed or did not answer (NATS away, a read that stalled): try again later."""
 
 
-class ConcurrencyConflict(StoreError):
+class ConcurrencyConflict(StoreError, Contention):
     """Another writer appended to the aggregate since the expected position: reload and decide again."""
 
 
