@@ -776,9 +776,7 @@ def test_a_player_token_for_a_seat_the_table_does_not_have_sees_no_hand(
                         grpc.StatusCode.PERMISSION_DENIED,
                         grpc.StatusCode.INVALID_ARGUMENT,
                         grpc.StatusCode.UNAUTHENTICATED,
-                    ), (
-                        f"seat {seat}: {e.code().name} {e.details()}"
-                    )
+                    ), f"seat {seat}: {e.code().name} {e.details()}"
                     continue
                 shown = [c - 1 for c in getattr(view, game).hand]
                 leaked = [s for s, h in enumerate(hands) if shown and sorted(shown) == sorted(h)]
