@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,47 @@ def test_make_run_shows_a_tractor_deal(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 0
     for words in ("flips", "(concealed)", "Winning bid", "Trump:", "trick to", "Deal settled"):
         assert words in out, words
+
+
+def test_keys_make_a_key_and_the_jwks_that_trusts_its_tokens(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An operator's rotation: a new key, a JWKS of the old and the new, tokens of both verified; `token` signs."""
+    from paiju.platform.tokens import Identity, Role, Trust, Verifier, load_signer
+
+    old, new = tmp_path / "admin.pem", tmp_path / "admin-2.pem"
+    assert run(capsys, "keys", "new", str(old))[0] == 0
+    assert run(capsys, "keys", "new", str(new))[0] == 0
+    assert old.stat().st_mode & 0o777 == 0o600
+    code, _, err = run(capsys, "keys", "new", str(old))
+    assert code == 2 and "exists" in err  # never replaced
+    code, out, err = run(capsys, "keys", "jwks", f"admin.1={old}", f"admin.2={new}")
+    assert code == 0 and err == ""
+    trust = Trust.from_jwks(out)
+    assert sorted(trust.keys) == ["admin.1", "admin.2"]
+    verifier = Verifier(trust, now=lambda: 1_000)
+    for path, key_id in ((old, "admin.1"), (new, "admin.2")):
+        token = load_signer(path, key_id).mint(Identity("ops", Role.REFEREE, expires=2_000, issued=1_000))
+        assert verifier.verify(token).role is Role.REFEREE
+    code, out, _ = run(capsys, "token", "ops", "--role", "analyst", "--key", str(new), "--key-id", "admin.2")
+    assert code == 0
+    assert Verifier(trust, now=lambda: int(time.time())).verify(out.strip()).role is Role.ANALYST
+
+
+@pytest.mark.parametrize(
+    ("argument", "says"),
+    [
+        ("admin.1", "KEY_ID=FILE"),
+        ("root.1={key}", "issuer"),
+        ("admin.1={missing}", "No such file"),
+        ("admin.1={junk}", "PEM"),
+    ],
+)
+def test_keys_jwks_refuses_what_it_cannot_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argument: str, says: str
+) -> None:
+    key, junk = tmp_path / "k.pem", tmp_path / "junk.pem"
+    assert run(capsys, "keys", "new", str(key))[0] == 0
+    junk.write_text("not a key\n")
+    code, out, err = run(capsys, "keys", "jwks", argument.format(key=key, missing=tmp_path / "none.pem", junk=junk))
+    assert code == 2 and out == "" and says in err

@@ -170,7 +170,9 @@ def test_the_servers_have_grpc_health_probes_and_time_to_drain(overlay: tuple[st
         grpc_port = next(p["containerPort"] for p in container["ports"] if p["name"] == "grpc")
         for kind in ("startupProbe", "readinessProbe"):
             assert container[kind]["grpc"] == {"port": grpc_port, "service": service}, f"{component} {kind}"
-        assert container["livenessProbe"]["grpc"]["port"] == grpc_port
+        # liveness asks for the process (""), which stays SERVING while NATS or PostgreSQL is away: an outage of a
+        # dependency takes the pods out of the Services (readiness), it does not restart them
+        assert container["livenessProbe"]["grpc"] == {"port": grpc_port}, f"{component} livenessProbe"
         assert {p["name"] for p in container["ports"]} == {"grpc", "metrics"}
         annotations = deployment["spec"]["template"]["metadata"]["annotations"]
         metrics_port = next(p["containerPort"] for p in container["ports"] if p["name"] == "metrics")
@@ -230,7 +232,12 @@ def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -
 
 def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[Doc]]) -> None:
     _, docs = overlay
-    needs = {"engine": {"PAIJU_SEED_SECRET"}, "lobby": {"DATABASE_URL"}, "scoring": {"DATABASE_URL"}, "bots": set()}
+    needs = {
+        "engine": {"PAIJU_SEED_SECRET"},
+        "lobby": {"DATABASE_URL", "PAIJU_SIGNING_KEY_ID"},
+        "scoring": {"DATABASE_URL"},
+        "bots": {"PAIJU_SIGNING_KEY_ID"},
+    }
     found = {
         workload: {v["name"] for v in container.get("env", []) if "secretKeyRef" in v.get("valueFrom", {})}
         for workload, container in paiju_containers(docs)
@@ -243,11 +250,19 @@ def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
         mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
         env = {v["name"]: v.get("value") for v in container.get("env", [])}
+        references = {
+            v["name"]: v["valueFrom"]["secretKeyRef"]
+            for v in container.get("env", [])
+            if "secretKeyRef" in v.get("valueFrom", {})
+        }
         secrets = {v["secret"]["secretName"] for v in volumes.values() if "secret" in v}
         assert secrets == ({signing[workload]} if workload in signing else set()), workload
         if workload in signing:
+            # the key and its id come from the same Secret, and only the key is mounted
             assert env["PAIJU_SIGNING_KEY"] == mounts["signing-key"] + "/key.pem", workload
-            assert env["PAIJU_SIGNING_KEY_ID"].startswith("lobby." if workload == "lobby" else "bots."), workload
+            key_id = references["PAIJU_SIGNING_KEY_ID"]
+            assert (key_id["name"], key_id["key"]) == (signing[workload], "key-id"), workload
+            assert volumes["signing-key"]["secret"]["items"] == [{"key": "key.pem", "path": "key.pem"}], workload
         if workload != "bots":
             assert volumes["trusted-keys"]["configMap"]["name"] == "paiju-trusted-keys", workload
             assert mounts["trusted-keys"] == "/etc/paiju/trusted", workload

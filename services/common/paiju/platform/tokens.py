@@ -284,6 +284,29 @@ def load_signer(path: str | Path, key_id: str) -> Signer:
     return Signer(key, key_id)
 
 
+def new_key(path: str | Path) -> None:
+    """Write a new Ed25519 private key to ``path`` (PEM, PKCS #8, readable by its owner only); refuses to replace
+    an existing file (`FileExistsError`)."""
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as out:
+        out.write(pem)
+
+
+def load_public_key(path: str | Path) -> Ed25519PublicKey:
+    """The public key of a PEM file holding an Ed25519 private key or its public key."""
+    data = Path(path).read_bytes()
+    key: Any
+    if b"PRIVATE KEY" in data:
+        key = serialization.load_pem_private_key(data, password=None).public_key()
+    else:
+        key = serialization.load_pem_public_key(data)
+    if not isinstance(key, Ed25519PublicKey):
+        raise ValueError(f"{path} is not an Ed25519 key")
+    return key
+
+
 def load_trust(path: str | Path) -> Trust:
     return Trust.from_jwks(Path(path).read_text())
 
@@ -324,12 +347,7 @@ def generate_keys(folder: Path, version: str = "1") -> dict[Issuer, Path]:
     for issuer in Issuer:
         path = folder / f"{issuer.value}.pem"
         if not path.exists():
-            key = Ed25519PrivateKey.generate()
-            pem = key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-            path.touch(mode=0o600)
-            path.write_bytes(pem)
+            new_key(path)
         files[issuer] = path
         signers.append(load_signer(path, f"{issuer.value}.{version}"))
     (folder / "keys.json").write_text(Trust.of(signers).jwks() + "\n")
