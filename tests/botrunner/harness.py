@@ -43,7 +43,6 @@ def md(tok: str) -> tuple[tuple[str, str], ...]:
 
 
 SERVICE = md(token(Role.SERVICE, "lobby"))
-SPECTATOR = md(token(Role.SPECTATOR, "spectator"))
 
 
 def bot_player(game_id: str, seat: int) -> str:

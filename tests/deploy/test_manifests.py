@@ -263,6 +263,11 @@ def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[
             key_id = references["PAIJU_SIGNING_KEY_ID"]
             assert (key_id["name"], key_id["key"]) == (signing[workload], "key-id"), workload
             assert volumes["signing-key"]["secret"]["items"] == [{"key": "key.pem", "path": "key.pem"}], workload
+            # the key is readable by the non-root user: kubelet gives the files to the pod's fsGroup, with the
+            # group's read permission
+            security = pod["securityContext"]
+            assert security["fsGroup"] == security["runAsGroup"], workload
+            assert volumes["signing-key"]["secret"]["defaultMode"] & 0o040, workload
         if workload != "bots":
             assert volumes["trusted-keys"]["configMap"]["name"] == "paiju-trusted-keys", workload
             assert mounts["trusted-keys"] == "/etc/paiju/trusted", workload

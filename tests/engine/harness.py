@@ -19,6 +19,7 @@ from paiju.engine.service import EngineService
 from paiju.engine.serving import build_server
 from paiju.engine.store import MemoryEventStore
 from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.limits import RateLimits
 from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import view as tractor_view
@@ -44,9 +45,12 @@ def auth(tok: str) -> tuple[tuple[str, str], ...]:
 
 
 @asynccontextmanager
-async def engine(kind: str, request: pytest.FixtureRequest, seed: int = 99) -> AsyncIterator[tuple[Any, Games]]:
+async def engine(
+    kind: str, request: pytest.FixtureRequest, seed: int = 99, limits: str | None = None
+) -> AsyncIterator[tuple[Any, Games]]:
     """An `EngineService` on a free local port over the ``kind`` store ("memory" or "jetstream"), its clock
-    fixed at `NOW` and its shuffle seeds drawn from ``seed``; yields (async stub, `Games`)."""
+    fixed at `NOW`, its shuffle seeds drawn from ``seed`` and no rate limits but ``limits`` (rule text); yields
+    (async stub, `Games`)."""
     if kind == "memory":
         store: Any = MemoryEventStore()
     else:
@@ -56,7 +60,13 @@ async def engine(kind: str, request: pytest.FixtureRequest, seed: int = 99) -> A
         )
     games = Games(store)
     seeds = SeededRandom(seed)
-    service = EngineService(games, TRUST, now=lambda: NOW, seeds=lambda game_id, version: seeds.next64())
+    service = EngineService(
+        games,
+        TRUST,
+        now=lambda: NOW,
+        seeds=lambda game_id, version: seeds.next64(),
+        limits=RateLimits(limits) if limits is not None else None,
+    )
     server = build_server(service.policy)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
     port = server.add_insecure_port("127.0.0.1:0")

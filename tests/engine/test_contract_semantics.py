@@ -22,7 +22,7 @@ from paiju.rules.tractor import model as tractor_model
 from paiju.v1 import cards_pb2, engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
 from ..support.credentials import TRUST
-from .harness import auth, engine, play_tractor, refusal_of, run, seated, token
+from .harness import auth, choose_zlj, engine, play_tractor, refusal_of, run, seated, token
 
 
 async def create_zlj(stub: Any, game_id: str) -> None:
@@ -206,5 +206,81 @@ def test_a_watch_ends_with_a_message_saying_why() -> None:
                 assert replies[-1].end.version == (await games.load("e1")).version
         finally:
             await server.stop(None)
+
+    run(body)
+
+
+def test_rate_limits_count_streams_as_calls_too() -> None:
+    """A per-period limit on a streaming method (Replay) counts each call, besides the limit on open streams."""
+
+    async def body() -> None:
+        request = cast(pytest.FixtureRequest, None)
+        async with engine("memory", request, limits="Replay:account=2/minute; Watch:account=1/open") as (stub, _):
+            await create_zlj(stub, "rl")
+            analyst = auth(token(Role.ANALYST))
+            replay = engine_pb2.ReplayRequest(game_id="rl")
+            for _ in range(2):
+                assert [r async for r in stub.Replay(replay, metadata=analyst)]
+            refused = await refusal_of(_drain(stub.Replay(replay, metadata=analyst)))
+            assert refused == (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+            other = auth(token(Role.REFEREE))
+            assert [r async for r in stub.Replay(replay, metadata=other)], "the limit is the account's"
+            # another Paiju service (the lobby, acting for every table) is limited by its own callers' limits
+            service = auth(token(Role.SERVICE))
+            for _ in range(3):
+                assert [r async for r in stub.Replay(replay, metadata=service)]
+
+    run(body)
+
+
+async def _drain(call: Any) -> list[Any]:
+    return [r async for r in call]
+
+
+def test_a_retried_cut_is_answered_as_the_first_time_whatever_seed_it_carries() -> None:
+    """The engine draws a cut's seed, so a client's retry (with any seed) is the same command, and the same id for
+    another cut is COMMAND_ID_REUSED."""
+
+    async def body() -> None:
+        async with engine("memory", cast(pytest.FixtureRequest, None)) as (stub, games):
+            await create_zlj(stub, "cut")
+            rng = SeededRandom(5)
+            players = [auth(token(Role.PLAYER, "cut", s)) for s in range(6)]
+            for _ in range(3000):
+                game = await games.load("cut")
+                seat = game.state.turn
+                legal = await stub.GetLegalActions(
+                    engine_pb2.GetLegalActionsRequest(game_id="cut"), metadata=players[seat]
+                )
+                cuts = [a for a in legal.actions if a.zlj.WhichOneof("command") == "cut"]
+                if cuts:
+                    break
+                choice = choose_zlj(list(legal.actions), rng)
+                await stub.Act(
+                    engine_pb2.ActRequest(game_id="cut", command_id=uuid.uuid4().hex, zlj=choice.zlj),
+                    metadata=players[seat],
+                )
+            else:
+                raise AssertionError("no cut in the match")
+            cut = zlj_pb2.ZljCommand()
+            cut.cut.CopyFrom(cuts[0].zlj.cut)
+            first = await stub.Act(
+                engine_pb2.ActRequest(game_id="cut", command_id="my-cut", zlj=cut), metadata=players[seat]
+            )
+            cut.cut.seed = 12345  # a client's retry may carry any seed: the engine's is the one used
+            again = await stub.Act(
+                engine_pb2.ActRequest(game_id="cut", command_id="my-cut", zlj=cut), metadata=players[seat]
+            )
+            assert again.version == first.version
+            assert [e.version for e in again.events] == [e.version for e in first.events]
+            assert (await games.load("cut")).version >= first.version
+            other = zlj_pb2.ZljCommand()
+            other.cut.CopyFrom(cuts[0].zlj.cut)
+            other.cut.count = other.cut.count % 107 + 1
+            reused = engine_pb2.ActRequest(game_id="cut", command_id="my-cut", zlj=other)
+            assert await refusal_of(stub.Act(reused, metadata=players[seat])) == (
+                grpc.StatusCode.ALREADY_EXISTS,
+                "COMMAND_ID_REUSED",
+            )
 
     run(body)

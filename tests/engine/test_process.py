@@ -72,6 +72,7 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
                     )
                 )
                 await stub.CreateGame(timed, metadata=md)
+                await stub.CreateGame(timed, metadata=md)  # a retried creation: the same game, not another
                 analyst = mint_token(Identity("a", Role.ANALYST, expires=int(time.time()) + 60))
                 for _ in range(100):
                     kinds = [

@@ -151,7 +151,7 @@ def test_check_name_accepts_names_that_only_begin_like_the_lobbys(name: str) -> 
 
 def test_guest_names_and_player_ids() -> None:
     name = guest_name()
-    assert re.fullmatch(r"guest-[0-9a-f]{6}", name)
+    assert re.fullmatch(r"guest-[0-9a-f]{8}", name)
     with invalid("guest-, bot- or cover-"):
         check_name(name)  # nobody registers a guest's name
     assert re.fullmatch(r"p-[0-9a-f]{16}", new_player_id())

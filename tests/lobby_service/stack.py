@@ -22,7 +22,7 @@ from paiju.engine.serving import build_server
 from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
-from paiju.lobby.service import LobbyService, new_accounts, new_tables
+from paiju.lobby.service import LobbyService, login_name, new_accounts, new_tables
 from paiju.platform.limits import RateLimits
 from paiju.platform.tokens import Identity, Role
 from paiju.postgres import connect
@@ -174,7 +174,7 @@ async def stack(
         signer=LOBBY,
         trust=TRUST,
         grace_seconds=grace,
-        limits=RateLimits(limits) if limits is not None else None,
+        limits=RateLimits(limits, name_of=login_name) if limits is not None else None,
     )
     lobby_server = build_server(lobby.policy)
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, lobby_server)

@@ -19,7 +19,7 @@ from paiju.v1 import engine_pb2, lobby_pb2, zlj_pb2
 from ..engine.harness import auth as bearer
 from ..engine.harness import refusal_of, status_of
 from ..support.credentials import BOTS, TRUST, mint_token
-from .stack import PASSWORD, SEED_SECRET, Stack, play_leased_bots, stack
+from .stack import PASSWORD, SEED_SECRET, Stack, play_leased_bots, service_token, stack
 
 OK = grpc.StatusCode.OK
 
@@ -322,6 +322,32 @@ def test_sessions_are_short_renewed_and_revoked(nats_url: str, database_dsn: str
                 Code.UNAUTHENTICATED,
                 "TOKEN_REVOKED",
             )
+            # a revoked session reads no table either
+            assert await refusal_of(s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=md)) == (
+                Code.UNAUTHENTICATED,
+                "TOKEN_REVOKED",
+            )
+            assert (await refusal_of(s.lobby.ListTables(lobby_pb2.ListTablesRequest(), metadata=md)))[1] == (
+                "TOKEN_REVOKED"
+            )
+        # tables are read by a session or an operator: not by a game token, a bot runner or a service
+        soon = int(time.time()) + 60
+        for identity in (
+            Identity("viewer", Role.SPECTATOR, game="some-game", expires=soon),
+            Identity(first.player_id, Role.PLAYER, game="some-game", seat=0, expires=soon),
+            Identity("a-runner", Role.BOT_RUNNER, expires=soon),
+            Identity("engine", Role.SERVICE, expires=soon),
+        ):
+            md = bearer(mint_token(identity))
+            watch = s.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=md)
+            for call in (
+                s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=md),
+                s.lobby.ListTables(lobby_pb2.ListTablesRequest(), metadata=md),
+                watch.read(),
+            ):
+                assert (await refusal_of(call))[1] == "SESSION_REQUIRED", identity
+        analyst = bearer(mint_token(Identity("analyst-1", Role.ANALYST, expires=soon)))
+        assert (await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=analyst)).table.table_id
         # signing in again gives a session that works
         again = (await s.lobby.Login(lobby_pb2.LoginRequest(name="Ann", password=PASSWORD))).session
         again = (await s.lobby.RenewSession(lobby_pb2.RenewSessionRequest(), metadata=bearer(again.token))).session
@@ -460,6 +486,12 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(nats_url: str, d
             Code.PERMISSION_DENIED,
             "ROLE_REQUIRED",
         )
+        # a bot runner leases under its own id only: it cannot renew (and play) another runner's seats
+        other = lobby_pb2.LeaseBotSeatsRequest(runner_id="another-runner")
+        assert await refusal_of(s.lobby.LeaseBotSeats(other, metadata=service_token())) == (
+            Code.PERMISSION_DENIED,
+            "NOT_YOUR_RUNNER_ID",
+        )
 
     run(nats_url, database_dsn, body)
 
@@ -503,5 +535,22 @@ def test_two_bot_runners_share_a_table_of_bots_and_play_its_match_to_the_end(nat
         assert game.state.phase.value == "ended"
         leased = [set(r.starts) for r in runners]
         assert leased[0] and leased[1] and not leased[0] & leased[1], "each seat was played by one runner"
+
+    run(nats_url, database_dsn, body)
+
+
+def test_a_guest_whose_random_name_is_taken_gets_another(
+    nats_url: str, database_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guest names are random: one that meets an existing name is drawn again, never answered NAME_TAKEN."""
+    from paiju.lobby import accounts
+
+    drawn = iter(["guest-0000aaaa", "guest-0000aaaa", "guest-0000AAAA", "guest-0000bbbb"])
+    monkeypatch.setattr(accounts, "guest_name", lambda: next(drawn))
+
+    async def body(s: Stack) -> None:
+        first = (await s.lobby.Guest(lobby_pb2.GuestRequest())).session
+        second = (await s.lobby.Guest(lobby_pb2.GuestRequest())).session
+        assert first.name == "guest-0000aaaa" and second.name == "guest-0000bbbb"
 
     run(nats_url, database_dsn, body)

@@ -54,8 +54,11 @@ def test_a_password_is_not_guessed_fast_and_the_owner_keeps_signing_in_elsewhere
 ) -> None:
     async def body(s: Stack) -> None:
         await s.player("Ann")
+        # the name however written: one account, one count
+        names = ["ann", "ANN", "Ann", "aNn", "ａｎｎ", "anN", "ANN"]
         wrong = [
-            await refusal_of(s.lobby.Login(lobby_pb2.LoginRequest(name="ann", password=f"guess-{n}"))) for n in range(7)
+            await refusal_of(s.lobby.Login(lobby_pb2.LoginRequest(name=name, password=f"guess-{n}")))
+            for n, name in enumerate(names)
         ]
         assert wrong.count((grpc.StatusCode.UNAUTHENTICATED, "WRONG_CREDENTIALS")) == 5
         assert wrong[5:] == [(grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")] * 2

@@ -289,6 +289,6 @@ async def _engine_call(engine: str, game: str) -> tuple[grpc.StatusCode, str]:
 async def _list_tables(lobby: str) -> tuple[grpc.StatusCode, str]:
     async with grpc.aio.insecure_channel(lobby) as channel:
         stub: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
-        token = mint_token(Identity("someone", Role.SPECTATOR, expires=int(time.time()) + 600))
+        token = mint_token(Identity("someone", Role.ANALYST, expires=int(time.time()) + 600))
         md = (("authorization", f"Bearer {token}"),)
         return await refusal_of(stub.ListTables(lobby_pb2.ListTablesRequest(), metadata=md, timeout=5))

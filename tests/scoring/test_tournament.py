@@ -495,12 +495,13 @@ def test_a_player_proposes_only_a_team_they_play_in() -> None:
     assert proposals(play) == ()
 
 
-def test_a_proposal_reserves_its_id_its_name_and_its_players_against_teams_and_proposals() -> None:
-    """A player is in one team or proposal of a tournament at most; a proposal's name is taken while it waits."""
+def test_a_proposal_reserves_its_id_its_name_and_its_consenting_players_against_teams_and_proposals() -> None:
+    """A player is in one team, or consents to one proposal, at a time; a proposal's id and name are taken while
+    it waits. Being named without consenting takes nothing from a player."""
     play = entered(["blue"])
     play.do(ProposeTeam("red", "Red Dragons", ("r1", "r2"), ("R1", "R2"), "r1", NOW))
     exists = Reason.TEAM_EXISTS
-    # proposing with a player already in another team, or named in another proposal (the proposer too)
+    # proposing with a player already in another team, or who consented to another proposal (its proposer)
     play.refused(
         ProposeTeam("x", "X", ("x1", "blue-p2"), ("X", "B"), "x1", NOW),
         "already_exists",
@@ -508,15 +509,15 @@ def test_a_proposal_reserves_its_id_its_name_and_its_players_against_teams_and_p
         reason=exists,
     )
     play.refused(
-        ProposeTeam("x", "X", ("x1", "r2"), ("X", "R"), "x1", NOW),
+        ProposeTeam("x", "X", ("r1", "x2"), ("R", "X"), "r1", NOW),
         "already_exists",
-        "r2 is named in the proposed team 'Red Dragons'",
+        "r1 has consented to the proposed team 'Red Dragons' already",
         reason=exists,
     )
     play.refused(
-        ProposeTeam("x", "X", ("r1", "x2"), ("R", "X"), "r1", NOW),
+        ProposeTeam("x", "X", ("x1", "r1"), ("X", "R"), "x1", NOW),
         "already_exists",
-        "r1 is named in the proposed team",
+        "r1 has consented to the proposed team",
         reason=exists,
     )
     play.refused(
@@ -546,9 +547,9 @@ def test_a_proposal_reserves_its_id_its_name_and_its_players_against_teams_and_p
     )
     # an organiser's registration respects the reservation too
     play.refused(
-        RegisterTeam("x", "X", ("x1", "r2"), ("X", "R"), ORGANISER, NOW),
+        RegisterTeam("x", "X", ("x1", "r1"), ("X", "R"), ORGANISER, NOW),
         "already_exists",
-        "r2 is named in the proposed team",
+        "r1 has consented to the proposed team",
         reason=exists,
     )
     play.refused(
@@ -559,6 +560,42 @@ def test_a_proposal_reserves_its_id_its_name_and_its_players_against_teams_and_p
     )
     assert [p.team_id for p in proposals(play)] == ["red"]
     assert team_ids(play) == ["blue"]
+
+
+def test_naming_a_player_holds_nothing_the_player_registers_elsewhere_and_the_squatters_proposal_is_withdrawn() -> None:
+    """A stranger who names a player in a proposal cannot keep that player out: the player proposes their own team,
+    and when it is registered the stranger's proposal is withdrawn (`TeamProposalWithdrawn`)."""
+    play = entered([])
+    play.do(ProposeTeam("squat", "Squatters", ("s1", "victim"), ("S", "V"), "s1", NOW))
+    play.do(ProposeTeam("own", "Own Team", ("victim", "mate"), ("V", "M"), "victim", NOW + 1))
+    assert [p.team_id for p in proposals(play)] == ["squat", "own"]
+    # the victim, having consented to their own proposal, cannot also consent to the squatter's
+    play.refused(
+        ConfirmTeam("squat", "victim", NOW + 2),
+        "already_exists",
+        "victim has consented to the proposed team 'Own Team' already",
+        reason=Reason.TEAM_EXISTS,
+    )
+    assert play.do(ConfirmTeam("own", "mate", NOW + 3)) == [
+        TeamMemberConfirmed("own", "mate", NOW + 3),
+        TeamRegistered("own", "Own Team", ("victim", "mate"), ("V", "M"), NOW + 3),
+        TeamProposalWithdrawn("squat", "mate", NOW + 3),
+    ]
+    assert proposals(play) == ()
+    assert team_ids(play) == ["own"]
+    assert replay(play.events) == play.state
+
+
+def test_an_organiser_registering_a_named_player_withdraws_the_proposals_naming_them() -> None:
+    play = entered([])
+    play.do(ProposeTeam("squat", "Squatters", ("s1", "victim"), ("S", "V"), "s1", NOW))
+    play.do(ProposeTeam("other", "Others", ("o1", "o2"), ("O", "P"), "o1", NOW))
+    assert play.do(RegisterTeam("real", "Real", ("victim", "mate"), ("V", "M"), ORGANISER, NOW + 1)) == [
+        TeamRegistered("real", "Real", ("victim", "mate"), ("V", "M"), NOW + 1),
+        TeamProposalWithdrawn("squat", ORGANISER, NOW + 1),
+    ]
+    assert [p.team_id for p in proposals(play)] == ["other"]
+    assert replay(play.events) == play.state
 
 
 def test_a_member_declines_and_the_whole_proposal_is_withdrawn_freeing_its_players() -> None:

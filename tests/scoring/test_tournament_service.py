@@ -394,7 +394,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                         name="Grey",
                         players=[scoring_pb2.TeamPlayer(player_id="w"), scoring_pb2.TeamPlayer(player_id="v")],
                     ),
-                    metadata=token("w", Role.SPECTATOR),
+                    metadata=token("w", Role.SPECTATOR, "some-game"),
                 ),
                 "propose_with_a_registered_player": lambda: s.scoring.RegisterTeam(
                     scoring_pb2.RegisterTeamRequest(
@@ -524,16 +524,21 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
                 scoring_pb2.ConfirmTeamRequest(command_id="x3", tournament_id=tid, team_id=ab), metadata=ADMIN
             )
             assert await refusal_of(on_behalf) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
-            # B is reserved meanwhile: C cannot name B either
-            taken = s.scoring.RegisterTeam(team("cb", "Coral", c, b), metadata=token(c, Role.PLAYER))
+            # naming B holds nothing: C may name B too (only B's consent takes B), and C, having proposed, may not
+            # consent to another team meanwhile
+            cb = (await s.scoring.RegisterTeam(team("cb", "Coral", c, b), metadata=token(c, Role.PLAYER))).team_id
+            assert [p.team_id for p in (await tournament(s, tid)).proposals] == [ab, cb]
+            taken = s.scoring.RegisterTeam(team("ac", "Ash", a, c), metadata=token(a, Role.PLAYER))
             assert await refusal_of(taken) == (grpc.StatusCode.ALREADY_EXISTS, "TEAM_EXISTS")
             assert (await tournament(s, tid)).teams == []
 
-            # B consents: the team is registered, and the retry of B's consent answers the same
+            # B consents to A's: the team is registered, C's proposal naming B is withdrawn, and the retry of B's
+            # consent answers the same
             confirmed = await confirm("b-yes", ab, b)
             assert confirmed.registered
             assert [(t.team_id, [x.player_id for x in t.players]) for t in confirmed.tournament.teams] == [(ab, [a, b])]
             assert confirmed.tournament.proposals == []
+            assert await refusal_of(confirm("b-cb", cb, b)) == (grpc.StatusCode.NOT_FOUND, "TEAM_NOT_FOUND")
             assert (await confirm("b-yes", ab, b)).registered
 
             # an organiser registers C and D at once (they agreed at the desk)

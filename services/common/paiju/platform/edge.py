@@ -42,6 +42,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from paiju.platform.errors import DOMAIN, Contention, Reason, Refused, Unavailable, retry_after
+from paiju.platform.tokens import Role
 from paiju.v1 import errors_pb2
 
 log = structlog.get_logger("paiju.edge")
@@ -157,10 +158,18 @@ def unavailable(what: str) -> Refused:
     kind = "NATS" if what.startswith("nats") else "PostgreSQL" if what.startswith("postgres") else what
     return Refused(
         Reason.DEPENDENCY_UNAVAILABLE,
-        f"the service cannot reach {kind} right now; nothing was changed: try again shortly",
+        f"the service cannot reach {kind} right now: try again shortly (a change retried with the same command id is"
+        " made once)",
         {"dependency": what},
         (retry_after(RETRY_UNAVAILABLE_SECONDS),),
     )
+
+
+NOT_THE_CLIENTS = frozenset(
+    r for r in Reason if CODES.get(r) in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.RESOURCE_EXHAUSTED)
+) | {Reason.ROLE_REQUIRED}
+"""Refusals a downstream service gives to *our* call (its token, its role, its rate): passed on as UNAVAILABLE, never
+as the client's own (a client told TOKEN_EXPIRED would sign in again, in vain)."""
 
 
 def refusal_of_rpc_error(error: grpc.aio.AioRpcError, what: str) -> Refused:
@@ -180,7 +189,10 @@ def refusal_of_rpc_error(error: grpc.aio.AioRpcError, what: str) -> Refused:
                 else:
                     others.append(detail)
             if info.domain == DOMAIN and info.reason in Reason.__members__:
-                return Refused(Reason(info.reason), status.message, dict(info.metadata), tuple(others))
+                reason = Reason(info.reason)
+                if reason in NOT_THE_CLIENTS:
+                    break  # our own credentials or budget with the other service: not the client's to fix
+                return Refused(reason, status.message, dict(info.metadata), tuple(others))
     return unavailable(what)
 
 
@@ -271,6 +283,7 @@ class Edge(grpc.aio.ServerInterceptor):
                         async for item in streaming(request, context):
                             yield item
                     else:
+                        self._policy.limits.check(method, _PEER.get(), _account(), request)
                         async with self._policy.limits.stream(method, _PEER.get(), _account()):
                             async for item in streaming(request, context):
                                 yield item
@@ -310,8 +323,12 @@ class Edge(grpc.aio.ServerInterceptor):
 
 
 def _account() -> str | None:
+    """The account per-account limits count: the caller's subject, but none for another Paiju service (the lobby
+    acting for every table at once is limited by the limits of the calls that made it act)."""
     identity = _CALLER.get(None)
-    return getattr(identity, "subject", None) if identity is not None else None
+    if identity is None or getattr(identity, "role", None) is Role.SERVICE:
+        return None
+    return getattr(identity, "subject", None)
 
 
 async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
@@ -339,7 +356,7 @@ async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerC
         reference = uuid.uuid4().hex[:12]
         refused = Refused(
             Reason.INTERNAL_ERROR,
-            f"the server failed to answer (reference {reference}); nothing was changed",
+            f"the server failed to answer (reference {reference})",
             {"reference": reference},
         )
         log.error("internal error", method=method, reference=reference, exc_info=error)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -91,7 +91,10 @@ def address_of(peer: str) -> str:
 class RateLimits:
     """A service's limits (see the module's doc); the edge's `Limits`."""
 
-    def __init__(self, defaults: str, override: str | None = None) -> None:
+    def __init__(
+        self, defaults: str, override: str | None = None, name_of: Callable[[str, Any], str | None] | None = None
+    ) -> None:
+        self._name_of = name_of or _login_name
         if override is not None and override.strip().lower() == "off":
             self._rules: dict[tuple[str, str], Rule] = {}
         else:
@@ -100,8 +103,10 @@ class RateLimits:
         self._open: Counter[tuple[str, str, str]] = Counter()
 
     @classmethod
-    def from_env(cls, defaults: str, env: Mapping[str, str]) -> RateLimits:
-        return cls(defaults, env.get(ENVIRONMENT_VARIABLE))
+    def from_env(
+        cls, defaults: str, env: Mapping[str, str], name_of: Callable[[str, Any], str | None] | None = None
+    ) -> RateLimits:
+        return cls(defaults, env.get(ENVIRONMENT_VARIABLE), name_of)
 
     @property
     def rules(self) -> list[Rule]:
@@ -119,7 +124,7 @@ class RateLimits:
 
     def check(self, method: str, address: str, account: str | None, request: Any = None) -> None:
         """Count one call; `Refused` (RATE_LIMITED) when it is one too many for any of its limits."""
-        name = getattr(request, "name", None) if method == "Login" else None
+        name = self._name_of(method, request) if request is not None else None
         for rule, value in self._keys(method, address, account, name):
             if rule.per is None:
                 continue
@@ -146,6 +151,14 @@ class RateLimits:
                 self._open[slot] -= 1
                 if not self._open[slot]:
                     del self._open[slot]
+
+
+def _login_name(method: str, request: Any) -> str | None:
+    """The name a call's ``name`` rules count: a Login's name as asked (a service with a canonical form of names
+    passes its own ``name_of``, so that ``Alice`` and ``ALICE`` count as one)."""
+    if method != "Login":
+        return None
+    return str(getattr(request, "name", "")) or None
 
 
 def _refusal(rule: Rule, value: str, wait: float) -> Refused:

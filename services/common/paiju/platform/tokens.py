@@ -19,7 +19,8 @@ know, whose signature or claims do not hold, whose role its issuer may not grant
 
 Lifetimes are short (`SESSION_SECONDS`, `GAME_TOKEN_SECONDS`): a client renews a session with
 ``LobbyService.RenewSession`` and a game token with ``JoinGame``; a session revoked by the lobby cannot be renewed,
-and no token outlives its lifetime.
+and no call is accepted with a token past its lifetime. A stream (Watch, WatchTable) is authorised when it opens
+and is not cut when its token expires or its session is revoked later: a client reconnecting needs a valid token.
 """
 
 from __future__ import annotations
@@ -81,6 +82,8 @@ ROLES: dict[Issuer, frozenset[Role]] = {
     Issuer.ADMIN: frozenset({Role.ADMIN, Role.REFEREE, Role.ANALYST}),
 }
 """The roles each issuer may vouch for."""
+GAME_ROLES = frozenset({Role.PLAYER, Role.SPECTATOR})
+"""The roles whose tokens may name a game (and a player's, a seat): the lobby's game tokens."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +253,12 @@ def _odd_claims(identity: Identity) -> str:
         return f"a token's game is an id, not {identity.game[:40]!r}"
     if identity.seat is not None and not 0 <= identity.seat <= MAX_SEAT:
         return f"a token's seat is 0..{MAX_SEAT}, not {identity.seat}"
+    if identity.role not in GAME_ROLES and (identity.game is not None or identity.seat is not None):
+        return f"a {identity.role.value} token names no game and no seat"
+    if identity.role is Role.SPECTATOR and (identity.game is None or identity.seat is not None):
+        return "a spectator token names its game and no seat"
+    if identity.seat is not None and identity.game is None:
+        return "a token with a seat names its game"
     return ""
 
 

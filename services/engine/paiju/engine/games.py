@@ -28,7 +28,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.engine.codec import OneofCodec
 from paiju.engine.contract import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
-from paiju.engine.metrics import CONFLICTS
+from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
 from paiju.engine.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
@@ -384,8 +384,14 @@ class Games:
             payloads.append(("seats_assigned", start_seats))
         digest = digest or command_digest(rules, start)
         # when it exists already, it is the same creation (a retry, another replica) or another game
+        appended = False
         with contextlib.suppress(ConcurrencyConflict):
-            await self._append(game_id, Position(), payloads, command_id=command_id, actor=actor, digest=digest)
+            appended = (
+                await self._append(game_id, Position(), payloads, command_id=command_id, actor=actor, digest=digest)
+                is not None
+            )
+        if appended:
+            ACTIVE_GAMES.inc()  # a retried creation is not another game
         created = await self.refresh(game_id)
         first = created.envelopes[0]
         if first.command_id != command_id or first.command_digest != digest:
@@ -410,8 +416,9 @@ class Games:
         """Decide and append ``command``; a retried command id returns what it stored the first time.
 
         ``prepare`` completes the command from the game it is decided on (the engine's shuffle seed for the
-        game's version). Raises the core's `RuleError` when the rules reject it (nothing is stored),
-        `StaleVersion` when the game is not at ``expected_version``.
+        game's version); the command id's digest is of the command before, as its caller sends it every time.
+        Raises the core's `RuleError` when the rules reject it (nothing is stored), `StaleVersion` when the game is
+        not at ``expected_version``.
         """
         game = self._cache.get(game_id)
         fresh = game is None
@@ -452,12 +459,12 @@ class Games:
                 f"the game is at version {game.version}, not {expected_version}: reload and decide again",
                 game.version,
             )
+        digest = command_digest(game.rules, command)  # as the caller sent it: a retry sends the same
         if prepare is not None:
             command = prepare(command, game)
         events = game.rules.decide(game.state, command)
         if not events:
             return game, []
-        digest = command_digest(game.rules, command)
         payloads = [(game.rules.name, game.rules.events.encode(e)) for e in events]
         appended = await self._append(
             game.game_id, game.position, payloads, command_id=command_id, actor=actor, digest=digest

@@ -33,7 +33,7 @@ from paiju.engine.games import (
     StaleVersion,
     VersionNotReached,
 )
-from paiju.engine.metrics import ACTIVE_GAMES, ACTS, LATENCY
+from paiju.engine.metrics import ACTS, LATENCY
 from paiju.engine.seeds import shuffle_seed
 from paiju.engine.timers import waiting_seats
 from paiju.platform.aio import unless
@@ -278,7 +278,6 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             raise Refused(
                 Reason.GAME_EXISTS, f"game {request.game_id} exists already", {"game": request.game_id}
             ) from None
-        ACTIVE_GAMES.inc()
         return game
 
     @staticmethod
@@ -374,7 +373,10 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             raise Refused(Reason.MALFORMED_COMMAND, str(e)) from None
         self._authorise(who, game, command)
         expected = request.expected_version if request.HasField("expected_version") else None
-        prepare = self._seed_for if isinstance(command, SEEDED) else None
+        prepare = None
+        if isinstance(command, SEEDED):
+            # the engine draws the seed: whatever seed the client sent, a retry is the same command
+            command, prepare = dataclasses.replace(command, seed=0), self._seed_for
         if request.validate_only:
             try:
                 checked = await self._games.check(request.game_id, command, expected_version=expected, prepare=prepare)

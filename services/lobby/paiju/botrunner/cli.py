@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import socket
 import sys
 from collections.abc import Mapping, Sequence
@@ -43,6 +44,12 @@ DEFAULT_LOBBY = "127.0.0.1:50052"
 DEFAULT_ENGINE = "127.0.0.1:50051"
 DEFAULT_THINK = 0.3
 DEFAULT_RENEW = 10.0
+
+
+def default_runner_id() -> str:
+    """``bots-<host>-<pid>``, the host name made an id (``bots-web-1-example-com-4242``: no dots)."""
+    host = re.sub(r"[^A-Za-z0-9_-]+", "-", socket.gethostname()).strip("-") or "host"
+    return f"bots-{host}-{os.getpid()}"[:100]
 
 
 @dataclass(frozen=True)
@@ -67,7 +74,7 @@ class Settings:
         return cls(
             lobby=pick(args.lobby, LOBBY_VARIABLE, DEFAULT_LOBBY),
             engine=pick(args.engine, ENGINE_VARIABLE, DEFAULT_ENGINE),
-            runner_id=pick(args.runner_id, RUNNER_VARIABLE, f"bots-{socket.gethostname()}-{os.getpid()}"),
+            runner_id=pick(args.runner_id, RUNNER_VARIABLE, default_runner_id()),
             think=float(pick(args.think, THINK_VARIABLE, str(DEFAULT_THINK))),
             max_seats=int(pick(args.max_seats, MAX_SEATS_VARIABLE, "0")),
             renew=float(pick(args.renew, RENEW_VARIABLE, str(DEFAULT_RENEW))),
@@ -132,7 +139,14 @@ def run(args: argparse.Namespace) -> int:
     except SystemExit as e:
         print(f"paiju bots: {e}", file=sys.stderr)
         return 2
-    asyncio.run(serve(Settings.resolve(args), signer))
+    settings = Settings.resolve(args)
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}", settings.runner_id):
+        print(
+            f"paiju bots: the runner id is an id (1 to 100 ASCII letters, digits, - or _): {settings.runner_id!r}",
+            file=sys.stderr,
+        )
+        return 2
+    asyncio.run(serve(settings, signer))
     return 0
 
 

@@ -218,8 +218,8 @@ def name_confusable(name: str, existing: str) -> LobbyError:
 
 
 def guest_name() -> str:
-    """A fresh guest's name (``guest-`` and six hex digits)."""
-    return "guest-" + secrets.token_hex(3)
+    """A fresh guest's name (``guest-`` and eight hex digits)."""
+    return "guest-" + secrets.token_hex(4)
 
 
 def new_player_id() -> str:

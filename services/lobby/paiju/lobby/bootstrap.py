@@ -15,7 +15,7 @@ from paiju.lobby import tournaments as tournament_tables
 from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
-from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, new_accounts, new_tables
+from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.tokens import signer_from_env, trust_from_env
@@ -64,7 +64,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         signer=signer,
         trust=trust,
         grace_seconds=settings.grace_seconds,
-        limits=RateLimits.from_env(RATE_LIMITS, os.environ),
+        limits=RateLimits.from_env(RATE_LIMITS, os.environ, login_name),
     )
     dependencies = Dependencies()
     for store in (lobby_store, games_store, tournaments_store):

@@ -32,8 +32,8 @@ from paiju.lobby import table as tb
 from paiju.lobby.aggregates import Aggregates, CommandIdReused, Loaded
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.platform.aio import unless
-from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
-from paiju.platform.errors import Reason, Refused
+from paiju.platform.edge import DEPENDENCY_ERRORS, Policy, caller, refusal_of_rpc_error
+from paiju.platform.errors import Reason, Refused, Unavailable
 from paiju.platform.limits import RateLimits
 from paiju.platform.tokens import (
     GAME_TOKEN_SECONDS,
@@ -61,7 +61,23 @@ RATE_LIMITS = """
 """
 """The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address (and Login by the name asked
 for), the rest by account."""
+
+
+def login_name(method: str, request: Any) -> str | None:
+    """What the ``Login:name`` limit counts: the account a Login asks for (``Alice``, ``ALICE`` and ``alice`` are one
+    account, so one count)."""
+    if method != "Login" or not getattr(request, "name", ""):
+        return None
+    return acc.account_key(request.name)
+
+
 LEASE_SECONDS = 30
+COVER_RETRY_SECONDS = 5.0
+"""How long a cover waits before trying again while NATS or the engine cannot be reached."""
+DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
+GUEST_NAME_TRIES = 5
+"""How many random guest names Guest draws before it gives up (one draw meets an existing name rarely)."""
+OPERATORS = (Role.ADMIN, Role.REFEREE, Role.ANALYST)
 ENGINE_SECONDS = 10.0
 """How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
@@ -209,6 +225,15 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             raise Refused(Reason.TOKEN_REVOKED, "this session was revoked (signed out): sign in again")
         return who, account
 
+    async def _reader(self) -> Identity | None:
+        """Who may read tables: a signed-in player (a session, not revoked: returned) or an operator (admin, referee,
+        analyst: ``None``). Game tokens, bot runners and services read no table."""
+        who: Identity = caller()
+        if who.role in OPERATORS:
+            return None
+        signed_in, _ = await self._signed_in()
+        return signed_in
+
     async def _player(self) -> tuple[str, str]:
         """The signed-in player's id and name (a lobby session token, not revoked)."""
         _, account = await self._signed_in()
@@ -284,7 +309,13 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def Guest(
         self, request: lobby_pb2.GuestRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.GuestResponse:
-        account = await self._register(acc.guest_name(), "", guest=True)
+        for attempt in range(GUEST_NAME_TRIES):
+            try:
+                account = await self._register(acc.guest_name(), "", guest=True)
+                break
+            except Refused as e:  # a random name met an existing one: draw another
+                if e.reason not in (Reason.NAME_TAKEN, Reason.NAME_CONFUSABLE) or attempt == GUEST_NAME_TRIES - 1:
+                    raise
         return lobby_pb2.GuestResponse(session=self._session(account))
 
     async def RenewSession(
@@ -351,6 +382,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def ListTables(
         self, request: lobby_pb2.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.ListTablesResponse:
+        await self._reader()
         limit = request.limit or 50
         status = {v: k.value for k, v in TABLE_STATUS.items()}.get(request.status)
         tables = await self._listing.list_tables(KINDS.get(request.game), status, limit)
@@ -359,19 +391,23 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def GetTable(
         self, request: lobby_pb2.GetTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.GetTableResponse:
+        await self._reader()
         loaded = await self._table(request.table_id)
         return lobby_pb2.GetTableResponse(table=table_message(loaded.state, loaded.version))
 
     async def WatchTable(
         self, request: lobby_pb2.WatchTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
-        who = caller()
+        who = await self._reader()
         loaded = await self._table(request.table_id)
-        key = (request.table_id, who.subject)
-        self._present[key] = self._present.get(key, 0) + 1
+        # a signed-in player's watch is their presence (an operator's is nobody's)
+        key = (request.table_id, who.subject) if who is not None else None
+        if key is not None:
+            self._present[key] = self._present.get(key, 0) + 1
         try:
-            with contextlib.suppress(Refused):  # the engine away: the seat comes back at the next watch
-                await self._returned(request.table_id, who.subject)
+            if key is not None:
+                with contextlib.suppress(Refused):  # the engine away: the seat comes back at the next watch
+                    await self._returned(*key)
             while True:
                 yield lobby_pb2.WatchTableResponse(table=table_message(loaded.state, loaded.version))
                 moved = await unless(self._tables.next_change(request.table_id, loaded.version), self.draining)
@@ -381,10 +417,11 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                     return
                 loaded = moved
         finally:
-            self._present[key] -= 1
-            if not self._present[key]:
-                del self._present[key]
-                self._spawn(self._cover_later(request.table_id, who.subject))
+            if key is not None:
+                self._present[key] -= 1
+                if not self._present[key]:
+                    del self._present[key]
+                    self._spawn(self._cover_later(*key))
 
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
@@ -392,24 +429,32 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         task.add_done_callback(self._pending.discard)
 
     async def _cover_later(self, table_id: str, player: str) -> None:
-        """After the grace time, a bot covers the seat of a player who is still away during a match."""
+        """After the grace time, a bot covers the seat of a player who is still away during a match; while NATS or
+        the engine cannot be reached, it tries again every few seconds for as long as the player stays away."""
         await asyncio.sleep(self._grace)
-        if self._present.get((table_id, player)):
-            return
+        while not self._present.get((table_id, player)):
+            try:
+                await self._cover(table_id, player)
+                return
+            except Refused as e:
+                if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
+                    log.warning("could not cover a seat", table=table_id, player=player, reason=e.reason.value)
+                    return
+                error = e.message
+            except DEPENDENCY_GONE as e:
+                error = repr(e)
+            log.warning("cover waits for a dependency", table=table_id, player=player, error=error)
+            await asyncio.sleep(COVER_RETRY_SECONDS)
+
+    async def _cover(self, table_id: str, player: str) -> None:
         loaded = await self._tables.refresh(table_id)
         table = loaded.state
         seat = table.seat_of(player)
         if table.status is not tb.Status.PLAYING or seat is None or table.seats[seat].covered:
             return
         command_id = f"cover:{table.game_id}:{seat}:{loaded.version}"
-        try:
-            await self._engine_seats(
-                table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id
-            )
-            await self._tables.act(table_id, tb.CoverSeat(seat), command_id, "lobby")
-        except Refused as e:
-            log.warning("could not cover a seat", table=table_id, seat=seat, reason=e.reason.value, error=e.message)
-            return
+        await self._engine_seats(table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id)
+        await self._tables.act(table_id, tb.CoverSeat(seat), command_id, "lobby")
         log.info("a bot covers an absent player", table=table_id, seat=seat, player=player)
         if self._present.get((table_id, player)):  # back while the cover was being recorded: hand it back now
             with contextlib.suppress(Refused):
@@ -634,6 +679,13 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         if who.role not in (Role.BOT_RUNNER, Role.ADMIN):
             raise Refused(
                 Reason.ROLE_REQUIRED, "bot runners lease seats with a bot runner's token", {"required": "bot_runner"}
+            )
+        if who.role is Role.BOT_RUNNER and request.runner_id != who.subject:
+            # a runner's token names the runner: it renews and plays its own leases only
+            raise Refused(
+                Reason.NOT_YOUR_RUNNER_ID,
+                "a bot runner leases seats under its own id (the subject of its token)",
+                {"runner": who.subject},
             )
         now = self._now()
         until = now + LEASE_SECONDS

@@ -10,13 +10,16 @@ victory-point scale on the team-points difference; S-2: VP are exact decimals):
   member's consent: a player *proposes* it (`ProposeTeam` → `TeamProposed`, the proposer's consent), each
   other member confirms it with their own token (`ConfirmTeam` → `TeamMemberConfirmed`), and the last consent
   registers it (`TeamRegistered`, as an organiser's registration). Until then the proposal is no team — not
-  drawn, not paired, not counted against the 512 teams — but its id, its name and its players are taken: a
-  player is in one team or proposal of a tournament at most. Any member (the proposer too, and a member who
-  had confirmed) may decline (`DeclineTeam` → `TeamProposalWithdrawn`): the whole proposal is withdrawn and
-  its players are free, so nobody can hold another player's place without their consent; an organiser may
-  withdraw a proposal the same way. Proposals still waiting when round 1 is paired lapse (not registered, no
-  event: `RoundPaired` closes registration). An organiser's `RegisterTeam` registers a team at once, for
-  players who agreed offline.
+  drawn, not paired, not counted against the 512 teams — but its id and its name are taken, and so are the
+  players who have consented to it (the proposer, and each member once they confirm): a player is in one team,
+  or consents to one proposal, at a time. Being *named* in a proposal takes nothing from a player who has not
+  consented: they may propose or confirm another team, or be registered by an organiser — and when a team is
+  registered, every other proposal naming one of its players is withdrawn (`TeamProposalWithdrawn`), so nobody
+  can hold another player's place without their consent. Any member (the proposer too, and a member who had
+  confirmed) may decline (`DeclineTeam` → `TeamProposalWithdrawn`): the whole proposal is withdrawn; an
+  organiser may withdraw a proposal the same way. Proposals still waiting when round 1 is paired lapse (not
+  registered, no event: `RoundPaired` closes registration). An organiser's `RegisterTeam` registers a team at
+  once, for players who agreed offline.
 - Round 1 pairs by a seeded draw (the draw numbers 签号 are fixed then); later rounds are Swiss, paired only after
   the previous round has ended (`paiju.scoring.swiss`). An odd team out gets a bye worth 20 VP (D-TR-10).
 - Each pairing is a table opened through the lobby (the `RoundPaired` event names the lobby table ids); the
@@ -430,7 +433,8 @@ class TeamMemberConfirmed:
 @dataclass(frozen=True, slots=True)
 class TeamProposalWithdrawn:
     """A proposal was withdrawn before it was registered: declined by a member named in it (the proposer
-    withdrawing it, or a member declining), or withdrawn by an organiser (``by``)."""
+    withdrawing it, or a member declining), withdrawn by an organiser, or withdrawn because one of its players was
+    registered in another team (``by``: who registered it)."""
 
     team_id: str
     by: str
@@ -653,7 +657,8 @@ def _new_team(
     tournament: Tournament, team_id: str, name: str, players: tuple[str, ...], player_names: tuple[str, ...]
 ) -> tuple[str, tuple[str, ...]]:
     """The team's name and its players' names, trimmed, once the team is checked: its size, distinct players,
-    and an id, a name and players that no registered team and no waiting proposal has."""
+    an id and a name that no registered team and no waiting proposal has, and players in no registered team and
+    consenting to no waiting proposal."""
     size = TEAM_SIZE[tournament.game]
     if len(players) != size or len(player_names) != size:
         raise _invalid(f"a {tournament.game} team has {size} players, not {len(players)}")
@@ -679,21 +684,35 @@ def _new_team(
             raise TournamentError(
                 Reason.TEAM_EXISTS, f"a team named {proposal.name!r} is proposed already (waiting for consent)"
             )
-        taken = set(proposal.players) & set(players)
+        taken = set(proposal.confirmed) & set(players)
         if taken:
             raise TournamentError(
                 Reason.TEAM_EXISTS,
-                f"{', '.join(sorted(taken))} is named in the proposed team {proposal.name!r} already"
-                " (a member frees themselves by declining it)",
+                f"{', '.join(sorted(taken))} has consented to the proposed team {proposal.name!r} already"
+                " (declining it frees them)",
             )
     return name, names
+
+
+def _withdrawn_by_registration(
+    tournament: Tournament, team_id: str, players: tuple[str, ...], by: str, now: int
+) -> list[Event]:
+    """The other waiting proposals naming a player of the team being registered: withdrawn, since that player now
+    plays for this team."""
+    members = set(players)
+    return [
+        TeamProposalWithdrawn(p.team_id, by, now)
+        for p in tournament.proposals
+        if p.team_id != team_id and members & set(p.players)
+    ]
 
 
 def _register(tournament: Tournament, c: RegisterTeam) -> list[Event]:
     _open(tournament)
     name, names = _new_team(tournament, c.team_id, c.name, c.players, c.player_names)
     _not_full(tournament)
-    return [TeamRegistered(c.team_id, name, tuple(c.players), names, c.now)]
+    registered = TeamRegistered(c.team_id, name, tuple(c.players), names, c.now)
+    return [registered, *_withdrawn_by_registration(tournament, c.team_id, tuple(c.players), c.by, c.now)]
 
 
 def _propose(tournament: Tournament, c: ProposeTeam) -> list[Event]:
@@ -736,10 +755,18 @@ def _confirm_team(tournament: Tournament, c: ConfirmTeam) -> list[Event]:
             f"{c.by} has consented to team {proposal.name!r} already; it waits for {', '.join(proposal.waiting_for)}",
             {"team": proposal.team_id, "waiting": ",".join(proposal.waiting_for)},
         )
+    elsewhere = next((p for p in tournament.proposals if c.by in p.confirmed), None)
+    if elsewhere is not None:
+        raise TournamentError(
+            Reason.TEAM_EXISTS,
+            f"{c.by} has consented to the proposed team {elsewhere.name!r} already (declining it frees them)",
+            {"team": elsewhere.team_id},
+        )
     events: list[Event] = [TeamMemberConfirmed(c.team_id, c.by, c.now)]
     if proposal.waiting_for == (c.by,):  # the last consent registers the team
         _not_full(tournament)
         events.append(TeamRegistered(proposal.team_id, proposal.name, proposal.players, proposal.player_names, c.now))
+        events += _withdrawn_by_registration(tournament, proposal.team_id, proposal.players, c.by, c.now)
     return events
 
 
