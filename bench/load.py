@@ -1,0 +1,1062 @@
+"""`make bench`, load part: the whole stack as production runs it, loaded with tables of bots and spectators.
+
+An embedded NATS (JetStream) and PostgreSQL, and the services as their own processes — `paiju engine`,
+`paiju lobby`, `paiju scoring` and ONE `paiju bots` runner (`PAIJU_BOT_THINK_SECONDS`, 0.3 s by default) —
+with rate limits off (`PAIJU_RATE_LIMITS=off`: every client here comes from one address) and the engine's and
+the lobby's Prometheus metrics on ports of their own. Then, on that one stack, configurations one after another
+(tables are added, never removed: each configuration is the one before it and more, as a stack that fills up in
+the evening):
+
+1. **Idle watchers**: one 砸六家 table of six guests, seated, ready and started, who never act (no turn timer):
+   the engine's CPU with nobody watching, then with 100 spectators watching that game (`--idle-watchers`).
+2. **Bot tables**: 1, 50 and 200 tables full of bots (`--tables`), alternately 砸六家 (open-ended: ``deals: 0``)
+   and 拖拉机 (untimed), so that no match ends while it is measured.
+3. **Spectators**: the largest number of tables, plus 500 guests (`--spectators`) that `JoinGame` a table (spread
+   over every table) and `Watch` its game for the whole measurement, from a process of their own
+   (`bench/load_watchers.py`).
+
+Besides the bots, a probe plays one more 砸六家 table of six guests through the public API from this process
+(`GetLegalActions`, a pause as long as the bots', `Act` with the version it decided at): the latencies a client
+sees. For each configuration, after a warm-up, during a fixed window (`--window`, 60 s):
+
+- events stored per second (the GAMES stream's last sequence, read from NATS), per table (median), and how many
+  tables stored none;
+- `Act` and `GetLegalActions` latency p50 / p99 as the probe sees them, and as the engine's histogram
+  ``paiju_grpc_call_seconds`` (all callers, bots included; interpolated within its buckets) has them;
+- the CPU of each process (``/proc/<pid>/stat``, % of one core): engine, bot runner, lobby, scoring, NATS,
+  PostgreSQL, the spectators' process and this one (the probe); how long the engine, bot runner and lobby waited
+  for a CPU (``schedstat``); and the machine's busy and steal time, and what other programs used;
+- the engine's calls per second by method (and `GetLegalActions` calls per `Act`), and its refusals;
+- the lobby's `LeaseBotSeats` time and the bot runner's failed leases and expired seats (from its log);
+- stalls told apart: the engine's gRPC health check and a NATS direct get, every 0.2 s, timed.
+
+One JSON line per configuration, then a Markdown table for the README. With ``--repeat N`` each loaded
+configuration is measured in N windows one after another and the medians are reported (counts are summed).
+``--fresh`` starts a new stack for each configuration instead. ``--py-spy PATH`` records the engine (idle samples
+included), the bot runner and the lobby with py-spy during each window, as folded stacks in the run's folder (kept
+with ``--keep``); it costs the processes a little.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import random
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import nats
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
+
+from paiju.dev import stack as dev_stack
+from paiju.dev.stack import Services, embedded_database, embedded_nats
+from paiju.engine.probe import free_port, wait_until_serving
+from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, zlj_pb2
+
+HERE = Path(__file__).parent
+THINK = 0.3
+"""Seconds a bot (and the probe) pauses before each move: a brisk player's pace, the bot runner's default."""
+CALL_SECONDS = 30.0
+"""The probe's deadline for one call (a call that takes longer counts as a failure and at this latency)."""
+MOVING_EVENTS = 3
+"""A new table is playing once its game has stored this many events after its start."""
+MOVING_SECONDS = 180.0
+"""How long to wait for every new table to play (the bot runner leases new seats every few seconds)."""
+SETTLE_SECONDS = 5.0
+"""Pause before measuring the idle engine, so that start-up work (tables opened, watches opened) is over."""
+OPEN_AT_ONCE = 8
+"""Tables opened at the same time."""
+SEATS = {"zlj": 6, "tractor": 4}
+RENEW_BEFORE_SECONDS = 120
+"""A session or game token is renewed when it has less than this left (tokens last 15 minutes)."""
+BOT_LOG_MARKS = {
+    "engine call failed": "engine_call_failed",
+    "watch cut": "watch_cut",
+    "move refused": "move_refused",
+    "engine not ready": "engine_not_ready",
+    "could not lease seats": "lease_failed",
+    '"reason": "expired", "event": "seat stopped"': "seats_expired",
+    '"event": "playing seat"': "seats_started",
+}
+"""Lines of the bot runner's log counted per window: its calls that failed (timeouts, refusals), the lease calls
+to the lobby that failed, and the seats it stopped because their lease ran out (and started again)."""
+
+
+# --- the stack -----------------------------------------------------------------------------------------------
+
+
+class Stack:
+    """NATS, PostgreSQL, engine, lobby, scoring and one bot runner, as `make run` starts them, in ``folder``."""
+
+    def __init__(self, folder: Path, think: float) -> None:
+        self.folder = folder
+        self.think = think
+        self.engine = f"127.0.0.1:{free_port()}"
+        self.lobby = f"127.0.0.1:{free_port()}"
+        self.scoring = f"127.0.0.1:{free_port()}"
+        self.metrics_port = free_port()
+        self.lobby_metrics_port = free_port()
+        self.nats_url = ""
+        self.pids: dict[str, int] = {}
+        self.services: Services | None = None
+        self._exit = contextlib.ExitStack()
+
+    @property
+    def logs(self) -> Path:
+        return self.folder / "logs"
+
+    def __enter__(self) -> Stack:
+        try:
+            self._start()
+        except BaseException:
+            self._exit.close()
+            raise
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._exit.close()
+
+    def _start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.chmod(0o755)  # PostgreSQL runs as its own user when the bench runs as root
+        self.nats_url = self._exit.enter_context(embedded_nats(self.folder / "nats"))
+        database_url = self._exit.enter_context(embedded_database(self.folder / "postgres"))
+        env = {
+            **os.environ,
+            "NATS_URL": self.nats_url,
+            "DATABASE_URL": database_url,
+            "PAIJU_ENGINE_ADDRESS": self.engine,
+            "PAIJU_LOBBY_ADDRESS": self.lobby,
+            "PAIJU_SCORING_ADDRESS": self.scoring,
+            "PAIJU_METRICS_PORT": str(self.metrics_port),
+            "PAIJU_LOBBY_METRICS_PORT": str(self.lobby_metrics_port),
+            "PAIJU_SCORING_METRICS_PORT": "0",
+            "PAIJU_RATE_LIMITS": "off",
+            "PAIJU_BOT_THINK_SECONDS": str(self.think),
+        }
+        # each process gets its own credentials as `make run` gives them (`Credentials`: the token keys); a tree
+        # from before the token keys shares one secret
+        credentials = getattr(dev_stack, "Credentials", None)
+        if credentials is not None:
+            keys = credentials(self.folder / "keys")
+
+            def own(name: str) -> dict[str, str]:
+                return dict(keys.env(name))
+
+        else:
+            env["PAIJU_TOKEN_SECRET"] = secrets.token_urlsafe(48)
+
+            def own(name: str) -> dict[str, str]:
+                return {}
+
+        self.services = Services(self.logs, env)
+        self._exit.callback(self.services.stop)
+        for name in ("engine", "lobby", "scoring"):
+            self.pids[name] = self.services.start(name, name, env=own(name)).pid
+        wait_until_serving(self.engine, timeout=60)
+        wait_until_serving(self.lobby, timeout=60, service="paiju.v1.LobbyService")
+        wait_until_serving(self.scoring, timeout=60, service="paiju.v1.ScoringService")
+        self.pids["bots"] = self.services.start("bots", "bots", env=own("bots")).pid
+
+    def check(self) -> None:
+        assert self.services is not None
+        self.services.check()
+
+
+# --- CPU from /proc ------------------------------------------------------------------------------------------
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _processes() -> dict[int, tuple[int, str, float]]:
+    """Every process: pid -> (parent pid, command name, CPU seconds used so far)."""
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = Path(f"/proc/{entry.name}/stat").read_text()
+        except OSError:
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        fields = text[text.rindex(")") + 2 :].split()
+        found[int(entry.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / TICKS)
+    return found
+
+
+def cpu_by_role(pids: dict[str, int]) -> dict[str, dict[int, float]]:
+    """CPU seconds so far of each named process, and of this process's descendants by kind: ``nats`` (the
+    nats-server), ``postgres`` (the postmaster and every backend), ``bench`` (this process: the probe); by pid, so
+    that a process that came or went between two readings counts for what it used in between (see `cpu_used`)."""
+    table = _processes()
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    descendants: list[int] = []
+    todo = [os.getpid()]
+    while todo:
+        pid = todo.pop()
+        descendants.append(pid)
+        todo.extend(children.get(pid, ()))
+    used = {name: {pid: table[pid][2]} if pid in table else {} for name, pid in pids.items()}
+    for role, names in (("nats", ("nats-server",)), ("postgres", ("postgres", "postmaster"))):
+        used[role] = {p: table[p][2] for p in descendants if p in table and table[p][1] in names}
+    used["bench"] = {os.getpid(): table[os.getpid()][2]}
+    return used
+
+
+def cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
+    """CPU seconds used between two readings of one role (a process started in between counts from its start; one
+    that ended in between is not seen: PostgreSQL's short-lived workers)."""
+    return sum(max(0.0, seconds - before.get(pid, 0.0)) for pid, seconds in after.items())
+
+
+def runqueue_wait(pid: int) -> float:
+    """Seconds the threads of ``pid`` have spent runnable but waiting for a CPU (``/proc/<pid>/task/*/schedstat``):
+    how much a process was held back by the others on the machine."""
+    waited = 0
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return math.nan
+    for task in tasks:
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            waited += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[1])
+    return waited / 1e9
+
+
+def machine_cpu() -> tuple[float, float, float]:
+    """The machine's CPU seconds so far, over every core: (busy, steal, total)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    steal = fields[7] if len(fields) > 7 else 0
+    total = sum(fields[:8])
+    return (total - idle - steal) / TICKS, steal / TICKS, total / TICKS
+
+
+# --- the engine's Prometheus metrics -------------------------------------------------------------------------
+
+
+@dataclass
+class Metrics:
+    buckets: dict[str, dict[float, float]] = field(default_factory=dict)
+    """``paiju_grpc_call_seconds`` by method: upper bound -> cumulative count."""
+    calls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    """``paiju_grpc_calls_total``: (method, code) -> count."""
+
+    def minus(self, earlier: Metrics) -> Metrics:
+        buckets = {
+            method: {le: n - earlier.buckets.get(method, {}).get(le, 0.0) for le, n in bounds.items()}
+            for method, bounds in self.buckets.items()
+        }
+        calls = Counter({k: v - earlier.calls.get(k, 0) for k, v in self.calls.items()})
+        return Metrics(buckets, calls)
+
+
+def scrape(port: int) -> Metrics:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    found = Metrics()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "paiju_grpc_call_seconds_bucket":
+                bound = float(sample.labels["le"])
+                found.buckets.setdefault(sample.labels["method"], {})[bound] = sample.value
+            elif sample.name == "paiju_grpc_calls_total":
+                found.calls[(sample.labels["method"], sample.labels["code"])] += int(sample.value)
+    return found
+
+
+def histogram_quantile(q: float, cumulative: dict[float, float]) -> float | None:
+    """The ``q`` quantile of a histogram's cumulative bucket counts, interpolated within its bucket as Prometheus
+    does (``None`` without observations; the largest finite bound when it falls in the last bucket)."""
+    bounds = sorted(cumulative)
+    if not bounds or cumulative[bounds[-1]] <= 0:
+        return None
+    rank = q * cumulative[bounds[-1]]
+    lower, below = 0.0, 0.0
+    for bound in bounds:
+        count = cumulative[bound]
+        if count >= rank:
+            if math.isinf(bound):
+                return lower
+            inside = count - below
+            return lower + (bound - lower) * ((rank - below) / inside if inside else 0.0)
+        lower, below = bound, count
+    return lower
+
+
+# --- clients of the lobby and the engine -----------------------------------------------------------------------
+
+
+def bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
+
+
+@dataclass(frozen=True)
+class BotTable:
+    table_id: str
+    game_id: str
+    game: str
+
+
+@dataclass
+class Guest:
+    """A guest's session and, once it joined a game, its game token (each renewed before it expires)."""
+
+    player_id: str
+    session: str
+    session_expires: float
+    game_token: str = ""
+    game_expires: float = 0.0
+
+    @property
+    def lobby_md(self) -> tuple[tuple[str, str], ...]:
+        return bearer(self.session)
+
+    @property
+    def game_md(self) -> tuple[tuple[str, str], ...]:
+        return bearer(self.game_token)
+
+
+@dataclass(frozen=True)
+class PeopleTable:
+    """A 砸六家 table of six guests (seat i: guest i) and its game."""
+
+    table_id: str
+    game_id: str
+    guests: tuple[Guest, ...]
+
+
+class Clients:
+    """The benchmark's own channels to the lobby and the engine."""
+
+    def __init__(self, stack: Stack) -> None:
+        self.stack = stack
+        self.lobby_channel = grpc.aio.insecure_channel(stack.lobby)
+        self.engine_channel = grpc.aio.insecure_channel(stack.engine)
+        self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self.lobby_channel)
+        self.engine: Any = engine_pb2_grpc.EngineServiceStub(self.engine_channel)
+        self._owner: Guest | None = None
+        self.refused: Counter[str] = Counter()
+        """Lobby calls answered UNAVAILABLE or past their deadline while tables were opened (looked at again)."""
+
+    async def close(self) -> None:
+        await self.lobby_channel.close()
+        await self.engine_channel.close()
+
+    async def guest(self) -> Guest:
+        session = (await self.lobby.Guest(lobby_pb2.GuestRequest(), timeout=CALL_SECONDS)).session
+        return Guest(session.player_id, session.token, float(session.expires_at))
+
+    async def join(self, guest: Guest, table_id: str) -> lobby_pb2.JoinGameResponse:
+        """``guest`` joins the game of ``table_id``: its game token (renewed by joining again)."""
+        await self.fresh_session(guest)
+        joined: lobby_pb2.JoinGameResponse = await self.lobby.JoinGame(
+            lobby_pb2.JoinGameRequest(table_id=table_id), metadata=guest.lobby_md, timeout=CALL_SECONDS
+        )
+        guest.game_token = joined.token
+        # a lobby that does not say when the token expires gives 15 minutes at least
+        guest.game_expires = float(getattr(joined, "expires_at", 0) or time.time() + 15 * 60)
+        return joined
+
+    async def fresh_session(self, guest: Guest) -> None:
+        """Renew ``guest``'s session when it is about to expire (RenewSession, where the lobby has it)."""
+        if guest.session_expires - time.time() > RENEW_BEFORE_SECONDS or not hasattr(lobby_pb2, "RenewSessionRequest"):
+            return
+        request = lobby_pb2.RenewSessionRequest()  # type: ignore[attr-defined,unused-ignore]
+        renewed = await self.lobby.RenewSession(request, metadata=guest.lobby_md, timeout=CALL_SECONDS)
+        guest.session, guest.session_expires = renewed.session.token, float(renewed.session.expires_at)
+
+    async def bot_table(self, index: int) -> BotTable:
+        """Table ``index``, full of bots and playing: 砸六家 (open-ended) for even ones, 拖拉机 (untimed) for odd."""
+        if self._owner is None:
+            self._owner = await self.guest()
+        await self.fresh_session(self._owner)
+        md = self._owner.lobby_md
+        kind = "zlj" if index % 2 == 0 else "tractor"
+        request = lobby_pb2.CreateTableRequest(
+            name=f"load {index}", game=engine_pb2.GAME_ZLJ if kind == "zlj" else engine_pb2.GAME_TRACTOR
+        )
+        if kind == "zlj":
+            request.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=0))
+        table_id = (await self.lobby.CreateTable(request, metadata=md, timeout=CALL_SECONDS)).table.table_id
+        # each step is decided from the table as it is: a call answered UNAVAILABLE (the lobby could not reach the
+        # engine in time, under load) may have done its work all the same, and is looked at again
+        failures = 0
+        while True:
+            table = (
+                await self.lobby.GetTable(
+                    lobby_pb2.GetTableRequest(table_id=table_id), metadata=md, timeout=CALL_SECONDS
+                )
+            ).table
+            if table.status == lobby_pb2.TABLE_STATUS_PLAYING and table.game_id:
+                return BotTable(table_id, table.game_id, kind)
+            free = sum(1 for seat in table.seats if not seat.player_id)
+            try:
+                for _ in range(free):
+                    await self.lobby.AddBot(
+                        lobby_pb2.AddBotRequest(table_id=table_id), metadata=md, timeout=CALL_SECONDS
+                    )
+                started = await self.lobby.StartMatch(
+                    lobby_pb2.StartMatchRequest(table_id=table_id), metadata=md, timeout=CALL_SECONDS
+                )
+                return BotTable(table_id, started.table.game_id, kind)
+            except grpc.aio.AioRpcError as e:
+                failures += 1
+                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED) or failures > 5:
+                    raise
+                self.refused[f"{e.code().name}: {(e.details() or '')[:60]}"] += 1
+                await asyncio.sleep(1.0)
+
+    async def people_table(self, name: str) -> PeopleTable:
+        """A 砸六家 table (open-ended, no turn timer) of six guests, seated, ready and started; their game tokens."""
+        guests = [await self.guest() for _ in range(6)]
+        owner = guests[0].lobby_md
+        request = lobby_pb2.CreateTableRequest(name=name, game=engine_pb2.GAME_ZLJ)
+        request.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=0, turn_seconds=0))
+        table_id = (await self.lobby.CreateTable(request, metadata=owner, timeout=CALL_SECONDS)).table.table_id
+        for seat, guest in enumerate(guests):
+            await self.lobby.TakeSeat(
+                lobby_pb2.TakeSeatRequest(table_id=table_id, seat=seat), metadata=guest.lobby_md, timeout=CALL_SECONDS
+            )
+            await self.lobby.Ready(
+                lobby_pb2.ReadyRequest(table_id=table_id, ready=True), metadata=guest.lobby_md, timeout=CALL_SECONDS
+            )
+        await self.lobby.StartMatch(
+            lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner, timeout=CALL_SECONDS
+        )
+        game_id = ""
+        for seat, guest in enumerate(guests):
+            joined = await self.join(guest, table_id)
+            assert joined.seat == seat, f"guest {seat} sits in seat {joined.seat}"
+            game_id = joined.game_id
+        return PeopleTable(table_id, game_id, tuple(guests))
+
+
+@dataclass
+class Probe:
+    """Plays every seat of a `PeopleTable` through the engine's API like a bot, timing each call."""
+
+    clients: Clients
+    table: PeopleTable
+    think: float
+    rng: random.Random = field(default_factory=lambda: random.Random(7))
+    acts: list[tuple[float, float]] = field(default_factory=list)
+    """(when it was answered, monotonic; seconds it took) of each `Act`."""
+    legal: list[tuple[float, float]] = field(default_factory=list)
+    """The same for each `GetLegalActions`."""
+    errors: list[tuple[float, str]] = field(default_factory=list)
+
+    async def _call(self, method: str, request: Any, md: Any, timings: list[tuple[float, float]]) -> Any:
+        """The call's answer (``None`` when it failed), its time added to ``timings`` (a timeout's too)."""
+        started = time.perf_counter()
+        try:
+            answer = await getattr(self.clients.engine, method)(request, metadata=md, timeout=CALL_SECONDS)
+        except grpc.aio.AioRpcError as e:
+            self.errors.append((time.monotonic(), f"{method}:{e.code().name}"))
+            if e.code() is grpc.StatusCode.DEADLINE_EXCEEDED:
+                timings.append((time.monotonic(), time.perf_counter() - started))
+            return None
+        timings.append((time.monotonic(), time.perf_counter() - started))
+        return answer
+
+    async def run(self) -> None:
+        game_id = self.table.game_id
+        last, known = 5, 0
+        while True:
+            acted = False
+            # the turn usually passes to the next seat: ask there first
+            for seat in ((last + 1 + i) % 6 for i in range(6)):
+                guest = self.table.guests[seat]
+                if guest.game_expires - time.time() < RENEW_BEFORE_SECONDS:
+                    try:
+                        await self.clients.join(guest, self.table.table_id)
+                    except grpc.aio.AioRpcError as e:
+                        self.errors.append((time.monotonic(), f"JoinGame:{e.code().name}"))
+                md = guest.game_md
+                request = engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=known)
+                legal = await self._call("GetLegalActions", request, md, self.legal)
+                if legal is None:
+                    await asyncio.sleep(0.5)
+                    continue
+                known = max(known, legal.version)
+                if not legal.actions:
+                    continue
+                await asyncio.sleep(self.think)
+                action = legal.actions[self.rng.randrange(len(legal.actions))]
+                act = engine_pb2.ActRequest(
+                    game_id=game_id, command_id=uuid.uuid4().hex, expected_version=legal.version, zlj=action.zlj
+                )
+                done = await self._call("Act", act, md, self.acts)
+                if done is not None:
+                    known = max(known, done.version)
+                last, acted = seat, True
+                break
+            if not acted:
+                await asyncio.sleep(0.1)
+
+
+class Watchers:
+    """Spectators in a process of their own (`bench/load_watchers.py`)."""
+
+    def __init__(self, process: asyncio.subprocess.Process, opened: dict[str, Any]) -> None:
+        self.process = process
+        self.opened = opened
+
+    @classmethod
+    async def start(cls, stack: Stack, count: int, tables: Sequence[str]) -> Watchers:
+        log = (stack.logs / "watchers.log").open("ab")
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(HERE / "load_watchers.py"),
+            stack.lobby,
+            stack.engine,
+            str(count),
+            *tables,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log,
+        )
+        log.close()
+        assert process.stdout is not None
+        line = await asyncio.wait_for(process.stdout.readline(), timeout=600)
+        if not line:
+            raise RuntimeError(f"the spectators' process stopped; see {stack.logs / 'watchers.log'}")
+        return cls(process, json.loads(line))
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    async def stop(self) -> dict[str, Any]:
+        self.process.send_signal(signal.SIGTERM)
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(self.process.stdout.readline(), timeout=60)
+        await self.process.wait()
+        return dict(json.loads(line)) if line else {}
+
+
+# --- measuring -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Snapshot:
+    at: float
+    cpu: dict[str, dict[int, float]]
+    waits: dict[str, float]
+    """Seconds each service process waited for a CPU so far."""
+    machine: tuple[float, float, float]
+    last_sequence: int
+    events: dict[str, int]
+    """Events stored so far by game id."""
+    metrics: Metrics
+    lobby_metrics: Metrics
+    bot_log: int
+    """The bot runner's log size."""
+
+
+def quantile(values: Sequence[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def ms(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds * 1000, 1)
+
+
+PULSE_SECONDS = 0.2
+"""How often the stall watch asks the engine and NATS."""
+
+
+@dataclass
+class Pulse:
+    """Stalls, told apart: every `PULSE_SECONDS` the engine's gRPC health check (answered on its event loop: how
+    long a call waits there before it is served) and a direct get from the GAMES stream (how long NATS takes to
+    answer, whatever the engine does), each timed."""
+
+    stack: Stack
+    stream: Any
+    subject: str
+    engine: list[tuple[float, float]] = field(default_factory=list)
+    nats: list[tuple[float, float]] = field(default_factory=list)
+
+    async def run(self) -> None:
+        async with grpc.aio.insecure_channel(self.stack.engine) as channel:
+            health: Any = health_pb2_grpc.HealthStub(channel)
+            request = health_pb2.HealthCheckRequest(service="")
+            while True:
+                await asyncio.gather(self._time(self.engine, health.Check(request, timeout=30)), self._nats())
+                await asyncio.sleep(PULSE_SECONDS)
+
+    async def _nats(self) -> None:
+        await self._time(self.nats, self.stream.get_last_msg("GAMES", self.subject, direct=True))
+
+    @staticmethod
+    async def _time(timings: list[tuple[float, float]], call: Any) -> None:
+        started = time.perf_counter()
+        with contextlib.suppress(Exception):  # a failure is timed like an answer: how long it kept the caller
+            await call
+        timings.append((time.monotonic(), time.perf_counter() - started))
+
+
+@dataclass
+class Run:
+    """One stack under load, and what it measures."""
+
+    stack: Stack
+    clients: Clients
+    think: float
+    stream: Any = None
+    nc: Any = None
+    probe: Probe | None = None
+    probe_task: asyncio.Task[None] | None = None
+    pulse: Pulse | None = None
+    pulse_task: asyncio.Task[None] | None = None
+    tables: list[BotTable] = field(default_factory=list)
+    watchers: Watchers | None = None
+    watching: tuple[str, int] = ("", 0)
+    """Whom the spectators watch ("idle" or "tables") and how many there are."""
+    py_spy: str = ""
+
+    async def open(self) -> None:
+        self.nc = await nats.connect(self.stack.nats_url, name="paiju-bench-load")
+        self.stream = self.nc.jetstream()
+
+    async def close(self) -> None:
+        if self.watchers is not None:
+            await self.watchers.stop()
+            self.watchers = None
+        for task in (self.probe_task, self.pulse_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        if self.pulse is not None:  # the stall watch's timeline, kept with the logs (``--keep``)
+            start = time.time() - time.monotonic()
+            with (self.stack.logs / "pulse.jsonl").open("w") as out:
+                for name, timings in (("engine", self.pulse.engine), ("nats", self.pulse.nats)):
+                    for at, took in timings:
+                        out.write(
+                            json.dumps({"of": name, "at": round(start + at, 3), "ms": round(took * 1000, 1)}) + "\n"
+                        )
+        await self.clients.close()
+        if self.nc is not None:
+            await self.nc.close()
+
+    async def stored(self) -> tuple[int, dict[str, int]]:
+        """The GAMES stream's last sequence and the events of each game."""
+        info = await self.stream.stream_info("GAMES", subjects_filter="paiju.game.*")
+        subjects = info.state.subjects or {}
+        return int(info.state.last_seq), {s.removeprefix("paiju.game."): int(n) for s, n in subjects.items()}
+
+    async def snapshot(self) -> Snapshot:
+        pids = dict(self.stack.pids)
+        if self.watchers is not None:
+            pids["spectators"] = self.watchers.pid
+        last, events = await self.stored()
+        metrics = await asyncio.to_thread(scrape, self.stack.metrics_port)
+        lobby_metrics = await asyncio.to_thread(scrape, self.stack.lobby_metrics_port)
+        bot_log = (self.stack.logs / "bots.log").stat().st_size
+        waits = {name: runqueue_wait(pid) for name, pid in self.stack.pids.items()}
+        return Snapshot(
+            time.monotonic(), cpu_by_role(pids), waits, machine_cpu(), last, events, metrics, lobby_metrics, bot_log
+        )
+
+    # --- building the load --------------------------------------------------------------------------------------
+
+    async def start_probe(self) -> None:
+        table = await self.clients.people_table("load probe")
+        self.probe = Probe(self.clients, table, self.think)
+        self.probe_task = asyncio.create_task(self.probe.run(), name="probe")
+        self.pulse = Pulse(self.stack, self.stream, f"paiju.game.{table.game_id}")
+        self.pulse_task = asyncio.create_task(self.pulse.run(), name="pulse")
+
+    async def add_tables(self, count: int) -> None:
+        """Open tables of bots until there are ``count``; wait until every new one plays."""
+        first = len(self.tables)
+        if count <= first:
+            return
+        started = time.monotonic()
+        opening = asyncio.Semaphore(OPEN_AT_ONCE)
+
+        async def one(index: int) -> BotTable:
+            async with opening:
+                return await self.clients.bot_table(index)
+
+        new = list(await asyncio.gather(*(one(i) for i in range(first, count))))
+        self.tables += new
+        opened = time.monotonic() - started
+        _, at_start = await self.stored()
+        waiting = {t.game_id for t in new}
+        while waiting and time.monotonic() - started < MOVING_SECONDS:
+            self.stack.check()
+            await asyncio.sleep(2)
+            _, events = await self.stored()
+            waiting = {g for g in waiting if events.get(g, 0) < at_start.get(g, 0) + MOVING_EVENTS}
+        if self.clients.refused:
+            note(f"while opening tables the lobby answered: {dict(self.clients.refused)}")
+            self.clients.refused.clear()
+        note(
+            f"{len(new)} tables opened in {opened:.0f} s; "
+            + (f"{len(waiting)} not playing yet" if waiting else "all playing")
+            + f" after {time.monotonic() - started:.0f} s"
+        )
+
+    async def set_spectators(self, count: int, tables: Sequence[str], kind: str) -> None:
+        """``count`` spectators spread over ``tables`` (and none of the others)."""
+        if self.watching == (kind, count) or (count == 0 and self.watchers is None):
+            return
+        if self.watchers is not None:
+            final = await self.watchers.stop()
+            note(f"spectators stopped: {final}")
+            self.watchers = None
+        self.watching = (kind, count)
+        if count:
+            started = time.monotonic()
+            self.watchers = await Watchers.start(self.stack, count, tables)
+            note(f"{count} spectators ({kind}): {self.watchers.opened} in {time.monotonic() - started:.0f} s")
+
+    # --- one window ---------------------------------------------------------------------------------------------
+
+    async def measure(self, label: dict[str, Any], window: float) -> dict[str, Any]:
+        spies = self._py_spy(label, window)
+        before = await self.snapshot()
+        deadline = before.at + window
+        while time.monotonic() < deadline:
+            self.stack.check()
+            await asyncio.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
+        after = await self.snapshot()
+        for spy in spies:
+            await asyncio.to_thread(spy.wait)
+        return self._row(label, before, after)
+
+    def _py_spy(self, label: dict[str, Any], window: float) -> list[subprocess.Popen[bytes]]:
+        """py-spy recording the engine (idle samples too: the share of time its event loop waits), the bot runner
+        and the lobby during the window: folded stacks (``--format raw``) in the run's folder."""
+        if not self.py_spy:
+            return []
+        name = str(label["config"]).replace(" ", "").replace(",", "-").replace("+", "-")
+        recorders = []
+        for process in ("engine", "bots", "lobby"):
+            out = self.stack.folder / f"py-spy-{process}-{name}-{int(time.time())}.txt"
+            options = ["--idle"] if process == "engine" else []
+            recorders.append(
+                subprocess.Popen(
+                    [
+                        *(self.py_spy, "record", "--pid", str(self.stack.pids[process]), "--format", "raw"),
+                        *("--duration", str(max(1, int(window) - 2)), "--rate", "50", "--output", str(out)),
+                        *options,
+                    ],
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
+        note(f"py-spy records the engine, bot runner and lobby into {self.stack.folder}")
+        return recorders
+
+    def _row(self, label: dict[str, Any], before: Snapshot, after: Snapshot) -> dict[str, Any]:
+        seconds = after.at - before.at
+        row: dict[str, Any] = dict(label)
+        row["window_s"] = round(seconds, 1)
+        events = after.last_sequence - before.last_sequence
+        row["events_per_s"] = round(events / seconds, 1)
+        games = [t.game_id for t in self.tables]
+        if games:
+            moved = [after.events.get(g, 0) - before.events.get(g, 0) for g in games]
+            row["events_per_table_per_s"] = round(statistics.median(moved) / seconds, 2)
+            row["tables_stalled"] = sum(1 for m in moved if m == 0)
+        if self.probe is not None and label.get("tables"):
+            acts = [d for t, d in self.probe.acts if before.at <= t <= after.at]
+            legal = [d for t, d in self.probe.legal if before.at <= t <= after.at]
+            row["probe_acts"] = len(acts)
+            row["act_p50_ms"], row["act_p99_ms"] = ms(quantile(acts, 0.5)), ms(quantile(acts, 0.99))
+            row["legal_p50_ms"], row["legal_p99_ms"] = ms(quantile(legal, 0.5)), ms(quantile(legal, 0.99))
+            if self.pulse is not None:
+                for name, timings in (("engine_pulse", self.pulse.engine), ("nats_pulse", self.pulse.nats)):
+                    seen = [d for t, d in timings if before.at <= t <= after.at]
+                    row[f"{name}_p99_ms"], row[f"{name}_max_ms"] = ms(quantile(seen, 0.99)), ms(max(seen, default=None))
+            failed = Counter(e for t, e in self.probe.errors if before.at <= t <= after.at)
+            if failed:
+                row["probe_errors"] = dict(failed)
+        served = after.metrics.minus(before.metrics)
+        for method, key in (("Act", "act"), ("GetLegalActions", "legal")):
+            cumulative = served.buckets.get(method, {})
+            row[f"engine_{key}_p50_ms"] = ms(histogram_quantile(0.5, cumulative))
+            row[f"engine_{key}_p99_ms"] = ms(histogram_quantile(0.99, cumulative))
+        by_method: Counter[str] = Counter()
+        refused: Counter[str] = Counter()
+        for (method, code), n in served.calls.items():
+            if n:
+                by_method[method] += n
+                if code != "OK":
+                    refused[f"{method}:{code}"] += n
+        row["engine_calls_per_s"] = {m: round(n / seconds, 1) for m, n in sorted(by_method.items())}
+        if by_method["Act"]:
+            row["legal_per_act"] = round(by_method["GetLegalActions"] / by_method["Act"], 1)
+        if refused:
+            row["engine_refusals"] = dict(refused)
+        for name in ("engine", "bots", "lobby", "scoring", "nats", "postgres", "spectators", "bench"):
+            if name in after.cpu and name in before.cpu:
+                row[f"{name}_cpu_pct"] = round(100 * cpu_used(before.cpu[name], after.cpu[name]) / seconds, 1)
+        for name in ("engine", "bots", "lobby"):
+            row[f"{name}_runqueue_wait_pct"] = round(100 * (after.waits[name] - before.waits[name]) / seconds, 1)
+        leases = after.lobby_metrics.minus(before.lobby_metrics)
+        lease_calls = {code: n for (method, code), n in leases.calls.items() if method == "LeaseBotSeats" and n}
+        if lease_calls:
+            row["lease_calls"] = lease_calls
+            row["lease_p50_ms"] = ms(histogram_quantile(0.5, leases.buckets.get("LeaseBotSeats", {})))
+            row["lease_max_ms"] = ms(histogram_quantile(1.0, leases.buckets.get("LeaseBotSeats", {})))
+        busy, steal, total = (a - b for a, b in zip(after.machine, before.machine, strict=True))
+        ours = sum(cpu_used(before.cpu.get(n, {}), after.cpu[n]) for n in after.cpu)
+        row["machine_busy_pct"] = round(100 * busy / seconds, 1)
+        row["others_cpu_pct"] = round(100 * (busy - ours) / seconds, 1)
+        row["machine_steal_pct"] = round(100 * steal / seconds, 1)
+        row["cores"] = round(total / seconds)
+        with (self.stack.logs / "bots.log").open("rb") as log:
+            log.seek(before.bot_log)
+            text = log.read(after.bot_log - before.bot_log).decode(errors="replace")
+        marks = {key: text.count(mark) for mark, key in BOT_LOG_MARKS.items() if mark in text}
+        if marks:
+            row["bot_log"] = marks
+        return row
+
+
+def saturated(row: dict[str, Any], pace: float | None) -> bool:
+    """Whether the stack is past what the machine serves: tables stalled or playing at under a quarter of the
+    pace of one table alone (``pace``, events per table per second), latencies in seconds, or the engine's CPU
+    at 95 %."""
+    stalled = row.get("tables") and (row.get("tables_stalled", 0) > row["tables"] / 10)
+    slow_tables = pace is not None and row.get("events_per_table_per_s", pace) < pace / 4
+    slow_calls = any((row.get(k) or 0) >= 1000 for k in ("act_p50_ms", "legal_p50_ms"))
+    return bool(stalled or slow_tables or slow_calls or row.get("engine_cpu_pct", 0) >= 95)
+
+
+def note(text: str) -> None:
+    print(f"# {text}", file=sys.stderr, flush=True)
+
+
+COUNTS = ("bot_log", "engine_refusals", "probe_errors", "lease_calls")
+"""Fields that count what happened in a window (summed over repeated windows, not their median)."""
+
+
+def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The figures of repeated windows of one configuration: the median of each number over the windows that have
+    it, and of rates by name (calls per method) name by name; the `COUNTS` summed."""
+    if len(rows) == 1:
+        return rows[0]
+
+    def numeric(value: Any) -> bool:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys(k for row in rows for k in row):
+        values = [row[key] for row in rows if row.get(key) is not None]
+        if not values:
+            out[key] = None
+        elif key in ("tables", "spectators", "idle_watchers"):
+            out[key] = values[0]
+        elif all(numeric(v) for v in values):
+            out[key] = round(statistics.median(values), 2)
+        elif key in COUNTS:
+            out[key] = dict(sum((Counter(v) for v in values), Counter()))
+        elif all(isinstance(v, dict) for v in values):
+            names = dict.fromkeys(n for v in values for n in v)
+            out[key] = {n: round(statistics.median(row.get(key, {}).get(n, 0) for row in rows), 2) for n in names}
+        else:
+            out[key] = values[0]
+    out["windows"] = len(rows)
+    return out
+
+
+# --- the configurations ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Config:
+    tables: int
+    spectators: int = 0
+    idle_watchers: int | None = None
+    """Set for the idle-game configurations: spectators on a game nobody plays (no bot table, no probe)."""
+
+    def label(self) -> dict[str, Any]:
+        if self.idle_watchers is not None:
+            return {"config": f"idle game, {self.idle_watchers} watchers", "idle_watchers": self.idle_watchers}
+        name = f"{self.tables} table{'s' if self.tables != 1 else ''}"
+        if self.spectators:
+            name += f" + {self.spectators} spectators"
+        return {"config": name, "tables": self.tables, "spectators": self.spectators}
+
+
+def configurations(args: argparse.Namespace) -> list[Config]:
+    found: list[Config] = []
+    if args.idle_watchers:
+        found += [Config(0, idle_watchers=0), Config(0, idle_watchers=args.idle_watchers)]
+    found += [Config(n) for n in args.tables]
+    if args.spectators:
+        found.append(Config(max(args.tables, default=0), args.spectators))
+    return found
+
+
+async def measure_all(run: Run, configs: Sequence[Config], args: argparse.Namespace) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    await run.open()
+    idle: PeopleTable | None = None
+    try:
+        for config in configs:
+            if config.idle_watchers is not None:
+                if idle is None:
+                    idle = await run.clients.people_table("load idle")
+                await run.set_spectators(config.idle_watchers, [idle.table_id], "idle")
+                await asyncio.sleep(SETTLE_SECONDS)
+            else:
+                if run.watching[0] == "idle":
+                    await run.set_spectators(0, [], "tables")  # the idle game's watchers are done
+                if run.probe is None:
+                    await run.start_probe()
+                await run.add_tables(config.tables)
+                await run.set_spectators(config.spectators, [t.table_id for t in run.tables], "tables")
+                note(f"{config.label()['config']}: warming up for {args.warmup:.0f} s")
+                await asyncio.sleep(args.warmup)
+            repeat = 1 if config.idle_watchers is not None else args.repeat  # an idle engine does not vary
+            windows = [await run.measure(config.label(), args.window) for _ in range(repeat)]
+            row = median_row(windows)
+            if config.tables and config.idle_watchers is None:
+                pace = next((r.get("events_per_table_per_s") for r in rows if r.get("tables") == 1), None)
+                row["saturated"] = saturated(row, pace)
+            print(json.dumps(row, ensure_ascii=False), flush=True)
+            rows.append(row)
+    finally:
+        await run.close()
+    return rows
+
+
+def run_stack(folder: Path, configs: Sequence[Config], args: argparse.Namespace) -> list[dict[str, Any]]:
+    with Stack(folder, args.think) as stack:
+        note(f"stack up: engine {stack.engine}, lobby {stack.lobby}, logs {stack.logs}")
+
+        async def go() -> list[dict[str, Any]]:
+            run = Run(stack, Clients(stack), args.think, py_spy=args.py_spy or "")
+            return await measure_all(run, configs, args)
+
+        return asyncio.run(go())
+
+
+# --- the report -----------------------------------------------------------------------------------------------
+
+COLUMNS = (
+    ("config", "configuration"),
+    ("events_per_s", "events/s"),
+    ("events_per_table_per_s", "events/s per table"),
+    ("act_p50_ms", "Act p50 / p99 ms"),
+    ("legal_p50_ms", "GetLegalActions p50 / p99 ms"),
+    ("engine_act_p50_ms", "engine: Act p50 / p99 ms"),
+    ("engine_legal_p50_ms", "engine: GetLegalActions p50 / p99 ms"),
+    ("engine_cpu_pct", "engine CPU %"),
+    ("bots_cpu_pct", "bot runner CPU %"),
+    ("spectators_cpu_pct", "spectators' CPU %"),
+    ("lease_p50_ms", "LeaseBotSeats p50 ms"),
+    ("others_cpu_pct", "others' CPU %"),
+)
+"""The README's table: (field, title); a p50 field's cell shows its p99 too."""
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    def number(value: Any) -> str:
+        if value is None:
+            return "–"
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    def cell(row: dict[str, Any], key: str) -> str:
+        if key == "config":
+            return str(row["config"]) + (" (saturated)" if row.get("saturated") else "")
+        if "p50" in key and key != "lease_p50_ms":
+            p99 = key.replace("p50", "p99")
+            return f"{number(row.get(key))} / {number(row.get(p99))}" if row.get(key) is not None else "–"
+        return number(row.get(key))
+
+    lines = [
+        "| " + " | ".join(title for _, title in COLUMNS) + " |",
+        "|" + "|".join("---" if key == "config" else "---:" for key, _ in COLUMNS) + "|",
+    ]
+    lines += ["| " + " | ".join(cell(row, key) for key, _ in COLUMNS) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def run_folder(keep: bool) -> Iterator[Path]:
+    folder = Path(tempfile.mkdtemp(prefix="paiju-load-"))
+    folder.chmod(0o755)  # so that PostgreSQL, under its own user when the bench runs as root, keeps its data here
+    try:
+        yield folder
+    finally:
+        if keep:
+            note(f"kept {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--tables", type=int, nargs="*", default=[1, 50, 200], help="bot tables (1 50 200)")
+    parser.add_argument("--spectators", type=int, default=500, help="spectators with the most tables (500)")
+    parser.add_argument("--idle-watchers", type=int, default=100, help="watchers of an idle game (100; 0: skip)")
+    parser.add_argument("--window", type=float, default=60.0, help="seconds measured per configuration (60)")
+    parser.add_argument("--warmup", type=float, default=20.0, help="seconds of play before measuring (20)")
+    parser.add_argument("--repeat", type=int, default=1, help="windows per loaded configuration, medians reported (1)")
+    parser.add_argument("--think", type=float, default=THINK, help=f"bots' and probe's pause per move ({THINK})")
+    parser.add_argument("--fresh", action="store_true", help="a new stack for each configuration")
+    parser.add_argument("--py-spy", metavar="PATH", help="record engine, bots and lobby with py-spy in each window")
+    parser.add_argument("--keep", action="store_true", help="keep the run's folder (logs, data, flame graphs)")
+    parser.add_argument("--out", type=Path, help="also write the rows to this JSON file")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse(argv)
+    configs = configurations(args)
+    started = time.monotonic()
+    rows: list[dict[str, Any]] = []
+    with run_folder(args.keep or bool(args.py_spy)) as folder:
+        if args.fresh:
+            groups = [[c] for c in configs if c.idle_watchers is None]
+            idle = [c for c in configs if c.idle_watchers is not None]
+            groups = ([idle] if idle else []) + groups
+        else:
+            groups = [list(configs)]
+        for i, group in enumerate(groups):
+            rows += run_stack(folder / f"stack{i}", group, args)
+    print()
+    print(
+        f"Load on one machine ({os.cpu_count()} cores), one engine, one bot runner ({args.think:g} s per move), "
+        f"{args.window:g} s windows; the whole run took {time.monotonic() - started:.0f} s"
+    )
+    print()
+    print(markdown(rows))
+    if args.out:
+        args.out.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
+
+
+if __name__ == "__main__":
+    main()
