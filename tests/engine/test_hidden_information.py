@@ -42,7 +42,7 @@ from paiju.engine.contract import (
     ZLJ_COMMANDS,
     ZLJ_EVENTS,
 )
-from paiju.platform.tokens import Role
+from paiju.platform.tokens import Identity, Role
 from paiju.rules.cards import Card, Cards, Suit, parse_card
 from paiju.rules.errors import RuleError
 from paiju.rules.rng import SeededRandom
@@ -55,7 +55,7 @@ from paiju.rules.zlj.bots import RandomBot as ZljRandomBot
 from paiju.rules.zlj.view import SeatView as ZljSeatView
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
-from ..support.credentials import forged_claims
+from ..support.credentials import forged_claims, mint_token
 from .harness import (
     NOW,
     auth,
@@ -854,6 +854,29 @@ def test_an_open_watch_shows_a_seat_only_while_its_player_holds_it(
                 f"after the swap (version {swapped}) player-0's open Watch of seat 0 still shows seat 0's hand of "
                 f"the next deal (version {shown[0]}), now player-1's"
             )
+
+            # player-1, now in seat 0, sees seat 0's hand from the swap on, never player-0's hands before it
+            newcomer = auth(mint_token(Identity(player_id(1), Role.PLAYER, game_id, 0, NOW + 3600)))
+            replayed = [
+                r.envelope async for r in stub.Replay(engine_pb2.ReplayRequest(game_id=game_id), metadata=newcomer)
+            ]
+            watched: list[engine_pb2.Envelope] = []
+            watch = stub.Watch(engine_pb2.WatchRequest(game_id=game_id, from_version=0), metadata=newcomer)
+            while not watched or watched[-1].version < dealt:
+                watched.append((await asyncio.wait_for(watch.read(), 10)).envelope)
+            watch.cancel()
+            for envelopes in (replayed, watched):
+                dealt_hands = {
+                    e.version: [list(h.cards) for h in e.zlj.hands_dealt.hands if h.cards]
+                    for e in envelopes
+                    if e.WhichOneof("payload") == "zlj" and e.zlj.WhichOneof("event") == "hands_dealt"
+                }
+                assert [v for v, hands in dealt_hands.items() if hands and v < swapped] == [], (
+                    "an earlier holder's hand"
+                )
+                assert [v for v, hands in dealt_hands.items() if hands and v > swapped], (
+                    "its own hand, once it holds it"
+                )
 
     run(body)
 

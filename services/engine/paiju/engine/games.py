@@ -137,6 +137,21 @@ class Game:
         seat assignments)."""
         return 0 <= seat < seat_count(self.rules) and (not self.seats or self.seats[seat] == player)
 
+    def held(self, seat: int, player: str) -> list[bool]:
+        """For each version, whether ``player`` held ``seat`` when it was stored: a seat's hidden information goes
+        to whoever held the seat then, never to a later holder (a swap, a substitute). The events stored with the
+        game's creation come before its first seat assignment and belong to its first holders; in a game created
+        without seat assignments any player holds every seat."""
+        count = seat_count(self.rules)
+        seats: tuple[str, ...] = ()
+        holders: list[tuple[str, ...]] = []
+        for envelope in self.envelopes:
+            if envelope.WhichOneof("payload") == "seats_assigned":
+                seats = assigned(seats, envelope.seats_assigned, count)
+            holders.append(seats)
+        first = next((s for s in holders if s), ())
+        return [0 <= seat < count and (not (s or first) or (s or first)[seat] == player) for s in holders]
+
 
 def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
     """``game`` (``None``: a game not seen yet) after the stored events ``tail``."""

@@ -438,11 +438,14 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         game = await self._visible(who, request.game_id)
         seat = None if full else self._seat(who, game)
         sent = request.from_version
+        # the backlog shows the seat only where this player held it; what comes later, while they hold it now
+        held = game.held(seat, who.subject) if seat is not None else []
         while True:
             if seat is not None:
                 self._seat(who, game)  # the seat changed hands (a swap, a substitute, a bot covering): no more
             for envelope in game.envelopes[sent:]:
-                yield engine_pb2.WatchResponse(envelope=self._redact(game, envelope, seat, full))
+                shown = seat if envelope.version > len(held) or held[envelope.version - 1] else None
+                yield engine_pb2.WatchResponse(envelope=self._redact(game, envelope, shown, full))
             sent = max(sent, len(game.envelopes))
             if game.state.phase.value == "ended":
                 yield watch_end(engine_pb2.WATCH_END_REASON_GAME_ENDED, sent)
@@ -464,8 +467,10 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         full = who.role in FULL_INFORMATION or ended
         holds = who.role is Role.PLAYER and who.game == request.game_id and who.seat is not None
         seat = who.seat if holds and who.seat is not None and game.holds(who.seat, who.subject) else None
+        held = game.held(seat, who.subject) if seat is not None and not full else []
         for envelope in game.envelopes:
-            yield engine_pb2.ReplayResponse(envelope=self._redact(game, envelope, seat, full))
+            shown = seat if held and held[envelope.version - 1] else None
+            yield engine_pb2.ReplayResponse(envelope=self._redact(game, envelope, shown, full))
 
 
 __all__ = ["RULES", "EngineService"]
