@@ -100,6 +100,7 @@ lint: setup $(BUF) manifests
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports --no-cache
 
 format: setup
 	$(BIN)/ruff format .

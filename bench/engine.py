@@ -23,8 +23,8 @@ import grpc
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from paiju.engine.games import Games
-from paiju.engine.probe import free_port, wait_until_serving
-from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.probe import free_port, wait_until_serving
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Identity, Issuer, Role, Signer, Trust
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2

@@ -69,7 +69,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from paiju.dev import stack as dev_stack
 from paiju.dev.stack import Services, embedded_database, embedded_nats
-from paiju.engine.probe import free_port, wait_until_serving
+from paiju.platform.probe import free_port, wait_until_serving
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, zlj_pb2
 
 HERE = Path(__file__).parent

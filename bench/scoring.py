@@ -22,10 +22,10 @@ import nats
 from paiju.dev.stack import embedded_nats
 from paiju.engine.games import Games
 from paiju.engine.selfplay import record_tractor, record_zlj
-from paiju.engine.store import MemoryEventStore
-from paiju.engine.store.jetstream import COMMAND, VERSION, JetStreamEventStore
-from paiju.postgres import embedded
-from paiju.postgres.pool import connect
+from paiju.platform.postgres import embedded
+from paiju.platform.postgres.pool import connect
+from paiju.platform.store import MemoryEventStore
+from paiju.platform.store.jetstream import COMMAND, VERSION, JetStreamEventStore
 from paiju.scoring.projector import Projector
 from paiju.scoring.readmodels import GamesProjection, migrate_scoring
 

@@ -19,8 +19,8 @@ import asyncpg
 import pytest
 
 from paiju.dev.stack import embedded_nats
-from paiju.postgres import embedded
-from paiju.postgres.pool import with_database
+from paiju.platform.postgres import embedded
+from paiju.platform.postgres.pool import with_database
 
 
 @pytest.fixture(scope="session")

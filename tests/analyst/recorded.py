@@ -18,15 +18,15 @@ from typing import Any, cast
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.engine.contract import TRACTOR_COMMANDS
-from paiju.engine.store import Position
-from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.contract.games import TRACTOR_COMMANDS
+from paiju.platform.store import Position
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Role
 from paiju.rules.cards import Card
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import model as tractor
 from paiju.rules.zlj import model as zlj
-from paiju.scoring.analyst import GameLog, decode
+from paiju.tools.analyst import GameLog, decode
 from paiju.v1 import engine_pb2, lobby_events_pb2, tractor_pb2, zlj_pb2
 
 from ..engine.harness import NOW, auth, engine, play_tractor, play_zlj, seated, token

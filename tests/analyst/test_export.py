@@ -19,8 +19,8 @@ from paiju.rules.cards import Card, parse_cards
 from paiju.rules.tractor import model as tractor
 from paiju.rules.tractor.settlement import level_name
 from paiju.rules.zlj import model as zlj
-from paiju.scoring.analyst import GameLog, Source, export_games, game_rows, read_rows
-from paiju.scoring.analyst.log import recorded_at
+from paiju.tools.analyst import GameLog, Source, export_games, game_rows, read_rows
+from paiju.tools.analyst.log import recorded_at
 
 from .recorded import (
     EARLY,

@@ -15,7 +15,7 @@ from paiju.rules.cards import Card, parse_card
 from paiju.rules.tractor import model as tractor
 from paiju.rules.zlj import model as zlj
 from paiju.rules.zlj.game import evolve
-from paiju.scoring.analyst import GameLog
+from paiju.tools.analyst import GameLog
 
 from .recorded import LIVE_TRACTOR, LIVE_ZLJ, LIVE_ZLJ_TRIBUTE, TRACTOR, ZLJ, Recorded, public_cards, recorded
 

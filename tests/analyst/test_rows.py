@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from paiju.engine.games import Game, Games
-from paiju.engine.store import MemoryEventStore
+from paiju.platform.store import MemoryEventStore
 from paiju.rules.cards import parse_cards
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import bots as tractor_bots
@@ -18,7 +18,7 @@ from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor
 from paiju.rules.zlj import bots as zlj_bots
 from paiju.rules.zlj import model as zlj
-from paiju.scoring.analyst import GameLog, decode, game_rows, replay_lines
+from paiju.tools.analyst import GameLog, decode, game_rows, replay_lines
 
 TIMER = 30
 

@@ -16,11 +16,11 @@ from typing import Any
 import grpc
 
 from paiju.botrunner.leases import SeatLease
-from paiju.engine.channels import channel
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
-from paiju.engine.serving import build_server
-from paiju.engine.store import MemoryEventStore
+from paiju.platform.channels import channel
+from paiju.platform.serving import build_server
+from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Identity, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 

@@ -28,10 +28,10 @@ import pytest
 
 from paiju.dev.cluster import NatsCluster, messages_on
 from paiju.dev.stack import Services
-from paiju.engine.probe import free_port, wait_until_serving
-from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.postgres.pool import connect
+from paiju.platform.probe import free_port, wait_until_serving
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Identity, Issuer, Role
-from paiju.postgres.pool import connect
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, tractor_pb2, zlj_pb2
 
 from ..support.credentials import mint_token, process_env

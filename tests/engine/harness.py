@@ -13,13 +13,13 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
-from paiju.engine.serving import build_server
-from paiju.engine.store import MemoryEventStore
-from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.platform.limits import RateLimits
+from paiju.platform.serving import build_server
+from paiju.platform.store import MemoryEventStore
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import view as tractor_view

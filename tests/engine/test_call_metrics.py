@@ -11,8 +11,8 @@ from prometheus_client import REGISTRY
 
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
-from paiju.engine.serving import serve_grpc
-from paiju.engine.store import MemoryEventStore
+from paiju.platform.serving import serve_grpc
+from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from google.protobuf.message import Message
 
-from paiju.engine.codec import Codec, CodecError, OneofCodec
-from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ, ZLJ_COMMANDS, ZLJ_EVENTS
+from paiju.contract.codec import Codec, CodecError, OneofCodec
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ, ZLJ_COMMANDS, ZLJ_EVENTS
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import game as tractor
 from paiju.rules.tractor import model as tractor_model

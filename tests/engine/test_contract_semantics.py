@@ -11,11 +11,11 @@ from typing import Any, cast
 import grpc
 import pytest
 
-from paiju.engine.contract import TRACTOR_COMMANDS
+from paiju.contract.games import TRACTOR_COMMANDS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
-from paiju.engine.serving import build_server
-from paiju.engine.store import MemoryEventStore
+from paiju.platform.serving import build_server
+from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import model as tractor_model

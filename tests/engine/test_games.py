@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from paiju.engine.contract import ZLJ_EVENTS
+from paiju.contract.games import ZLJ_EVENTS
 from paiju.engine.games import CommandIdReused, GameNotFound, Games
-from paiju.engine.store import EventStore, MemoryEventStore
-from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.store import EventStore, MemoryEventStore
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.rules.cards import Card
 from paiju.rules.errors import NotYourTurn, RuleError
 from paiju.rules.rng import SeededRandom

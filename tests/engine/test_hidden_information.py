@@ -34,7 +34,7 @@ import grpc
 import pytest
 from google.protobuf.message import Message
 
-from paiju.engine.contract import (
+from paiju.contract.games import (
     TRACTOR,
     TRACTOR_COMMANDS,
     TRACTOR_EVENTS,

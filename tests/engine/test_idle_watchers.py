@@ -12,8 +12,8 @@ import pytest
 
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
-from paiju.engine.serving import build_server
-from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.serving import build_server
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 

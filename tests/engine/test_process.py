@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 
-from paiju.engine.probe import free_port, wait_until_serving
+from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.tokens import Identity, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 

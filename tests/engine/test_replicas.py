@@ -19,7 +19,7 @@ from typing import Any
 
 import grpc
 
-from paiju.engine.probe import free_port
+from paiju.platform.probe import free_port
 from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2

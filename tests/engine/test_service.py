@@ -9,7 +9,7 @@ from typing import Any
 import grpc
 import pytest
 
-from paiju.engine.contract import ZLJ, ZLJ_EVENTS
+from paiju.contract.games import ZLJ, ZLJ_EVENTS
 from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Play, replay

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from paiju.engine.store import ConcurrencyConflict, EventStore, MemoryEventStore, Position, Recorded, StoreError
-from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.store import ConcurrencyConflict, EventStore, MemoryEventStore, Position, Recorded, StoreError
+from paiju.platform.store.jetstream import JetStreamEventStore
 
 Scenario = Callable[[EventStore], Awaitable[None]]
 
@@ -278,7 +278,7 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
 ) -> None:
     """A subscription too small for the burst drops messages (a slow consumer): the reader sees the gap in the
     consumer's sequence and reads on from the last event it kept, so the whole log still comes back in order."""
-    from paiju.engine.store import jetstream
+    from paiju.platform.store import jetstream
 
     monkeypatch.setattr(jetstream, "CONSUME_PENDING", 300)
     runs: list[int] = []
@@ -309,7 +309,7 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
 
 
 def test_jetstream_ack_subjects_of_both_forms_give_the_sequences() -> None:
-    from paiju.engine.store.jetstream import delivery_sequences
+    from paiju.platform.store.jetstream import delivery_sequences
 
     assert delivery_sequences("$JS.ACK.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)
     assert delivery_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3") == (1042, 7)

@@ -6,8 +6,8 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 
 from paiju.engine.games import Games
-from paiju.engine.store import MemoryEventStore
 from paiju.engine.timers import expire_turns
+from paiju.platform.store import MemoryEventStore
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import Options, StartMatch
 

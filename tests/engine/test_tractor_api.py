@@ -11,7 +11,7 @@ from typing import Any, cast
 import grpc
 import pytest
 
-from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS
 from paiju.platform.tokens import Role
 from paiju.rules.cards import Suit
 from paiju.rules.rng import SeededRandom

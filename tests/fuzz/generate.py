@@ -33,7 +33,7 @@ from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2
 
 SERVICE_FILES = (engine_pb2, lobby_pb2, scoring_pb2)
 MAX_REQUEST_BYTES = 64 * 1024
-"""The servers' request size limit (paiju.engine.serving): gRPC refuses larger requests before the service."""
+"""The servers' request size limit (paiju.platform.serving): gRPC refuses larger requests before the service."""
 MEGABYTE = 1024 * 1024
 
 HOSTILE_STRINGS: tuple[str, ...] = (

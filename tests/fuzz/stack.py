@@ -19,7 +19,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from paiju.dev.stack import Services, embedded_database, embedded_nats, open_bot_tables
-from paiju.engine.probe import free_port, wait_until_serving
+from paiju.platform.probe import free_port, wait_until_serving
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 from .tokens import Credentials, mint_token

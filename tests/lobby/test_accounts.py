@@ -15,7 +15,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paiju.engine.store import MemoryEventStore
 from paiju.lobby.accounts import (
     MAX_PASSWORD,
     MIN_PASSWORD,
@@ -44,10 +43,11 @@ from paiju.lobby.accounts import (
     new_player_id,
     password_matches,
 )
-from paiju.lobby.aggregates import Aggregates
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.table import LobbyError
 from paiju.platform.errors import Reason
+from paiju.platform.repository import Aggregates
+from paiju.platform.store import MemoryEventStore
 
 KEY = re.compile(r"account-[0-9a-f]{32}")
 PASSWORD = "correct horse battery"

@@ -13,7 +13,6 @@ from typing import Any
 
 import asyncpg
 
-from paiju.engine.store import MemoryEventStore
 from paiju.lobby import table as tb
 from paiju.lobby.accounts import (
     Account,
@@ -29,10 +28,11 @@ from paiju.lobby.accounts import (
     guest_name,
     name_skeleton,
 )
-from paiju.lobby.aggregates import Aggregates
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.readmodel import TableReadModel, checkpoint, migrate_lobby
-from paiju.postgres import connect, load_migrations, migrate
+from paiju.platform.postgres import connect, load_migrations, migrate
+from paiju.platform.repository import Aggregates
+from paiju.platform.store import MemoryEventStore
 
 
 class Lobby:

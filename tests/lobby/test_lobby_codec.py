@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paiju.engine.codec import CodecError
+from paiju.contract.codec import CodecError
 from paiju.lobby import table
 from paiju.lobby.accounts import AccountRegistered, NameClaimed, SessionsRevoked, hash_password, name_skeleton
 from paiju.lobby.contract import LOBBY_EVENTS

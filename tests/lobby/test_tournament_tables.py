@@ -6,19 +6,28 @@ from __future__ import annotations
 
 import asyncio
 
-from paiju.engine.store import MemoryEventStore
 from paiju.lobby import table as tb
 from paiju.lobby import tournaments
 from paiju.lobby.service import new_tables
-from paiju.scoring import tournament as tm
+from paiju.platform.store import MemoryEventStore
+from paiju.v1 import tournament_events_pb2 as te
 
 
-def paired(game: str) -> tm.RoundPaired:
+def paired(game: str) -> te.TournamentRoundPaired:
+    """Round 2 paired, one table, as the scoring service records it."""
     seats = 4 if game == "tractor" else 6
-    players = tuple(f"p{i}" for i in range(seats))
-    names = tuple(f"Player {i}" for i in range(seats))
-    table = tm.PairedTable(1, "team-a", "team-b", tm.table_id_of("tourx1", 2, 1), players, names)
-    return tm.RoundPaired(2, (table,), "", game, 90 if game == "tractor" else 0, 0 if game == "tractor" else 4, 0)
+    players = [f"p{i}" for i in range(seats)]
+    names = [f"Player {i}" for i in range(seats)]
+    table = te.TournamentPairedTable(
+        table=1, high="team-a", low="team-b", table_id="table-tourx1-r2-t1", players=players, player_names=names
+    )
+    return te.TournamentRoundPaired(
+        round=2,
+        tables=[table],
+        game=game,
+        round_minutes=90 if game == "tractor" else 0,
+        deals=0 if game == "tractor" else 4,
+    )
 
 
 def test_a_paired_tractor_table_is_opened_seated_and_started_with_the_round_length() -> None:

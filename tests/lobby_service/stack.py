@@ -18,14 +18,14 @@ from paiju.engine.bootstrap import run_timers
 from paiju.engine.games import Games
 from paiju.engine.matches import run_in_background
 from paiju.engine.service import EngineService
-from paiju.engine.serving import build_server
-from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
 from paiju.lobby.results import MatchResults
 from paiju.lobby.service import LobbyService, login_name, new_accounts, new_tables
 from paiju.platform.limits import RateLimits
+from paiju.platform.postgres import connect
+from paiju.platform.serving import build_server
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Identity, Role
-from paiju.postgres import connect
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 

@@ -25,10 +25,10 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from paiju.dev.stack import Services, _create_database, open_bot_tables
-from paiju.engine.probe import free_port, wait_until_serving
+from paiju.platform.postgres import embedded
+from paiju.platform.postgres.pool import with_database
+from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.tokens import Identity, Issuer, Role
-from paiju.postgres import embedded
-from paiju.postgres.pool import with_database
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 from ..engine.harness import refusal_of

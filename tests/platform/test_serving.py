@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from paiju.engine import serving
-from paiju.engine.serving import host_of, serve_grpc
+from paiju.platform import serving
+from paiju.platform.serving import host_of, serve_grpc
 
 
 def test_the_host_of_a_listening_address() -> None:

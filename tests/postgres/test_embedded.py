@@ -13,8 +13,8 @@ from typing import Any
 import asyncpg
 import pytest
 
-from paiju.postgres import embedded
-from paiju.postgres.embedded import EmbeddedPostgresError
+from paiju.platform.postgres import embedded
+from paiju.platform.postgres.embedded import EmbeddedPostgresError
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from typing import Any, TypeVar
 import asyncpg
 import pytest
 
-from paiju.postgres import connect
-from paiju.postgres.migrations import Migration, MigrationError, applied, load_migrations, migrate
+from paiju.platform.postgres import connect
+from paiju.platform.postgres.migrations import Migration, MigrationError, applied, load_migrations, migrate
 
 LOBBY = (
     Migration(1, "players", "CREATE TABLE players (id text PRIMARY KEY, name text NOT NULL);"),
@@ -178,7 +178,7 @@ def test_refuses_a_connection_inside_a_transaction(database_dsn: str) -> None:
 
 
 def test_waits_for_the_lock_and_gives_up_after_the_timeout(database_dsn: str) -> None:
-    from paiju.postgres.migrations import LOCK_KEY
+    from paiju.platform.postgres.migrations import LOCK_KEY
 
     async def body() -> None:
         holder = await asyncpg.connect(database_dsn)

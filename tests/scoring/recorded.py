@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from paiju.engine.selfplay import record_tractor, record_zlj
-from paiju.engine.store.jetstream import JetStreamEventStore
+from paiju.platform.store.jetstream import JetStreamEventStore
 
 __all__ = ["open_games", "record_tractor", "record_zlj"]
 

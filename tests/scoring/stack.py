@@ -14,13 +14,13 @@ from typing import Any
 
 import grpc
 
-from paiju.engine.serving import build_server
-from paiju.engine.store.jetstream import JetStreamEventStore
-from paiju.engine.workqueue import in_background
 from paiju.lobby import tournaments as tournament_tables
 from paiju.lobby.service import new_tables
+from paiju.platform.postgres.pool import connect
+from paiju.platform.serving import build_server
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Identity, Role
-from paiju.postgres.pool import connect
+from paiju.platform.workqueue import in_background
 from paiju.scoring import results
 from paiju.scoring.projector import Projector
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring

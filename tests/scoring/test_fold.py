@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
-from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.contract.games import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.rules.cards import Suit
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model

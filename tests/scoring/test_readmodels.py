@@ -11,9 +11,9 @@ from typing import Any
 import asyncpg
 import pytest
 
-from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.contract.games import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.engine.games import Games
-from paiju.postgres.pool import connect
+from paiju.platform.postgres.pool import connect
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.scoring import projector as projector_module

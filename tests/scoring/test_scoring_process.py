@@ -17,8 +17,8 @@ from typing import Any
 import asyncpg
 
 from paiju.engine.games import Games
-from paiju.engine.probe import free_port
-from paiju.postgres.pool import connect
+from paiju.platform.postgres.pool import connect
+from paiju.platform.probe import free_port
 from paiju.scoring.projector import checkpoint
 from paiju.scoring.readmodels import migrate_scoring
 

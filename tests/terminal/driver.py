@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import grpc
 from pexpect import fdpexpect
 
-from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
-from paiju.engine.serving import build_server
-from paiju.engine.store import MemoryEventStore
+from paiju.platform.serving import build_server
+from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Identity, Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor.model import Phase as TractorPhase

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from paiju.engine.probe import free_port
+from paiju.platform.probe import free_port
 from paiju.terminal.client import add_parsers, run_play, run_watch
 
 

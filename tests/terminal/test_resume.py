@@ -12,7 +12,7 @@ from typing import Any
 
 import pexpect
 
-from paiju.engine.contract import ZLJ_EVENTS
+from paiju.contract.games import ZLJ_EVENTS
 from paiju.platform.tokens import Role
 from paiju.rules.zlj.model import CardsPlayed, FourTake, Passed
 from paiju.terminal.client.render import PROMPT

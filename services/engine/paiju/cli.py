@@ -134,9 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from paiju.botrunner.cli import add_parser as add_bots_parser
     from paiju.platform.keys_cli import add_parser as add_keys_parser
-    from paiju.scoring.analyst import add_parsers as add_analyst_parsers
     from paiju.scoring.cli import add_parser as add_scoring_parser
     from paiju.terminal.client import add_parsers as add_client_parsers
+    from paiju.tools.analyst import add_parsers as add_analyst_parsers
 
     add_keys_parser(sub)
     add_bots_parser(sub)

@@ -11,7 +11,7 @@ instead:
 - logs each disconnection and reconnection.
 
 Ordered consumers (the feeds that keep caches current) find their way back by themselves: their idle heartbeat
-stops, and nats-py recreates them from the last sequence delivered (see `paiju.engine.store.jetstream`).
+stops, and nats-py recreates them from the last sequence delivered (see `paiju.platform.store.jetstream`).
 """
 
 from __future__ import annotations

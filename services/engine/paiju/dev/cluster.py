@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paiju.engine.probe import free_port
+from paiju.platform.probe import free_port
 
 CLUSTER_NAME = "paiju"
 
@@ -148,7 +148,7 @@ async def messages_on(url: str, node: str, stream: str, prefix: str) -> list[tup
     the stream's leader serves from its own copy. (sequence, aggregate, data) in stream order."""
     import asyncio
 
-    from paiju.engine.store.jetstream import JetStreamEventStore
+    from paiju.platform.store.jetstream import JetStreamEventStore
 
     store = await JetStreamEventStore.connect(url, stream=stream, prefix=prefix, replicas=3)
     try:

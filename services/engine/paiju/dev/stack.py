@@ -30,8 +30,8 @@ from typing import Any, TextIO
 
 import grpc
 
-from paiju.engine.probe import free_port, wait_until_serving
 from paiju.engine.seeds import SEED_SECRET_VARIABLE
+from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.tokens import (
     KEYS_VARIABLE,
     SIGNING_KEY_ID_VARIABLE,
@@ -84,8 +84,8 @@ def embedded_nats(data: Path) -> Iterator[str]:
 def embedded_database(data: Path) -> Iterator[str]:
     """A local PostgreSQL with its data under ``data`` (or, when its user cannot reach that folder, under the
     temporary directory) and a database ``paiju``; yields its URL."""
-    from paiju.postgres import embedded
-    from paiju.postgres.pool import with_database
+    from paiju.platform.postgres import embedded
+    from paiju.platform.postgres.pool import with_database
 
     try:
         server = embedded.start(data)

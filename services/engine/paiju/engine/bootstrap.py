@@ -13,15 +13,15 @@ from paiju.engine import metrics
 from paiju.engine.config import Settings
 from paiju.engine.games import Games
 from paiju.engine.matches import run_in_background
-from paiju.engine.observability import configure_logging
 from paiju.engine.seeds import seed_secret_from_env, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
-from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
-from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.engine.timers import expire_turns
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.observability import configure_logging
 from paiju.platform.retry import report
+from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import trust_from_env
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 

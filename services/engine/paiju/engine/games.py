@@ -26,10 +26,10 @@ from typing import Any
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.engine.codec import OneofCodec
-from paiju.engine.contract import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
+from paiju.contract.codec import OneofCodec
+from paiju.contract.games import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
 from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
-from paiju.engine.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
+from paiju.platform.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model

@@ -15,28 +15,14 @@ from typing import Any
 import structlog
 from nats.aio.client import Client
 
+from paiju.contract.matches import create_request
 from paiju.engine.service import EngineService
-from paiju.engine.workqueue import in_background
 from paiju.platform.errors import Refused
-from paiju.v1 import engine_pb2, lobby_events_pb2
+from paiju.platform.workqueue import in_background
+from paiju.v1 import lobby_events_pb2
 
 CONSUMER = "engine-match-starter"
-GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
 log = structlog.get_logger("paiju.engine.matches")
-
-
-def create_request(started: lobby_events_pb2.LobbyMatchStarted) -> engine_pb2.CreateGameRequest:
-    """The CreateGame request of a lobby match start (the same for every replica and every delivery)."""
-    request = engine_pb2.CreateGameRequest(
-        game_id=started.game_id, game=GAMES.get(started.game, engine_pb2.GAME_UNSPECIFIED)
-    )
-    if started.HasField("zlj_options"):
-        request.zlj_options.CopyFrom(started.zlj_options)
-    if started.HasField("tractor_options"):
-        request.tractor_options.CopyFrom(started.tractor_options)
-    for seat, player in enumerate(started.players):
-        request.seats.add(seat=seat, player_id=player)
-    return request
 
 
 async def handle(service: EngineService, data: bytes) -> str | None:

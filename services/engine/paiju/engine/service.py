@@ -21,8 +21,8 @@ from typing import Any, cast
 import grpc
 import structlog
 
-from paiju.engine.codec import CodecError
-from paiju.engine.contract import TRACTOR, ZLJ
+from paiju.contract.codec import CodecError
+from paiju.contract.games import TRACTOR, ZLJ
 from paiju.engine.games import (
     RULES,
     CommandIdReused,

@@ -17,7 +17,7 @@ from typing import Any
 import structlog
 
 from paiju.engine.games import CommandIdReused, Game, Games, StaleVersion
-from paiju.engine.store import ConcurrencyConflict
+from paiju.platform.store import ConcurrencyConflict
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model

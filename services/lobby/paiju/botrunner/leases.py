@@ -15,7 +15,7 @@ from typing import Any
 
 import structlog
 
-from paiju.engine.channels import channel
+from paiju.platform.channels import channel
 from paiju.platform.tokens import SERVICE_TOKEN_SECONDS, Identity, Role, Signer
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
 

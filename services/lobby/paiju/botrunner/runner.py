@@ -30,8 +30,8 @@ import grpc
 import structlog
 
 from paiju.botrunner.leases import SeatLease, SeatSource
-from paiju.engine.codec import Codec, OneofCodec
-from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
+from paiju.contract.codec import Codec, OneofCodec
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
 from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.tractor.view import SeatView as TractorSeatView
 from paiju.rules.zlj import bots as zlj_bots

@@ -10,8 +10,8 @@ import structlog
 from paiju.botrunner.cli import Settings
 from paiju.botrunner.leases import LobbySeatSource, SeatSource
 from paiju.botrunner.runner import BotRunner
-from paiju.engine.channels import channel
-from paiju.engine.observability import configure_logging
+from paiju.platform.channels import channel
+from paiju.platform.observability import configure_logging
 from paiju.platform.tokens import Signer
 from paiju.v1 import engine_pb2_grpc
 

@@ -32,7 +32,7 @@ from zxcvbn import zxcvbn
 
 from paiju.lobby.table import LobbyError
 from paiju.platform.errors import Reason
-from paiju.text import has_control
+from paiju.platform.text import has_control
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8

@@ -7,10 +7,6 @@ import os
 
 import structlog
 
-from paiju.engine.observability import configure_logging
-from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
-from paiju.engine.store.jetstream import JetStreamEventStore
-from paiju.engine.workqueue import in_background
 from paiju.lobby import tournaments as tournament_tables
 from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import TableReadModel, migrate_lobby
@@ -18,9 +14,13 @@ from paiju.lobby.results import MatchResults
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.observability import configure_logging
+from paiju.platform.postgres import close as close_pool
+from paiju.platform.postgres import connect
+from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import signer_from_env, trust_from_env
-from paiju.postgres import close as close_pool
-from paiju.postgres import connect
+from paiju.platform.workqueue import in_background
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 SERVICE_NAME = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paiju.engine.codec import Codec, OneofCodec
+from paiju.contract.codec import Codec, OneofCodec
 from paiju.lobby import table
 from paiju.lobby.accounts import AccountRegistered, NameClaimed, SessionsRevoked
 from paiju.v1 import cards_pb2, lobby_events_pb2

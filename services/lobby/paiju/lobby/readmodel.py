@@ -22,13 +22,13 @@ from typing import Any
 import asyncpg
 import structlog
 
-from paiju.engine.store import EventStore, Recorded
 from paiju.lobby import table as tb
 from paiju.lobby.accounts import AccountRegistered, account_key, name_skeleton
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.service import table_message
+from paiju.platform.postgres import load_migrations, migrate
 from paiju.platform.retry import Backoff, report
-from paiju.postgres import load_migrations, migrate
+from paiju.platform.store import EventStore, Recorded
 from paiju.v1 import lobby_events_pb2, lobby_pb2
 
 PROJECTION = "tables"

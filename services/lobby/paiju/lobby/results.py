@@ -14,12 +14,12 @@ from typing import Any
 import asyncpg
 import structlog
 
-from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
-from paiju.engine.store import EventStore, Recorded
+from paiju.contract.games import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.lobby import table as tb
-from paiju.lobby.aggregates import Aggregates
 from paiju.lobby.readmodel import advance, checkpoint
+from paiju.platform.repository import Aggregates
 from paiju.platform.retry import Backoff, report
+from paiju.platform.store import EventStore, Recorded
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2

@@ -1,6 +1,6 @@
 """`LobbyService` over gRPC (grpc.aio): accounts, tables, seats, bots, matches, presence and bot-seat leases.
 
-Tables and accounts are aggregates of the LOBBY stream (`paiju.lobby.aggregates`); table lists come from the
+Tables and accounts are aggregates of the LOBBY stream (`paiju.platform.repository`); table lists come from the
 PostgreSQL read model (`paiju.lobby.readmodel`). Seat changes during a match go to the engine first
 (`EngineService.AssignSeats`: it knows whether the game stands between deals), then into the table. A
 seated player's open `WatchTable` stream is its presence: when the last one closes during a match, a bot
@@ -23,18 +23,18 @@ from typing import Any, Protocol, cast
 import grpc
 import structlog
 
-from paiju.engine.channels import channel as grpc_channel
-from paiju.engine.codec import CodecError
-from paiju.engine.contract import TRACTOR, ZLJ
-from paiju.engine.matches import create_request
+from paiju.contract.codec import CodecError
+from paiju.contract.games import TRACTOR, ZLJ
+from paiju.contract.matches import create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import table as tb
-from paiju.lobby.aggregates import Aggregates, CommandIdReused, Loaded
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.platform.aio import unless
+from paiju.platform.channels import channel as grpc_channel
 from paiju.platform.edge import DEPENDENCY_ERRORS, Policy, caller, refusal_of_rpc_error
 from paiju.platform.errors import Reason, Refused, Unavailable
 from paiju.platform.limits import RateLimits
+from paiju.platform.repository import Aggregates, CommandIdReused, Loaded
 from paiju.platform.tokens import (
     GAME_TOKEN_SECONDS,
     SERVICE_TOKEN_SECONDS,

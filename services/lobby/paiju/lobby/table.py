@@ -20,9 +20,9 @@ from enum import StrEnum
 from typing import Any
 
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.text import has_control
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
-from paiju.text import has_control
 
 SEATS = {"zlj": 6, "tractor": 4}
 TOURNAMENT_TURN_SECONDS = 10

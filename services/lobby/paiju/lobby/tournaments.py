@@ -8,6 +8,9 @@ there when the match starts is covered by a bot after the presence grace time, l
 
 Every step is idempotent (it looks at the table first), so a redelivered or twice-handled pairing, or one
 handled halfway by a replica that died, ends with each table opened, seated and started exactly once.
+
+The pairing is read as the contract states it (`TournamentRoundPaired` of `tournament_events.proto`): the lobby
+knows the scoring service through its events, not its code.
 """
 
 from __future__ import annotations
@@ -17,11 +20,9 @@ from collections.abc import Awaitable, Callable
 import structlog
 
 from paiju.lobby import table as tb
-from paiju.lobby.aggregates import Aggregates
+from paiju.platform.repository import Aggregates
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
-from paiju.scoring import tournament as tm
-from paiju.scoring.contract import TOURNAMENT_EVENTS
 from paiju.v1 import tournament_events_pb2
 
 CONSUMER = "lobby-tournament-tables"
@@ -30,13 +31,17 @@ OWNER = "tournaments"
 log = structlog.get_logger("paiju.lobby.tournaments")
 
 
-async def open_round(tables: Aggregates[tb.Table], paired: tm.RoundPaired, tournament_id: str) -> None:
+RoundPaired = tournament_events_pb2.TournamentRoundPaired
+PairedTable = tournament_events_pb2.TournamentPairedTable
+
+
+async def open_round(tables: Aggregates[tb.Table], paired: RoundPaired, tournament_id: str) -> None:
     for table in paired.tables:
         await open_table(tables, paired, table, tournament_id)
 
 
 async def open_table(
-    tables: Aggregates[tb.Table], paired: tm.RoundPaired, pairing: tm.PairedTable, tournament_id: str
+    tables: Aggregates[tb.Table], paired: RoundPaired, pairing: PairedTable, tournament_id: str
 ) -> None:
     table_id = pairing.table_id
     prefix = f"{tournament_id}-r{paired.round}-t{pairing.table}"
@@ -66,8 +71,6 @@ def handler(tables: Aggregates[tb.Table]) -> Callable[[bytes], Awaitable[None]]:
         envelope = tournament_events_pb2.TournamentEnvelope.FromString(data)
         if envelope.event.WhichOneof("event") != "round_paired":
             return
-        paired = TOURNAMENT_EVENTS.decode(envelope.event)
-        assert isinstance(paired, tm.RoundPaired)
-        await open_round(tables, paired, envelope.aggregate)
+        await open_round(tables, envelope.event.round_paired, envelope.aggregate)
 
     return handle

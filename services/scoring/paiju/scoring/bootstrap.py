@@ -14,16 +14,16 @@ from typing import Any
 import asyncpg
 import structlog
 
-from paiju.engine.observability import configure_logging
-from paiju.engine.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
-from paiju.engine.store.jetstream import JetStreamEventStore
-from paiju.engine.workqueue import in_background
-from paiju.lobby.aggregates import Aggregates
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.observability import configure_logging
+from paiju.platform.postgres import close as close_pool
+from paiju.platform.postgres import connect
+from paiju.platform.repository import Aggregates
+from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import trust_from_env
-from paiju.postgres import close as close_pool
-from paiju.postgres import connect
+from paiju.platform.workqueue import in_background
 from paiju.scoring import results
 from paiju.scoring import tournament as tm
 from paiju.scoring.config import Settings

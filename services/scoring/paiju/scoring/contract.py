@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paiju.engine.codec import Codec, OneofCodec
+from paiju.contract.codec import Codec, OneofCodec
 from paiju.scoring import tournament
 from paiju.v1 import cards_pb2, tournament_events_pb2
 

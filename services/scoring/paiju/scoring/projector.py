@@ -34,8 +34,8 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
 from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge, Histogram
 
-from paiju.engine.store.jetstream import delivery_sequences
 from paiju.platform.retry import Backoff, report
+from paiju.platform.store.jetstream import delivery_sequences
 
 BATCH = 500
 ACK_WAIT_SECONDS = 5.0

@@ -16,8 +16,8 @@ from typing import Any
 
 import asyncpg
 
-from paiju.engine.store.jetstream import JetStreamEventStore
-from paiju.postgres import load_migrations, migrate
+from paiju.platform.postgres import load_migrations, migrate
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring import tournament as tm
 from paiju.scoring.contract import TOURNAMENT_EVENTS
 from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, StatDelta

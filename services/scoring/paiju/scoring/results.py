@@ -11,7 +11,7 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
-from paiju.lobby.aggregates import Aggregates
+from paiju.platform.repository import Aggregates
 from paiju.scoring import tournament as tm
 from paiju.v1 import lobby_events_pb2
 

@@ -29,10 +29,10 @@ import grpc
 import structlog
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.lobby.aggregates import Aggregates, CommandIdReused
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
+from paiju.platform.repository import Aggregates, CommandIdReused
 from paiju.platform.tokens import Identity, Role, Trust, Verifier
 from paiju.scoring import tournament as tm
 from paiju.scoring.reports import result_sheet

@@ -39,10 +39,10 @@ from decimal import Decimal
 from enum import StrEnum
 
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.text import has_control
 from paiju.scoring import standings as st
 from paiju.scoring import swiss
 from paiju.scoring.victory import BYE_VP, FORFEIT_LOSER_VP, forfeit_vp, victory_points
-from paiju.text import has_control
 
 TEAM_SIZE = {"tractor": 2, "zlj": 3}
 APPEAL_WINDOW_MS = 30 * 60 * 1000

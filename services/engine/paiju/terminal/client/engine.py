@@ -16,7 +16,7 @@ from typing import Any, cast
 import grpc
 from google.rpc import status_pb2
 
-from paiju.engine.contract import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj.view import SeatView as ZljView
 from paiju.v1 import engine_pb2, engine_pb2_grpc

@@ -11,7 +11,7 @@ import contextlib
 import re
 from typing import Any
 
-from paiju.engine.contract import TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.contract.games import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.rules.cards import format_cards
 from paiju.rules.errors import IllegalAction
 from paiju.rules.tractor import model as tm

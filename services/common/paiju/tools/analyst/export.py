@@ -29,9 +29,9 @@ from paiju.rules.tractor.settlement import level_name
 from paiju.rules.tractor.view import view as tractor_view
 from paiju.rules.zlj import model as zm
 from paiju.rules.zlj.combos import order as zlj_order
-from paiju.scoring.analyst.log import GameLog, recorded_at
-from paiju.scoring.analyst.timeline import Moment, timeline
 from paiju.terminal.client.render import SUIT_WORDS, tractor_order
+from paiju.tools.analyst.log import GameLog, recorded_at
+from paiju.tools.analyst.timeline import Moment, timeline
 
 Row = dict[str, Any]
 MAX_SEATS = 6

@@ -17,11 +17,11 @@ from paiju.rules.tractor.view import view as tractor_view
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.outcome import match_totals
 from paiju.rules.zlj.view import view as zlj_view
-from paiju.scoring.analyst.log import GAME_NAMES, GameLog, recorded_at
-from paiju.scoring.analyst.timeline import Moment, starting_players, timeline
 from paiju.terminal import zlj_narrator
 from paiju.terminal.client.narrate import TractorNarration, relabel, seats_lines
 from paiju.terminal.client.render import Seats, tractor_cards, tractor_table, wrapped, zlj_cards, zlj_table
+from paiju.tools.analyst.log import GAME_NAMES, GameLog, recorded_at
+from paiju.tools.analyst.timeline import Moment, starting_players, timeline
 from paiju.v1 import engine_pb2
 
 GUTTER = 7

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from paiju.engine.codec import Codec, OneofCodec
+from paiju.contract.codec import Codec, OneofCodec
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import cards_pb2, tractor_pb2, zlj_pb2

@@ -2,11 +2,11 @@
 and plays as JSON Lines or CSV). Wire them into a command line with `add_parsers`; export an explicit list of
 games (a tournament's) with `export_games`; build rows without NATS with `export_rows` over `decode`d logs."""
 
-from paiju.scoring.analyst.cli import Exported, add_parsers, export_games
-from paiju.scoring.analyst.export import DEAL_COLUMNS, PLAY_COLUMNS, Rows, export_rows, game_rows, read_rows, write_rows
-from paiju.scoring.analyst.log import GameLog, decode, from_game
-from paiju.scoring.analyst.replay import replay_lines
-from paiju.scoring.analyst.streams import AnalystError, Source
+from paiju.tools.analyst.cli import Exported, add_parsers, export_games
+from paiju.tools.analyst.export import DEAL_COLUMNS, PLAY_COLUMNS, Rows, export_rows, game_rows, read_rows, write_rows
+from paiju.tools.analyst.log import GameLog, decode, from_game
+from paiju.tools.analyst.replay import replay_lines
+from paiju.tools.analyst.streams import AnalystError, Source
 
 __all__ = [
     "DEAL_COLUMNS",

@@ -28,7 +28,8 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from paiju.engine.store.base import (
+from paiju.platform.nats import close, connect
+from paiju.platform.store.base import (
     NEW,
     ConcurrencyConflict,
     Position,
@@ -38,7 +39,6 @@ from paiju.engine.store.base import (
     check_aggregate,
     check_batch,
 )
-from paiju.platform.nats import close, connect
 
 VERSION = "Paiju-Version"
 COMMAND = "Paiju-Command-Id"

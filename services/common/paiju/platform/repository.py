@@ -21,9 +21,9 @@ from typing import Any, Generic, TypeVar, cast
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.engine.codec import OneofCodec
-from paiju.engine.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
-from paiju.engine.store.base import NEW
+from paiju.contract.codec import OneofCodec
+from paiju.platform.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
+from paiju.platform.store.base import NEW
 from paiju.v1 import lobby_events_pb2
 
 S = TypeVar("S")

@@ -1,5 +1,5 @@
 """structlog JSON logs of every Paiju process (design.md, Principle 8); the metrics are in `paiju.engine.metrics`
-(the engine's) and `paiju.engine.callmetrics` (every gRPC server's)."""
+(the engine's) and `paiju.platform.callmetrics` (every gRPC server's)."""
 
 from __future__ import annotations
 

@@ -15,12 +15,12 @@ from nats.js.errors import NotFoundError
 
 from paiju.engine.config import Settings
 from paiju.engine.games import GameNotFound, Games
-from paiju.engine.store import Recorded
-from paiju.engine.store.jetstream import JetStreamEventStore
 from paiju.lobby.table import game_id_of
 from paiju.platform.nats import servers
-from paiju.scoring.analyst.log import GameLog, from_game
+from paiju.platform.store import Recorded
+from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring.config import Settings as ScoringSettings
+from paiju.tools.analyst.log import GameLog, from_game
 from paiju.v1 import lobby_events_pb2, tournament_events_pb2
 
 CONNECT_SECONDS = 5.0

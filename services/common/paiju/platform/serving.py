@@ -13,7 +13,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
-from paiju.engine.callmetrics import CallMetrics
+from paiju.platform.callmetrics import CallMetrics
 from paiju.platform.edge import Edge, Policy
 from paiju.platform.health import Dependencies
 

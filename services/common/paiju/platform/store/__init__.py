@@ -4,7 +4,7 @@
 Both pass the same contract suite (tests/engine/test_store_contract.py).
 """
 
-from paiju.engine.store.base import (
+from paiju.platform.store.base import (
     Changes,
     ConcurrencyConflict,
     EventStore,
@@ -13,7 +13,7 @@ from paiju.engine.store.base import (
     StoreError,
     StoreUnavailable,
 )
-from paiju.engine.store.memory import MemoryEventStore
+from paiju.platform.store.memory import MemoryEventStore
 
 __all__ = [
     "Changes",

@@ -13,9 +13,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from paiju.scoring.analyst.export import FORMATS, export_rows, write_rows
-from paiju.scoring.analyst.replay import replay_lines
-from paiju.scoring.analyst.streams import (
+from paiju.tools.analyst.export import FORMATS, export_rows, write_rows
+from paiju.tools.analyst.replay import replay_lines
+from paiju.tools.analyst.streams import (
     AnalystError,
     Source,
     game_store,

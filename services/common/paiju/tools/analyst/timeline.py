@@ -20,7 +20,7 @@ from typing import Any
 from paiju.engine.games import assigned
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
-from paiju.scoring.analyst.log import GameLog
+from paiju.tools.analyst.log import GameLog
 from paiju.v1 import engine_pb2
 
 DEAL_STARTS = (zlj_model.HandsDealt, tractor_model.CardFlipped, tractor_model.HandsDealt)

@@ -7,9 +7,9 @@
 - `pool`: `connect` an asyncpg pool with the services' defaults.
 """
 
-from paiju.postgres.embedded import EmbeddedPostgres, EmbeddedPostgresError, start
-from paiju.postgres.migrations import Migration, MigrationError, load_migrations, migrate
-from paiju.postgres.pool import close, connect, with_database
+from paiju.platform.postgres.embedded import EmbeddedPostgres, EmbeddedPostgresError, start
+from paiju.platform.postgres.migrations import Migration, MigrationError, load_migrations, migrate
+from paiju.platform.postgres.pool import close, connect, with_database
 
 __all__ = [
     "EmbeddedPostgres",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
-from paiju.engine.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_aggregate, check_batch
+from paiju.platform.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_aggregate, check_batch
 
 
 class MemoryEventStore:
