@@ -10,10 +10,10 @@ BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests docs node
+.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests docs node unit integration
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
-GEN := services/engine/paiju/v1
+GEN := services/contract/paiju/v1
 # The contract's imports from other projects, taken from the pinned packages that ship them (not committed):
 # buf/validate/validate.proto rendered from protovalidate's descriptor, google/rpc/*.proto from
 # googleapis-common-protos.
@@ -30,11 +30,11 @@ $(THIRD_PARTY_PROTOS) &: $(VENV)/.synced
 	$(BIN)/python -m paiju.tools.protosource googlerpc protos
 
 $(GEN)/.generated: $(PROTOS) $(THIRD_PARTY_PROTOS) $(VENV)/.synced
-	rm -rf $(GEN) services/engine/buf
+	rm -rf $(GEN) services/contract/buf
 	mkdir -p $(GEN)
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/python -m grpc_tools.protoc -I protos \
-		--python_out=services/engine --grpc_python_out=services/engine \
-		--mypy_out=services/engine --mypy_grpc_out=services/engine $(PROTOS) buf/validate/validate.proto
+		--python_out=services/contract --grpc_python_out=services/contract \
+		--mypy_out=services/contract --mypy_grpc_out=services/contract $(PROTOS) buf/validate/validate.proto
 	touch $@
 
 $(BUF):
@@ -44,7 +44,7 @@ $(UV):
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION)
 
-$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+$(VENV)/.synced: pyproject.toml services/*/pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --python $(PYTHON)
 	touch $@
 
@@ -62,6 +62,14 @@ clients/node/node_modules/.package-lock.json: clients/node/package.json clients/
 test: lint chromium node
 	$(BIN)/pytest -n auto -m "not cluster" $(PYTEST_ARGS)
 	$(MAKE) cluster-test
+
+## unit: the unit tier alone (no NATS, no PostgreSQL, no stack; a tenth of each property's examples): the inner loop
+unit: setup
+	PAIJU_UNIT_ONLY=1 PAIJU_EXAMPLES=0.1 $(BIN)/pytest -n auto -m unit -q $(PYTEST_ARGS)
+
+## integration: the tiers that need no stack of processes (unit and integration)
+integration: setup
+	$(BIN)/pytest -n auto -m "unit or integration" $(PYTEST_ARGS)
 
 ## cluster-test: three clustered nats-servers, two engines, lobby, scoring, bots; a node and an engine killed
 cluster-test: setup
@@ -106,7 +114,7 @@ format: setup
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-## scenario: run one rule scenario file, e.g. make scenario FILE=../shared/scenarios/zlj-four-take.json
+## scenario: run one rule scenario file, e.g. make scenario FILE=tests/scenarios/zlj/<name>.json
 scenario: setup
 	@test -n "$(FILE)" || { echo "usage: make scenario FILE=path/to/scenario.json" >&2; exit 2; }
 	@$(BIN)/paiju scenario "$(FILE)"

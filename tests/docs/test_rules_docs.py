@@ -190,8 +190,8 @@ def test_the_scan_finds_the_project_citations() -> None:
     assert len(citations) > 300
     by_rule = {(c.rule, c.game) for c in citations}
     assert ("D-TR-6.1", TRACTOR) in by_rule  # protos/paiju/v1/tractor.proto
-    assert ("§6.2", TRACTOR) in by_rule  # services/engine/paiju/rules/tractor/follow.py
-    assert ("§13", ZLJ) in by_rule  # services/engine/paiju/rules/zlj/game.py
+    assert ("§6.2", TRACTOR) in by_rule  # services/rules/paiju/rules/tractor/follow.py
+    assert ("§13", ZLJ) in by_rule  # services/rules/paiju/rules/zlj/game.py
     assert ("S-2", None) in by_rule or ("S-2", ZLJ) in by_rule or ("S-2", TRACTOR) in by_rule  # scoring
     paths = {c.where.split(":")[0] for c in citations}
     assert any(p.endswith(".proto") for p in paths) and any(p.endswith(".py") for p in paths)
@@ -209,7 +209,7 @@ def test_a_made_up_id_is_reported_missing() -> None:
     assert missing(citations_in("a 拖拉机 rule (§14)", "a.py"), defined) == [
         "a.py:1: §14 is not defined in docs/rules/tractor.md"
     ]
-    assert missing(citations_in("see §13", "services/engine/paiju/rules/tractor/x.py"), defined) != []
+    assert missing(citations_in("see §13", "services/rules/paiju/rules/tractor/x.py"), defined) != []
     assert missing(citations_in("paiju decision S-99", "a.py"), defined) != []
     assert missing(citations_in("§14 / §12 and D-TR-6.6", "protos/cards.proto"), defined) == []
 
@@ -219,11 +219,11 @@ def test_a_made_up_id_is_reported_missing() -> None:
     [
         ("拖拉机 §10; 砸六家 by the same scale, paiju decision S-1", "x.py", [TRACTOR, None]),
         ("拖拉机 §10; 砸六家 S-1", "x.py", [TRACTOR, ZLJ]),
-        ("it does not beat the current play (§4; D-ZLJ-2)", "services/engine/paiju/rules/zlj/combos.py", [ZLJ, ZLJ]),
+        ("it does not beat the current play (§4; D-ZLJ-2)", "services/rules/paiju/rules/zlj/combos.py", [ZLJ, ZLJ]),
         ("a section ``§6`` or ``§6.2``, a decision ``D-ZLJ-2``", "paiju/rules/errors.py", [None, None, ZLJ]),
         ("`zlj`, `tractor`, `seats_assigned` — redacted for the receiving seat (rules §14 / §12)", "a.md", [None] * 2),
-        ("follow it (§6.1)", "services/engine/paiju/rules/tractor/follow.py", [TRACTOR]),
-        ("cut (§9)", "services/engine/paiju/rules/zlj/game.py", [ZLJ]),
+        ("follow it (§6.1)", "services/rules/paiju/rules/tractor/follow.py", [TRACTOR]),
+        ("cut (§9)", "services/rules/paiju/rules/zlj/game.py", [ZLJ]),
         ("rules § 14 / §12", "protos/paiju/v1/cards.proto", [None, None]),
         ("(§10, S-1: team points for 砸六家)", "services/scoring/paiju/scoring/sheets.py", [ZLJ, ZLJ]),
     ],

@@ -17,6 +17,8 @@ from paiju.dev.stack import run
 from paiju.platform.tokens import Identity, Issuer, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
+pytestmark = pytest.mark.e2e  # the whole stack as processes, as `make run` starts it
+
 
 def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NATS_URL", raising=False)

@@ -1,4 +1,4 @@
-"""One contract for every event store: the in-memory fake and JetStream (design.md, Principle 5)."""
+"""One contract for every event store: the in-memory fake and JetStream (docs/architecture.md, Principle 5)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The card model and notation (`conformance.md`, "Card notation") and the seeded random source.
+"""The card model and notation (`docs/rules/README.md`, "Card notation") and the seeded random source.
 
-Expected values come from conformance.md and rules/zalioujia.md §2, not from engine output.
+Expected values come from docs/rules/README.md and docs/rules/zalioujia.md §2, not from engine output.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Result sheets (成绩单, rules/tractor.md §10; decisions S-1 and S-2 in `paiju.scoring.sheets`).
+"""Result sheets (成绩单, docs/rules/tractor.md §10; decisions S-1 and S-2 in `paiju.scoring.sheets`).
 
 The CSV must read back to the very sheet it was written from; the HTML page is rendered by Debian's headless
 Chromium and the rendered DOM is read back with the standard library's html.parser, and printed to an A4 PDF.
@@ -386,6 +386,7 @@ def read_groups(dom: Element) -> list[tuple[str, list[list[str]], list[tuple[str
     return groups
 
 
+@pytest.mark.e2e
 def test_the_tractor_sheet_renders_in_chromium(tmp_path: Path) -> None:
     dom = rendered(TRACTOR, tmp_path)
     check_page(dom, TRACTOR, "拖拉机比赛成绩单", "级差")
@@ -422,6 +423,7 @@ def test_the_tractor_sheet_renders_in_chromium(tmp_path: Path) -> None:
     assert "2024-05-01 21:03:07 UTC" in next(dom.find_all("tbody", "table-group")).text()
 
 
+@pytest.mark.e2e
 def test_the_zlj_sheet_renders_in_chromium_with_team_points(tmp_path: Path) -> None:
     dom = rendered(ZLJ, tmp_path)
     check_page(dom, ZLJ, "砸六家比赛成绩单", "团体分差")
@@ -437,6 +439,7 @@ def test_the_zlj_sheet_renders_in_chromium_with_team_points(tmp_path: Path) -> N
     ]
 
 
+@pytest.mark.e2e
 def test_the_sheet_prints_to_an_a4_pdf(tmp_path: Path) -> None:
     page = tmp_path / "sheet.html"
     page.write_text(sheet_html(TRACTOR), encoding="utf-8")

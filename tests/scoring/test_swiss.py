@@ -16,12 +16,14 @@ from decimal import Decimal
 from functools import cache
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from paiju.scoring.standings import ResultKind, RoundResult, Standing, Team, standings
 from paiju.scoring.swiss import NoPairing, Pairing, RoundPairing, first_round, next_round, seeded_draw
 from paiju.scoring.victory import BYE_VP, FORFEIT_LOSER_VP, forfeit_vp, victory_points
+
+from ..support.profiles import profile
 
 
 def entered(ids: Sequence[str], seed: int) -> list[Team]:
@@ -535,18 +537,7 @@ def outcomes_of(draw: st.DrawFn, tables: int) -> list[Outcome]:
     return out
 
 
-def swiss_profile(max_examples: int) -> settings:
-    return settings(
-        derandomize=True,
-        database=None,
-        deadline=None,
-        max_examples=max_examples,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-        print_blob=False,
-    )
-
-
-@swiss_profile(150)
+@profile(150)
 @given(st.data())
 def test_swiss_rounds_follow_the_rules(data: st.DataObject) -> None:
     n = data.draw(st.integers(4, 20), label="teams")

@@ -1,6 +1,6 @@
 """The 拖拉机 bots: legal, deterministic, blind to other hands, and the heuristic one plays sensibly.
 
-Rules: shared/rules/tractor.md (§5 trick winner, §6 following, §8 cut, D-TR-6 concealed bidding).
+Rules: docs/rules/tractor.md (§5 trick winner, §6 following, §8 cut, D-TR-6 concealed bidding).
 Positions are built with the scenario runner's `start_state`; the expected plays are reasoned from the rules
 and the bot's documented heuristics, not copied from its output.
 """

@@ -1,4 +1,4 @@
-"""拖拉机 combinations (rules/tractor.md §4) and who wins a trick (§5, D-TR-3, D-TR-4).
+"""拖拉机 combinations (docs/rules/tractor.md §4) and who wins a trick (§5, D-TR-3, D-TR-4).
 
 Expected values come from the rules text and the source (一.三 拖拉机, 五 牌面大小, 六 将吃), never from engine
 output. The property tests at the end compare `classify` / `trick_winner` with an independent reading of
@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from paiju.rules.cards import (
@@ -32,6 +32,8 @@ from paiju.rules.cards import (
 from paiju.rules.errors import IllegalAction
 from paiju.rules.tractor.combos import Kind, beats, classify, contends, trick_winner
 from paiju.rules.tractor.order import TRUMP, Trumps
+
+from ...support.profiles import profile
 
 L8H = Trumps(Rank.EIGHT, Suit.HEARTS)
 L3H = Trumps(Rank.THREE, Suit.HEARTS)  # the shared scenarios' context
@@ -314,12 +316,12 @@ def test_trumping_a_bomb_or_tractor_later_higher_trump_wins() -> None:
 
 
 def test_scenario_follow_pair_winner() -> None:
-    """shared/scenarios/tractor-follow-pair.json: QS QS, AS AS, 5S 7S, 4H 4H (L = 3, T = H) -> seat 3."""
+    """tests/scenarios/shared/tractor-follow-pair.json: QS QS, AS AS, 5S 7S, 4H 4H (L = 3, T = H) -> seat 3."""
     assert winner(L3H, "QS QS", "AS AS", "5S 7S", "4H 4H") == 3
 
 
 def test_scenario_special_beats_tractor_winner() -> None:
-    """shared/scenarios/tractor-special-beats-tractor-last-trick.json: 555666 beats 778899."""
+    """tests/scenarios/shared/tractor-special-beats-tractor-last-trick.json: 555666 beats 778899."""
     assert winner(L3H, "7S 7S 8S 8S 9S 9S", "5S 5S 6S 6S 5S 6S", "TS TS 4D 6D 8D 9D", "KS KS QS QS JS 4C") == 1
 
 
@@ -453,17 +455,6 @@ def combos_in(pool: Counter[Card], cls: str, n: int, tr: Trumps) -> list[Cards]:
 
 
 # --- properties -----------------------------------------------------------------------------------------
-
-
-def profile(max_examples: int) -> settings:
-    return settings(
-        derandomize=True,
-        database=None,
-        deadline=None,
-        max_examples=max_examples,
-        suppress_health_check=[HealthCheck.too_slow],
-        print_blob=False,
-    )
 
 
 def clumpy_pool(rng: random.Random, cls_cards: list[Card], size: int) -> Counter[Card]:

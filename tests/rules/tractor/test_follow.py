@@ -1,4 +1,4 @@
-"""拖拉机 following 跟牌 (rules/tractor.md §6, D-TR-5; source 四 跟牌), through `check_follow` and `requirement`.
+"""拖拉机 following 跟牌 (docs/rules/tractor.md §6, D-TR-5; source 四 跟牌), through `check_follow` and `requirement`.
 
 For every row of every priority table there are two tests:
 
@@ -907,7 +907,7 @@ def test_trump_bomb_lead_off_suit_twos_are_not_a_triple() -> None:
 
 
 def test_scenario_follow_pair() -> None:
-    """shared/scenarios/tractor-follow-pair.json (L = 3, T = H)."""
+    """tests/scenarios/shared/tractor-follow-pair.json (L = 3, T = H)."""
     lead = classify(cs("QS QS"), L3H)
     seat1, seat2, seat3 = cs("AS AS 5S 9D"), cs("5S 7S 8D 8D"), cs("4H 4H 9C TC")
     assert not accepted(lead, seat1, cs("AS 5S"), L3H)
@@ -920,7 +920,7 @@ def test_scenario_follow_pair() -> None:
 
 
 def test_scenario_special_beats_tractor_last_trick() -> None:
-    """shared/scenarios/tractor-special-beats-tractor-last-trick.json (L = 3, T = H)."""
+    """tests/scenarios/shared/tractor-special-beats-tractor-last-trick.json (L = 3, T = H)."""
     lead = classify(cs("7S 7S 8S 8S 9S 9S"), L3H)
     assert lead.kind is Kind.TRACTOR
     hands = [cs("5S 5S 5S 6S 6S 6S"), cs("TS TS 4D 6D 8D 9D"), cs("KS KS QS QS JS 4C")]

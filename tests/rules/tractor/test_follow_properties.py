@@ -1,4 +1,4 @@
-"""Property tests of 拖拉机 following (rules/tractor.md §6, D-TR-5) — Hypothesis, derandomized: no flakes.
+"""Property tests of 拖拉机 following (docs/rules/tractor.md §6, D-TR-5) — Hypothesis, derandomized: no flakes.
 
 A situation is: random trumps (level 3..A, any trump suit); a leader's random hand (clumps of identical cards,
 so tractors, special tractors and bombs occur) and a real combination from it as the lead (`classify` must
@@ -23,7 +23,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from paiju.rules.cards import DECK, Card, Cards, Rank, Suit, card, full_decks
@@ -31,21 +31,10 @@ from paiju.rules.tractor.combos import Combo, Kind, classify
 from paiju.rules.tractor.follow import best_realisation, check_follow, counts_of, make_follow, requirement
 from paiju.rules.tractor.order import TRUMP, Trumps
 
+from ...support.profiles import profile
 from .oracle import Value, accepted, add_part, choices, less, o_class, o_next
 
 LEVELS = [Rank(r) for r in range(Rank.THREE, Rank.ACE + 1)]
-
-
-def profile(max_examples: int) -> settings:
-    """Derandomized: the same examples on every run and machine; no example database."""
-    return settings(
-        derandomize=True,
-        database=None,
-        deadline=None,
-        max_examples=max_examples,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-        print_blob=False,
-    )
 
 
 # --- the oracle: §3-§4 classes and runs, §6 tables, D-TR-5 ---------------------------------------------

@@ -1,6 +1,6 @@
-"""拖拉机 game flow through ``decide``/``evolve``: one test (or more) per rule of rules/tractor.md and per D-TR-n.
+"""拖拉机 game flow through ``decide``/``evolve``: one test (or more) per rule of docs/rules/tractor.md and per D-TR-n.
 
-Every expected value is derived by hand from shared/rules/tractor.md (and the source text it cites), never
+Every expected value is derived by hand from docs/rules/tractor.md (and the source text it cites), never
 copied from engine output. Positions are either reached from `StartGame` with commands, or built as a
 `State` with chosen hands (``bidding_first_deal``, ``bidding_later_deal``, ``playing``) — ``decide`` is a pure
 function of the state, so a built position tests the same code a live table runs.
@@ -825,7 +825,8 @@ def test_labour_reform_ends_the_deal_and_the_non_offending_team_chooses(
 
 def test_labour_reform_waits_for_the_non_offending_team() -> None:
     """§11: after 劳改 is declared the non-offending team may act (choose), and the offending team may not:
-    ``waiting`` and ``legal_actions`` say so, like every other decision a seat makes (design.md, legal moves)."""
+    ``waiting`` and ``legal_actions`` say so, like every other decision a seat makes (docs/architecture.md,
+    "Deterministic rules cores")."""
     s = playing(("4H 4D", "5H 4D", "6H 4D", "7H 4D"), dealer=0)
     s, _ = act(s, DeclareLabourReform("ref", 1))
     assert legal_actions(s, 1) == () and legal_actions(s, 3) == ()

@@ -4,7 +4,7 @@ A few seeded games are played by `RandomBot` seats plus a seeded "table" that no
 out, has a referee penalise or declare 劳改, ticks the round clock, and forces a void deal — so every phase
 is reached (`test_the_games_reach_every_phase`). Hypothesis draws a game and a position in it (any step, or
 a step of a drawn kind: a part-filled bidding or counter stage, a lead, a follow, a cut, 劳改, a void first
-deal, the end), and checks rules/tractor.md §12:
+deal, the end), and checks docs/rules/tractor.md §12:
 
 - cards are conserved: hands + the current trick + won tricks are the 324 dealt, 6 copies of each of 54 cards;
 - replaying the events from ``State()`` gives an equal state, and the same command gives the same events;
@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import cache
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from paiju.rules.cards import Card, Cards, Suit, full_decks
@@ -54,6 +54,8 @@ from paiju.rules.tractor.model import (
 )
 from paiju.rules.tractor.settlement import LabourReform
 from paiju.rules.tractor.view import redact, view
+
+from ...support.profiles import profile
 
 ALL_CARDS = Counter(full_decks(6))
 assert len(ALL_CARDS) == 54 and set(ALL_CARDS.values()) == {6}
@@ -193,16 +195,6 @@ def positions(draw: st.DrawFn) -> Position:
     kind = draw(st.sampled_from(KINDS))
     steps = g.kinds.get(kind) or g.kinds["any"]
     return Position(index, steps[draw(st.integers(0, len(steps) - 1))])
-
-
-def profile(examples: int) -> settings:
-    return settings(
-        max_examples=examples,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
 
 
 def in_play(state: State) -> Counter[Card]:

@@ -1,6 +1,6 @@
-"""拖拉机 trumps and card order (rules/tractor.md §3) and adjacency (§4 "Consecutive ranks").
+"""拖拉机 trumps and card order (docs/rules/tractor.md §3) and adjacency (§4 "Consecutive ranks").
 
-Every expected value is derived here from the rules text (shared/rules/tractor.md §3-§4, and the source
+Every expected value is derived here from the rules text (docs/rules/tractor.md §3-§4, and the source
 一.三, 五), never copied from engine output. `Trumps.strength` is only compared with itself (higher is
 stronger, equal is equal); the exact numbers are the engine's business.
 """

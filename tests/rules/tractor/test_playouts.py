@@ -1,4 +1,4 @@
-"""Seeded random playouts of whole 拖拉机 games, audited against rules/tractor.md after every step.
+"""Seeded random playouts of whole 拖拉机 games, audited against docs/rules/tractor.md after every step.
 
 Every seat is a `RandomBot`; a seeded table adds what bots never do: now and then a turn times out (games with
 the turn timer), a referee penalises a seat (出错牌) or declares 劳改, every seat passes, and in timed games the
@@ -75,6 +75,8 @@ from paiju.rules.tractor.model import (
     TwoMoreDeals,
 )
 from paiju.rules.tractor.settlement import LabourReform
+
+from ...support.profiles import examples
 
 CHUNKS = 6
 DEALS_PER_CHUNK = 50
@@ -531,7 +533,7 @@ def game_options(game: int) -> Options:
     return (Options(), Options(turn_seconds=10), Options(round_minutes=150, turn_seconds=10))[game % 3]
 
 
-@pytest.mark.parametrize("chunk", range(CHUNKS))
+@pytest.mark.parametrize("chunk", range(examples(CHUNKS)))  # all of them unless PAIJU_EXAMPLES scales down
 def test_random_games_follow_the_rules(chunk: int) -> None:
     stats = Stats()
     game = 0

@@ -1,7 +1,7 @@
-"""拖拉机 levels, deal settlement, referee actions and match results (rules/tractor.md §2, §9-§11).
+"""拖拉机 levels, deal settlement, referee actions and match results (docs/rules/tractor.md §2, §9-§11).
 
-Every expected value is derived by hand from shared/rules/tractor.md and the source text
-(shared/seeds/tractor-4p6d-tournament-rules.txt: 第一章 一.3, 第二章 二/九/十二, 七 计分, 第四章),
+Every expected value is derived by hand from docs/rules/tractor.md and the articles of the Chinese source text
+it restates (第一章 一.3, 第二章 二/九/十二, 七 计分, 第四章),
 never copied from engine output. Levels are indexes: 0 = "3" … 11 = "A", 12 = past A.
 """
 

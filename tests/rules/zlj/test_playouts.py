@@ -3,7 +3,7 @@
 Each match starts from ``StartMatch`` and every seat plays a uniformly random legal action drawn from
 `SeededRandom` (a cut also gets a random seed), so the run is the same on every machine. The auditor
 below keeps its own shadow of the hands, the tribute pool and the round, and re-derives from
-`rules/zalioujia.md` — not from the engine's helpers — what must happen:
+`docs/rules/zalioujia.md` — not from the engine's helpers — what must happen:
 
 - every step: cards conserved (§14), hands equal to the shadow, a hand never above 18 plus the cards it
   received (tribute, take-back, four-take), the acting seat never out and holding cards, the turn order;
@@ -69,13 +69,15 @@ from paiju.rules.zlj.model import (
     WentOut,
 )
 
+from ...support.profiles import examples
+
 CHUNKS = 8
 MATCHES_PER_CHUNK = 45
 DEALS_PER_MATCH = 6
 MAX_STEPS_PER_MATCH = 20_000
 """A safety valve: a match that does not end within this many actions is a failure, not a hang."""
 
-# --- the rules, re-derived here from rules/zalioujia.md (independent of the engine's helpers) ---------
+# --- the rules, re-derived here from docs/rules/zalioujia.md (independent of the engine's helpers) ----
 
 SEATS = 6
 HAND_SIZE = 18
@@ -700,7 +702,7 @@ def test_the_run_is_large_enough() -> None:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("chunk", range(CHUNKS))
+@pytest.mark.parametrize("chunk", range(examples(CHUNKS)))  # all of them unless PAIJU_EXAMPLES scales down
 def test_random_playouts(chunk: int) -> None:
     stats = Stats()
     started = time.perf_counter()

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 import pytest
-from hypothesis import HealthCheck, find, given, settings
 from hypothesis import Phase as Stage
+from hypothesis import find, given, settings
 from hypothesis import strategies as st
 
 from paiju.rules.cards import CARD_KINDS, RANK_SYMBOLS, Card, Cards
@@ -74,6 +74,8 @@ from paiju.rules.zlj.model import (
     TributeReturned,
 )
 
+from ...support.profiles import profile
+
 SEATS = 6
 TWO_DECKS: Cards = tuple(sorted(Card(c) for c in range(CARD_KINDS) for _ in range(2)))
 ORDER = "456789TJQKA23"
@@ -88,18 +90,6 @@ def level(c: int) -> int:
     if c == 53:
         return BJ_LEVEL
     return ORDER.index(RANK_SYMBOLS[c // 4])
-
-
-def profile(max_examples: int) -> settings:
-    """Derandomized settings: the same examples on every run and machine; no example database."""
-    return settings(
-        derandomize=True,
-        database=None,
-        deadline=None,
-        max_examples=max_examples,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.large_base_example],
-        print_blob=False,
-    )
 
 
 # --- reachable states ------------------------------------------------------------------------------
@@ -489,7 +479,7 @@ COVERAGE_TARGETS: dict[str, tuple[str, ...]] = {
 def test_the_strategy_reaches_every_phase(name: str) -> None:
     # generate only: the first state found is enough, shrinking it would only cost time
     strategy = reachable(COVERAGE_TARGETS[name])
-    found = find(strategy, COVERAGE[name], settings=settings(profile(300), phases=[Stage.generate]))
+    found = find(strategy, COVERAGE[name], settings=settings(profile(300, scaled=False), phases=[Stage.generate]))
     assert COVERAGE[name](found)
 
 

@@ -1,7 +1,7 @@
-"""砸六家 rules, one test (or more) per section of rules/zalioujia.md and per decision D-ZLJ-n.
+"""砸六家 rules, one test (or more) per section of docs/rules/zalioujia.md and per decision D-ZLJ-n.
 
-Every expected value here is derived by hand from the rules file (shared/rules/zalioujia.md) and the
-original text (shared/seeds/zalioujia-rules-2024.txt), never copied from engine output. Positions are
+Every expected value here is derived by hand from the rules (docs/rules/zalioujia.md) and the Chinese
+source text they restate, never copied from engine output. Positions are
 built either from `StartMatch` or directly as a `State` (like `paiju.scenario.zlj.start_state`).
 """
 

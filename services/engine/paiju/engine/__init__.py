@@ -1,4 +1,6 @@
-"""The engine service: runs games of both rules cores as event-sourced aggregates (design.md).
+"""The engine service: runs games of both rules cores as event-sourced aggregates (docs/architecture.md,
+"Engine").
 
-So far: the event store (`store`), on NATS JetStream and in memory.
+`games` loads a game, decides and appends; `service` is `EngineService`; `matches` creates the games of the
+lobby's match starts; `timers` plays expired turns; `seeds` draws the shuffle seeds.
 """

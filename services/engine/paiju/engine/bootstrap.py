@@ -1,4 +1,5 @@
-"""Builds the engine's parts from its settings and runs the gRPC server until SIGTERM (design.md, Principle 4)."""
+"""Builds the engine's parts from its settings and runs the gRPC server until SIGTERM (docs/architecture.md,
+Principle 4)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ A game is one match at one table, stored as the subject of its id. Each stored e
 game, refuses a command id already used by a different command, returns the stored result of a command
 id already applied (a retry), decides with the game's rules core and appends with the position it loaded;
 when another writer appended first it reloads and decides again, so whichever engine replica serves a
-game, exactly one decision per position is stored (design.md, Event sourcing).
+game, exactly one decision per position is stored (docs/architecture.md, "Optimistic concurrency and exact retries").
 
 The core decides; time comes from the injected clock and is recorded in the envelope, never read by
 the rules.

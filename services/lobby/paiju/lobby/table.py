@@ -1,4 +1,4 @@
-"""A table of the lobby as an event-sourced aggregate: seats, bots, readiness, matches (design.md, lobby).
+"""A table of the lobby as an event-sourced aggregate: seats, bots, readiness, matches (docs/architecture.md, "Lobby").
 
 Pure like the rules cores: `decide(table, command) -> events` validates and may refuse with a `LobbyError`
 that says why; `evolve(table, event) -> table` trusts. Time comes in with the commands that need it.

@@ -2,8 +2,8 @@
 
 Each projection has its own durable pull consumer (``scoring-<name>``) on its stream and its own row in
 ``scoring_checkpoints`` (the last stream sequence applied). A batch of messages is applied in one transaction
-that also moves the checkpoint; the messages are acknowledged only after the commit (design.md, read models).
-So:
+that also moves the checkpoint; the messages are acknowledged only after the commit (docs/architecture.md, "Read
+models"). So:
 - a message delivered again (a redelivery after a crash, or two projectors sharing the consumer) is at or below
   the checkpoint and changes nothing;
 - a crash before the commit loses nothing: the batch is not acknowledged and comes back after ``ACK_WAIT``;

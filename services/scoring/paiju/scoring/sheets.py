@@ -1,8 +1,9 @@
 """Result sheets (成绩单) of a tournament round, as CSV for spreadsheets and as a printable HTML page.
 
-Rules: `rules/tractor.md` §10 ("A result sheet per round (成绩单): round, date, table no., draw no., team names,
-level difference, VP, remarks, and both teams' confirmations") and the sheet printed at the end of the 4人6副牌
-tournament rules (拖拉机比赛成绩单: 第 轮 年 月 日; 桌号 | 签号 | 队名 | 级差 | 胜利分 | 备注; 胜队签名 / 负队签名).
+Rules: `docs/rules/tractor.md` §10 (a result sheet per round (成绩单): round, date, table number, draw
+number, team names, level difference, VP, remarks, and both teams' confirmations) and the sheet printed at the
+end of the 4人6副牌 tournament rules
+(拖拉机比赛成绩单: 第 轮 年 月 日; 桌号 | 签号 | 队名 | 级差 | 胜利分 | 备注; 胜队签名 / 负队签名).
 The same sheet serves both games Paiju runs Swiss tournaments for: 拖拉机 (teams of 2) and 砸六家 (teams of 3).
 
 Paiju decisions:

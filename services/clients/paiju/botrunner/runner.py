@@ -1,0 +1,486 @@
+"""The bot runner: plays leased bot seats through the engine's public gRPC API with the heuristic bots.
+
+A bot is an ordinary client (docs/architecture.md, "Clients and bots"): for each seat it holds only the seat's
+token, follows the game with `EngineService.Watch` (resuming from the last version received after a disconnect)
+and, whenever the seat has legal actions, reads them and the seat's view at the same version, lets the game's
+`HeuristicBot.choose_view` decide from what the seat may see, and acts with a fresh command id and the
+version it decided at as ``expected_version``. The engine refuses a stale move (ABORTED): the seat reads
+again and decides anew, so two runners playing one seat never make two moves for one decision.
+FAILED_PRECONDITION (the rules refuse the move) also reads again, and then plays the first action the engine
+lists; PERMISSION_DENIED or UNAUTHENTICATED means the seat is no longer this token's: the seat is dropped.
+
+`BotRunner` asks its seat source (`paiju.botrunner.leases`) for the leased seats before the leases expire,
+starts one asyncio task per new seat, hands renewed tokens to the running ones and stops the seats the
+source no longer returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import grpc
+import structlog
+
+from paiju.botrunner.leases import SeatLease, SeatSource
+from paiju.contract.codec import Codec, OneofCodec
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
+from paiju.rules.tractor import bots as tractor_bots
+from paiju.rules.tractor.view import SeatView as TractorSeatView
+from paiju.rules.zlj import bots as zlj_bots
+from paiju.rules.zlj.view import SeatView as ZljSeatView
+from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
+
+log = structlog.get_logger("paiju.botrunner")
+
+LOST = (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)
+"""The engine no longer lets the seat's token see or act: another player holds the seat, or the token lapsed."""
+Envelope = engine_pb2.Envelope
+EnvelopeObserver = Callable[[SeatLease, Envelope], None]
+"""Called with every envelope a seat's watch receives (in version order, each once)."""
+
+
+class ViewBot(Protocol):
+    """A bot that decides from its seat's view and the engine's legal actions (both games' `HeuristicBot`)."""
+
+    def choose_view(self, view: Any, legal: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class GameClient:
+    """How a seat of one game is read and played over the contract."""
+
+    name: str
+    """The game's rules ("zlj" or "tractor"): also the oneof field of views, actions and commands."""
+    codec: Codec
+    commands: OneofCodec
+    view_type: type
+    ended_phase: int
+    bot: Callable[[int], ViewBot]
+
+    def view(self, response: engine_pb2.GetViewResponse) -> Any:
+        return self.codec.decode(getattr(response, self.name), self.view_type)
+
+    def actions(self, response: engine_pb2.GetLegalActionsResponse) -> list[Any]:
+        return [self.commands.decode(getattr(action, self.name)) for action in response.actions]
+
+    def ended(self, response: engine_pb2.GetViewResponse) -> bool:
+        return bool(getattr(response, self.name).phase == self.ended_phase)
+
+    def act(self, game_id: str, command_id: str, version: int, action: Any) -> engine_pb2.ActRequest:
+        request = engine_pb2.ActRequest(game_id=game_id, command_id=command_id, expected_version=version)
+        getattr(request, self.name).CopyFrom(self.commands.encode(action))
+        return request
+
+
+GAMES = {
+    "zlj": GameClient("zlj", ZLJ, ZLJ_COMMANDS, ZljSeatView, zlj_pb2.ZLJ_PHASE_ENDED, zlj_bots.HeuristicBot),
+    "tractor": GameClient(
+        "tractor",
+        TRACTOR,
+        TRACTOR_COMMANDS,
+        TractorSeatView,
+        tractor_pb2.TRACTOR_PHASE_ENDED,
+        tractor_bots.HeuristicBot,
+    ),
+}
+
+
+def bot_seed(game_id: str, seat: int) -> int:
+    """The seed of a seat's bot: stable per game and seat, so a restarted runner plays alike."""
+    return int.from_bytes(hashlib.sha256(f"{game_id}:{seat}".encode()).digest()[:8], "big") >> 1
+
+
+def backoff(failures: int, base: float = 0.1, most: float = 5.0) -> float:
+    """Seconds to wait after ``failures`` failures in a row: 0.1, 0.2, 0.4 ... up to ``most``."""
+    return float(min(most, base * 2 ** max(0, failures - 1)))
+
+
+class SeatLost(Exception):
+    """The engine refuses the seat's token (PERMISSION_DENIED, UNAUTHENTICATED): the seat is not ours."""
+
+
+@dataclass
+class SeatStats:
+    """What one seat's player did."""
+
+    acts: int = 0
+    """Moves the engine applied."""
+    aborted: int = 0
+    """Moves refused as stale (ABORTED): the game had moved on; read again."""
+    refused: int = 0
+    """Moves refused by the rules (FAILED_PRECONDITION); the listed action was played next."""
+    fallbacks: int = 0
+    """Decisions the bot could not make (an error): the first listed action instead."""
+    resumes: int = 0
+    """Watch streams resumed after a disconnect."""
+    errors: int = 0
+    """Calls that failed otherwise (engine unreachable, timeouts), retried after a backoff."""
+
+
+@dataclass
+class SeatPlayer:
+    """Plays one leased seat until its game ends, the seat is lost, or the task is cancelled."""
+
+    lease: SeatLease
+    engine: Any
+    """An `EngineServiceStub` on an async channel."""
+    think: float = 0.3
+    """Seconds the bot waits before each move (its pace at a table with people)."""
+    call_timeout: float = 10.0
+    idle_check: float = 5.0
+    """Look at the legal actions after this many seconds without news from the watch (a safety net)."""
+    on_envelope: EnvelopeObserver | None = None
+    stats: SeatStats = field(default_factory=SeatStats)
+    known: int = 0
+    """The latest game version this seat knows of."""
+    watched: int = 0
+    """The last version the watch received: a new watch resumes after it."""
+
+    def __post_init__(self) -> None:
+        self.game = GAMES[self.lease.game]
+        self.bot = self.game.bot(bot_seed(self.lease.game_id, self.lease.seat))
+        self.log = log.bind(game=self.lease.game_id, seat=self.lease.seat, table=self.lease.table_id)
+        self._dirty = asyncio.Event()
+        self._refused_at = -1
+
+    def renew(self, lease: SeatLease) -> None:
+        """The renewed lease: its token is used from the next call on."""
+        self.lease = lease
+
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.lease.token}"),)
+
+    def _saw(self, version: int) -> None:
+        self.known = max(self.known, version)
+        self._dirty.set()
+
+    async def play(self) -> str:
+        """Play until the game ends ("ended") or the engine refuses the token ("lost")."""
+        first = await self._first_read()
+        self.watched = self.known = first
+        self._dirty.set()
+        watch = asyncio.create_task(self._watch(), name=f"watch {self.lease.key}")
+        decide = asyncio.create_task(self._decide(), name=f"decide {self.lease.key}")
+        try:
+            done, _ = await asyncio.wait((watch, decide), return_when=asyncio.FIRST_COMPLETED)
+            finished = done.pop()
+            try:
+                return finished.result()
+            except SeatLost as e:
+                self.log.info("seat lost", reason=str(e))
+                return "lost"
+        finally:
+            for task in (watch, decide):
+                task.cancel()
+            await asyncio.gather(watch, decide, return_exceptions=True)
+
+    async def _first_read(self) -> int:
+        """The game's version now (0 when the seat has nothing to do yet), waiting for a game not yet created."""
+        failures = 0
+        while True:
+            try:
+                legal = await self.engine.GetLegalActions(
+                    engine_pb2.GetLegalActionsRequest(game_id=self.lease.game_id),
+                    metadata=self._metadata(),
+                    timeout=self.call_timeout,
+                )
+                return int(legal.version)
+            except grpc.aio.AioRpcError as e:
+                if e.code() in LOST:
+                    raise SeatLost(e.details() or e.code().name) from None
+                failures += 1
+                self.stats.errors += 1
+                self.log.info("engine not ready for the seat", status=e.code().name, details=e.details())
+                await asyncio.sleep(backoff(failures))
+
+    # --- following the game -----------------------------------------------------------------------------
+
+    async def _watch(self) -> str:
+        """Follow the game's events; resume from the last version after a disconnect. Returns at the game's end."""
+        failures = 0
+        while True:
+            call = self.engine.Watch(
+                engine_pb2.WatchRequest(game_id=self.lease.game_id, from_version=self.watched),
+                metadata=self._metadata(),
+            )
+            ended = False
+            try:
+                async for response in call:
+                    if response.HasField("end"):  # the stream's last message: the game is over, or a shutdown
+                        ended = response.end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED
+                        break
+                    envelope = response.envelope
+                    if envelope.version <= self.watched:
+                        continue
+                    self.watched = envelope.version
+                    failures = 0
+                    if self.on_envelope is not None:
+                        self.on_envelope(self.lease, envelope)
+                    self._saw(envelope.version)
+            except grpc.aio.AioRpcError as e:
+                if e.code() in LOST:
+                    raise SeatLost(e.details() or e.code().name) from None
+                failures += 1
+                self.stats.resumes += 1
+                self.log.info("watch cut, resuming", version=self.watched, status=e.code().name)
+                await asyncio.sleep(backoff(failures))
+                continue
+            finally:
+                call.cancel()
+            # the engine ends a watch when the game is over (and says so); else another replica answers next time
+            if ended or await self._ended():
+                self.log.info("game over", version=self.watched, acts=self.stats.acts)
+                return "ended"
+            failures += 1
+            await asyncio.sleep(backoff(failures))
+
+    async def _ended(self) -> bool:
+        try:
+            response = await self.engine.GetView(
+                engine_pb2.GetViewRequest(game_id=self.lease.game_id, min_version=self.watched),
+                metadata=self._metadata(),
+                timeout=self.call_timeout,
+            )
+        except grpc.aio.AioRpcError as e:
+            if e.code() in LOST:
+                raise SeatLost(e.details() or e.code().name) from None
+            return False
+        return self.game.ended(response)
+
+    # --- deciding -----------------------------------------------------------------------------------------
+
+    async def _decide(self) -> str:
+        failures = 0
+        while True:
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation that arrives
+            # as the event is set, and the seat would never stop
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self.idle_check):
+                    await self._dirty.wait()
+            self._dirty.clear()
+            try:
+                await self._turn()
+                failures = 0
+            except grpc.aio.AioRpcError as e:
+                if e.code() in LOST:
+                    raise SeatLost(e.details() or e.code().name) from None
+                failures += 1
+                self.stats.errors += 1
+                self.log.info("engine call failed, retrying", status=e.code().name, details=e.details())
+                await asyncio.sleep(backoff(failures))
+                self._dirty.set()
+
+    async def _turn(self) -> None:
+        """If the seat has legal actions now: decide from its view at the same version and act once."""
+        game_id = self.lease.game_id
+        legal = await self.engine.GetLegalActions(
+            engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=self.known),
+            metadata=self._metadata(),
+            timeout=self.call_timeout,
+        )
+        version = int(legal.version)
+        self.known = max(self.known, version)
+        if not legal.actions:
+            return
+        viewed = await self.engine.GetView(
+            engine_pb2.GetViewRequest(game_id=game_id, min_version=version),
+            metadata=self._metadata(),
+            timeout=self.call_timeout,
+        )
+        if viewed.version != version:  # the game moved between the two reads: read both again
+            self._saw(int(viewed.version))
+            return
+        actions = self.game.actions(legal)
+        action = self._choose(self.game.view(viewed), actions, version)
+        if self.think > 0:
+            await asyncio.sleep(self.think)
+        command_id = uuid.uuid4().hex
+        try:
+            acted = await self.engine.Act(
+                self.game.act(game_id, command_id, version, action),
+                metadata=self._metadata(),
+                timeout=self.call_timeout,
+            )
+        except grpc.aio.AioRpcError as e:
+            code = e.code()
+            if code is grpc.StatusCode.ABORTED:  # stale: someone moved first (another seat, another runner)
+                self.stats.aborted += 1
+                self._dirty.set()
+                return
+            if code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS):
+                self.stats.refused += 1
+                self.log.warning("move refused", version=version, action=repr(action), reason=e.details())
+                if self._refused_at == version:
+                    await asyncio.sleep(backoff(self.stats.refused))
+                self._refused_at = version
+                self._dirty.set()
+                return
+            raise
+        self.stats.acts += 1
+        self.log.debug("acted", version=acted.version, command=command_id, action=repr(action))
+        self._saw(int(acted.version))
+
+    def _choose(self, seat_view: Any, actions: list[Any], version: int) -> Any:
+        if self._refused_at == version:  # the bot's move was refused at this version: the engine's own
+            return actions[0]
+        try:
+            return self.bot.choose_view(seat_view, actions)
+        except Exception:
+            self.stats.fallbacks += 1
+            self.log.exception("the bot could not decide: playing the first listed action", version=version)
+            return actions[0]
+
+
+class BotRunner:
+    """Plays every seat its source leases to it, one asyncio task per seat, until `run` is stopped."""
+
+    def __init__(
+        self,
+        source: SeatSource,
+        engine: Any,
+        *,
+        runner_id: str = "botrunner",
+        think: float = 0.3,
+        renew_every: float = 10.0,
+        retry_every: float = 2.0,
+        call_timeout: float = 10.0,
+        idle_check: float = 5.0,
+        on_envelope: EnvelopeObserver | None = None,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self._source = source
+        self._engine = engine
+        self.runner_id = runner_id
+        self.think = think
+        self.renew_every = renew_every
+        self.retry_every = retry_every
+        self.call_timeout = call_timeout
+        self.idle_check = idle_check
+        self._on_envelope = on_envelope
+        self._now = now
+        self._players: dict[tuple[str, int], SeatPlayer] = {}
+        self._tasks: dict[tuple[str, int], asyncio.Task[str]] = {}
+        self.done: dict[tuple[str, int], str] = {}
+        """Seats this runner stopped playing and why: "ended", "lost", "released" (no longer leased),
+        "expired" (the lease ran out while the source could not be asked) or "failed"."""
+        self._done_tokens: dict[tuple[str, int], str] = {}
+        self.starts: Counter[tuple[str, int]] = Counter()
+        """How many times each seat was taken up (again after it was released, lost with another token or failed)."""
+        self.stats: dict[tuple[str, int], SeatStats] = {}
+        """Per seat, everything its players did (across restarts of the seat)."""
+        self.log = log.bind(runner=runner_id)
+
+    @property
+    def playing(self) -> frozenset[tuple[str, int]]:
+        """The seats being played now: (game id, seat)."""
+        return frozenset(self._tasks)
+
+    async def run(self, stop: asyncio.Event | None = None) -> None:
+        """Lease and play seats until ``stop`` is set (or the task is cancelled); then stop every seat."""
+        stopping = stop or asyncio.Event()
+        self.log.info("bot runner started", think=self.think)
+        try:
+            while not stopping.is_set():
+                wait = await self.refresh()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(wait):
+                        await stopping.wait()
+        finally:
+            await self.close()
+            self.log.info("bot runner stopped", seats=len(self.stats), acts=sum(s.acts for s in self.stats.values()))
+
+    async def refresh(self) -> float:
+        """Ask the source once and start, renew or stop seats; returns the seconds until it should ask again."""
+        now = self._now()
+        try:
+            async with asyncio.timeout(self.call_timeout):
+                leases = await self._source()
+        except Exception as e:  # the source is down: keep the seats whose leases still run
+            self.log.warning("could not lease seats", error=repr(e))
+            for key, running in list(self._players.items()):
+                if running.lease.expires_at <= now:
+                    self._stop(key, "expired")
+            return self._next(now, self.retry_every)
+        current = {lease.key: lease for lease in leases}
+        for key in [k for k in self._players if k not in current]:
+            self._stop(key, "released")
+        for key, lease in current.items():
+            player = self._players.get(key)
+            if player is not None:
+                player.renew(lease)
+                continue
+            reason = self.done.get(key)
+            if reason == "ended" or (reason == "lost" and self._done_tokens.get(key) == lease.token):
+                continue  # over, or still refused to the same token: not again
+            self._start(lease)
+        for key in [k for k in self.done if k not in current]:
+            del self.done[key]
+            self._done_tokens.pop(key, None)
+        return self._next(now, self.renew_every)
+
+    def _next(self, now: float, most: float) -> float:
+        """Ask again within ``most`` seconds, and by half the time left of the first lease to expire."""
+        expiries = [p.lease.expires_at for p in self._players.values()]
+        if not expiries:
+            return most
+        return max(0.2, min(most, (min(expiries) - now) / 2))
+
+    def _start(self, lease: SeatLease) -> None:
+        key = lease.key
+        self.done.pop(key, None)
+        self._done_tokens.pop(key, None)
+        player = SeatPlayer(
+            lease,
+            self._engine,
+            think=self.think,
+            call_timeout=self.call_timeout,
+            idle_check=self.idle_check,
+            on_envelope=self._on_envelope,
+            stats=self.stats.setdefault(key, SeatStats()),
+        )
+        self._players[key] = player
+        self.starts[key] += 1
+        task = asyncio.create_task(player.play(), name=f"seat {key}")
+        self._tasks[key] = task
+        task.add_done_callback(lambda t: self._finished(key, player, t))
+        self.log.info("playing seat", game=lease.game_id, seat=lease.seat, kind=lease.game, table=lease.table_id)
+
+    def _finished(self, key: tuple[str, int], player: SeatPlayer, task: asyncio.Task[str]) -> None:
+        if self._tasks.get(key) is not task:
+            return
+        del self._tasks[key]
+        del self._players[key]
+        if task.cancelled():
+            reason = self.done.get(key, "released")
+        elif task.exception() is not None:
+            reason = "failed"
+            self.log.error("seat failed", game=key[0], seat=key[1], error=repr(task.exception()))
+        else:
+            reason = task.result()
+        self.done[key] = reason
+        self._done_tokens[key] = player.lease.token
+
+    def _stop(self, key: tuple[str, int], reason: str) -> None:
+        task = self._tasks.get(key)
+        if task is not None:
+            self.done[key] = reason
+            task.cancel()
+            self.log.info("seat stopped", game=key[0], seat=key[1], reason=reason)
+
+    async def close(self) -> None:
+        """Stop every seat and wait for their tasks."""
+        tasks = list(self._tasks.values())
+        for key in list(self._tasks):
+            self._stop(key, "stopped")
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+__all__ = ["GAMES", "BotRunner", "GameClient", "SeatLost", "SeatPlayer", "SeatStats", "ViewBot", "bot_seed"]

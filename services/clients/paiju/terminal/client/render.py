@@ -1,0 +1,606 @@
+"""Plain-text rendering of a table for a person at a terminal, and the reading of what they type.
+
+Everything here is pure (no I/O): a seat's view (the rules cores' ``SeatView``, decoded from the engine's
+answer) and the legal actions the engine listed go in, lines of text come out; a typed line comes in and a
+`Intent` comes out. Cards are shown in the card notation of docs/rules/README.md (`QS`, `TD`, `SJ`, `BJ`), sorted by the
+game's order (砸六家 §2; 拖拉机 §3 once the trump is known).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from paiju.rules.cards import RANK_OF, SUIT_OF, Card, CardSyntaxError, Rank, Suit, format_cards, parse_cards, sort_cards
+from paiju.rules.errors import IllegalAction
+from paiju.rules.tractor import combos as tractor_combos
+from paiju.rules.tractor import model as tractor_model
+from paiju.rules.tractor.follow import requirement
+from paiju.rules.tractor.order import CLASS_NAMES, LEVEL_RANKS, Trumps
+from paiju.rules.tractor.settlement import LabourReform, level_name
+from paiju.rules.tractor.view import SeatView as TractorView
+from paiju.rules.zlj import model as zlj_model
+from paiju.rules.zlj.combos import classify, is_four_take, order
+from paiju.rules.zlj.view import SeatView as ZljView
+from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES
+
+WIDTH = 100
+"""Lines are wrapped to this many characters."""
+PROMPT = "your move> "
+"""The prompt shown when the player is to act (tests wait for a line ending in ``> ``)."""
+PROMPT_AGAIN = "(still your move)> "
+"""The same question shown again after news printed below it (the options have not changed)."""
+ZLJ_CUT_MAX = 107
+TRACTOR_CUT_MAX = 323
+SUIT_WORDS = {Suit.SPADES: "spades", Suit.HEARTS: "hearts", Suit.CLUBS: "clubs", Suit.DIAMONDS: "diamonds"}
+SUIT_BY_LETTER = {"S": Suit.SPADES, "H": Suit.HEARTS, "C": Suit.CLUBS, "D": Suit.DIAMONDS}
+ZLJ_PHASES = {
+    zlj_model.Phase.NEW: "starting",
+    zlj_model.Phase.CUT: "cutting the deck (搬牌)",
+    zlj_model.Phase.PICK: "winners pick tribute (进贡)",
+    zlj_model.Phase.RETURN: "winners return cards (还贡)",
+    zlj_model.Phase.TAKE_BACK: "losers take back returned cards",
+    zlj_model.Phase.PLAY: "play",
+    zlj_model.Phase.ENDED: "match over",
+}
+TRACTOR_PHASES = {
+    tractor_model.Phase.NEW: "starting",
+    tractor_model.Phase.FLIP: "the deal is void: waiting for a new deal",
+    tractor_model.Phase.CUT: "the dealer cuts",
+    tractor_model.Phase.BID: "concealed bidding (暗叫)",
+    tractor_model.Phase.COUNTER: "concealed counters (反)",
+    tractor_model.Phase.PLAY: "play",
+    tractor_model.Phase.REFORM: "劳改: the non-offending team chooses",
+    tractor_model.Phase.ENDED: "game over",
+}
+TRIBUTE_PHASES = (zlj_model.Phase.PICK, zlj_model.Phase.RETURN, zlj_model.Phase.TAKE_BACK)
+HELP = (
+    "Type the number of an option, or the cards themselves in the notation: rank then suit, e.g. `3S 3H`,\n"
+    "`10D` or `TD`, `SJ` / `BJ` for the jokers (order and case do not matter). Other commands:\n"
+    "  p or pass   pass (when passing is allowed)\n"
+    "  t           show the table again\n"
+    "  h or ?      this help\n"
+    "  q           quit (Ctrl-D too)"
+)
+
+
+# --- seats ------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Seats:
+    """Who sits where, for labels: ``me`` is the viewer's seat (``None`` for a spectator) and ``names`` the
+    players' names by seat as the lobby knows them (empty without a lobby)."""
+
+    me: int | None = None
+    names: dict[int, str] = field(default_factory=dict)
+
+    def label(self, seat: int) -> str:
+        """``seat 3 (B)``, with the player's name or ``you`` when known: ``seat 0 (A, you)``."""
+        extra = ", you" if seat == self.me else (f", {self.names[seat]}" if self.names.get(seat) else "")
+        return f"seat {seat} ({'AB'[seat % 2]}{extra})"
+
+
+# --- cards ------------------------------------------------------------------------------------------
+
+
+def zlj_cards(cards: Iterable[Card]) -> str:
+    """Cards in 砸六家 order (4 low .. BJ high; suits S H C D within a rank)."""
+    return format_cards(cards, order) or "-"
+
+
+def tractor_level_rank(view: TractorView) -> Rank:
+    """The deal's level rank: the dealer team's level (§2); 3 before the first dealer is known."""
+    if view.dealer is None:
+        return Rank.THREE
+    return LEVEL_RANKS[min(view.levels[view.dealer % 2], 11)]
+
+
+def tractor_trumps(view: TractorView) -> Trumps | None:
+    """The deal's trumps once the trump suit is declared."""
+    if view.trump is None:
+        return None
+    return Trumps(tractor_level_rank(view), view.trump)
+
+
+def tractor_order(view: TractorView) -> Callable[[Card], int]:
+    """A sort key for showing 拖拉机 cards: plain suits then trumps in the deal's order when the trump is known;
+    before that natural suits, then the cards that are trump in every deal (2s, level cards, jokers)."""
+    trumps = tractor_trumps(view)
+    if trumps is not None:
+        return trumps.order_key
+    level = tractor_level_rank(view)
+
+    def key(c: Card) -> int:
+        rank, suit = RANK_OF[c], SUIT_OF[c]
+        if suit is None:
+            return 9000 + rank
+        if rank is Rank.TWO:
+            return 8000 + suit
+        if rank == level:
+            return 8500 + suit
+        return suit * 1000 + rank
+
+    return key
+
+
+def tractor_class(view: TractorView, c: Card) -> str:
+    """The name of a card's group in the hand: its suit class, or "trump" (always-trump cards before the
+    declaration)."""
+    trumps = tractor_trumps(view)
+    if trumps is not None:
+        return CLASS_NAMES[trumps.suit_class[c]]
+    suit = SUIT_OF[c]
+    if suit is None or RANK_OF[c] in (Rank.TWO, tractor_level_rank(view)):
+        return "trump"
+    return SUIT_WORDS[suit]
+
+
+def tractor_cards(view: TractorView, cards: Iterable[Card]) -> str:
+    return format_cards(cards, tractor_order(view)) or "-"
+
+
+def wrapped(prefix: str, text: str, width: int = WIDTH) -> list[str]:
+    """``prefix`` + ``text`` wrapped to ``width``, continuation lines indented under the text."""
+    return textwrap.wrap(
+        text, width=width, initial_indent=prefix, subsequent_indent=" " * len(prefix), break_on_hyphens=False
+    ) or [prefix.rstrip()]
+
+
+def zlj_hand(view: ZljView) -> list[str]:
+    return wrapped(f"Your hand ({len(view.hand)}): ", zlj_cards(view.hand))
+
+
+def tractor_hand(view: TractorView) -> list[str]:
+    """The hand grouped by suit class, each group in the deal's order."""
+    lines = [f"Your hand ({len(view.hand)}):"]
+    groups: dict[str, list[Card]] = {}
+    for c in sort_cards(view.hand, tractor_order(view)):
+        groups.setdefault(tractor_class(view, c), []).append(c)
+    for name, cards in groups.items():
+        lines += wrapped(f"  {name:<9}({len(cards):>2}) ", format_cards(cards))
+    return lines
+
+
+# --- options ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Option:
+    """One legal action, numbered from 1 on screen."""
+
+    command: Any
+    label: str
+
+
+def _combo_text(cards: Sequence[Card]) -> str:
+    try:
+        return classify(cards).describe()
+    except IllegalAction:
+        return "not a combination"
+
+
+def zlj_options(view: ZljView, actions: Sequence[Any]) -> list[Option]:
+    """The legal 砸六家 actions as labelled options, in the engine's order (a pass first when allowed).
+
+    Cuts are not listed (there are 107): the player types how many cards to move."""
+    options = []
+    for a in actions:
+        if isinstance(a, zlj_model.Cut):
+            continue
+        if isinstance(a, zlj_model.Pass):
+            label = "pass"
+        elif isinstance(a, zlj_model.Play):
+            if is_four_take(a.cards, view.current):
+                taken_from = view.current_by if view.current_by is not None else -1
+                label = (
+                    f"{zlj_cards(a.cards)}  (FOUR-TAKE 4取炸弹: takes {zlj_cards(view.current_cards)} "
+                    f"from seat {taken_from})"
+                )
+            else:
+                label = f"{zlj_cards(a.cards)}  ({_combo_text(a.cards)})"
+        elif isinstance(a, zlj_model.PickTribute):
+            label = f"pick {zlj_cards(a.cards)}"
+        elif isinstance(a, zlj_model.ReturnTribute):
+            label = f"return {zlj_cards(a.cards)}"
+        elif isinstance(a, zlj_model.TakeBack):
+            label = f"take back {zlj_cards(a.cards)}"
+        else:
+            label = repr(a)
+        options.append(Option(a, label))
+    return options
+
+
+def bid_level_count(view: TractorView, suit: Suit, cards: Sequence[Card]) -> int:
+    """Level cards of ``suit`` among a bid's cards (D-TR-6.1)."""
+    level = tractor_level_rank(view)
+    return sum(1 for c in cards if RANK_OF[c] == level and SUIT_OF[c] == suit)
+
+
+def tractor_options(view: TractorView, actions: Sequence[Any]) -> list[Option]:
+    """The legal 拖拉机 actions as labelled options. A follow is listed as one legal play (the engine lists one
+    representative); the player may type any other legal follow."""
+    options = []
+    trumps = tractor_trumps(view)
+    for a in actions:
+        if isinstance(a, tractor_model.Cut):
+            continue
+        if isinstance(a, tractor_model.Pass):
+            label = "pass (no counter)" if view.phase is tractor_model.Phase.COUNTER else "pass (no bid)"
+        elif isinstance(a, tractor_model.MakeBid | tractor_model.Counter):
+            verb = "counter in" if isinstance(a, tractor_model.Counter) else "bid"
+            n = bid_level_count(view, a.suit, a.cards)
+            label = f"{verb} {SUIT_WORDS[a.suit]}: show {format_cards(a.cards)} ({n} level card{'s' if n > 1 else ''})"
+        elif isinstance(a, tractor_model.Play):
+            cards = tractor_cards(view, a.cards)
+            if view.trick is not None:
+                label = f"{cards}  (a legal follow; you may type another)"
+            elif trumps is not None:
+                label = f"{cards}  ({tractor_short(a.cards, trumps)})"
+            else:
+                label = cards
+        elif isinstance(a, tractor_model.ChooseLabourReform):
+            label = (
+                "+2 levels for your team (劳改 remedy 1)"
+                if a.choice is LabourReform.LEVELS
+                else "80 points in your team's favour (劳改 remedy 2)"
+            )
+        else:
+            label = repr(a)
+        options.append(Option(a, label))
+    trumps_now = tractor_trumps(view)
+    if view.trick is None and trumps_now is not None:
+        key = trumps_now.order_key
+
+        def place(o: Option) -> tuple[int, int, int, int]:
+            if not isinstance(o.command, tractor_model.Play):
+                return (0, 0, 0, 0)
+            low = min(o.command.cards, key=key)
+            return (1, key(low), low, len(o.command.cards))
+
+        options.sort(key=place)
+    return options
+
+
+def tractor_short(cards: Sequence[Card], trumps: Trumps) -> str:
+    """A lead's shape in few words: ``pair, hearts``, ``tractor 3x2, trump``, ``4-bomb, clubs``."""
+    try:
+        combo = tractor_combos.classify(cards, trumps)
+    except IllegalAction:
+        return "not one combination"
+    cls = CLASS_NAMES[combo.suit_class]
+    if combo.kind is tractor_combos.Kind.BOMB:
+        return f"{combo.unit}-bomb, {cls}"
+    if combo.kind in (tractor_combos.Kind.TRACTOR, tractor_combos.Kind.SPECIAL_TRACTOR):
+        return f"{combo.kind.value} {combo.units}x{combo.unit}, {cls}"
+    return f"{combo.kind.value}, {cls}"
+
+
+def cut_range(actions: Sequence[Any]) -> tuple[int, int] | None:
+    """``(1, most)`` when the legal actions are cuts of 1..most cards."""
+    counts = [a.count for a in actions if isinstance(a, zlj_model.Cut | tractor_model.Cut)]
+    return (min(counts), max(counts)) if counts else None
+
+
+def option_lines(options: Sequence[Option], width: int = WIDTH) -> list[str]:
+    """``Your options (N):`` and the numbered options, in columns when they are many and short."""
+    lines = [f"Your options ({len(options)}):"]
+    items = [f"{i:>3}) {o.label}" for i, o in enumerate(options, start=1)]
+    longest = max((len(s) for s in items), default=0) + 2
+    columns = max(1, min(4, width // longest)) if len(items) > 12 else 1
+    rows = -(-len(items) // columns)
+    for r in range(rows):
+        row = [items[r + c * rows] for c in range(columns) if r + c * rows < len(items)]
+        lines.append("".join(s.ljust(longest) for s in row).rstrip())
+    return lines
+
+
+# --- the table --------------------------------------------------------------------------------------
+
+
+def _place(place: int) -> str:
+    return PLACE_NAMES.get(place, f"{place}th out")
+
+
+def zlj_table(view: ZljView, seats: Seats) -> list[str]:
+    """The 砸六家 table as ``view`` shows it: seats, hand sizes, who acts, the play to beat, tribute, scores."""
+    deals = f" of {view.options.deals}" if view.options.deals else ""
+    lines = [f"== 砸六家 · deal {view.deal}{deals} · {ZLJ_PHASES.get(view.phase, view.phase.value)} =="]
+    width = max(len(seats.label(s)) for s in range(len(view.hand_sizes)))
+    for s, size in enumerate(view.hand_sizes):
+        notes = []
+        if s in view.out:
+            notes.append(_place(view.out.index(s) + 1))
+        if s == view.current_by:
+            notes.append("made the play to beat")
+        if s in view.passed:
+            notes.append("passed")
+        if s == view.turn:
+            notes.append("<- to act")
+        lines.append(f"  {seats.label(s):<{width}}  {size:>2} cards  {', '.join(notes)}".rstrip())
+    if view.phase is zlj_model.Phase.PLAY:
+        if view.current is None or view.current_by is None:
+            who = "you lead" if view.turn is not None and view.turn == seats.me else f"{_who(view.turn, seats)} leads"
+            lines.append(f"New round: {who}.")
+        else:
+            lines.append(
+                f"To beat: {seats.label(view.current_by)} played {zlj_cards(view.current_cards)} "
+                f"({view.current.describe()})"
+            )
+        if view.leader is not None:
+            lines.append(f"This deal was led by {seats.label(view.leader)}.")
+    for take in view.taken:
+        lines.append(
+            f"Four-take: {seats.label(take.by)} took {zlj_cards(take.cards)} from {seats.label(take.taken_from)}"
+        )
+    if view.shown_jokers is not None:
+        seat, jokers = view.shown_jokers
+        lines.append(f"Tribute resisted (抗贡): {seats.label(seat)} showed {zlj_cards(jokers)}")
+    if view.tribute_pool:
+        lines.append(f"Cards to choose from: {zlj_cards(view.tribute_pool)}")
+    if view.phase in TRIBUTE_PHASES:
+        for t in view.tribute:
+            lines.append(f"Tribute: {seats.label(t.receiver)} took {zlj_cards(t.cards)} from {seats.label(t.giver)}")
+        for t in view.returned:
+            lines.append(f"Returned: {seats.label(t.giver)} returned {zlj_cards(t.cards)} to {seats.label(t.receiver)}")
+    if view.previous is not None:
+        p = view.previous
+        lines.append(
+            f"Last deal: {OUTCOME_WORDS[p.outcome.value]}; order {', '.join(str(s) for s in p.order)}"
+            + (f"; caught {', '.join(str(s) for s in p.caught)}" if p.caught else "")
+        )
+    if view.results:
+        scores = " ".join(f"{s}:{p:+d}" for s, p in enumerate(view.individual))
+        lines.append(f"Match so far: team points A {view.team_points[0]}, B {view.team_points[1]}; individual {scores}")
+    return lines
+
+
+def _who(seat: int | None, seats: Seats) -> str:
+    return "nobody" if seat is None else seats.label(seat)
+
+
+def tractor_table(view: TractorView, seats: Seats) -> list[str]:
+    """The 拖拉机 table: levels, dealer, trump, bidding (only the viewer's own concealed bid), the trick, points."""
+    lines = [f"== 拖拉机 · deal {view.deal} · {TRACTOR_PHASES.get(view.phase, view.phase.value)} =="]
+    level = tractor_level_rank(view)
+    lines.append(
+        f"Levels: team A (seats 0, 2) {level_name(view.levels[0])}, team B (seats 1, 3) {level_name(view.levels[1])}"
+    )
+    trump = f", trump {SUIT_WORDS[view.trump]}" if view.trump is not None else ", trump not declared yet"
+    dealer = f"Dealer {seats.label(view.dealer)}" if view.dealer is not None else "Dealer not known yet"
+    lines.append(f"{dealer}; level rank {'10' if level is Rank.TEN else level.symbol}{trump}")
+    if view.flipped is not None and view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
+        lines.append(f"Flipped card: {format_cards([view.flipped])} (a first-deal bid must show a copy of it)")
+    width = max(len(seats.label(s)) for s in range(len(view.hand_sizes)))
+    for s, size in enumerate(view.hand_sizes):
+        notes = []
+        if view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
+            notes.append("has acted" if s in view.acted else "")
+        if s == view.turn:
+            notes.append("<- to act")
+        lines.append(f"  {seats.label(s):<{width}}  {size:>2} cards  {', '.join(n for n in notes if n)}".rstrip())
+    if view.my_bid is not None:
+        b = view.my_bid
+        lines.append(f"Your concealed bid: {SUIT_WORDS[b.suit]} with {format_cards(b.cards)} ({b.count} level card(s))")
+    if view.bid is not None:
+        b = view.bid
+        lines.append(f"Winning bid: {seats.label(b.seat)}, {SUIT_WORDS[b.suit]} with {b.count} level card(s)")
+    if view.counter is not None:
+        b = view.counter
+        lines.append(f"Winning counter: {seats.label(b.seat)}, {SUIT_WORDS[b.suit]} with {b.count} level card(s)")
+    if view.dealer is not None and view.phase is tractor_model.Phase.PLAY:
+        attackers = "B (seats 1, 3)" if view.dealer % 2 == 0 else "A (seats 0, 2)"
+        lines.append(
+            f"Attackers: team {attackers}, {view.attackers_points} points so far; {len(view.tricks)} tricks played"
+        )
+    if view.trick is not None:
+        t = view.trick
+        plays = [f"{seats.label((t.leader + i) % 4)}: {tractor_cards(view, p)}" for i, p in enumerate(t.plays)]
+        lines += wrapped("Trick: ", f"{t.lead.describe()} led; " + "; ".join(plays))
+    elif view.phase is tractor_model.Phase.PLAY and view.turn is not None:
+        lines.append(f"New trick: {'you lead' if view.turn == seats.me else _who(view.turn, seats) + ' leads'}.")
+    if view.settlement is not None and view.phase is not tractor_model.Phase.PLAY:
+        st = view.settlement
+        lines.append(
+            f"Last deal: attackers {st.attackers_points} points, {st.winner} +{st.levels_up} level(s); "
+            f"next dealer seat {st.next_dealer}"
+        )
+    return lines
+
+
+def _count(n: int) -> str:
+    return f"{n} card{'s' if n != 1 else ''}"
+
+
+def tractor_follow_hint(view: TractorView) -> str | None:
+    """What a follower owes now (§6), in words, or ``None`` when not following."""
+    trumps = tractor_trumps(view)
+    if view.trick is None or trumps is None or view.seat is None or view.turn != view.seat:
+        return None
+    lead = view.trick.lead
+    req = requirement(lead, view.hand, trumps)
+    cls = CLASS_NAMES[req.suit_class]
+    where = f"of {cls}" if req.free_of_suit else "of any suit"
+    if not req.must_include:
+        owed = f"{_count(req.count)} {where}"
+    elif not req.free:
+        owed = f"{tractor_cards(view, req.must_include)} (pattern {req.pattern})"
+    else:
+        more = f"{req.free} more card{'s' if req.free != 1 else ''} {where}"
+        owed = f"{tractor_cards(view, req.must_include)} (pattern {req.pattern}) and {more}"
+    return f"Follow {lead.describe()} with {owed}."
+
+
+def zlj_prompt_hint(view: ZljView) -> str:
+    """What the player is asked to do now, in words."""
+    if view.phase is zlj_model.Phase.CUT:
+        return f"Cut the deck (搬牌): type how many cards to move from top to bottom, 1..{ZLJ_CUT_MAX}."
+    if view.phase is zlj_model.Phase.PICK:
+        return "Pick your tribute cards (进贡) from the pool."
+    if view.phase is zlj_model.Phase.RETURN:
+        return "Return cards of rank 5..Q (还贡) for the tribute you received."
+    if view.phase is zlj_model.Phase.TAKE_BACK:
+        return "Take back returned cards from the pool."
+    if view.current is None:
+        return "You lead: play any combination."
+    return "Beat the play or pass."
+
+
+def tractor_prompt_hint(view: TractorView) -> str:
+    if view.phase is tractor_model.Phase.CUT:
+        return f"Cut the deck: type how many cards to move from top to bottom, 1..{TRACTOR_CUT_MAX}."
+    if view.phase is tractor_model.Phase.BID:
+        return "Concealed bid (暗叫): bid a suit by showing level cards, or pass. Nobody sees it before the reveal."
+    if view.phase is tractor_model.Phase.COUNTER:
+        return "Counter (反): show more level cards than the winning bid, or pass."
+    if view.phase is tractor_model.Phase.REFORM:
+        return "Choose your team's remedy for the other team's 劳改."
+    return tractor_follow_hint(view) or "You lead: play one combination (no throws)."
+
+
+# --- reading what the player types --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Act:
+    """Send this command."""
+
+    command: Any
+    text: str
+
+
+@dataclass(frozen=True)
+class Problem:
+    """The line cannot be acted on; tell the player why."""
+
+    message: str
+
+
+@dataclass(frozen=True)
+class Command:
+    """A client command: ``quit``, ``help``, ``table`` or ``nothing`` (an empty line)."""
+
+    name: str
+
+
+Intent = Act | Problem | Command
+
+QUIT_WORDS = {"q", "quit", "exit"}
+HELP_WORDS = {"h", "help", "?"}
+TABLE_WORDS = {"t", "table"}
+PASS_WORDS = {"p", "pass"}
+
+
+def client_command(text: str) -> Command | None:
+    """The client commands that work at any time (also while others are to act)."""
+    word = text.strip().lower()
+    if not word:
+        return Command("nothing")
+    if word in QUIT_WORDS:
+        return Command("quit")
+    if word in HELP_WORDS:
+        return Command("help")
+    if word in TABLE_WORDS:
+        return Command("table")
+    return None
+
+
+def interpret(text: str, seat: int, options: Sequence[Option], actions: Sequence[Any], phase: Any) -> Intent:
+    """What a typed line asks for: an option number, typed cards, ``p``/``pass``, a cut count, or a client
+    command. Cards are sent as typed (the engine judges them and explains a refusal); a card the notation
+    does not know is explained here."""
+    found = client_command(text)
+    if found is not None:
+        return found
+    word = text.strip()
+    cuts = cut_range(actions)
+    if cuts is not None:
+        if not word.isdigit() or not cuts[0] <= int(word) <= cuts[1]:
+            return Problem(f"Type how many cards to cut: a number from {cuts[0]} to {cuts[1]}.")
+        count = int(word)
+        cut = next(a for a in actions if isinstance(a, zlj_model.Cut | tractor_model.Cut))
+        return Act(type(cut)(seat, count, 0), f"cut {count}")
+    if word.isdigit():
+        n = int(word)
+        if not 1 <= n <= len(options):
+            return Problem(f"There is no option {n}: choose 1..{len(options)}, or type cards.")
+        option = options[n - 1]
+        return Act(option.command, option.label)
+    if word.lower() in PASS_WORDS:
+        passes = [o for o in options if isinstance(o.command, zlj_model.Pass | tractor_model.Pass)]
+        if passes:
+            return Act(passes[0].command, passes[0].label)
+        if isinstance(phase, zlj_model.Phase) and phase is zlj_model.Phase.PLAY:
+            return Act(zlj_model.Pass(seat), "pass")  # the engine explains why not (a leader must play)
+        return Problem("You cannot pass now.")
+    try:
+        cards = parse_cards(word)
+    except CardSyntaxError as e:
+        return Problem(f"{e.reason}. Type `h` for help.")
+    return _typed(seat, cards, word, actions, phase)
+
+
+def _typed(seat: int, cards: tuple[Card, ...], text: str, actions: Sequence[Any], phase: Any) -> Intent:
+    """The command typed cards stand for in this phase."""
+    shown = " ".join(text.upper().split())
+    if isinstance(phase, zlj_model.Phase):
+        kinds: dict[zlj_model.Phase, Any] = {
+            zlj_model.Phase.PLAY: zlj_model.Play,
+            zlj_model.Phase.PICK: zlj_model.PickTribute,
+            zlj_model.Phase.RETURN: zlj_model.ReturnTribute,
+            zlj_model.Phase.TAKE_BACK: zlj_model.TakeBack,
+        }
+        kind = kinds.get(phase)
+        if kind is None:
+            return Problem("Cards are not what this step asks for; choose an option by its number.")
+        return Act(kind(seat, cards), shown)
+    if phase is tractor_model.Phase.PLAY:
+        return Act(tractor_model.Play(seat, cards), shown)
+    if phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
+        for a in actions:
+            if isinstance(a, tractor_model.MakeBid | tractor_model.Counter) and sorted(a.cards) == sorted(cards):
+                return Act(a, shown)
+        suits = [SUIT_OF[c] for c in cards if SUIT_OF[c] is not None and RANK_OF[c] not in (Rank.TWO,)]
+        if not suits:
+            return Problem("A bid shows level cards of the suit you bid; type them, e.g. `3H 3H`.")
+        suit = max(set(suits), key=suits.count)
+        assert suit is not None
+        kind2: Any = tractor_model.Counter if phase is tractor_model.Phase.COUNTER else tractor_model.MakeBid
+        return Act(kind2(seat, suit, cards), shown)
+    return Problem("Cards are not what this step asks for; choose an option by its number.")
+
+
+def same_options(a: Sequence[Option], b: Sequence[Option]) -> bool:
+    return [o.command for o in a] == [o.command for o in b]
+
+
+__all__ = [
+    "HELP",
+    "PROMPT",
+    "PROMPT_AGAIN",
+    "Act",
+    "Command",
+    "Intent",
+    "Option",
+    "Problem",
+    "Seats",
+    "client_command",
+    "cut_range",
+    "interpret",
+    "option_lines",
+    "same_options",
+    "tractor_cards",
+    "tractor_hand",
+    "tractor_options",
+    "tractor_order",
+    "tractor_prompt_hint",
+    "tractor_table",
+    "wrapped",
+    "zlj_cards",
+    "zlj_hand",
+    "zlj_options",
+    "zlj_prompt_hint",
+    "zlj_table",
+]

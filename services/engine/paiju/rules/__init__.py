@@ -1,6 +1,0 @@
-"""The pure rules cores of Paiju: no I/O, no clock, no unseeded randomness (design.md, Principles 1-3).
-
-`cards` holds the card model shared by both games; `zlj` is 砸六家. Each game core exposes
-``decide(state, command) -> events``, ``evolve(state, event) -> state``, ``legal_actions(state, seat)``
-and ``view(state, seat)``.
-"""

@@ -1,6 +1,0 @@
-"""Rule scenarios (`conformance.md`): run a scenario file against a rules core and check its expectations."""
-
-from paiju.scenario.check import check
-from paiju.scenario.runner import ScenarioError, load, run
-
-__all__ = ["ScenarioError", "check", "load", "run"]

@@ -1,0 +1,213 @@
+"""Lobby aggregates (tables, accounts) over the same event store as the engine's games (docs/architecture.md,
+"Event sourcing"); the scoring service keeps its tournaments the same way.
+
+Each aggregate is a subject of a stream (LOBBY, TOURNAMENTS) holding envelopes (`LobbyEnvelope`,
+`TournamentEnvelope`: the same metadata fields around an ``event``). Acting reads the aggregate from
+the store, decides with the pure core and appends at the position it read: of two lobby replicas deciding
+on the same table at once exactly one wins, and the other reads again and decides again (so two players
+racing for one seat: one sits, the other is told the seat is taken). A command id already applied is
+answered with its events (a retry); reused for another command it is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Generic, TypeVar, cast
+
+from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from paiju.contract.codec import OneofCodec
+from paiju.platform.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
+from paiju.platform.store.base import NEW
+from paiju.v1 import lobby_events_pb2
+
+S = TypeVar("S")
+POLL_SECONDS = 0.05
+"""How often a watcher reads the store when no feed keeps the aggregates current."""
+SCHEMA_VERSION = 1
+CONFLICT_RETRIES = 16
+
+
+class CommandIdReused(Exception):
+    """A command id already names another command of this aggregate."""
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded(Generic[S]):
+    """An aggregate as read: its state, position and the digest of each command applied."""
+
+    aggregate: str
+    state: S
+    position: Position = NEW
+    commands: dict[str, bytes] = field(default_factory=dict)
+    events: tuple[Any, ...] = ()
+
+    @property
+    def version(self) -> int:
+        return self.position.version
+
+
+def digest_of(command: Any) -> bytes:
+    """A command's fingerprint (frozen dataclasses of plain values have a deterministic repr)."""
+    return hashlib.sha256(repr(command).encode()).digest()
+
+
+class Aggregates(Generic[S]):
+    """Load and act on the aggregates of one kind, kept current by the store's feed once `follow` runs."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        codec: OneofCodec,
+        initial: Callable[[], S],
+        decide: Callable[[S, Any], Sequence[Any]],
+        evolve: Callable[[S, Any], S],
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        envelope: type[Message] = lobby_events_pb2.LobbyEnvelope,
+    ) -> None:
+        self._store = store
+        self._envelope = envelope
+        self._codec = codec
+        self._initial = initial
+        self._decide = decide
+        self._evolve = evolve
+        self._clock = clock
+        self._cache: dict[str, Loaded[S]] = {}
+        self._changes = Changes()
+        self._following = False
+
+    @property
+    def store(self) -> EventStore:
+        return self._store
+
+    @property
+    def following(self) -> bool:
+        """Whether the store's feed keeps the cached aggregates current."""
+        return self._following
+
+    async def follow(self) -> None:
+        await self._store.follow(self._observe)
+        self._following = True
+
+    def _observe(self, recorded: Recorded) -> None:
+        cached = self._cache.get(recorded.aggregate)
+        if cached is None:
+            self._changes.notify(recorded.aggregate)  # not in memory: whoever waits for it reads it from the store
+            return
+        if recorded.version <= cached.version:
+            return
+        if recorded.version == cached.version + 1:
+            self._remember(self._extend(cached, [recorded]))
+        else:
+            del self._cache[recorded.aggregate]
+            self._changes.notify(recorded.aggregate)
+
+    def _remember(self, loaded: Loaded[S]) -> None:
+        before = self._cache.get(loaded.aggregate)
+        self._cache[loaded.aggregate] = loaded
+        if before is None or loaded.version > before.version:
+            self._changes.notify(loaded.aggregate)  # only a real change wakes the aggregate's watchers
+
+    async def next_change(self, aggregate: str, version: int) -> Loaded[S]:
+        """The aggregate once it is past ``version``: woken by the feed the moment it changes (a watcher waiting
+        here costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`."""
+        while True:
+            cached = self._cache.get(aggregate)
+            if cached is not None and cached.version > version:
+                return cached
+            if not self._following:
+                await asyncio.sleep(POLL_SECONDS)
+            elif cached is not None:
+                await self._changes.wait(aggregate)
+                if self._cache.get(aggregate) is not None:
+                    continue
+            loaded = await self.refresh(aggregate)
+            if loaded.version > version:
+                return loaded
+            if self._following:
+                await self._changes.wait(aggregate)
+
+    def reset(self) -> None:
+        """Forget every cached aggregate and wake every watcher (the feed may have missed events)."""
+        self._cache.clear()
+        self._changes.notify_all()
+
+    def _extend(self, loaded: Loaded[S], tail: Sequence[Recorded]) -> Loaded[S]:
+        state = loaded.state
+        commands = dict(loaded.commands)
+        events = list(loaded.events)
+        for r in tail:
+            envelope: Any = self._envelope.FromString(r.data)
+            event = self._codec.decode(envelope.event)
+            state = self._evolve(state, event)
+            commands.setdefault(envelope.command_id, envelope.command_digest)
+            events.append(event)
+        return Loaded(loaded.aggregate, state, tail[-1].position, commands, tuple(events))
+
+    async def load(self, aggregate: str) -> Loaded[S]:
+        """The aggregate as this replica knows it (kept current by the feed), read from the store otherwise."""
+        cached = self._cache.get(aggregate)
+        if self._following and cached is not None:
+            return cached
+        return await self.refresh(aggregate)
+
+    async def refresh(self, aggregate: str) -> Loaded[S]:
+        """The aggregate as stored now (an aggregate without events is the initial state at version 0)."""
+        cached = self._cache.get(aggregate) or Loaded(aggregate, self._initial())
+        tail = await self._store.load(aggregate, cached.position)
+        loaded = self._extend(cached, tail) if tail else cached
+        if loaded.version:
+            self._remember(loaded)
+        return loaded
+
+    async def act(
+        self, aggregate: str, command: Any, command_id: str, actor: str, *, digest: bytes | None = None
+    ) -> tuple[Loaded[S], list[Any]]:
+        """Decide ``command`` and append its events; a retried command id answers with the state, no events.
+
+        ``digest`` identifies the request (default: the command's own): give it when the command holds what a
+        retry cannot repeat, such as the time it was decided.
+        Raises whatever the core's ``decide`` raises when it refuses (nothing is stored), `CommandIdReused`.
+        """
+        digest = digest or digest_of(command)
+        for _ in range(CONFLICT_RETRIES):
+            loaded = await self.refresh(aggregate)
+            done = loaded.commands.get(command_id)
+            if done is not None:
+                if done != digest:
+                    raise CommandIdReused(f"command id {command_id!r} was already used for another command")
+                return loaded, []
+            events = list(self._decide(loaded.state, command))
+            if not events:
+                return loaded, []
+            when = Timestamp()
+            when.FromDatetime(self._clock())
+            data = []
+            for i, event in enumerate(events, start=1):
+                envelope: Any = self._envelope(
+                    aggregate=aggregate,
+                    version=loaded.version + i,
+                    command_id=command_id,
+                    actor=actor,
+                    recorded_at=when,
+                    schema_version=SCHEMA_VERSION,
+                    command_digest=digest,
+                )
+                envelope.event.CopyFrom(cast(Any, self._codec.encode(event)))
+                data.append(envelope.SerializeToString())
+            try:
+                recorded = await self._store.append(aggregate, loaded.position, command_id, data)
+            except ConcurrencyConflict:
+                continue  # another replica decided first: read again and decide again
+            if [r.data for r in recorded] != data:
+                continue  # stored earlier under this command id: the next round answers from the log
+            after = self._extend(loaded, recorded)
+            self._remember(after)
+            return after, events
+        raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")

@@ -1,0 +1,145 @@
+"""The event store interface and its value types."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from paiju.platform.errors import Contention, Unavailable
+
+MAX_BATCH = 1000
+"""Events one append may carry (JetStream's atomic batch limit)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """Where an aggregate's log ends: its version (events so far) and the stream sequence of its last event.
+
+    ``Position()`` is a new aggregate. Appends name the position they expect, so that of two writers that
+    loaded the same position exactly one wins (docs/architecture.md, "Optimistic concurrency and exact retries").
+    """
+
+    version: int = 0
+    sequence: int = 0
+
+
+NEW = Position()
+"""The position of an aggregate with no events."""
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """One stored event: its aggregate, 1-based version, stream sequence, the command that caused it, bytes."""
+
+    aggregate: str
+    version: int
+    sequence: int
+    command_id: str
+    data: bytes
+
+    @property
+    def position(self) -> Position:
+        return Position(self.version, self.sequence)
+
+
+class StoreError(Exception):
+    """The store could not do what was asked (the reason says why)."""
+
+
+class StoreUnavailable(StoreError, Unavailable):
+    """The store's server failed or did not answer (NATS away, a read that stalled): try again later."""
+
+
+class ConcurrencyConflict(StoreError, Contention):
+    """Another writer appended to the aggregate since the expected position: reload and decide again."""
+
+
+class EventStore(Protocol):
+    async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
+        """The events of ``aggregate`` after position ``after``, in order (all of them by default)."""
+        ...
+
+    async def append(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
+    ) -> list[Recorded]:
+        """Append the events of one command atomically, if the aggregate still ends at ``expected``.
+
+        Idempotent per command: appending the same ``command_id`` again right after it was stored returns
+        the stored events and writes nothing. Raises `ConcurrencyConflict` when another writer got there first.
+        """
+        ...
+
+    async def aggregates(self) -> list[str]:
+        """The ids of every aggregate with events."""
+        ...
+
+    async def read_all(self, after_sequence: int = 0) -> list[Recorded]:
+        """Every event of every aggregate stored after stream sequence ``after_sequence``, in stream order, up to
+        the last one stored when called (a replay of the whole stream, for analysts and projections)."""
+        ...
+
+    async def follow(self, on_event: Callable[[Recorded], None]) -> None:
+        """From now on, call ``on_event`` with every event appended to any aggregate, by any writer, in stream order.
+
+        Events appended before the call are not delivered (load them). Deliveries happen on the event loop, after
+        the append that stored them; a writer in another process is seen as soon as the store delivers it.
+        """
+        ...
+
+    async def close(self) -> None: ...
+
+
+AGGREGATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
+"""The grammar of an aggregate id: it names a NATS subject (`<prefix>.<id>`), so never a dot, a space, a wildcard or
+a control character, and it is short (the contract's `paiju.v1.id` rule is the same, so only an id the contract
+admits gets here; this check is the store's own guard all the same)."""
+COMMAND_ID = re.compile(r"[!-~]{1,200}")
+"""The grammar of a command id: printable ASCII without spaces (it is sent in a NATS header)."""
+
+
+def check_aggregate(aggregate: str) -> str:
+    if not AGGREGATE_ID.fullmatch(aggregate):
+        raise StoreError(f"not an aggregate id (1..100 ASCII letters, digits, - or _): {aggregate[:120]!r}")
+    return aggregate
+
+
+def check_batch(aggregate: str, command_id: str, events: Sequence[bytes]) -> None:
+    check_aggregate(aggregate)
+    if not COMMAND_ID.fullmatch(command_id):
+        raise StoreError(f"not a command id (1..200 printable ASCII characters, no spaces): {command_id[:120]!r}")
+    if not events:
+        raise StoreError("an append needs at least one event")
+    if len(events) > MAX_BATCH:
+        raise StoreError(f"one append carries at most {MAX_BATCH} events, not {len(events)}")
+
+
+class Changes:
+    """Waiting for an aggregate to change: `wait` until `notify` names it (or a timeout passes, when one is
+    given). Those who keep aggregates current from the feed (games, lobby tables) wake their watchers with it;
+    all the waiters of one aggregate share one event, so a change costs one wake-up per waiter and nothing while
+    nothing changes."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, asyncio.Event] = {}
+
+    def notify(self, aggregate: str) -> None:
+        changed = self._waiting.pop(aggregate, None)
+        if changed is not None:
+            changed.set()
+
+    def notify_all(self) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for changed in waiting.values():
+            changed.set()
+
+    async def wait(self, aggregate: str, timeout: float | None = None) -> None:
+        changed = self._waiting.setdefault(aggregate, asyncio.Event())
+        if timeout is None:
+            await changed.wait()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(changed.wait(), timeout)

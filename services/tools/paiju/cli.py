@@ -1,0 +1,157 @@
+"""The ``paiju`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+
+def _scenario(args: argparse.Namespace) -> int:
+    from paiju.scenario import ScenarioError, check, load, run
+
+    try:
+        doc = load(args.file)
+        result = run(doc)
+    except ScenarioError as e:
+        print(f"paiju scenario: invalid scenario: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, ensure_ascii=False, indent=1 if args.pretty else None))
+    if args.check:
+        problems = check(doc, result)
+        for p in problems:
+            print(f"mismatch: {p}", file=sys.stderr)
+        return 1 if problems else 0
+    return 0
+
+
+def _match(args: argparse.Namespace) -> int:
+    if args.game == "tractor":
+        from paiju.terminal.tractor_match import play_game
+
+        play_game(seed=args.seed, deals=args.deals if args.deals is not None else 1, bot=args.bot, out=sys.stdout)
+        return 0
+    from paiju.terminal.zlj_match import play_match
+
+    play_match(seed=args.seed, deals=args.deals if args.deals is not None else 6, bot=args.bot, out=sys.stdout)
+    return 0
+
+
+def _token(args: argparse.Namespace) -> int:
+    import time
+
+    from paiju.platform.tokens import Identity, Role, signer_from_env
+
+    env = dict(os.environ)
+    if args.key:
+        env["PAIJU_SIGNING_KEY"] = args.key
+    if args.key_id:
+        env["PAIJU_SIGNING_KEY_ID"] = args.key_id
+    try:
+        signer = signer_from_env(env)
+        now = int(time.time())
+        print(signer.mint(Identity(args.subject, Role(args.role), args.game, args.seat, now + args.ttl, now)))
+    except (SystemExit, ValueError) as e:
+        print(f"paiju token: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _engine(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from paiju.engine.bootstrap import serve
+    from paiju.engine.config import Settings
+
+    asyncio.run(serve(Settings.from_env()))
+    return 0
+
+
+def _lobby(args: argparse.Namespace) -> int:
+    from paiju.lobby.bootstrap import serve
+    from paiju.lobby.config import Settings
+
+    asyncio.run(serve(Settings.from_env()))
+    return 0
+
+
+def _stack(args: argparse.Namespace) -> int:
+    from paiju.dev.stack import main as run_stack
+
+    run_stack(sys.stdout)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+
+    parser = argparse.ArgumentParser(prog="paiju", description="Paiju (牌局): 砸六家 and 拖拉机 game backend")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("scenario", help="run one rule scenario file and print the result JSON (README.md, Scenarios)")
+    p.add_argument("file")
+    p.add_argument("--check", action="store_true", help="compare with the file's expectations; exit 1 on mismatch")
+    p.add_argument("--pretty", action="store_true", help="indent the JSON")
+    p.set_defaults(func=_scenario)
+
+    p = sub.add_parser("match", help="play a match between bots in the terminal, narrated")
+    p.add_argument("game", nargs="?", choices=["zlj", "tractor"], default="zlj")
+    p.add_argument("--seed", type=int, default=2024)
+    p.add_argument("--deals", type=int, help="deals to play (zlj: 6; tractor: 1, 0 = until a team goes past A)")
+    p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
+    p.set_defaults(func=_match)
+
+    p = sub.add_parser(
+        "token",
+        help="mint a signed bearer token with an issuer's key: operators' admin, referee and analyst tokens (the "
+        "admin key), or, for development, players' and services' (the lobby's key)",
+    )
+    p.add_argument("subject", help="who the token is for (a player id, an operator's name)")
+    p.add_argument(
+        "--role",
+        choices=["player", "spectator", "analyst", "referee", "service", "admin", "bot_runner"],
+        default="admin",
+    )
+    p.add_argument("--game")
+    p.add_argument("--seat", type=int)
+    p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
+    p.add_argument("--key", help="the issuer's private key, a PEM file (PAIJU_SIGNING_KEY)")
+    p.add_argument("--key-id", help="its id, <issuer>.<version>, e.g. admin.1 (PAIJU_SIGNING_KEY_ID)")
+    p.set_defaults(func=_token)
+
+    p = sub.add_parser(
+        "stack", help="the whole stack: NATS, PostgreSQL, engine, lobby, bot runner, tables of bots (make run)"
+    )
+    p.set_defaults(func=_stack)
+
+    p = sub.add_parser("engine", help="run the engine service (gRPC); configured by the environment")
+    p.set_defaults(func=_engine)
+
+    p = sub.add_parser("lobby", help="run the lobby service (gRPC); configured by the environment")
+    p.set_defaults(func=_lobby)
+
+    from paiju.botrunner.cli import add_parser as add_bots_parser
+    from paiju.platform.keys_cli import add_parser as add_keys_parser
+    from paiju.scoring.cli import add_parser as add_scoring_parser
+    from paiju.terminal.client import add_parsers as add_client_parsers
+    from paiju.tools.analyst import add_parsers as add_analyst_parsers
+
+    add_keys_parser(sub)
+    add_bots_parser(sub)
+    add_client_parsers(sub)
+    add_analyst_parsers(sub)
+    add_scoring_parser(sub)
+
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+    except BrokenPipeError:  # e.g. `paiju match | head`
+        sys.stderr.close()
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
