@@ -17,7 +17,6 @@ import asyncio
 import contextlib
 import hashlib
 import typing
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from paiju.contract.codec import OneofCodec
 from paiju.contract.games import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
 from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
+from paiju.platform.repository import CACHED_AGGREGATES, CONFLICT_RETRIES, Recent
 from paiju.platform.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules.errors import RuleError
 from paiju.rules.tractor import game as tractor_game
@@ -40,8 +40,7 @@ from paiju.v1 import engine_pb2
 SCHEMA_VERSION = 1
 POLL_SECONDS = 0.05
 """How often a watch reads the store when no feed keeps the games current (tests and tools without a feed)."""
-CONFLICT_RETRIES = 8
-CACHED_GAMES = 20_000
+CACHED_GAMES = CACHED_AGGREGATES
 """Games kept in memory per engine process (the least recently changed beyond that are read again when asked)."""
 
 
@@ -207,7 +206,7 @@ class Games:
     def __init__(self, store: EventStore, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self._store = store
         self._clock = clock
-        self._cache: OrderedDict[str, Game] = OrderedDict()
+        self._cache: Recent[str, Game] = Recent(CACHED_GAMES)
         self._active: set[str] = set()  # games that may still need the engine (turn timers), not seen ended
         self._following = False
         # games being loaded from the store: the highest stream sequence the feed delivered for each meanwhile
@@ -252,12 +251,9 @@ class Games:
 
     def _remember(self, game: Game) -> None:
         before = self._cache.get(game.game_id)
-        self._cache[game.game_id] = game
-        self._cache.move_to_end(game.game_id)
+        self._cache[game.game_id] = game  # the least recently changed games beyond the cache's size are read again
         if game.state.phase.value == "ended":
             self._active.discard(game.game_id)
-        while len(self._cache) > CACHED_GAMES:  # the least recently changed games are read again when asked
-            self._cache.popitem(last=False)
         if before is None or game.version > before.version:
             self._changes.notify(game.game_id)  # only a real change wakes the game's watchers
 

@@ -1,5 +1,7 @@
-"""Lobby aggregates (tables, accounts) over the same event store as the engine's games (docs/architecture.md,
-"Event sourcing"); the scoring service keeps its tournaments the same way.
+"""The aggregate repository: aggregates kept as event streams in the event store (docs/architecture.md, "Event
+sourcing") — the lobby's tables and accounts, scoring's tournaments — and what every repository of the project
+shares, the engine's games included: one retry policy (`CONFLICT_RETRIES`), one bounded cache (`Recent`), one
+command digest for dataclass commands (`digest_of`).
 
 Each aggregate is a subject of a stream (LOBBY, TOURNAMENTS) holding envelopes (`LobbyEnvelope`,
 `TournamentEnvelope`: the same metadata fields around an ``event``). Acting reads the aggregate from
@@ -12,10 +14,14 @@ answered with its events (a retry); reused for another command it is refused.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
-from collections.abc import Callable, Sequence
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Any, Generic, TypeVar, cast
 
 from google.protobuf.message import Message
@@ -27,10 +33,54 @@ from paiju.platform.store.base import NEW
 from paiju.v1 import lobby_events_pb2
 
 S = TypeVar("S")
+K = TypeVar("K")
+V = TypeVar("V")
 POLL_SECONDS = 0.05
 """How often a watcher reads the store when no feed keeps the aggregates current."""
 SCHEMA_VERSION = 1
 CONFLICT_RETRIES = 16
+"""How many times a command that lost its append to another writer is decided again before the call gives up
+(CONTENTION). Each try reads the aggregate anew, so of N writers racing on one aggregate the last gets through by
+its N-th try: a game has its players, their bots, the turn timer and the lobby's seat changes; a table its players
+and the lobby; 16 covers them with room, and a caller refused beyond that retries the same command id."""
+CACHED_AGGREGATES = 20_000
+"""Aggregates kept in memory per process and kind (the least recently changed beyond that are read again)."""
+
+
+class Recent(Generic[K, V]):
+    """A mapping that keeps at most ``size`` entries: storing an entry makes it the most recent, and beyond the size
+    the least recently stored are forgotten (read again from the store when asked)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._entries: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        return self._entries.get(key)
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self._entries[key] = value
+        self._entries.move_to_end(key)
+        while len(self._entries) > self._size:
+            self._entries.popitem(last=False)
+
+    def __delitem__(self, key: K) -> None:
+        del self._entries[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._entries)
+
+    def values(self) -> list[V]:
+        return list(self._entries.values())
+
+    def clear(self) -> None:
+        self._entries.clear()
 
 
 class CommandIdReused(Exception):
@@ -53,8 +103,46 @@ class Loaded(Generic[S]):
 
 
 def digest_of(command: Any) -> bytes:
-    """A command's fingerprint (frozen dataclasses of plain values have a deterministic repr)."""
+    """A command's fingerprint, telling a retry from another command under the same id: SHA-256 of its canonical
+    form — the class name and each field not at its default, by name, nested values alike. Like a deterministic
+    protobuf serialisation (the engine's digest of its commands), it does not change when a field with a default
+    is added to the command, so a retry that crosses a deploy is still recognised."""
+    text = json.dumps(canonical(command), sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).digest()
+
+
+def legacy_digest_of(command: Any) -> bytes:
+    """The digest commands were stored with before `digest_of` (SHA-256 of the dataclass's ``repr``): a retry of a
+    command stored so is still answered as the first time."""
     return hashlib.sha256(repr(command).encode()).digest()
+
+
+def canonical(value: Any) -> Any:
+    """``value`` (a dataclass of plain values, enums, tuples, dicts...) as JSON-ready data: a dataclass is its class
+    name and its fields not at their defaults, an enum member its class and name."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {}
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if f.default is not dataclasses.MISSING and item == f.default:
+                continue
+            if f.default_factory is not dataclasses.MISSING and item == f.default_factory():
+                continue
+            fields[f.name] = canonical(item)
+        return {"type": type(value).__name__, "fields": fields}
+    if isinstance(value, Enum):
+        return f"{type(value).__name__}.{value.name}"
+    if isinstance(value, (list, tuple)):
+        return [canonical(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((canonical(v) for v in value), key=repr)
+    if isinstance(value, dict):
+        return [[canonical(k), canonical(v)] for k, v in sorted(value.items(), key=lambda kv: repr(kv[0]))]
+    if isinstance(value, bytes):
+        return value.hex()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    raise TypeError(f"a command holds a {type(value).__name__}, which has no canonical form")
 
 
 class Aggregates(Generic[S]):
@@ -78,7 +166,7 @@ class Aggregates(Generic[S]):
         self._decide = decide
         self._evolve = evolve
         self._clock = clock
-        self._cache: dict[str, Loaded[S]] = {}
+        self._cache: Recent[str, Loaded[S]] = Recent(CACHED_AGGREGATES)
         self._changes = Changes()
         self._following = False
 
@@ -175,12 +263,13 @@ class Aggregates(Generic[S]):
         retry cannot repeat, such as the time it was decided.
         Raises whatever the core's ``decide`` raises when it refuses (nothing is stored), `CommandIdReused`.
         """
+        given = digest is not None
         digest = digest or digest_of(command)
         for _ in range(CONFLICT_RETRIES):
             loaded = await self.refresh(aggregate)
             done = loaded.commands.get(command_id)
             if done is not None:
-                if done != digest:
+                if done != digest and (given or done != legacy_digest_of(command)):
                     raise CommandIdReused(f"command id {command_id!r} was already used for another command")
                 return loaded, []
             events = list(self._decide(loaded.state, command))

@@ -1,0 +1,77 @@
+"""Stored events never change meaning: streams recorded with the code of 2026-12 (`tests/fixtures/streams/`: a
+砸六家 match, a 拖拉机 game and a lobby table) replay to the very states they had then, and every lobby command,
+stored with the digest of that time, is still answered as the first time when it is retried."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from paiju.engine.games import Games
+from paiju.lobby import table as tb
+from paiju.lobby.service import new_tables
+from paiju.platform.repository import CommandIdReused, canonical
+from paiju.platform.store import MemoryEventStore, Position
+
+from ..fixtures.streams.scenario import EXPECTED, FIXTURE, TABLE, TRACTOR_GAME, ZLJ_GAME, table_commands
+
+HERE = Path(__file__).parents[1] / "fixtures" / "streams"
+
+
+def fingerprint(state: Any) -> str:
+    return hashlib.sha256(json.dumps(canonical(state), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+async def stores() -> dict[str, MemoryEventStore]:
+    """The recorded streams, appended batch by batch as they were stored."""
+    found = {"GAMES": MemoryEventStore(), "LOBBY": MemoryEventStore()}
+    positions: dict[str, Position] = {}
+    for line in (HERE / FIXTURE).read_text().splitlines():
+        batch = json.loads(line)
+        store = found[batch["stream"]]
+        aggregate = batch["aggregate"]
+        events = [base64.b64decode(e) for e in batch["events"]]
+        stored = await store.append(aggregate, positions.get(aggregate, Position()), batch["command_id"], events)
+        positions[aggregate] = stored[-1].position
+    return found
+
+
+def test_the_recorded_streams_replay_to_the_states_they_had() -> None:
+    expected = json.loads((HERE / EXPECTED).read_text())
+
+    async def body() -> None:
+        recorded = await stores()
+        games = Games(recorded["GAMES"])
+        for game_id in (ZLJ_GAME, TRACTOR_GAME):
+            game = await games.load(game_id)
+            assert game.state.phase.value == "ended", game_id
+            assert (game.version, fingerprint(game.state)) == (
+                expected[game_id]["version"],
+                expected[game_id]["state"],
+            ), f"{game_id} replays to another state than when it was recorded"
+        table = await new_tables(recorded["LOBBY"]).load(TABLE)
+        assert table.state.status is tb.Status.PLAYING
+        assert (table.version, fingerprint(table.state)) == (expected[TABLE]["version"], expected[TABLE]["state"])
+
+    asyncio.run(body())
+
+
+def test_a_lobby_command_stored_with_the_old_digest_is_answered_as_the_first_time() -> None:
+    async def body() -> None:
+        tables = new_tables((await stores())["LOBBY"])
+        version = (await tables.load(TABLE)).version
+        for command, command_id, actor in table_commands():
+            _, events = await tables.act(TABLE, command, command_id, actor)
+            assert events == [], command_id
+        assert (await tables.load(TABLE)).version == version
+        # another command under a stored id is still refused
+        with pytest.raises(CommandIdReused):
+            await tables.act(TABLE, tb.SetReady(table_commands()[1][2], False), "open", "someone")
+
+    asyncio.run(body())
