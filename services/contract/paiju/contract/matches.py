@@ -7,7 +7,9 @@ from __future__ import annotations
 from paiju.v1 import engine_pb2, lobby_events_pb2
 
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
-"""The contract's game of each lobby game name."""
+"""The contract's game of each game name (the names of `paiju.rules.registry`)."""
+GAME_NAMES = {value: name for name, value in GAMES.items()}
+"""The game name of each of the contract's games."""
 
 
 def create_request(started: lobby_events_pb2.LobbyMatchStarted) -> engine_pb2.CreateGameRequest:

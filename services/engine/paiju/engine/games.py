@@ -25,16 +25,16 @@ from typing import Any
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from paiju.contract.codec import OneofCodec
+from paiju.contract.codec import Codec, OneofCodec
+from paiju.contract.games import TRACTOR as TRACTOR_CODEC
 from paiju.contract.games import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
+from paiju.contract.games import ZLJ as ZLJ_CODEC
 from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
 from paiju.platform.repository import CACHED_AGGREGATES, CONFLICT_RETRIES, Recent
 from paiju.platform.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
+from paiju.rules import registry
 from paiju.rules.errors import RuleError
-from paiju.rules.tractor import game as tractor_game
-from paiju.rules.tractor import model as tractor_model
-from paiju.rules.zlj import game as zlj_game
-from paiju.rules.zlj import model as zlj_model
+from paiju.rules.registry import GameRules
 from paiju.v1 import engine_pb2
 
 SCHEMA_VERSION = 1
@@ -46,21 +46,34 @@ CACHED_GAMES = CACHED_AGGREGATES
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """One game's rules core and its codecs."""
+    """One game's rules (`paiju.rules.registry`) and its codecs in the contract."""
 
-    name: str
-    new_state: Callable[[], Any]
-    decide: Callable[[Any, Any], Sequence[Any]]
-    evolve: Callable[[Any, Any], Any]
+    game: GameRules
+    codec: Codec
     events: OneofCodec
     commands: OneofCodec
 
+    @property
+    def name(self) -> str:
+        return self.game.name
 
-ZLJ = Rules("zlj", zlj_model.State, zlj_game.decide, zlj_game.evolve, ZLJ_EVENTS, ZLJ_COMMANDS)
-TRACTOR = Rules(
-    "tractor", tractor_model.State, tractor_game.decide, tractor_game.evolve, TRACTOR_EVENTS, TRACTOR_COMMANDS
-)
-RULES = {"zlj": ZLJ, "tractor": TRACTOR}
+    @property
+    def new_state(self) -> Callable[[], Any]:
+        return self.game.new_state
+
+    @property
+    def decide(self) -> Callable[[Any, Any], Sequence[Any]]:
+        return self.game.decide
+
+    @property
+    def evolve(self) -> Callable[[Any, Any], Any]:
+        return self.game.evolve
+
+
+ZLJ = Rules(registry.ZLJ, ZLJ_CODEC, ZLJ_EVENTS, ZLJ_COMMANDS)
+TRACTOR = Rules(registry.TRACTOR, TRACTOR_CODEC, TRACTOR_EVENTS, TRACTOR_COMMANDS)
+RULES = {rules.name: rules for rules in (ZLJ, TRACTOR)}
+assert set(RULES) == set(registry.GAMES), "every game of the registry has its codecs"
 
 
 class GameNotFound(Exception):
@@ -175,7 +188,7 @@ def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
 
 
 def seat_count(rules: Rules) -> int:
-    return 6 if rules.name == "zlj" else 4
+    return rules.game.seats
 
 
 def assigned(seats: tuple[str, ...], change: engine_pb2.SeatsAssigned, count: int) -> tuple[str, ...]:
@@ -188,8 +201,7 @@ def assigned(seats: tuple[str, ...], change: engine_pb2.SeatsAssigned, count: in
 
 def between_deals(game: Game) -> bool:
     """Whether the game stands between deals (or before the first): when players may swap or be substituted."""
-    phase = game.state.phase.value
-    return phase in (("new", "cut") if game.rules.name == "zlj" else ("new", "flip", "cut"))
+    return game.state.phase.value in game.rules.game.between_deal_phases
 
 
 class Games:

@@ -22,7 +22,7 @@ import grpc
 import structlog
 
 from paiju.contract.codec import CodecError
-from paiju.contract.games import TRACTOR, ZLJ
+from paiju.contract.matches import GAME_NAMES
 from paiju.engine.games import (
     RULES,
     CommandIdReused,
@@ -47,12 +47,7 @@ from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.tractor.follow import Requirement, suit_cards
 from paiju.rules.tractor.order import TRUMP
-from paiju.rules.tractor.view import redact as tractor_redact
-from paiju.rules.tractor.view import view as tractor_seat_view
-from paiju.rules.zlj import game as zlj_game
 from paiju.rules.zlj import model as zlj_model
-from paiju.rules.zlj.view import redact as zlj_redact
-from paiju.rules.zlj.view import view as zlj_seat_view
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2
 
 SYSTEM_COMMANDS = (
@@ -228,7 +223,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             return out
         event = game.events[envelope.version - 1]  # decoded once, when the game was read
         if event is not None:  # a rules event; the engine's own (seats) are public
-            hidden = zlj_redact(event, seat) if game.rules.name == "zlj" else tractor_redact(event, seat)
+            hidden = game.rules.game.redact(event, seat)
             getattr(out, game.rules.name).CopyFrom(game.rules.events.encode(hidden))
         return out
 
@@ -247,25 +242,18 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         """Create the game a request describes (for CreateGame and for the lobby's match starts): idempotent
         by request; `Refused` otherwise (INVALID_OPTIONS, INVALID_REQUEST, GAME_EXISTS)."""
         try:
-            if request.game == engine_pb2.GAME_ZLJ:
-                options = (
-                    ZLJ.decode(request.zlj_options, zlj_model.Options)
-                    if request.HasField("zlj_options")
-                    else zlj_model.Options()
-                )
-                start: Any = zlj_model.StartMatch(self._seeds(request.game_id, 0), options)
-                kind = "zlj"
-            elif request.game == engine_pb2.GAME_TRACTOR:
-                t_options = (
-                    TRACTOR.decode(request.tractor_options, tractor_model.Options)
-                    if request.HasField("tractor_options")
-                    else tractor_model.Options()
-                )
-                start = tractor_model.StartGame(self._seeds(request.game_id, 0), t_options, at=self._now())
-                kind = "tractor"
-            else:
+            kind = GAME_NAMES.get(request.game)
+            if kind is None:
                 raise Refused(Reason.INVALID_REQUEST, "game must be GAME_ZLJ or GAME_TRACTOR", {"field": "game"})
-            seats = self._seating(request, 6 if kind == "zlj" else 4)
+            rules = RULES[kind]
+            field, message = f"{kind}_options", cast(Any, request)  # each game's options field is named after it
+            options = (
+                rules.codec.decode(getattr(request, field), rules.game.options)
+                if message.HasField(field)
+                else rules.game.options()
+            )
+            start = rules.game.start(self._seeds(request.game_id, 0), options, self._now())
+            seats = self._seating(request, rules.game.seats)
             digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
             game = await self._games.create(
                 request.game_id, kind, start, f"create:{request.game_id}", actor, seats=seats, digest=digest
@@ -326,10 +314,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         game = await self._visible(who, request.game_id, request.min_version, context)
         seat = self._seat(who, game)
         response = engine_pb2.GetViewResponse(version=game.version)
-        if game.rules.name == "zlj":
-            response.zlj.CopyFrom(cast(Any, ZLJ.encode(zlj_seat_view(game.state, seat))))
-        else:
-            response.tractor.CopyFrom(cast(Any, TRACTOR.encode(tractor_seat_view(game.state, seat))))
+        view = game.rules.codec.encode(game.rules.game.view(game.state, seat))
+        getattr(response, game.rules.name).CopyFrom(view)
         return response
 
     async def GetLegalActions(
@@ -341,8 +327,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         response = engine_pb2.GetLegalActionsResponse(version=game.version)
         if seat is None:
             return response
-        legal = zlj_game.legal_actions if game.rules.name == "zlj" else tractor_game.legal_actions
-        for action in legal(game.state, seat):
+        for action in game.rules.game.legal_actions(game.state, seat):
             getattr(response.actions.add(), game.rules.name).CopyFrom(game.rules.commands.encode(action))
         if game.rules.name == "tractor":
             owed = tractor_game.follow_requirement(game.state, seat)

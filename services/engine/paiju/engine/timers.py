@@ -12,30 +12,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
 import structlog
 
 from paiju.engine.games import CommandIdReused, Game, Games, StaleVersion
 from paiju.platform.store import ConcurrencyConflict
 from paiju.rules.errors import RuleError
-from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
-from paiju.rules.zlj import model as zlj_model
 
 log = structlog.get_logger("paiju.engine.timers")
 
 
 def waiting_seats(game: Game) -> tuple[int, ...]:
     """The seats whose turn is running (several while 拖拉机 bids are concealed)."""
-    state: Any = game.state
-    if game.rules.name == "zlj":
-        return (
-            () if state.turn is None or state.phase in (zlj_model.Phase.NEW, zlj_model.Phase.ENDED) else (state.turn,)
-        )
-    if state.phase in (tractor_model.Phase.NEW, tractor_model.Phase.ENDED, tractor_model.Phase.FLIP):
-        return ()
-    return tractor_game.waiting(state)
+    return game.rules.game.waiting(game.state)
 
 
 def expired(game: Game, now: datetime) -> bool:
@@ -89,11 +79,7 @@ async def expire_turns(
             continue
         version = game.version
         for seat in waiting_seats(game):
-            timeout: Any = (
-                zlj_model.Timeout(seat, seeds(game_id, version))
-                if game.rules.name == "zlj"
-                else tractor_model.Timeout(seat, seeds(game_id, version))
-            )
+            timeout = game.rules.game.timeout(seat, seeds(game_id, version))
             command_id = f"timeout:{game_id}:{version}:{seat}"
             try:
                 # only at the version whose turn expired (or right after the timeouts of this scan): a game that

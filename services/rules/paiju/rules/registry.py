@@ -1,0 +1,105 @@
+"""The games Paiju plays, each one `GameRules`: what the engine, the lobby and the tools need of a game, so that
+nothing above the rules cores branches on a game's name. A third game is a third entry here (and its codecs in the
+contract).
+
+Each entry is pure, like the cores: functions of state and command, no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from paiju.rules.tractor import game as tractor_game
+from paiju.rules.tractor import model as tractor_model
+from paiju.rules.tractor.view import redact as tractor_redact
+from paiju.rules.tractor.view import view as tractor_seat_view
+from paiju.rules.zlj import game as zlj_game
+from paiju.rules.zlj import model as zlj_model
+from paiju.rules.zlj.view import redact as zlj_redact
+from paiju.rules.zlj.view import view as zlj_seat_view
+
+
+@dataclass(frozen=True, slots=True)
+class GameRules:
+    """One game's rules core as the layers above use it."""
+
+    name: str
+    """The game's name in the contract and in stored events (``zlj``, ``tractor``)."""
+    title: str
+    """Its name for people (砸六家, 拖拉机)."""
+    seats: int
+    new_state: Callable[[], Any]
+    decide: Callable[[Any, Any], Sequence[Any]]
+    evolve: Callable[[Any, Any], Any]
+    legal_actions: Callable[[Any, int], Sequence[Any]]
+    """What ``seat`` may do now (empty when it is not its turn)."""
+    waiting: Callable[[Any], tuple[int, ...]]
+    """The seats whose turn is running (several while 拖拉机 bids are concealed; none before the first deal, at the
+    end, or while the engine itself has to act)."""
+    view: Callable[[Any, int | None], Any]
+    """What ``seat`` (``None``: a spectator) sees of the state."""
+    redact: Callable[[Any, int | None], Any]
+    """An event as ``seat`` (``None``: a spectator) may see it."""
+    between_deal_phases: frozenset[str]
+    """The phases (by value) between deals or before the first, when seats may change hands."""
+    timeout: Callable[[int, int], Any]
+    """The command a timed-out ``seat``'s turn plays (its default action), with a shuffle seed."""
+    options: type
+    """The game's rule options (a frozen dataclass)."""
+    start: Callable[[int, Any, int], Any]
+    """The command that starts a game: (shuffle seed, options, the engine's time in seconds)."""
+
+
+def _zlj_waiting(state: zlj_model.State) -> tuple[int, ...]:
+    if state.turn is None or state.phase in (zlj_model.Phase.NEW, zlj_model.Phase.ENDED):
+        return ()
+    return (state.turn,)
+
+
+def _tractor_waiting(state: tractor_model.State) -> tuple[int, ...]:
+    if state.phase in (tractor_model.Phase.NEW, tractor_model.Phase.ENDED, tractor_model.Phase.FLIP):
+        return ()
+    return tractor_game.waiting(state)
+
+
+ZLJ = GameRules(
+    name="zlj",
+    title="砸六家",
+    seats=6,
+    new_state=zlj_model.State,
+    decide=zlj_game.decide,
+    evolve=zlj_game.evolve,
+    legal_actions=zlj_game.legal_actions,
+    waiting=_zlj_waiting,
+    view=zlj_seat_view,
+    redact=zlj_redact,
+    between_deal_phases=frozenset({"new", "cut"}),
+    timeout=zlj_model.Timeout,
+    options=zlj_model.Options,
+    start=lambda seed, options, at: zlj_model.StartMatch(seed, options),
+)
+TRACTOR = GameRules(
+    name="tractor",
+    title="拖拉机",
+    seats=4,
+    new_state=tractor_model.State,
+    decide=tractor_game.decide,
+    evolve=tractor_game.evolve,
+    legal_actions=tractor_game.legal_actions,
+    waiting=_tractor_waiting,
+    view=tractor_seat_view,
+    redact=tractor_redact,
+    between_deal_phases=frozenset({"new", "flip", "cut"}),
+    timeout=tractor_model.Timeout,
+    options=tractor_model.Options,
+    start=lambda seed, options, at: tractor_model.StartGame(seed, options, at=at),
+)
+GAMES: dict[str, GameRules] = {rules.name: rules for rules in (ZLJ, TRACTOR)}
+"""Every game, by name."""
+
+
+def rules_of(name: str) -> GameRules:
+    """The rules of the game named ``name``; `KeyError` for a game Paiju does not play."""
+    return GAMES[name]
