@@ -21,10 +21,11 @@ from typing import Any
 
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.text import has_control
+from paiju.rules.registry import GAMES
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 
-SEATS = {"zlj": 6, "tractor": 4}
+SEATS = {name: rules.seats for name, rules in GAMES.items()}
 TOURNAMENT_TURN_SECONDS = 10
 """The turn timer of the tournament preset (拖拉机 §11: 10 seconds; the same for 砸六家 tournament tables)."""
 

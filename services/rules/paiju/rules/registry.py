@@ -67,7 +67,7 @@ def _tractor_waiting(state: tractor_model.State) -> tuple[int, ...]:
 ZLJ = GameRules(
     name="zlj",
     title="砸六家",
-    seats=6,
+    seats=zlj_model.SEATS,
     new_state=zlj_model.State,
     decide=zlj_game.decide,
     evolve=zlj_game.evolve,
@@ -83,7 +83,7 @@ ZLJ = GameRules(
 TRACTOR = GameRules(
     name="tractor",
     title="拖拉机",
-    seats=4,
+    seats=tractor_model.SEATS,
     new_state=tractor_model.State,
     decide=tractor_game.decide,
     evolve=tractor_game.evolve,

@@ -12,13 +12,14 @@ from typing import Any
 
 import grpc
 
+from paiju.rules.registry import GAMES as GAME_RULES
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import RETRYABLE
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc, zlj_pb2
 
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
 GAME_NAMES = {engine_pb2.GAME_ZLJ: "zlj", engine_pb2.GAME_TRACTOR: "tractor"}
-SEAT_COUNT = {"zlj": 6, "tractor": 4}
+SEAT_COUNT = {name: rules.seats for name, rules in GAME_RULES.items()}
 CALL_TIMEOUT = 15.0
 START_PATIENCE = 60.0
 """How long to wait for the engine's game after the match started (the engine creates it from the lobby's
