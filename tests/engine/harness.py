@@ -14,8 +14,8 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
-from paiju.engine.service import EngineService
 from paiju.platform.limits import RateLimits
 from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
@@ -58,10 +58,9 @@ async def engine(
         store = await JetStreamEventStore.connect(
             request.getfixturevalue("nats_url"), stream=stream, prefix=f"s.{stream.lower()}"
         )
-    games = Games(store)
     seeds = SeededRandom(seed)
-    service = EngineService(
-        games,
+    games, service = await build(  # as production builds it: the games follow the store's feed
+        store,
         TRUST,
         now=lambda: NOW,
         seeds=lambda game_id, version: seeds.next64(),

@@ -36,11 +36,12 @@ from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.tractor.view import SeatView as TractorSeatView
 from paiju.rules.zlj import bots as zlj_bots
 from paiju.rules.zlj.view import SeatView as ZljSeatView
+from paiju.sdk import SEAT_GONE, backoff
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
 log = structlog.get_logger("paiju.botrunner")
 
-LOST = (grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED)
+LOST = SEAT_GONE
 """The engine no longer lets the seat's token see or act: another player holds the seat, or the token lapsed."""
 Envelope = engine_pb2.Envelope
 EnvelopeObserver = Callable[[SeatLease, Envelope], None]
@@ -96,11 +97,6 @@ GAMES = {
 def bot_seed(game_id: str, seat: int) -> int:
     """The seed of a seat's bot: stable per game and seat, so a restarted runner plays alike."""
     return int.from_bytes(hashlib.sha256(f"{game_id}:{seat}".encode()).digest()[:8], "big") >> 1
-
-
-def backoff(failures: int, base: float = 0.1, most: float = 5.0) -> float:
-    """Seconds to wait after ``failures`` failures in a row: 0.1, 0.2, 0.4 ... up to ``most``."""
-    return float(min(most, base * 2 ** max(0, failures - 1)))
 
 
 class SeatLost(Exception):

@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import os
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 
@@ -22,8 +23,9 @@ from paiju.platform.limits import RateLimits
 from paiju.platform.observability import configure_logging
 from paiju.platform.retry import report
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import trust_from_env
+from paiju.platform.tokens import Trust, trust_from_env
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
@@ -41,6 +43,15 @@ async def run_timers(games: Games, secret: bytes, every: float, stopping: asynci
             await asyncio.wait_for(stopping.wait(), timeout=every)
 
 
+async def build(store: EventStore, trust: Trust, **service: Any) -> tuple[Games, EngineService]:
+    """The engine's games and service over ``store``, wired as every engine runs them — the games follow the
+    store's feed, so every replica's appends keep this one's cache current and wake its watchers. ``service``: the
+    `EngineService`'s keyword arguments (seed secret or seeds, clock, rate limits). The tests build it here too."""
+    games = Games(store)
+    await games.follow()
+    return games, EngineService(games, trust, **service)
+
+
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
     """Run the engine until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
@@ -54,9 +65,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     lobby = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
     )
-    games = Games(store)
-    await games.follow()  # every replica's appends keep this replica's cached games current
-    service = EngineService(games, trust, seed_secret=secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
+    games, service = await build(store, trust, seed_secret=secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
     dependencies.add_nats(f"nats:{settings.lobby_stream}", lobby.client)

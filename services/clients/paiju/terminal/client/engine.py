@@ -14,17 +14,13 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 import grpc
-from google.rpc import status_pb2
 
 from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj.view import SeatView as ZljView
+from paiju.sdk import RETRYABLE, refusal_of
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED)
-"""Codes after which the same call may simply be tried again (the connection, not the request): CANCELLED is
-a stopping server's answer to calls in flight (the client's own cancellations raise asyncio's CancelledError).
-An act retried keeps its command id, so it applies once."""
 RETRY_SECONDS = 30.0
 """How long calls and the Watch stream keep retrying a lost engine before giving up."""
 SEAT_PATIENCE = 300.0
@@ -32,26 +28,11 @@ SEAT_PATIENCE = 300.0
 who was away longer than its grace time, and hands it back when the player's table watch returns)."""
 SEAT_AWAY = "A bot is playing your seat for now (you were away); waiting to get it back..."
 CALL_TIMEOUT = 10.0
-STATUS_DETAILS_KEY = "grpc-status-details-bin"
-
-
-_STATUS = status_pb2.Status
 
 
 def rule_violation(error: grpc.aio.AioRpcError) -> engine_pb2.RuleViolation | None:
-    """The `RuleViolation` packed in a FAILED_PRECONDITION's status details, when the engine sent one."""
-    for key, value in error.trailing_metadata() or ():
-        if key != STATUS_DETAILS_KEY:
-            continue
-        raw = value if isinstance(value, bytes) else str(value).encode("latin-1")
-        try:
-            status = _STATUS.FromString(raw)
-        except Exception:  # a malformed trailer: fall back to the status message
-            return None
-        for detail in status.details:
-            if detail.type_url.endswith("/paiju.v1.RuleViolation"):
-                return engine_pb2.RuleViolation.FromString(detail.value)
-    return None
+    """The `RuleViolation` a refusal carries, when the engine sent one."""
+    return refusal_of(error).violation
 
 
 def explain(code: grpc.StatusCode, details: str, violation: engine_pb2.RuleViolation | None = None) -> str:

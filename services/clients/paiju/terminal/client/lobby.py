@@ -13,8 +13,8 @@ from typing import Any
 import grpc
 
 from paiju.rules.registry import GAMES as GAME_RULES
+from paiju.sdk import RETRYABLE
 from paiju.terminal.client.console import Console
-from paiju.terminal.client.engine import RETRYABLE
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc, zlj_pb2
 
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
