@@ -257,6 +257,13 @@ def test_read_all_returns_every_aggregate_in_stream_order(run_with: Callable[[Sc
         assert await store.read_all() == [*a, *b, *c]
         assert await store.read_all(after_sequence=a[-1].sequence) == [*b, *c]
         assert await store.read_all(after_sequence=c[-1].sequence) == []
+        # a bounded batch: the events of the next ``limit`` stream sequences, batch after batch
+        every = [*a, *b, *c]
+        batches, after = [], 0
+        while batch := await store.read_all(after_sequence=after, limit=2):
+            batches.append(batch)
+            after = batch[-1].sequence
+        assert [r for batch in batches for r in batch] == every and all(len(batch) <= 2 for batch in batches)
 
     run_with(scenario)
 

@@ -12,6 +12,7 @@ from importlib import resources
 from typing import Any
 
 import asyncpg
+import pytest
 
 from paiju.lobby import table as tb
 from paiju.lobby.accounts import (
@@ -101,6 +102,35 @@ def test_accounts_are_projected_with_their_skeletons(database_dsn: str) -> None:
         assert [t.table_id for t in await model.list_tables(None, None, 10)] == ["table-t1"]
         assert await model.checkpoint() == await lobby.last_sequence()
         assert await model.catch_up() == 0
+
+    run(database_dsn, body)
+
+
+def test_a_backlog_is_read_in_bounded_batches(database_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read model never holds a whole backlog: it reads `BATCH` stream sequences at a time, and a backlog of
+    several batches ends projected as one read at once would."""
+    from paiju.lobby import readmodel
+
+    monkeypatch.setattr(readmodel, "BATCH", 2)
+
+    async def body(pool: asyncpg.Pool[Any], lobby: Lobby) -> None:
+        for name in ("alice", "Bob", "carol"):
+            await lobby.register(name)
+        await lobby.open_table("table-t1")
+        model = TableReadModel(pool, lobby.store)
+        reads: list[int] = []
+        real = lobby.store.read_all
+
+        async def counted(after_sequence: int = 0, limit: int | None = None) -> Any:
+            batch = await real(after_sequence, limit)
+            reads.append(len(batch))
+            return batch
+
+        monkeypatch.setattr(lobby.store, "read_all", counted)
+        assert await model.catch_up() == 8  # 3 claims, 3 accounts, 2 table events
+        assert max(reads) <= 2 and len(reads) >= 4
+        assert len(await accounts(pool)) == 3
+        assert await model.checkpoint() == await lobby.last_sequence()
 
     run(database_dsn, body)
 

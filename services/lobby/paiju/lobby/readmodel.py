@@ -34,6 +34,8 @@ from paiju.v1 import lobby_events_pb2, lobby_pb2
 PROJECTION = "tables"
 ACCOUNTS = "accounts"
 PROJECTIONS = (PROJECTION, ACCOUNTS)
+BATCH = 1000
+"""Stream sequences read per batch."""
 log = structlog.get_logger("paiju.lobby.readmodel")
 
 
@@ -80,9 +82,18 @@ class TableReadModel:
 
     async def catch_up(self) -> int:
         """Apply every event stored after the earliest checkpoint, each to the projections that have not applied
-        it yet; returns how many events were read."""
+        it yet, `BATCH` stream sequences at a time (never the whole backlog in memory); returns how many events
+        were read."""
+        read = 0
+        while batch := await self._catch_up_batch():
+            read += batch
+            if batch < BATCH // 2:
+                break  # the backlog's end (what came since is the next catch-up's)
+        return read
+
+    async def _catch_up_batch(self) -> int:
         at = await self._checkpoints()
-        events = await self._store.read_all(after_sequence=min(at.values()))
+        events = await self._store.read_all(after_sequence=min(at.values()), limit=BATCH)
         unrecorded = 0  # the last event that needed no row written and is not in the checkpoints yet
         for recorded in events:
             due = [projection for projection, sequence in at.items() if recorded.sequence > sequence]

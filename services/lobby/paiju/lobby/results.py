@@ -25,6 +25,8 @@ from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2
 
 PROJECTION = "match-results"
+BATCH = 1000
+"""Stream sequences read per batch."""
 log = structlog.get_logger("paiju.lobby.results")
 
 
@@ -59,13 +61,17 @@ class MatchResults:
         return await checkpoint(self._pool, PROJECTION)
 
     async def catch_up(self) -> int:
-        """Record the result of every game that ended after the checkpoint; returns the events read."""
-        events = await self._games.read_all(after_sequence=await self.checkpoint())
-        for recorded in events:
-            await self._apply(recorded)
-        if events:
-            await advance(self._pool, PROJECTION, events[-1].sequence)
-        return len(events)
+        """Record the result of every game that ended after the checkpoint, `BATCH` stream sequences at a time (the
+        checkpoint moves after each batch: a long backlog is never held in memory); returns the events read."""
+        read = 0
+        after = await self.checkpoint()
+        while events := await self._games.read_all(after_sequence=after, limit=BATCH):
+            for recorded in events:
+                await self._apply(recorded)
+            after = events[-1].sequence
+            await advance(self._pool, PROJECTION, after)
+            read += len(events)
+        return read
 
     async def _apply(self, recorded: Recorded) -> None:
         table_id = table_of(recorded.aggregate)

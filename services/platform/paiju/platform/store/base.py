@@ -77,9 +77,12 @@ class EventStore(Protocol):
         """The ids of every aggregate with events."""
         ...
 
-    async def read_all(self, after_sequence: int = 0) -> list[Recorded]:
+    async def read_all(self, after_sequence: int = 0, limit: int | None = None) -> list[Recorded]:
         """Every event of every aggregate stored after stream sequence ``after_sequence``, in stream order, up to
-        the last one stored when called (a replay of the whole stream, for analysts and projections)."""
+        the last one stored when called (a replay of the whole stream, for analysts and projections); with
+        ``limit``, the events of at most the next ``limit`` stream sequences that hold any (a bounded batch: a
+        consumer reads a long backlog batch by batch, never all of it in memory; an empty batch means nothing is
+        left)."""
         ...
 
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:

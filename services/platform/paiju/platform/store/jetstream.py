@@ -146,11 +146,22 @@ class JetStreamEventStore:
         """Every event of an aggregate up to ``last_sequence``."""
         return await self._consume(self.subject(aggregate), 0, last_sequence)
 
-    async def read_all(self, after_sequence: int = 0) -> list[Recorded]:
+    async def read_all(self, after_sequence: int = 0, limit: int | None = None) -> list[Recorded]:
         info = await self._js.stream_info(self._stream)
         if info.state.last_seq <= after_sequence or not info.state.messages:
             return []
-        return await self._consume(f"{self._prefix}.*", after_sequence, info.state.last_seq)
+        if limit is None:
+            return await self._consume(f"{self._prefix}.*", after_sequence, info.state.last_seq)
+        # window after window of ``limit`` sequences, until one holds events (a purged stretch holds none); the
+        # consumer may deliver past a window's end (the next event, when the end is no event): not kept
+        after = max(after_sequence, info.state.first_seq - 1)
+        while after < info.state.last_seq:
+            last = min(info.state.last_seq, after + limit)
+            found = [r for r in await self._consume(f"{self._prefix}.*", after, last) if r.sequence <= last]
+            if found:
+                return found
+            after = last
+        return []
 
     async def _consume(self, subject: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
         """The events on ``subject`` after ``after_sequence`` up to ``last_sequence``.

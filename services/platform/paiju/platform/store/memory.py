@@ -46,8 +46,9 @@ class MemoryEventStore:
     async def aggregates(self) -> list[str]:
         return sorted(self._logs)
 
-    async def read_all(self, after_sequence: int = 0) -> list[Recorded]:
-        every = [r for log in self._logs.values() for r in log if r.sequence > after_sequence]
+    async def read_all(self, after_sequence: int = 0, limit: int | None = None) -> list[Recorded]:
+        last = after_sequence + limit if limit is not None else self._sequence
+        every = [r for log in self._logs.values() for r in log if after_sequence < r.sequence <= last]
         return sorted(every, key=lambda r: r.sequence)
 
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
