@@ -99,3 +99,12 @@ def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     _no_servers_in_unit_tests("NATS")
     with embedded_nats(tmp_path_factory.mktemp("jetstream")) as url:
         yield url
+
+
+@pytest.fixture(params=["memory", "jetstream"])
+def store_kind(request: pytest.FixtureRequest) -> str:
+    """Which event store a test runs against: the in-memory fake or JetStream (the same contract)."""
+    kind: str = request.param
+    if kind == "jetstream":
+        request.getfixturevalue("nats_url")
+    return kind

@@ -1,7 +1,7 @@
 """Event stores: one aggregate (a game, a table) per subject, appended with optimistic concurrency.
 
 `EventStore` is the interface; `MemoryEventStore` the in-memory fake and `JetStreamEventStore` the real one.
-Both pass the same contract suite (tests/engine/test_store_contract.py).
+Both pass the same contract suite (tests/platform/test_store_contract.py).
 """
 
 from paiju.platform.store.base import (

@@ -29,7 +29,7 @@ from paiju.rules.zlj import model as zlj
 from paiju.tools.analyst import GameLog, decode
 from paiju.v1 import engine_pb2, lobby_events_pb2, tractor_pb2, zlj_pb2
 
-from ..engine.harness import NOW, auth, engine, play_tractor, play_zlj, seated, token
+from ...engine.harness import NOW, auth, engine, play_tractor, play_zlj, seated, token
 
 ZLJ_SEED = 4
 TRACTOR_SEED = 11
