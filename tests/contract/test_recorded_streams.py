@@ -16,8 +16,9 @@ import pytest
 from paiju.engine.games import Games
 from paiju.lobby import table as tb
 from paiju.lobby.service import new_tables
-from paiju.platform.repository import CommandIdReused, canonical
+from paiju.platform.repository import SCHEMA_VERSION, CommandIdReused, NewerSchema, canonical, upcast
 from paiju.platform.store import MemoryEventStore, Position
+from paiju.v1 import engine_pb2
 
 from ..fixtures.streams.scenario import EXPECTED, FIXTURE, TABLE, TRACTOR_GAME, ZLJ_GAME, table_commands
 
@@ -73,5 +74,21 @@ def test_a_lobby_command_stored_with_the_old_digest_is_answered_as_the_first_tim
         # another command under a stored id is still refused
         with pytest.raises(CommandIdReused):
             await tables.act(TABLE, tb.SetReady(table_commands()[1][2], False), "open", "someone")
+
+    asyncio.run(body())
+
+
+def test_an_event_of_a_newer_schema_is_refused_not_misread() -> None:
+    """An envelope written by a newer Paiju (a schema version this one does not know) stops the read with a message
+    that says so; the recorded ones (version 1) read."""
+
+    async def body() -> None:
+        store = MemoryEventStore()
+        newer = engine_pb2.Envelope(game_id="g-new", version=1, command_id="c", schema_version=SCHEMA_VERSION + 1)
+        newer.zlj.SetInParent()  # a 砸六家 event of a kind this Paiju may not know
+        await store.append("g-new", Position(), "c", [newer.SerializeToString()])
+        with pytest.raises(NewerSchema, match="schema version 2"):
+            await Games(store).load("g-new")
+        assert upcast(engine_pb2.Envelope(schema_version=SCHEMA_VERSION)).schema_version == SCHEMA_VERSION
 
     asyncio.run(body())

@@ -30,14 +30,13 @@ from paiju.contract.games import TRACTOR as TRACTOR_CODEC
 from paiju.contract.games import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
 from paiju.contract.games import ZLJ as ZLJ_CODEC
 from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
-from paiju.platform.repository import CACHED_AGGREGATES, CONFLICT_RETRIES, Recent
+from paiju.platform.repository import CACHED_AGGREGATES, CONFLICT_RETRIES, SCHEMA_VERSION, Recent, upcast
 from paiju.platform.store import Changes, ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules import registry
 from paiju.rules.errors import RuleError
 from paiju.rules.registry import GameRules
 from paiju.v1 import engine_pb2
 
-SCHEMA_VERSION = 1
 POLL_SECONDS = 0.05
 """How often a watch reads the store when no feed keeps the games current (tests and tools without a feed)."""
 CACHED_GAMES = CACHED_AGGREGATES
@@ -167,7 +166,7 @@ class Game:
 
 def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
     """``game`` (``None``: a game not seen yet) after the stored events ``tail``."""
-    envelopes = [engine_pb2.Envelope.FromString(r.data) for r in tail]
+    envelopes = [upcast(engine_pb2.Envelope.FromString(r.data)) for r in tail]
     if game is None:
         rules = next(RULES[w] for e in envelopes if (w := e.WhichOneof("payload")) in RULES)
         game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})

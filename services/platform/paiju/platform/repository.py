@@ -87,6 +87,28 @@ class CommandIdReused(Exception):
     """A command id already names another command of this aggregate."""
 
 
+class NewerSchema(Exception):
+    """A stored envelope was written by a newer Paiju (a schema version this one does not know): it is not read
+    rather than misread."""
+
+
+M = TypeVar("M", bound=Message)
+
+
+def upcast(envelope: M) -> M:
+    """The one place where a stored envelope of an older schema version becomes the current one, for every stream
+    (games, lobby, tournaments). Version 1 is the only one so far (0: written before the field existed, the same
+    payloads); a change of a payload's meaning adds a version and its step here, so old streams keep replaying."""
+    stored: Any = envelope
+    if stored.schema_version > SCHEMA_VERSION:
+        owner = getattr(stored, "aggregate", "") or getattr(stored, "game_id", "")
+        raise NewerSchema(
+            f"event {stored.version} of {owner} has schema version {stored.schema_version}; this Paiju reads up to "
+            f"{SCHEMA_VERSION}: upgrade it"
+        )
+    return envelope
+
+
 @dataclass(frozen=True, slots=True)
 class Loaded(Generic[S]):
     """An aggregate as read: its state, position and the digest of each command applied."""
@@ -231,7 +253,7 @@ class Aggregates(Generic[S]):
         commands = dict(loaded.commands)
         events = list(loaded.events)
         for r in tail:
-            envelope: Any = self._envelope.FromString(r.data)
+            envelope: Any = upcast(self._envelope.FromString(r.data))
             event = self._codec.decode(envelope.event)
             state = self._evolve(state, event)
             commands.setdefault(envelope.command_id, envelope.command_digest)
