@@ -100,7 +100,7 @@ def test_watchers_do_not_wake_each_other(nats_url: str, watchers: int) -> None:
         games = Games(store)
         await games.follow()
         service = EngineService(games, TRUST, seed_secret=b"idle-watchers-seeds-" * 2)
-        await service.create_game(engine_pb2.CreateGameRequest(game_id="g", game=engine_pb2.GAME_ZLJ), "lobby")
+        await service.creation.create(engine_pb2.CreateGameRequest(game_id="g", game=engine_pb2.GAME_ZLJ), "lobby")
         version = (await games.load("g")).version
         woken = 0
 

@@ -153,7 +153,9 @@ async def stack(
     await engine_server.start()
     engine_address = f"127.0.0.1:{engine_port}"
     stop = asyncio.Event()
-    starter = await run_in_background(lobby_store.client, service, f"L{suffix.upper()}", f"l{suffix}.lobby", stop)
+    starter = await run_in_background(
+        lobby_store.client, service.creation, f"L{suffix.upper()}", f"l{suffix}.lobby", stop
+    )
     timers = asyncio.create_task(run_timers(games, SEED_SECRET, 0.2, stop))
 
     pool = await connect(database_dsn)

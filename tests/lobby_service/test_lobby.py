@@ -190,9 +190,11 @@ def test_a_redelivered_start_and_a_second_engine_replica_create_one_game(nats_ur
         events = await s.lobby_store.load(table_id)
         second = EngineService(Games(s.games_store), TRUST, seed_secret=SEED_SECRET)
         for recorded in events:
-            await handle(s.service, recorded.data)
-            await handle(second, recorded.data)
-        await asyncio.gather(*(handle(second, r.data) for r in events), *(handle(s.service, r.data) for r in events))
+            await handle(s.service.creation, recorded.data)
+            await handle(second.creation, recorded.data)
+        await asyncio.gather(
+            *(handle(second.creation, r.data) for r in events), *(handle(s.service.creation, r.data) for r in events)
+        )
         stored = await s.games_store.load(table.game_id)
         assert len(stored) == first.version
         creates = {r.command_id for r in stored if r.command_id.startswith("create:")}

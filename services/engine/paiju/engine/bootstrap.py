@@ -82,7 +82,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     )
     stopping = stop_on_signals(stop)
     timers = asyncio.create_task(run_timers(games, secret, settings.timer_seconds, stopping))
-    matches = await run_in_background(lobby.client, service, settings.lobby_stream, settings.lobby_prefix, stopping)
+    matches = await run_in_background(
+        lobby.client, service.creation, settings.lobby_stream, settings.lobby_prefix, stopping
+    )
     if ready is not None:
         ready.set()
     await stopping.wait()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hashlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, cast
@@ -22,7 +21,7 @@ import grpc
 import structlog
 
 from paiju.contract.codec import CodecError
-from paiju.contract.matches import GAME_NAMES
+from paiju.engine.creation import GameCreation
 from paiju.engine.games import (
     RULES,
     CommandIdReused,
@@ -148,6 +147,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             secret = seed_secret
             seeds = lambda game_id, version: shuffle_seed(secret, game_id, version)  # noqa: E731
         self._seeds = seeds
+        self.creation = GameCreation(games, seeds, now)
+        """Creating games: for CreateGame and for the match starter."""
         self.draining = asyncio.Event()
         """Set when the server shuts down: open watch streams end with a WatchEnd saying so."""
         self.verifier = Verifier(trust, now)
@@ -235,54 +236,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         who: Identity = caller()
         if who.role not in (Role.SERVICE, Role.ADMIN):
             raise needs_role(Role.SERVICE, Role.ADMIN)
-        game = await self.create_game(request, who.subject)
+        game = await self.creation.create(request, who.subject)
         return engine_pb2.CreateGameResponse(game_id=request.game_id, version=game.version)
-
-    async def create_game(self, request: engine_pb2.CreateGameRequest, actor: str) -> Game:
-        """Create the game a request describes (for CreateGame and for the lobby's match starts): idempotent
-        by request; `Refused` otherwise (INVALID_OPTIONS, INVALID_REQUEST, GAME_EXISTS)."""
-        try:
-            kind = GAME_NAMES.get(request.game)
-            if kind is None:
-                raise Refused(Reason.INVALID_REQUEST, "game must be GAME_ZLJ or GAME_TRACTOR", {"field": "game"})
-            rules = RULES[kind]
-            field, message = f"{kind}_options", cast(Any, request)  # each game's options field is named after it
-            options = (
-                rules.codec.decode(getattr(request, field), rules.game.options)
-                if message.HasField(field)
-                else rules.game.options()
-            )
-            start = rules.game.start(self._seeds(request.game_id, 0), options, self._now())
-            seats = self._seating(request, rules.game.seats)
-            digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
-            game = await self._games.create(
-                request.game_id, kind, start, f"create:{request.game_id}", actor, seats=seats, digest=digest
-            )
-        except CodecError as e:
-            raise Refused(Reason.INVALID_OPTIONS, str(e)) from None
-        except RuleError as e:
-            raise Refused(Reason.INVALID_OPTIONS, e.reason, {"rule": e.rule}) from None
-        except CommandIdReused:
-            raise Refused(
-                Reason.GAME_EXISTS, f"game {request.game_id} exists already", {"game": request.game_id}
-            ) from None
-        return game
-
-    @staticmethod
-    def _seating(request: engine_pb2.CreateGameRequest, count: int) -> tuple[str, ...]:
-        """The player of each seat (``()``: no seat assignments), or `Refused` when the seats are wrong."""
-        if not request.seats:
-            return ()
-        players: dict[int, str] = {}
-        for assignment in request.seats:
-            if not 0 <= assignment.seat < count or assignment.seat in players:
-                break
-            players[assignment.seat] = assignment.player_id
-        if len(players) != count or len(request.seats) != count:
-            raise Refused(
-                Reason.INVALID_REQUEST, f"seats name each seat 0..{count - 1} once with a player id", {"field": "seats"}
-            )
-        return tuple(players[s] for s in range(count))
 
     async def AssignSeats(
         self, request: engine_pb2.AssignSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
