@@ -2,12 +2,12 @@
 
 Tables and accounts are aggregates of the LOBBY stream (`paiju.platform.repository`); table lists come from the
 PostgreSQL read model (`paiju.lobby.readmodel`). Seat changes during a match go to the engine first
-(`EngineService.AssignSeats`: it knows whether the game stands between deals), then into the table. A
-seated player's open `WatchTable` stream is its presence: when the last one closes during a match, a bot
-covers the seat after the grace time; when the player watches again (or joins the game), the seat is
-handed back. Tokens: the lobby signs sessions (role player, no game) and game tokens (player + game +
-seat, or spectator) with its own Ed25519 key (`paiju.platform.tokens`), which every service verifies with the lobby's
-public key; they are short-lived, renewed with RenewSession and JoinGame, and revoked with Logout / RevokeSessions.
+(`EngineService.AssignSeats`: it knows whether the game stands between deals), then into the table. A seated
+player's open `WatchTable` stream is its presence (`paiju.lobby.presence`): when the last one closes during a
+match, a bot covers the seat after the grace time; when the player watches again (or joins the game), the seat is
+handed back. Tokens: the lobby signs sessions (role player, no game) and game tokens (player + game + seat, or
+spectator) with its own Ed25519 key (`paiju.platform.tokens`), which every service verifies with the lobby's public
+key; they are short-lived, renewed with RenewSession and JoinGame, and revoked with Logout / RevokeSessions.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import contextlib
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, cast
 
 import grpc
@@ -29,10 +29,11 @@ from paiju.contract.matches import create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import table as tb
 from paiju.lobby.contract import LOBBY_EVENTS
+from paiju.lobby.presence import Presence
 from paiju.platform.aio import unless
 from paiju.platform.channels import channel as grpc_channel
-from paiju.platform.edge import DEPENDENCY_ERRORS, Policy, caller, refusal_of_rpc_error
-from paiju.platform.errors import Reason, Refused, Unavailable
+from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
+from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
 from paiju.platform.repository import Aggregates, CommandIdReused, Loaded
 from paiju.platform.tokens import (
@@ -72,9 +73,6 @@ def login_name(method: str, request: Any) -> str | None:
 
 
 LEASE_SECONDS = 30
-COVER_RETRY_SECONDS = 5.0
-"""How long a cover waits before trying again while NATS or the engine cannot be reached."""
-DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
 GUEST_NAME_TRIES = 5
 """How many random guest names Guest draws before it gives up (one draw meets an existing name rarely)."""
 OPERATORS = (Role.ADMIN, Role.REFEREE, Role.ANALYST)
@@ -183,13 +181,12 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._listing = listing
         self._engine = engine
         self._signer = signer
-        self._grace = grace_seconds
         self._now = now
         self.verifier = Verifier(trust, now)
         self.policy = Policy(authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits)
         """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
-        self._present: dict[tuple[str, str], int] = {}
-        self._pending: set[asyncio.Task[None]] = set()
+        self.presence = Presence(tables, self._engine_seats, grace_seconds)
+        """Who is at which table; a bot covers an absent player's seat, and hands it back."""
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -401,13 +398,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         who = await self._reader()
         loaded = await self._table(request.table_id)
         # a signed-in player's watch is their presence (an operator's is nobody's)
-        key = (request.table_id, who.subject) if who is not None else None
-        if key is not None:
-            self._present[key] = self._present.get(key, 0) + 1
-        try:
-            if key is not None:
-                with contextlib.suppress(Refused):  # the engine away: the seat comes back at the next watch
-                    await self._returned(*key)
+        present = self.presence.watching(request.table_id, who.subject) if who is not None else contextlib.nullcontext()
+        async with present:
             while True:
                 yield lobby_pb2.WatchTableResponse(table=table_message(loaded.state, loaded.version))
                 moved = await unless(self._tables.next_change(request.table_id, loaded.version), self.draining)
@@ -416,61 +408,6 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                     yield lobby_pb2.WatchTableResponse(end=end)
                     return
                 loaded = moved
-        finally:
-            if key is not None:
-                self._present[key] -= 1
-                if not self._present[key]:
-                    del self._present[key]
-                    self._spawn(self._cover_later(*key))
-
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
-
-    async def _cover_later(self, table_id: str, player: str) -> None:
-        """After the grace time, a bot covers the seat of a player who is still away during a match; while NATS or
-        the engine cannot be reached, it tries again every few seconds for as long as the player stays away."""
-        await asyncio.sleep(self._grace)
-        while not self._present.get((table_id, player)):
-            try:
-                await self._cover(table_id, player)
-                return
-            except Refused as e:
-                if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
-                    log.warning("could not cover a seat", table=table_id, player=player, reason=e.reason.value)
-                    return
-                error = e.message
-            except DEPENDENCY_GONE as e:
-                error = repr(e)
-            log.warning("cover waits for a dependency", table=table_id, player=player, error=error)
-            await asyncio.sleep(COVER_RETRY_SECONDS)
-
-    async def _cover(self, table_id: str, player: str) -> None:
-        loaded = await self._tables.refresh(table_id)
-        table = loaded.state
-        seat = table.seat_of(player)
-        if table.status is not tb.Status.PLAYING or seat is None or table.seats[seat].covered:
-            return
-        command_id = f"cover:{table.game_id}:{seat}:{loaded.version}"
-        await self._engine_seats(table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id)
-        await self._tables.act(table_id, tb.CoverSeat(seat), command_id, "lobby")
-        log.info("a bot covers an absent player", table=table_id, seat=seat, player=player)
-        if self._present.get((table_id, player)):  # back while the cover was being recorded: hand it back now
-            with contextlib.suppress(Refused):
-                await self._returned(table_id, player)
-
-    async def _returned(self, table_id: str, player: str) -> None:
-        """A covered player is back: hand the seat back in the engine and at the table."""
-        loaded = await self._tables.refresh(table_id)
-        table = loaded.state
-        seat = table.seat_of(player)
-        if seat is None or not table.seats[seat].covered or table.status is not tb.Status.PLAYING:
-            return
-        command_id = f"return:{table.game_id}:{seat}:{loaded.version}"
-        await self._engine_seats(table, {seat: player}, engine_pb2.SEAT_CHANGE_RETURN, command_id)
-        await self._tables.act(table_id, tb.ReturnToSeat(player), command_id, player)
-        log.info("the player is back", table=table_id, seat=seat, player=player)
 
     async def TakeSeat(
         self, request: lobby_pb2.TakeSeatRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -667,7 +604,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             response.token = self._token(who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id)
             return response
         with contextlib.suppress(Refused):
-            await self._returned(request.table_id, who.subject)
+            await self.presence.returned(request.table_id, who.subject)
         response.seat = seat
         response.token = self._token(who.subject, Role.PLAYER, GAME_TOKEN_SECONDS, table.game_id, seat)
         return response
@@ -724,11 +661,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         return response
 
     async def close(self) -> None:
-        for task in list(self._pending):
-            task.cancel()
-        for task in list(self._pending):
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self.presence.close()
 
 
 def engine_client(address: str) -> Callable[[], Any]:

@@ -1,0 +1,115 @@
+"""Presence at the tables (a use case of the lobby, not of its gRPC servicer): a seated player's open `WatchTable`
+streams are their presence. When the last one closes during a match, a bot covers the seat after the grace time
+(`SEAT_CHANGE_COVER` in the engine, `CoverSeat` at the table, under one command id); when the player watches again
+or joins the game, the seat is handed back (`SEAT_CHANGE_RETURN`, `ReturnToSeat`). While NATS or the engine cannot
+be reached, a cover is tried again every few seconds for as long as the player stays away.
+
+Presence lives in this process's memory: it is what pins the lobby to one replica today."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import structlog
+
+from paiju.lobby import table as tb
+from paiju.platform.edge import DEPENDENCY_ERRORS
+from paiju.platform.errors import Reason, Refused, Unavailable
+from paiju.platform.repository import Aggregates
+from paiju.v1 import engine_pb2
+
+COVER_RETRY_SECONDS = 5.0
+"""How long a cover waits before trying again while NATS or the engine cannot be reached."""
+DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
+EngineSeats = Callable[[tb.Table, dict[int, str], int, str], Awaitable[None]]
+"""Tells the engine who sits where in the table's running match: (table, seats, change, command id)."""
+log = structlog.get_logger("paiju.lobby.presence")
+
+
+class Presence:
+    """Who watches which table, and the covers of the players who left."""
+
+    def __init__(self, tables: Aggregates[tb.Table], engine_seats: EngineSeats, grace_seconds: float) -> None:
+        self._tables = tables
+        self._engine_seats = engine_seats
+        self._grace = grace_seconds
+        self._present: dict[tuple[str, str], int] = {}
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def here(self, table_id: str, player: str) -> bool:
+        """Whether ``player`` watches ``table_id`` now."""
+        return bool(self._present.get((table_id, player)))
+
+    @contextlib.asynccontextmanager
+    async def watching(self, table_id: str, player: str) -> AsyncIterator[None]:
+        """``player`` is at ``table_id`` while this lasts: their seat comes back if a bot covers it, and the seat is
+        covered after the grace time once the player's last watch ends."""
+        key = (table_id, player)
+        self._present[key] = self._present.get(key, 0) + 1
+        try:
+            with contextlib.suppress(Refused):  # the engine away: the seat comes back at the next watch
+                await self.returned(table_id, player)
+            yield
+        finally:
+            self._present[key] -= 1
+            if not self._present[key]:
+                del self._present[key]
+                self._spawn(self._cover_later(table_id, player))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+    async def _cover_later(self, table_id: str, player: str) -> None:
+        """After the grace time, a bot covers the seat of a player who is still away during a match."""
+        await asyncio.sleep(self._grace)
+        while not self.here(table_id, player):
+            try:
+                await self._cover(table_id, player)
+                return
+            except Refused as e:
+                if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
+                    log.warning("could not cover a seat", table=table_id, player=player, reason=e.reason.value)
+                    return
+                error = e.message
+            except DEPENDENCY_GONE as e:
+                error = repr(e)
+            log.warning("cover waits for a dependency", table=table_id, player=player, error=error)
+            await asyncio.sleep(COVER_RETRY_SECONDS)
+
+    async def _cover(self, table_id: str, player: str) -> None:
+        loaded = await self._tables.refresh(table_id)
+        table = loaded.state
+        seat = table.seat_of(player)
+        if table.status is not tb.Status.PLAYING or seat is None or table.seats[seat].covered:
+            return
+        command_id = f"cover:{table.game_id}:{seat}:{loaded.version}"
+        await self._engine_seats(table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id)
+        await self._tables.act(table_id, tb.CoverSeat(seat), command_id, "lobby")
+        log.info("a bot covers an absent player", table=table_id, seat=seat, player=player)
+        if self.here(table_id, player):  # back while the cover was being recorded: hand it back now
+            with contextlib.suppress(Refused):
+                await self.returned(table_id, player)
+
+    async def returned(self, table_id: str, player: str) -> None:
+        """A covered player is back: hand the seat back in the engine and at the table."""
+        loaded = await self._tables.refresh(table_id)
+        table = loaded.state
+        seat = table.seat_of(player)
+        if seat is None or not table.seats[seat].covered or table.status is not tb.Status.PLAYING:
+            return
+        command_id = f"return:{table.game_id}:{seat}:{loaded.version}"
+        await self._engine_seats(table, {seat: player}, engine_pb2.SEAT_CHANGE_RETURN, command_id)
+        await self._tables.act(table_id, tb.ReturnToSeat(player), command_id, player)
+        log.info("the player is back", table=table_id, seat=seat, player=player)
+
+    async def close(self) -> None:
+        """Stop the covers waiting to happen."""
+        for task in list(self._pending):
+            task.cancel()
+        for task in list(self._pending):
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
