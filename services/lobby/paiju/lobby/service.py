@@ -76,6 +76,8 @@ LEASE_SECONDS = 30
 GUEST_NAME_TRIES = 5
 """How many random guest names Guest draws before it gives up (one draw meets an existing name rarely)."""
 OPERATORS = (Role.ADMIN, Role.REFEREE, Role.ANALYST)
+ROLES = {"RevokeSessions": (Role.ADMIN,), "LeaseBotSeats": (Role.BOT_RUNNER, Role.ADMIN)}
+"""The methods only some roles may call, checked by the edge (ROLE_REQUIRED)."""
 ENGINE_SECONDS = 10.0
 """How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
@@ -183,7 +185,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._signer = signer
         self._now = now
         self.verifier = Verifier(trust, now)
-        self.policy = Policy(authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits)
+        self.policy = Policy(
+            authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits, roles=ROLES
+        )
         """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
         self.presence = Presence(tables, self._engine_seats, grace_seconds)
         """Who is at which table; a bot covers an absent player's seat, and hands it back."""
@@ -332,11 +336,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def RevokeSessions(
         self, request: lobby_pb2.RevokeSessionsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.RevokeSessionsResponse:
-        who: Identity = caller()
-        if who.role is not Role.ADMIN:
-            raise Refused(
-                Reason.ROLE_REQUIRED, "only an operator revokes another account's sessions", {"required": "admin"}
-            )
+        who: Identity = caller()  # an admin (the edge's policy)
         if (await self._accounts.load(request.player_id)).state is None:
             raise Refused(Reason.PLAYER_NOT_FOUND, f"there is no account {request.player_id!r}")
         await self._revoke(request.player_id, who.subject)
@@ -612,11 +612,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def LeaseBotSeats(
         self, request: lobby_pb2.LeaseBotSeatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.LeaseBotSeatsResponse:
-        who = caller()
-        if who.role not in (Role.BOT_RUNNER, Role.ADMIN):
-            raise Refused(
-                Reason.ROLE_REQUIRED, "bot runners lease seats with a bot runner's token", {"required": "bot_runner"}
-            )
+        who = caller()  # a bot runner or an admin (the edge's policy)
         if who.role is Role.BOT_RUNNER and request.runner_id != who.subject:
             # a runner's token names the runner: it renews and plays its own leases only
             raise Refused(

@@ -11,7 +11,8 @@ In order, for each call of a `paiju.v1` service:
    annotations, enforced by protovalidate); violations are ``INVALID_ARGUMENT`` / ``INVALID_REQUEST`` with a
    `google.rpc.BadRequest` naming each field.
 4. **Authentication.** Except for the methods a service declares public, the bearer token is checked once here
-   and the caller's identity is made available to the handler (`caller`).
+   and the caller's identity is made available to the handler (`caller`); a method the service's policy reserves
+   for some roles is refused ``ROLE_REQUIRED`` here to anyone else.
 5. **Limits.** The service's rate limits (`paiju.platform.limits`) for the method, by client address and by
    account; a stream also holds one of a limited number of open streams until it ends.
 6. **Answers.** A `Refused` raised by the handler becomes its status: the code that goes with its reason, its
@@ -25,9 +26,9 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NoReturn, Protocol
 
 import asyncpg
@@ -152,6 +153,12 @@ def status_of(refused: Refused) -> grpc.Status:
     return converted
 
 
+def role_required(*roles: Role) -> Refused:
+    """ROLE_REQUIRED: the call needs a token of one of ``roles`` (metadata ``required``: their names)."""
+    names = " or ".join(role.value for role in roles)
+    return Refused(Reason.ROLE_REQUIRED, f"this call needs a {names} token", {"required": names})
+
+
 def unavailable(what: str) -> Refused:
     """DEPENDENCY_UNAVAILABLE naming the dependency by its kind (NATS, PostgreSQL, the engine; ``what`` is the
     service's name for it, e.g. ``nats:GAMES``, kept in the metadata)."""
@@ -237,6 +244,9 @@ class Policy:
     """Checks the bearer token of every method but the public ones (``None``: the service authenticates)."""
     public: Collection[str] = ()
     """Method names (``Register``) that need no token."""
+    roles: Mapping[str, Collection[Role]] = field(default_factory=dict)
+    """The roles a method's caller must have (``CreateGame``: service or admin), checked here once the token is:
+    ``ROLE_REQUIRED`` otherwise. Methods not named take any authenticated caller (their handler decides)."""
     limits: Limits | None = None
     ready: Callable[[], str | None] | None = None
     """The dependency the service is waiting for (``None``: all reachable)."""
@@ -318,7 +328,11 @@ class Edge(grpc.aio.ServerInterceptor):
                 raise bad_request(violations)
         policy = self._policy
         if policy.authenticator is not None and method not in policy.public:
-            _CALLER.set(policy.authenticator.identify(context.invocation_metadata()))
+            who = policy.authenticator.identify(context.invocation_metadata())
+            _CALLER.set(who)
+            allowed = policy.roles.get(method)
+            if allowed is not None and getattr(who, "role", None) not in allowed:
+                raise role_required(*allowed)
         return request
 
 

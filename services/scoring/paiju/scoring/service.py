@@ -47,6 +47,10 @@ RATE_LIMITS = """
 """
 """Scoring's rate limits (`paiju.platform.limits`), by account."""
 ORGANISERS = (Role.ADMIN, Role.REFEREE)
+ROLES = dict.fromkeys(
+    ("CreateTournament", "PairRound", "EndTournament", "RecordForfeit", "ResolveAppeal"), (Role.REFEREE, Role.ADMIN)
+)
+"""The organisers' methods: the edge refuses any other caller (ROLE_REQUIRED)."""
 GAMES = ("zlj", "tractor")
 DEFAULT_ZLJ_DEALS = 6
 log = structlog.get_logger("paiju.scoring")
@@ -154,18 +158,15 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self._pool = pool
         self._now_ms = now_ms
         self.verifier = Verifier(trust, lambda: now_ms() // 1000)
-        self.policy = Policy(authenticator=self.verifier, limits=limits)
+        self.policy = Policy(authenticator=self.verifier, limits=limits, roles=ROLES)
         """What the gRPC edge does for this service (every method needs a token)."""
 
     # --- helpers ------------------------------------------------------------------------------------
 
     @staticmethod
     def _organiser() -> Identity:
+        """The caller of an organiser's method (a referee or an admin: the edge's policy checked it)."""
         who: Identity = caller()
-        if who.role not in ORGANISERS:
-            raise Refused(
-                Reason.ROLE_REQUIRED, "only a referee or an admin may do this", {"required": "referee or admin"}
-            )
         return who
 
     @staticmethod
