@@ -332,10 +332,6 @@ class Games:
         self._cache.clear()
         self._changes.notify_all()
 
-    @property
-    def following(self) -> bool:
-        return self._following
-
     async def load(self, game_id: str, min_version: int = 0) -> Game:
         """The game: from the cache when the feed keeps it current (and it is at ``min_version`` at least),
         else as stored now."""
@@ -419,11 +415,6 @@ class Games:
         if first.command_id != command_id or first.command_digest != digest:
             raise CommandIdReused(f"game {game_id} exists already")
         return created
-
-    async def rules_of(self, game_id: str) -> Rules:
-        """The rules of a game (from the cache when it has been loaded: a game never changes its kind)."""
-        cached = self._cache.get(game_id)
-        return cached.rules if cached is not None else (await self.load(game_id)).rules
 
     async def act(
         self,

@@ -196,11 +196,6 @@ class Aggregates(Generic[S]):
     def store(self) -> EventStore:
         return self._store
 
-    @property
-    def following(self) -> bool:
-        """Whether the store's feed keeps the cached aggregates current."""
-        return self._following
-
     async def follow(self) -> None:
         await self._store.follow(self._observe)
         self._following = True

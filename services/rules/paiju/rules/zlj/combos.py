@@ -205,11 +205,6 @@ Shape = tuple[tuple[int, int], ...]
 """A play up to suits: ``((level, count), ...)`` in increasing level."""
 
 
-def shape_of(cards: Iterable[Card]) -> Shape:
-    counts = level_counts(cards)
-    return tuple((level, n) for level, n in enumerate(counts) if n)
-
-
 def _runs(counts: Sequence[int], need: int) -> Iterator[Shape]:
     """Every run of 3+ consecutive levels 4..A holding ``need`` cards each (straights, pair-straights)."""
     level = 0
