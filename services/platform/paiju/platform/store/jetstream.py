@@ -45,6 +45,8 @@ COMMAND = "Paiju-Command-Id"
 BUSY_RETRIES = 200
 WRONG_LAST_SEQUENCE = 10071
 DUPLICATE_IN_BATCH = 10201
+DUPLICATE_IN_PROCESS = 10158
+"""The same message id is being stored right now for another writer (two replicas creating one game at once)."""
 CONSUME_PENDING = 1_000_000
 CONSUME_PENDING_BYTES = 1 << 30
 """Messages (and bytes) a reading subscription may hold undelivered to its callback (a whole stream read at
@@ -281,9 +283,10 @@ class JetStreamEventStore:
         for attempt in range(BUSY_RETRIES):
             reply = await self._publish(aggregate, expected, command_id, events)
             error = reply.get("error")
-            if error is None or "too many inflight" not in str(error.get("description", "")):
+            if error is None or not _busy(error):
                 break
-            # the server holds at most 50 open batches per stream (ADR-50): wait for one to commit
+            # the server holds at most 50 open batches per stream (ADR-50), or is storing this very command for
+            # another writer (the same message id in process): wait for it to commit, then the answer is known
             await asyncio.sleep(0.002 * (attempt + 1))
         if reply.get("duplicate"):
             return [r for r in await self.load(aggregate) if r.command_id == command_id]
@@ -348,3 +351,14 @@ def _recorded(aggregate: str, sequence: int, headers: dict[str, str] | None, dat
     if not headers or VERSION not in headers or COMMAND not in headers:
         raise StoreError(f"message {sequence} of {aggregate} is not a Paiju event (its headers are missing)")
     return Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(data or b""))
+
+
+def _busy(error: dict[str, Any]) -> bool:
+    """Whether an append was refused only for now: too many open batches, or the same command being stored by
+    another writer at this moment (it is decided once that one commits)."""
+    description = str(error.get("description", ""))
+    return (
+        "too many inflight" in description
+        or error.get("err_code") == DUPLICATE_IN_PROCESS
+        or "duplicate message id is in process" in description
+    )
