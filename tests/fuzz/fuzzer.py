@@ -145,8 +145,9 @@ class Stored:
     command_id: str
 
 
-ACCOUNTS = ("Register", "Guest")
-"""The lobby's calls that make accounts (and only accounts: subjects ``paiju.lobby.account-*`` and ``name-*``)."""
+ACCOUNTS = ("Register", "Guest", "Logout", "RevokeSessions")
+"""The lobby's calls that write accounts (and only accounts: subjects ``paiju.lobby.account-*`` and ``name-*``):
+making them, and revoking their sessions."""
 
 
 def domain(method: Method) -> str:
@@ -161,9 +162,9 @@ def background(stored: Stored, planned: Planned) -> bool:
 
     The mutating calls of one domain (`domain`) are sent one at a time, those of different domains side by side: an
     engine call writes GAMES only (as the token's subject), a lobby call LOBBY tables and GAMES (through the engine,
-    as "lobby"), an accounts call (Register, Guest) LOBBY accounts and name claims only, a scoring call TOURNAMENTS
-    only. So a message in a window is the call's when it carries the call's command id, or when it is where the
-    call's domain writes, by an actor other than the background writers'."""
+    as "lobby"), an accounts call (Register, Guest, Logout, RevokeSessions) LOBBY accounts and name claims only, a
+    scoring call TOURNAMENTS only. So a message in a window is the call's when it carries the call's command id, or
+    when it is where the call's domain writes, by an actor other than the background writers'."""
     if stored.command_id in planned.command_ids:
         return False
     where = domain(planned.method)
