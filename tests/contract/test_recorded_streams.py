@@ -6,27 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import hashlib
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from paiju.engine.games import Games
 from paiju.lobby import table as tb
 from paiju.lobby.service import new_tables
-from paiju.platform.repository import SCHEMA_VERSION, CommandIdReused, NewerSchema, canonical, upcast
+from paiju.platform.repository import SCHEMA_VERSION, CommandIdReused, NewerSchema, upcast
 from paiju.platform.store import MemoryEventStore, Position
 from paiju.v1 import engine_pb2
 
-from ..fixtures.streams.scenario import EXPECTED, FIXTURE, TABLE, TRACTOR_GAME, ZLJ_GAME, table_commands
+from ..fixtures.streams.scenario import EXPECTED, FIXTURE, TABLE, TRACTOR_GAME, ZLJ_GAME, fingerprint, table_commands
 
 HERE = Path(__file__).parents[1] / "fixtures" / "streams"
-
-
-def fingerprint(state: Any) -> str:
-    return hashlib.sha256(json.dumps(canonical(state), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 async def stores() -> dict[str, MemoryEventStore]:

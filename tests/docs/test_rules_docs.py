@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from ..support.rule_ids import TRACTOR_IDS, ZLJ_IDS
+
 REPOSITORY = Path(__file__).resolve().parents[2]
 RULES = REPOSITORY / "docs" / "rules"
-SHARED_RULES = REPOSITORY.parent / "shared" / "rules"
 
 ZLJ = "zalioujia.md"
 TRACTOR = "tractor.md"
@@ -242,17 +243,8 @@ def test_only_headings_and_bold_spans_define_ids() -> None:
 
 # --- the ids of the shared rules ----------------------------------------------------------------------------
 
-SHARED_IDS = {
-    ZLJ: {f"§{n}" for n in range(1, 15)} | {f"§4.{n}" for n in range(1, 6)} | {f"D-ZLJ-{n}" for n in range(1, 13)},
-    TRACTOR: {f"§{n}" for n in range(1, 13)}
-    | {"§6.1", "§6.2"}
-    | {f"§7.{n}" for n in range(1, 7)}
-    | {f"D-TR-{n}" for n in range(1, 12)}
-    | {f"D-TR-6.{n}" for n in range(1, 7)},
-}
-"""The ids of the shared rules files (`shared/rules/`): each ``## N.`` heading is §N, its numbered items ``1.``,
-``2.`` … are §N.1, §N.2 …, each **D-…-n** is a decision, and a decision opening a numbered list owns its items
-(D-TR-6.1 … D-TR-6.6 are §7.1 … §7.6). Written out, as the shared files are not part of the repository."""
+SHARED_IDS = {ZLJ: ZLJ_IDS, TRACTOR: TRACTOR_IDS}
+"""The ids of the rules (`tests/support/rule_ids.py`, kept equal to `shared/rules/` by tests/rules)."""
 PAIJU_IDS = {"S-1", "S-2"}
 """paiju's scoring decisions (`paiju.scoring.victory`, `paiju.scoring.sheets`), in both games' files."""
 
@@ -261,31 +253,3 @@ PAIJU_IDS = {"S-1", "S-2"}
 def test_every_id_of_the_shared_rules_has_its_own_anchor(name: str) -> None:
     absent = (SHARED_IDS[name] | PAIJU_IDS) - rules_ids()[name]
     assert not absent, f"docs/rules/{name} has no heading or bold line for {sorted(absent)}"
-
-
-def shared_file_ids(text: str) -> set[str]:
-    """The ids a shared rules file defines, read the way `SHARED_IDS` describes."""
-    ids: set[str] = set()
-    section: str | None = None
-    decision: str | None = None
-    for line in text.splitlines():
-        if heading := re.match(r"## ([0-9]+)\.", line):
-            section, decision = heading[1], None
-            ids.add(f"§{section}")
-            continue
-        if opening := re.match(r"\*\*(D-(?:ZLJ|TR)-[0-9]+)\*\*", line):
-            decision = opening[1]
-        ids.update(re.findall(r"\*\*(D-(?:ZLJ|TR)-[0-9]+)\*\*", line))
-        if section is not None and (item := re.match(r"([0-9]+)\. ", line)):
-            ids.add(f"§{section}.{item[1]}")
-            if decision is not None:
-                ids.add(f"{decision}.{item[1]}")
-    return ids
-
-
-@pytest.mark.parametrize("name", GAME_FILES)
-def test_the_written_out_ids_match_the_shared_rules(name: str) -> None:
-    """Checked when `shared/rules/` sits beside the repository; keeps `SHARED_IDS` honest."""
-    if not (SHARED_RULES / name).is_file():
-        pytest.skip(f"{SHARED_RULES / name} is not beside the repository")
-    assert shared_file_ids((SHARED_RULES / name).read_text(encoding="utf-8")) == SHARED_IDS[name]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import grpc
-
-from paiju.platform.edge import CODES, code_name, refusal_of_rpc_error, status_of
+from paiju.platform.edge import CODES, code_name, refusal_of_rpc_error
 from paiju.platform.errors import Reason, Refused
 from paiju.v1 import errors_pb2
+
+from ..support.rpc import rpc_error
 
 ERRORS_PROTO = Path(__file__).parents[2] / "protos" / "paiju" / "v1" / "errors.proto"
 
@@ -31,16 +31,8 @@ def test_every_reason_has_one_code_and_the_proto_documents_it() -> None:
         assert found.group(1) == code_name(reason), reason
 
 
-def downstream(refused: Refused) -> grpc.aio.AioRpcError:
-    """The error a call to another Paiju service raises when that service refuses it with ``refused``."""
-    status = status_of(refused)
-    return grpc.aio.AioRpcError(
-        status.code, grpc.aio.Metadata(), grpc.aio.Metadata(*status.trailing_metadata), status.details
-    )
-
-
 def test_a_downstream_refusal_of_the_clients_request_is_passed_on_as_the_clients() -> None:
-    refused = refusal_of_rpc_error(downstream(Refused(Reason.GAME_NOT_FOUND, "no game g", {"game": "g"})), "engine")
+    refused = refusal_of_rpc_error(rpc_error(Refused(Reason.GAME_NOT_FOUND, "no game g", {"game": "g"})), "engine")
     assert (refused.reason, refused.message, refused.metadata) == (Reason.GAME_NOT_FOUND, "no game g", {"game": "g"})
 
 
@@ -48,6 +40,6 @@ def test_a_downstream_refusal_of_our_own_credentials_or_rate_is_unavailable_not_
     """A client told TOKEN_EXPIRED or RATE_LIMITED would sign in again or slow down, in vain: the token and the
     budget were the service's own."""
     for reason in (Reason.TOKEN_EXPIRED, Reason.TOKEN_INVALID, Reason.RATE_LIMITED, Reason.ROLE_REQUIRED):
-        refused = refusal_of_rpc_error(downstream(Refused(reason, "no")), "the engine")
+        refused = refusal_of_rpc_error(rpc_error(Refused(reason, "no")), "the engine")
         assert refused.reason is Reason.DEPENDENCY_UNAVAILABLE, reason
         assert refused.metadata == {"dependency": "the engine"}

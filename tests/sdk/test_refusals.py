@@ -4,29 +4,23 @@ from __future__ import annotations
 
 import grpc
 
-from paiju.platform.edge import status_of, unavailable
+from paiju.platform.edge import unavailable
 from paiju.platform.errors import Reason, Refused
 from paiju.sdk import Refusal, backoff, refusal_of
 from paiju.v1 import engine_pb2
 
-
-def answered(refused: Refused) -> grpc.aio.AioRpcError:
-    """The error a client's call raises when a service refuses it with ``refused`` (as the edge writes it)."""
-    status = status_of(refused)
-    return grpc.aio.AioRpcError(
-        status.code, grpc.aio.Metadata(), grpc.aio.Metadata(*status.trailing_metadata), status.details
-    )
+from ..support.rpc import rpc_error
 
 
 def test_a_rule_violation_names_its_reason_and_rule() -> None:
     violation = engine_pb2.RuleViolation(reason="it does not beat the current play", rule="§4")
-    refusal = refusal_of(answered(Refused(Reason.RULE_VIOLATION, "no", {"rule": "§4"}, (violation,))))
+    refusal = refusal_of(rpc_error(Refused(Reason.RULE_VIOLATION, "no", {"rule": "§4"}, (violation,))))
     assert refusal.code == grpc.StatusCode.FAILED_PRECONDITION and refusal.reason == "RULE_VIOLATION"
     assert refusal.violation == violation and refusal.metadata == {"rule": "§4"} and not refusal.retryable
 
 
 def test_an_outage_is_retryable_after_the_time_it_names() -> None:
-    refusal = refusal_of(answered(unavailable("nats:GAMES")))
+    refusal = refusal_of(rpc_error(unavailable("nats:GAMES")))
     assert refusal.retryable and refusal.reason == "DEPENDENCY_UNAVAILABLE" and refusal.retry_after == 1.0
 
 

@@ -11,9 +11,9 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
+from paiju.platform.errors import DOMAIN
 from paiju.v1 import engine_pb2
 
-DOMAIN = "paiju.v1"
 RETRYABLE = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED})
 """Codes after which the same call may simply be tried again (the connection or a dependency, not the request):
 CANCELLED is a stopping server's answer to calls in flight. A change retried keeps its command id, so it applies

@@ -25,7 +25,7 @@ import structlog
 
 from paiju.contract.codec import CodecError
 from paiju.contract.games import TRACTOR, ZLJ
-from paiju.contract.matches import create_request
+from paiju.contract.matches import GAMES, create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import table as tb
 from paiju.lobby.contract import LOBBY_EVENTS
@@ -80,7 +80,6 @@ ROLES = {"RevokeSessions": (Role.ADMIN,), "LeaseBotSeats": (Role.BOT_RUNNER, Rol
 """The methods only some roles may call, checked by the edge (ROLE_REQUIRED)."""
 ENGINE_SECONDS = 10.0
 """How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
-GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
 KINDS = {v: k for k, v in GAMES.items()}
 TABLE_STATUS = {
     tb.Status.OPEN: lobby_pb2.TABLE_STATUS_OPEN,

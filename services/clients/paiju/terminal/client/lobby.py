@@ -12,12 +12,12 @@ from typing import Any
 
 import grpc
 
+from paiju.contract.matches import GAMES
 from paiju.rules.registry import GAMES as GAME_RULES
 from paiju.sdk import RETRYABLE
 from paiju.terminal.client.console import Console
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc, zlj_pb2
 
-GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
 GAME_NAMES = {engine_pb2.GAME_ZLJ: "zlj", engine_pb2.GAME_TRACTOR: "tractor"}
 SEAT_COUNT = {name: rules.seats for name, rules in GAME_RULES.items()}
 CALL_TIMEOUT = 15.0
