@@ -1,0 +1,101 @@
+"""Calls that ride out an unreachable engine: a unary call tried again after a retryable failure (`call`), and a
+move sent so that it applies once however often it is sent (`act`).
+
+A move carries a client command id; the engine answers a command id it has applied already as the exact retry it
+is (the version after it), never as a second move. So after a failure that says nothing of the move (the
+connection was lost, the deadline passed, the server was stopping: `RETRYABLE`) the same request, with the same
+command id, is sent again. A move with ``expected_version`` is refused as stale (ABORTED) once the game has moved
+past that version: `act` raises `Stale`, and the client reads the game again and decides anew (a new move, a new
+command id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import grpc
+
+from paiju.sdk.refusals import RETRYABLE, Refusal, backoff, refusal_of
+from paiju.v1 import engine_pb2
+
+Metadata = Sequence[tuple[str, str]]
+RETRY_SECONDS = 30.0
+"""How long a call is tried again, by default, while its failures are retryable."""
+STALE = grpc.StatusCode.ABORTED
+"""The code of a move sent with an ``expected_version`` the game has moved past."""
+
+
+def retryable_for(seconds: float = RETRY_SECONDS) -> Callable[[grpc.aio.AioRpcError, float], bool]:
+    """Try again after a retryable failure (`RETRYABLE`) until ``seconds`` have passed since the first try."""
+
+    def again(error: grpc.aio.AioRpcError, waited: float) -> bool:
+        return error.code() in RETRYABLE and waited < seconds
+
+    return again
+
+
+def new_command_id() -> str:
+    """A fresh client command id (one per decision: a retry of the decision keeps it)."""
+    return uuid.uuid4().hex
+
+
+async def call(
+    method: Callable[..., Awaitable[Any]],
+    request: Any,
+    *,
+    metadata: Callable[[], Metadata],
+    timeout: float | None,
+    again: Callable[[grpc.aio.AioRpcError, float], bool] | None = None,
+    pause: Callable[[int], float] = backoff,
+) -> Any:
+    """``method(request)`` until it answers: after a failure, ``again(error, seconds since the first try)`` says
+    whether to send the same request again (by default `retryable_for`), after ``pause(failures)`` seconds;
+    otherwise the failure is raised. ``metadata`` is asked before each try (a token renewed meanwhile is used)."""
+    retry = again if again is not None else retryable_for()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    failures = 0
+    while True:
+        try:
+            return await method(request, metadata=tuple(metadata()), timeout=timeout)
+        except grpc.aio.AioRpcError as e:
+            failures += 1
+            if not retry(e, loop.time() - started):
+                raise
+        await asyncio.sleep(pause(failures))
+
+
+class Stale(Exception):
+    """The move was refused as stale (ABORTED): the game moved past its ``expected_version`` first (another seat,
+    another client of the seat, a turn timer). Read the game again and decide anew."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.message)
+        self.refusal = refusal
+
+
+async def act(
+    stub: Any,
+    request: engine_pb2.ActRequest,
+    *,
+    metadata: Callable[[], Metadata],
+    timeout: float | None,
+    again: Callable[[grpc.aio.AioRpcError, float], bool] | None = None,
+    pause: Callable[[int], float] = backoff,
+) -> int:
+    """Send a move with `EngineService.Act` and return the game's version after it. A request without a command
+    id is given one; every retry (`call`, by default after retryable failures for `RETRY_SECONDS`) sends that same
+    request, so the move applies once. Raises `Stale` for a stale ``expected_version``, else the refusal's
+    `grpc.aio.AioRpcError`."""
+    if not request.command_id:
+        request.command_id = new_command_id()
+    try:
+        reply = await call(stub.Act, request, metadata=metadata, timeout=timeout, again=again, pause=pause)
+    except grpc.aio.AioRpcError as e:
+        if e.code() == STALE:
+            raise Stale(refusal_of(e)) from e
+        raise
+    return int(reply.version)

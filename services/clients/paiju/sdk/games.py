@@ -1,0 +1,107 @@
+"""Each game as a client reads and plays it over the public contract: its rules (`paiju.rules.registry`), its
+``Game`` value in the contract, and the codecs of its seat views, commands and events. The contract names every
+game-specific field after the game (the ``zlj`` / ``tractor`` member of a view's, a command's or an envelope's
+oneof), so one `GameContract` serves every game and a client never branches on a game's name: it looks the game
+up here, by name (`GAMES`), by the contract's ``Game`` value (`of_kind`) or by the oneof an answer carries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from paiju.contract.codec import Codec, OneofCodec
+from paiju.contract.games import TRACTOR as TRACTOR_CODEC
+from paiju.contract.games import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
+from paiju.contract.games import ZLJ as ZLJ_CODEC
+from paiju.contract.matches import GAMES as KINDS
+from paiju.rules import registry
+from paiju.rules.registry import GameRules
+from paiju.rules.tractor.view import SeatView as TractorSeatView
+from paiju.rules.zlj.view import SeatView as ZljSeatView
+from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
+
+
+@dataclass(frozen=True, slots=True)
+class GameContract:
+    """One game over the contract."""
+
+    rules: GameRules
+    codec: Codec
+    events: OneofCodec
+    commands: OneofCodec
+    view_type: type
+    """The rules core's ``SeatView`` the contract's seat view decodes to."""
+    ended_phase: int
+    """The contract's value of the game's last phase (the game is over)."""
+
+    @property
+    def name(self) -> str:
+        """The game's name: also the member of the oneofs of views, legal actions, commands and envelopes."""
+        return self.rules.name
+
+    @property
+    def title(self) -> str:
+        return self.rules.title
+
+    @property
+    def seats(self) -> int:
+        return self.rules.seats
+
+    @property
+    def kind(self) -> int:
+        """The contract's ``Game`` value of the game."""
+        return KINDS[self.name]
+
+    def view(self, response: engine_pb2.GetViewResponse) -> Any:
+        """The seat view a `GetView` answer carries."""
+        return self.codec.decode(getattr(response, self.name), self.view_type)
+
+    def actions(self, response: engine_pb2.GetLegalActionsResponse) -> list[Any]:
+        """The legal actions a `GetLegalActions` answer lists, as the rules core's commands."""
+        return [self.commands.decode(getattr(action, self.name)) for action in response.actions]
+
+    def ended(self, response: engine_pb2.GetViewResponse) -> bool:
+        """Whether the game of a `GetView` answer is over."""
+        return bool(getattr(response, self.name).phase == self.ended_phase)
+
+    def event(self, envelope: engine_pb2.Envelope) -> Any | None:
+        """The rules event an envelope carries (``None`` for the engine's own events, the seat assignments)."""
+        if envelope.WhichOneof("payload") != self.name:
+            return None
+        return self.events.decode(getattr(envelope, self.name))
+
+    def act(
+        self, game_id: str, command_id: str, command: Any, expected_version: int | None = None
+    ) -> engine_pb2.ActRequest:
+        """The `Act` request of a command (with ``expected_version``: refused as stale once the game moved past it)."""
+        request = engine_pb2.ActRequest(game_id=game_id, command_id=command_id)
+        if expected_version is not None:
+            request.expected_version = expected_version
+        getattr(request, self.name).CopyFrom(self.commands.encode(command))
+        return request
+
+
+ZLJ = GameContract(registry.ZLJ, ZLJ_CODEC, ZLJ_EVENTS, ZLJ_COMMANDS, ZljSeatView, zlj_pb2.ZLJ_PHASE_ENDED)
+TRACTOR = GameContract(
+    registry.TRACTOR, TRACTOR_CODEC, TRACTOR_EVENTS, TRACTOR_COMMANDS, TractorSeatView, tractor_pb2.TRACTOR_PHASE_ENDED
+)
+GAMES: dict[str, GameContract] = {game.name: game for game in (ZLJ, TRACTOR)}
+"""Every game, by name, in the registry's order."""
+assert list(GAMES) == list(registry.GAMES), "every game of the registry is read over the contract"
+_BY_KIND = {game.kind: game for game in GAMES.values()}
+
+
+def of_kind(kind: int) -> GameContract | None:
+    """The game of one of the contract's ``Game`` values (``None`` for a value this client does not know)."""
+    return _BY_KIND.get(kind)
+
+
+def of_view(response: engine_pb2.GetViewResponse) -> GameContract:
+    """The game of a `GetView` answer (by the member of its oneof it carries)."""
+    return GAMES[str(response.WhichOneof("view"))]
+
+
+def of_command(command: engine_pb2.GameCommand | engine_pb2.ActRequest) -> GameContract:
+    """The game of a listed legal action or of a command."""
+    return GAMES[str(command.WhichOneof("command"))]
