@@ -15,12 +15,13 @@ from typing import Any
 
 import structlog
 
+from paiju.contract.matches import GAME_NAMES
 from paiju.platform.channels import channel
 from paiju.platform.tokens import SERVICE_TOKEN_SECONDS, Identity, Role, Signer
-from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
+from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
-GAME_KINDS = {engine_pb2.GAME_ZLJ: "zlj", engine_pb2.GAME_TRACTOR: "tractor"}
-"""The rules core of each `Game` of the contract."""
+GAME_KINDS = GAME_NAMES
+"""The game (its name in `paiju.rules.registry`) of each `Game` of the contract."""
 log = structlog.get_logger("paiju.botrunner")
 
 
@@ -31,7 +32,7 @@ class SeatLease:
     table_id: str
     game_id: str
     game: str
-    """The game's rules: "zlj" (砸六家) or "tractor" (拖拉机)."""
+    """The game's name (`paiju.rules.registry`)."""
     seat: int
     token: str
     """The engine token of the seat (a player token for this game and seat)."""

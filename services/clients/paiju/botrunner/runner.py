@@ -4,7 +4,8 @@ A bot is an ordinary client (docs/architecture.md, "Clients and bots"): for each
 token, follows the game with `EngineService.Watch` (resuming from the last version received after a disconnect)
 and, whenever the seat has legal actions, reads them and the seat's view at the same version, lets the game's
 `HeuristicBot.choose_view` decide from what the seat may see, and acts with a fresh command id and the
-version it decided at as ``expected_version``. The engine refuses a stale move (ABORTED): the seat reads
+version it decided at as ``expected_version`` (`paiju.sdk.act`: sent again with the same command id while the
+engine cannot be reached, so it applies once). The engine refuses a stale move (ABORTED): the seat reads
 again and decides anew, so two runners playing one seat never make two moves for one decision.
 FAILED_PRECONDITION (the rules refuse the move) also reads again, and then plays the first action the engine
 lists; PERMISSION_DENIED or UNAUTHENTICATED means the seat is no longer this token's: the seat is dropped.
@@ -20,7 +21,6 @@ import asyncio
 import contextlib
 import hashlib
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,14 +30,12 @@ import grpc
 import structlog
 
 from paiju.botrunner.leases import SeatLease, SeatSource
-from paiju.contract.codec import Codec, OneofCodec
-from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
+from paiju.rules import registry
 from paiju.rules.tractor import bots as tractor_bots
-from paiju.rules.tractor.view import SeatView as TractorSeatView
 from paiju.rules.zlj import bots as zlj_bots
-from paiju.rules.zlj.view import SeatView as ZljSeatView
-from paiju.sdk import SEAT_GONE, backoff
-from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
+from paiju.sdk import RETRY_SECONDS, SEAT_GONE, GameWatch, Stale, act, backoff, new_command_id, retryable_for
+from paiju.sdk.games import GAMES
+from paiju.v1 import engine_pb2
 
 log = structlog.get_logger("paiju.botrunner")
 
@@ -54,44 +52,12 @@ class ViewBot(Protocol):
     def choose_view(self, view: Any, legal: Any) -> Any: ...
 
 
-@dataclass(frozen=True)
-class GameClient:
-    """How a seat of one game is read and played over the contract."""
-
-    name: str
-    """The game's rules ("zlj" or "tractor"): also the oneof field of views, actions and commands."""
-    codec: Codec
-    commands: OneofCodec
-    view_type: type
-    ended_phase: int
-    bot: Callable[[int], ViewBot]
-
-    def view(self, response: engine_pb2.GetViewResponse) -> Any:
-        return self.codec.decode(getattr(response, self.name), self.view_type)
-
-    def actions(self, response: engine_pb2.GetLegalActionsResponse) -> list[Any]:
-        return [self.commands.decode(getattr(action, self.name)) for action in response.actions]
-
-    def ended(self, response: engine_pb2.GetViewResponse) -> bool:
-        return bool(getattr(response, self.name).phase == self.ended_phase)
-
-    def act(self, game_id: str, command_id: str, version: int, action: Any) -> engine_pb2.ActRequest:
-        request = engine_pb2.ActRequest(game_id=game_id, command_id=command_id, expected_version=version)
-        getattr(request, self.name).CopyFrom(self.commands.encode(action))
-        return request
-
-
-GAMES = {
-    "zlj": GameClient("zlj", ZLJ, ZLJ_COMMANDS, ZljSeatView, zlj_pb2.ZLJ_PHASE_ENDED, zlj_bots.HeuristicBot),
-    "tractor": GameClient(
-        "tractor",
-        TRACTOR,
-        TRACTOR_COMMANDS,
-        TractorSeatView,
-        tractor_pb2.TRACTOR_PHASE_ENDED,
-        tractor_bots.HeuristicBot,
-    ),
+BOTS: dict[str, Callable[[int], ViewBot]] = {
+    registry.ZLJ.name: zlj_bots.HeuristicBot,
+    registry.TRACTOR.name: tractor_bots.HeuristicBot,
 }
+"""The bot that plays each game (by the game's name), made with its seed (`bot_seed`)."""
+assert set(BOTS) == set(registry.GAMES), "every game of the registry has its bot"
 
 
 def bot_seed(game_id: str, seat: int) -> int:
@@ -139,10 +105,13 @@ class SeatPlayer:
     """The latest game version this seat knows of."""
     watched: int = 0
     """The last version the watch received: a new watch resumes after it."""
+    act_patience: float = RETRY_SECONDS
+    """How long a move is sent again (with its command id, so it applies once) while the engine cannot be
+    reached."""
 
     def __post_init__(self) -> None:
         self.game = GAMES[self.lease.game]
-        self.bot = self.game.bot(bot_seed(self.lease.game_id, self.lease.seat))
+        self.bot = BOTS[self.lease.game](bot_seed(self.lease.game_id, self.lease.seat))
         self.log = log.bind(game=self.lease.game_id, seat=self.lease.seat, table=self.lease.table_id)
         self._dirty = asyncio.Event()
         self._refused_at = -1
@@ -200,43 +169,38 @@ class SeatPlayer:
     # --- following the game -----------------------------------------------------------------------------
 
     async def _watch(self) -> str:
-        """Follow the game's events; resume from the last version after a disconnect. Returns at the game's end."""
-        failures = 0
-        while True:
-            call = self.engine.Watch(
-                engine_pb2.WatchRequest(game_id=self.lease.game_id, from_version=self.watched),
-                metadata=self._metadata(),
-            )
-            ended = False
-            try:
-                async for response in call:
-                    if response.HasField("end"):  # the stream's last message: the game is over, or a shutdown
-                        ended = response.end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED
-                        break
-                    envelope = response.envelope
-                    if envelope.version <= self.watched:
-                        continue
-                    self.watched = envelope.version
-                    failures = 0
-                    if self.on_envelope is not None:
-                        self.on_envelope(self.lease, envelope)
-                    self._saw(envelope.version)
-            except grpc.aio.AioRpcError as e:
-                if e.code() in LOST:
-                    raise SeatLost(e.details() or e.code().name) from None
-                failures += 1
-                self.stats.resumes += 1
-                self.log.info("watch cut, resuming", version=self.watched, status=e.code().name)
-                await asyncio.sleep(backoff(failures))
-                continue
-            finally:
-                call.cancel()
-            # the engine ends a watch when the game is over (and says so); else another replica answers next time
-            if ended or await self._ended():
-                self.log.info("game over", version=self.watched, acts=self.stats.acts)
-                return "ended"
-            failures += 1
-            await asyncio.sleep(backoff(failures))
+        """Follow the game's events (`paiju.sdk.GameWatch`: resumed from the last version after a disconnect).
+        Returns at the game's end."""
+        watch = GameWatch(
+            self.engine,
+            self.lease.game_id,
+            self._received,
+            version=self.watched,
+            metadata=self._metadata,
+            on_break=self._watch_broke,
+            on_close=self._watch_closed,
+        )
+        await watch.run()
+        self.log.info("game over", version=self.watched, acts=self.stats.acts)
+        return "ended"
+
+    async def _received(self, envelope: Envelope) -> None:
+        self.watched = envelope.version
+        if self.on_envelope is not None:
+            self.on_envelope(self.lease, envelope)
+        self._saw(envelope.version)
+
+    async def _watch_broke(self, error: grpc.aio.AioRpcError) -> bool:
+        if error.code() in LOST:
+            raise SeatLost(error.details() or error.code().name) from None
+        self.stats.resumes += 1
+        self.log.info("watch cut, resuming", version=self.watched, status=error.code().name)
+        return True
+
+    async def _watch_closed(self, reason: int | None) -> bool:
+        """Watch again unless the game is over: the engine ends a watch when the game is over (and says so); else
+        another replica answers next time."""
+        return not (reason == engine_pb2.WATCH_END_REASON_GAME_ENDED or await self._ended())
 
     async def _ended(self) -> bool:
         try:
@@ -298,20 +262,21 @@ class SeatPlayer:
         action = self._choose(self.game.view(viewed), actions, version)
         if self.think > 0:
             await asyncio.sleep(self.think)
-        command_id = uuid.uuid4().hex
+        command_id = new_command_id()
         try:
-            acted = await self.engine.Act(
-                self.game.act(game_id, command_id, version, action),
-                metadata=self._metadata(),
+            acted = await act(
+                self.engine,
+                self.game.act(game_id, command_id, action, version),
+                metadata=self._metadata,
                 timeout=self.call_timeout,
+                again=retryable_for(self.act_patience),
             )
+        except Stale:  # someone moved first (another seat, another runner)
+            self.stats.aborted += 1
+            self._dirty.set()
+            return
         except grpc.aio.AioRpcError as e:
-            code = e.code()
-            if code is grpc.StatusCode.ABORTED:  # stale: someone moved first (another seat, another runner)
-                self.stats.aborted += 1
-                self._dirty.set()
-                return
-            if code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS):
+            if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS):
                 self.stats.refused += 1
                 self.log.warning("move refused", version=version, action=repr(action), reason=e.details())
                 if self._refused_at == version:
@@ -321,8 +286,8 @@ class SeatPlayer:
                 return
             raise
         self.stats.acts += 1
-        self.log.debug("acted", version=acted.version, command=command_id, action=repr(action))
-        self._saw(int(acted.version))
+        self.log.debug("acted", version=acted, command=command_id, action=repr(action))
+        self._saw(acted)
 
     def _choose(self, seat_view: Any, actions: list[Any], version: int) -> Any:
         if self._refused_at == version:  # the bot's move was refused at this version: the engine's own
@@ -479,4 +444,4 @@ class BotRunner:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-__all__ = ["GAMES", "BotRunner", "GameClient", "SeatLost", "SeatPlayer", "SeatStats", "ViewBot", "bot_seed"]
+__all__ = ["BOTS", "GAMES", "BotRunner", "SeatLost", "SeatPlayer", "SeatStats", "ViewBot", "bot_seed"]
