@@ -8,17 +8,14 @@ client command id (a retry after a lost connection reuses it, so it applies once
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 import grpc
 
-from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, ZLJ, ZLJ_COMMANDS
-from paiju.rules.tractor.view import SeatView as TractorView
-from paiju.rules.zlj.view import SeatView as ZljView
-from paiju.sdk import RETRYABLE, refusal_of
+from paiju.sdk import RETRYABLE, GameWatch, Stale, act, backoff, call, new_command_id, refusal_of
+from paiju.sdk.games import GameContract, of_command, of_view
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 RETRY_SECONDS = 30.0
@@ -28,6 +25,13 @@ SEAT_PATIENCE = 300.0
 who was away longer than its grace time, and hands it back when the player's table watch returns)."""
 SEAT_AWAY = "A bot is playing your seat for now (you were away); waiting to get it back..."
 CALL_TIMEOUT = 10.0
+WATCH_PAUSE = 0.3
+"""Seconds before the Watch stream is opened again after it broke or the engine drained it."""
+
+
+def call_pause(failures: int) -> float:
+    """Seconds before a call is tried again: 0.2, doubled after each failure, up to 2."""
+    return backoff(failures, base=0.2, most=2.0)
 
 
 def rule_violation(error: grpc.aio.AioRpcError) -> engine_pb2.RuleViolation | None:
@@ -70,12 +74,9 @@ def refused(error: grpc.aio.AioRpcError) -> Refused:
     return Refused(error.code(), explain(error.code(), error.details() or "", rule_violation(error)))
 
 
-View = ZljView | TractorView
-
-
 @dataclass(frozen=True)
 class Snapshot:
-    """A view of the game at ``version``."""
+    """A view of the game at ``version``: ``game`` is the game's name (`paiju.rules.registry`)."""
 
     version: int
     game: str
@@ -84,6 +85,27 @@ class Snapshot:
     @property
     def ended(self) -> bool:
         return str(self.view.phase.value) == "ended"
+
+
+class _Patience:
+    """Whether a failed call of the terminal client is tried again: while the engine cannot be reached (for up to
+    `RETRY_SECONDS`), and a read also while a bot covers the caller's seat (up to `SEAT_PATIENCE`, telling the
+    player once: ``away``)."""
+
+    def __init__(self, notice: Callable[[str], None], *, read: bool) -> None:
+        self.notice = notice
+        self.read = read
+        self.away = False
+
+    def __call__(self, error: grpc.aio.AioRpcError, waited: float) -> bool:
+        if error.code() in RETRYABLE and waited < RETRY_SECONDS:
+            return True
+        if self.read and error.code() == grpc.StatusCode.PERMISSION_DENIED and waited < SEAT_PATIENCE:
+            if not self.away:
+                self.notice(SEAT_AWAY)
+                self.away = True
+            return True
+        return False
 
 
 class EngineClient:
@@ -95,47 +117,35 @@ class EngineClient:
         self.metadata = (("authorization", f"Bearer {token}"),)
         self.channel = grpc.aio.insecure_channel(address)
         self.stub: Any = engine_pb2_grpc.EngineServiceStub(self.channel)
-        self.game = ""
+        self.game: GameContract | None = None
+        """The game, once a view has been read."""
         self.notice: Callable[[str], None] = lambda text: None
 
     async def close(self) -> None:
         await self.channel.close()
 
-    async def _call(self, method: Callable[..., Any], request: Any, *, read: bool = False) -> Any:
-        """A unary call, retried while the engine cannot be reached (for up to `RETRY_SECONDS`); a read is also
-        retried while a bot covers the caller's seat (up to `SEAT_PATIENCE`)."""
-        loop = asyncio.get_running_loop()
-        started = loop.time()
-        delay = 0.2
-        away = False
-        while True:
-            try:
-                reply = await method(request, metadata=self.metadata, timeout=CALL_TIMEOUT)
-                if away:
-                    self.notice("You have your seat back.")
-                return reply
-            except grpc.aio.AioRpcError as e:
-                waited = loop.time() - started
-                if e.code() in RETRYABLE and waited < RETRY_SECONDS:
-                    pass
-                elif read and e.code() == grpc.StatusCode.PERMISSION_DENIED and waited < SEAT_PATIENCE:
-                    if not away:
-                        self.notice(SEAT_AWAY)
-                        away = True
-                else:
-                    raise refused(e) from None
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+    def _metadata(self) -> tuple[tuple[str, str], ...]:
+        return self.metadata  # renewed by the caller while the game goes on
+
+    async def _read(self, method: Callable[..., Any], request: Any) -> Any:
+        """A read, tried again while the engine cannot be reached or a bot covers the caller's seat."""
+        patience = _Patience(self.notice, read=True)
+        try:
+            reply = await call(
+                method, request, metadata=self._metadata, timeout=CALL_TIMEOUT, again=patience, pause=call_pause
+            )
+        except grpc.aio.AioRpcError as e:
+            raise refused(e) from None
+        if patience.away:
+            self.notice("You have your seat back.")
+        return reply
 
     async def view(self, min_version: int = 0) -> Snapshot:
-        reply = await self._call(
-            self.stub.GetView, engine_pb2.GetViewRequest(game_id=self.game_id, min_version=min_version), read=True
+        reply = await self._read(
+            self.stub.GetView, engine_pb2.GetViewRequest(game_id=self.game_id, min_version=min_version)
         )
-        which = reply.WhichOneof("view")
-        self.game = which
-        if which == "zlj":
-            return Snapshot(reply.version, "zlj", ZLJ.decode(reply.zlj, ZljView))
-        return Snapshot(reply.version, "tractor", TRACTOR.decode(reply.tractor, TractorView))
+        self.game = of_view(reply)
+        return Snapshot(reply.version, self.game.name, self.game.view(reply))
 
     async def view_when_ready(self, patience: float = 60.0) -> Snapshot:
         """The view, waiting while the game does not exist yet (the lobby has just started the match)."""
@@ -151,35 +161,40 @@ class EngineClient:
 
     async def legal(self, min_version: int = 0) -> tuple[int, list[Any]]:
         """The game's version and the caller's legal actions at it, as the rules cores' commands."""
-        reply = await self._call(
-            self.stub.GetLegalActions,
-            engine_pb2.GetLegalActionsRequest(game_id=self.game_id, min_version=min_version),
-            read=True,
+        reply = await self._read(
+            self.stub.GetLegalActions, engine_pb2.GetLegalActionsRequest(game_id=self.game_id, min_version=min_version)
         )
         actions = []
-        for a in reply.actions:
-            which = a.WhichOneof("command")
-            codec = ZLJ_COMMANDS if which == "zlj" else TRACTOR_COMMANDS
-            actions.append(codec.decode(getattr(a, which)))
+        for action in reply.actions:
+            game = of_command(action)
+            actions.append(game.commands.decode(getattr(action, game.name)))
         return reply.version, actions
 
     async def act(self, command: Any, expected_version: int | None = None) -> int:
         """Send a command for the caller's seat; the game's version after it. A retry after a lost connection
-        reuses the command id, so the command applies once. Raises `Refused` with the reason in plain words."""
-        request = engine_pb2.ActRequest(game_id=self.game_id, command_id=uuid.uuid4().hex)
-        if expected_version is not None:
-            request.expected_version = expected_version
-        if self.game == "zlj":
-            request.zlj.CopyFrom(cast(Any, ZLJ_COMMANDS.encode(command)))
-        else:
-            request.tractor.CopyFrom(cast(Any, TRACTOR_COMMANDS.encode(command)))
-        reply = await self._call(self.stub.Act, request)
-        return int(reply.version)
+        reuses the command id, so the command applies once (`paiju.sdk.act`). Raises `Refused` with the reason in
+        plain words."""
+        assert self.game is not None, "read the view first"
+        request = self.game.act(self.game_id, new_command_id(), command, expected_version)
+        try:
+            return await act(
+                self.stub,
+                request,
+                metadata=self._metadata,
+                timeout=CALL_TIMEOUT,
+                again=_Patience(self.notice, read=False),
+                pause=call_pause,
+            )
+        except Stale:
+            raise Refused(grpc.StatusCode.ABORTED, explain(grpc.StatusCode.ABORTED, "")) from None
+        except grpc.aio.AioRpcError as e:
+            raise refused(e) from None
 
 
 class GameFeed:
-    """Follows the game's Watch stream, resuming from the last version received after a disconnect, and hands
-    each envelope to ``receive``. ``version`` is the last version received; waiters are woken on each."""
+    """Follows the game's Watch stream (`paiju.sdk.GameWatch`: resumed from the last version received after a
+    disconnect) and hands each envelope to ``receive``. ``version`` is the last version received; waiters are
+    woken on each."""
 
     def __init__(
         self,
@@ -190,65 +205,65 @@ class GameFeed:
         self.engine = engine
         self.receive = receive
         self.notice = notice
-        self.version = 0
         self.finished = False
         self.failure: str | None = None
         self._moved = asyncio.Condition()
+        self._watch = GameWatch(
+            engine.stub,
+            engine.game_id,
+            self._received,
+            metadata=lambda: self.engine.metadata,
+            on_break=self._broke,
+            on_reconnect=self._reconnected,
+            pause=lambda failures: WATCH_PAUSE,
+        )
+        self._lost_since: float | None = None
+        self._back = ""
+
+    @property
+    def version(self) -> int:
+        return self._watch.version
 
     async def run(self, from_version: int = 0) -> None:
         """Until the game ends (the engine closes the stream after the last event) or the engine stays away for
         `RETRY_SECONDS`."""
-        self.version = from_version
-        loop = asyncio.get_running_loop()
-        lost_since: float | None = None
-        back = ""
+        self._watch.version = from_version
         try:
-            while True:
-                request = engine_pb2.WatchRequest(game_id=self.engine.game_id, from_version=self.version)
-                try:
-                    draining = False
-                    async for reply in self.engine.stub.Watch(request, metadata=self.engine.metadata):
-                        if lost_since is not None:
-                            self.notice(back)
-                            lost_since = None
-                        if reply.HasField("end"):  # the last message: the game is over, or the engine shuts down
-                            draining = reply.end.reason == engine_pb2.WATCH_END_REASON_DRAINING
-                            break
-                        envelope = reply.envelope
-                        if envelope.version <= self.version:
-                            continue
-                        self.receive(envelope)
-                        async with self._moved:
-                            self.version = envelope.version
-                            self._moved.notify_all()
-                    if not draining:
-                        return  # the engine ends the stream once the game is over
-                    await asyncio.sleep(0.3)  # the engine shuts down: watch again, another replica answers
-                    continue
-                except grpc.aio.AioRpcError as e:
-                    if e.code() in RETRYABLE:
-                        lost, back, patience = (
-                            "Lost the connection to the engine; reconnecting...",
-                            "Reconnected.",
-                            RETRY_SECONDS,
-                        )
-                    elif e.code() == grpc.StatusCode.PERMISSION_DENIED:  # a bot covers the seat for now
-                        lost, back, patience = SEAT_AWAY, "You have your seat back.", SEAT_PATIENCE
-                    else:
-                        self.failure = explain(e.code(), e.details() or "", rule_violation(e))
-                        return
-                    now = loop.time()
-                    if lost_since is None:
-                        self.notice(lost)
-                        lost_since = now
-                    if now - lost_since > patience:
-                        self.failure = explain(e.code(), e.details() or "")
-                        return
-                await asyncio.sleep(0.3)
+            await self._watch.run()
         finally:
             async with self._moved:
                 self.finished = True
                 self._moved.notify_all()
+
+    async def _received(self, envelope: engine_pb2.Envelope) -> None:
+        self.receive(envelope)
+        async with self._moved:
+            self._moved.notify_all()
+
+    async def _reconnected(self) -> None:
+        if self._lost_since is not None:
+            self.notice(self._back)
+            self._lost_since = None
+
+    async def _broke(self, error: grpc.aio.AioRpcError) -> bool:
+        """Watch again while the engine cannot be reached (for `RETRY_SECONDS`) or a bot covers the seat (for
+        `SEAT_PATIENCE`), telling the player once; otherwise stop with the reason in ``failure``."""
+        if error.code() in RETRYABLE:
+            lost, back, patience = "Lost the connection to the engine; reconnecting...", "Reconnected.", RETRY_SECONDS
+        elif error.code() == grpc.StatusCode.PERMISSION_DENIED:  # a bot covers the seat for now
+            lost, back, patience = SEAT_AWAY, "You have your seat back.", SEAT_PATIENCE
+        else:
+            self.failure = explain(error.code(), error.details() or "", rule_violation(error))
+            return False
+        self._back = back
+        now = asyncio.get_running_loop().time()
+        if self._lost_since is None:
+            self.notice(lost)
+            self._lost_since = now
+        if now - self._lost_since > patience:
+            self.failure = explain(error.code(), error.details() or "")
+            return False
+        return True
 
     async def wait_beyond(self, version: int, timeout: float | None = None) -> bool:
         """Wait until an event after ``version`` arrived (True) or the feed finished / the timeout passed."""
