@@ -18,6 +18,8 @@ import os
 import sys
 from typing import Any
 
+from paiju.rules.registry import GAMES
+
 LOBBY_VARIABLE = "PAIJU_LOBBY_ADDRESS"
 ENGINE_VARIABLE = "PAIJU_ENGINE_ADDRESS"
 PASSWORD_VARIABLE = "PAIJU_PASSWORD"
@@ -47,13 +49,15 @@ def add_parsers(subparsers: Any) -> None:
     """Add the ``play`` and ``watch`` commands to an argparse sub-parser collection."""
     p = subparsers.add_parser(
         "play",
-        help="play 砸六家 or 拖拉机 in the terminal against bots or people (through the lobby and the engine)",
+        help=f"play {' or '.join(rules.title for rules in GAMES.values())} in the terminal against bots or people "
+        "(through the lobby and the engine)",
         description=(
             "Open a table (or join --table), fill free seats with bots, start the match and play your seat. "
             "Answer each prompt with an option number or the cards themselves (e.g. 3S 3H, 10D); q quits."
         ),
     )
-    p.add_argument("kind", nargs="?", choices=["zlj", "tractor"], default="zlj", help="the game (default zlj)")
+    games = list(GAMES)
+    p.add_argument("kind", nargs="?", choices=games, default=games[0], help=f"the game (default {games[0]})")
     _common(p)
     p.add_argument("--table", help="join this table instead of opening a new one")
     p.add_argument("--seat", type=int, help="the seat to take (default: 0 at a new table, any free seat otherwise)")

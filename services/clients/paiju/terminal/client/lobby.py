@@ -12,14 +12,13 @@ from typing import Any
 
 import grpc
 
-from paiju.contract.matches import GAMES
+from paiju.contract.matches import GAME_NAMES, GAMES
 from paiju.rules.registry import GAMES as GAME_RULES
 from paiju.sdk import RETRYABLE
 from paiju.terminal.client.console import Console
-from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc, zlj_pb2
+from paiju.terminal.client.games import PRESENTATIONS
+from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
-GAME_NAMES = {engine_pb2.GAME_ZLJ: "zlj", engine_pb2.GAME_TRACTOR: "tractor"}
-SEAT_COUNT = {name: rules.seats for name, rules in GAME_RULES.items()}
 CALL_TIMEOUT = 15.0
 START_PATIENCE = 60.0
 """How long to wait for the engine's game after the match started (the engine creates it from the lobby's
@@ -52,6 +51,7 @@ class Joined:
     table_id: str
     game_id: str
     game: str
+    """The game's name (`paiju.rules.registry`; empty for a game this client does not know)."""
     seat: int | None
     token: str
 
@@ -117,14 +117,9 @@ class LobbyClient:
             game=GAMES[game],
             preset=lobby_pb2.TABLE_PRESET_TOURNAMENT if tournament else lobby_pb2.TABLE_PRESET_CASUAL,
         )
-        if game == "zlj" and deals is not None:
-            request.zlj_options.CopyFrom(
-                zlj_pb2.ZljOptions(
-                    deals=deals,
-                    reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER,
-                    resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL,
-                )
-            )
+        options = PRESENTATIONS[game].table_options(deals)
+        if options is not None:
+            getattr(request, f"{game}_options").CopyFrom(options)
         reply = await self._call("CreateTable", self.stub.CreateTable, request)
         table: lobby_pb2.Table = reply.table
         return table
@@ -177,7 +172,7 @@ class LobbyClient:
         return Joined(
             table_id=table_id,
             game_id=reply.game_id,
-            game=GAME_NAMES.get(reply.game, "zlj"),
+            game=GAME_NAMES.get(reply.game, ""),
             seat=reply.seat if reply.HasField("seat") else None,
             token=reply.token,
         )
@@ -247,8 +242,8 @@ class TablePresence:
 
 
 def describe_table(table: lobby_pb2.Table) -> list[str]:
-    game = GAME_NAMES.get(table.game, "?")
-    title = "砸六家" if game == "zlj" else "拖拉机"
+    rules = GAME_RULES.get(GAME_NAMES.get(table.game, ""))
+    title = rules.title if rules is not None else "?"
     lines = [f"Table {table.table_id} ({table.name}): {title}"]
     for s in table.seats:
         who = s.name or s.player_id or "(free)"

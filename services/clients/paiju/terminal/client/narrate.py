@@ -1,23 +1,27 @@
-"""Lines for the events a client receives from the engine's Watch stream (redacted for its seat, or public).
+"""Lines for the events a client receives from the engine's Watch stream (redacted for its seat, or public),
+one `Narration` per game (the terminal client's registry, `paiju.terminal.client.games`, names each game's).
 
 砸六家 events reuse `paiju.terminal.zlj_narrator`, with the seats relabelled for the viewer (``you``, the
-players' names). 拖拉机 events are told here: the client has no full game state, so the narration keeps the
-little it needs (the deal's trumps, the trick in progress, the attackers' points) from the events themselves.
+players' names). 拖拉机 events are told here: the narration needs no game state, it keeps the little it needs
+(the deal's trumps, the trick in progress, the attackers' points) from the events themselves, so the same
+narration tells a seat's events, a spectator's (also of a game between bots, `paiju.terminal.tractor_match`) and an
+analyst's replay (`paiju.tools.analyst.replay`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any
+from typing import Any, ClassVar
 
-from paiju.contract.games import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.rules.cards import format_cards
 from paiju.rules.errors import IllegalAction
 from paiju.rules.tractor import model as tm
 from paiju.rules.tractor.combos import classify
 from paiju.rules.tractor.order import LEVEL_RANKS, Trumps
 from paiju.rules.tractor.settlement import level_name
+from paiju.sdk import games
+from paiju.sdk.games import GameContract
 from paiju.terminal import zlj_narrator
 from paiju.terminal.client.render import SUIT_WORDS, Seats
 from paiju.v1 import engine_pb2
@@ -45,38 +49,44 @@ def seats_lines(message: engine_pb2.SeatsAssigned, seats: Seats) -> list[str]:
     return [f"  ({named}: {what})"]
 
 
-class ZljNarration:
-    """Tells 砸六家 envelopes."""
+class Narration:
+    """Tells one game's envelopes to a viewer: the seat changes, and the game's events (`narrate`)."""
+
+    game: ClassVar[GameContract]
 
     def __init__(self, seats: Seats) -> None:
         self.seats = seats
 
     def lines(self, envelope: engine_pb2.Envelope) -> list[str]:
-        which = envelope.WhichOneof("payload")
-        if which == "seats_assigned":
+        if envelope.WhichOneof("payload") == "seats_assigned":
             return seats_lines(envelope.seats_assigned, self.seats)
-        if which != "zlj":
-            return []
-        event = ZLJ_EVENTS.decode(envelope.zlj)
+        event = self.game.event(envelope)
+        return [] if event is None else self.narrate(event)
+
+    def narrate(self, event: Any) -> list[str]:
+        """Lines for one of the game's events (possibly none)."""
+        raise NotImplementedError
+
+
+class ZljNarration(Narration):
+    """Tells 砸六家 envelopes."""
+
+    game = games.ZLJ
+
+    def narrate(self, event: Any) -> list[str]:
         return [relabel(line, self.seats) for line in zlj_narrator.narrate(event)]
 
 
-class TractorNarration:
+class TractorNarration(Narration):
     """Tells 拖拉机 envelopes, following the deal's trumps, the trick in progress and the attackers' points."""
 
+    game = games.TRACTOR
+
     def __init__(self, seats: Seats) -> None:
-        self.seats = seats
+        super().__init__(seats)
         self.trumps: Trumps | None = None
         self.plays_in_trick = 0
         self.points = 0
-
-    def lines(self, envelope: engine_pb2.Envelope) -> list[str]:
-        which = envelope.WhichOneof("payload")
-        if which == "seats_assigned":
-            return seats_lines(envelope.seats_assigned, self.seats)
-        if which != "tractor":
-            return []
-        return self.narrate(TRACTOR_EVENTS.decode(envelope.tractor))
 
     def _cards(self, cards: Any) -> str:
         return format_cards(cards, self.trumps.order_key if self.trumps is not None else None)
@@ -167,10 +177,3 @@ class TractorNarration:
                 line += f"   leads {classify(event.cards, self.trumps).describe()}"
         self.plays_in_trick += 1
         return line
-
-
-Narration = ZljNarration | TractorNarration
-
-
-def narration(game: str, seats: Seats) -> Narration:
-    return ZljNarration(seats) if game == "zlj" else TractorNarration(seats)

@@ -15,6 +15,7 @@ from typing import Any
 
 from paiju.rules.cards import RANK_OF, SUIT_OF, Card, CardSyntaxError, Rank, Suit, format_cards, parse_cards, sort_cards
 from paiju.rules.errors import IllegalAction
+from paiju.rules.registry import TRACTOR
 from paiju.rules.tractor import combos as tractor_combos
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.tractor.follow import requirement
@@ -397,7 +398,9 @@ def tractor_table(view: TractorView, seats: Seats) -> list[str]:
         )
     if view.trick is not None:
         t = view.trick
-        plays = [f"{seats.label((t.leader + i) % 4)}: {tractor_cards(view, p)}" for i, p in enumerate(t.plays)]
+        plays = [
+            f"{seats.label((t.leader + i) % TRACTOR.seats)}: {tractor_cards(view, p)}" for i, p in enumerate(t.plays)
+        ]
         lines += wrapped("Trick: ", f"{t.lead.describe()} led; " + "; ".join(plays))
     elif view.phase is tractor_model.Phase.PLAY and view.turn is not None:
         lines.append(f"New trick: {'you lead' if view.turn == seats.me else _who(view.turn, seats) + ' leads'}.")
@@ -446,6 +449,17 @@ def zlj_prompt_hint(view: ZljView) -> str:
     if view.current is None:
         return "You lead: play any combination."
     return "Beat the play or pass."
+
+
+def tractor_waiting(view: TractorView) -> str | None:
+    """What a seat with nothing to do waits for in the phases when no one seat is to act (``None``: the others)."""
+    if view.phase is tractor_model.Phase.BID:
+        return "Waiting for the other seats' concealed bids..."
+    if view.phase is tractor_model.Phase.COUNTER:
+        return "Waiting for the other team's concealed counters..."
+    if view.phase is tractor_model.Phase.FLIP:
+        return "Nobody bid: waiting for the new deal..."
+    return None
 
 
 def tractor_prompt_hint(view: TractorView) -> str:
@@ -597,6 +611,7 @@ __all__ = [
     "tractor_order",
     "tractor_prompt_hint",
     "tractor_table",
+    "tractor_waiting",
     "wrapped",
     "zlj_cards",
     "zlj_hand",

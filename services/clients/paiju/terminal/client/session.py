@@ -15,11 +15,11 @@ from typing import Any
 
 import grpc
 
-from paiju.rules.tractor import model as tractor_model
 from paiju.terminal.client import render
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, GameFeed, Refused, Snapshot
-from paiju.terminal.client.narrate import narration
+from paiju.terminal.client.games import PRESENTATIONS, Presentation
+from paiju.terminal.client.narrate import Narration
 from paiju.v1 import engine_pb2
 
 HISTORY_LINES = 12
@@ -35,10 +35,10 @@ class Session:
         self.engine = engine
         self.console = console
         self.seats = seats
-        self.game = ""
+        self._presentation: Presentation | None = None
         self.feed = GameFeed(engine, self._receive, console.line)
         engine.notice = console.line
-        self._narration: Any = None
+        self._narration: Narration | None = None
         self._history: deque[str] = deque(maxlen=HISTORY_LINES)
         self._catch_up_to: int | None = None
         self._feed_task: asyncio.Task[None] | None = None
@@ -50,9 +50,9 @@ class Session:
         """Find the game, then follow its Watch stream from the start: what happened before now is shown as
         a short recap, then every event as it comes."""
         snap = await self.engine.view_when_ready()
-        self.game = snap.game
+        self._presentation = PRESENTATIONS[snap.game]
         self.seats.me = snap.view.seat
-        self._narration = narration(self.game, self.seats)
+        self._narration = self._presentation.narration(self.seats)
         self._catch_up_to = snap.version
         self._feed_task = asyncio.create_task(self.feed.run(0))
         if not await self.feed.wait_for(snap.version, timeout=10):
@@ -66,6 +66,7 @@ class Session:
                 await self._feed_task
 
     def _receive(self, envelope: engine_pb2.Envelope) -> None:
+        assert self._narration is not None
         lines = self._narration.lines(envelope)
         if self._catch_up_to is not None:
             self._history.extend(lines)
@@ -85,27 +86,25 @@ class Session:
 
     # --- screens ----------------------------------------------------------------------------------------
 
+    @property
+    def presentation(self) -> Presentation:
+        """How the game is shown (known once `start` has read its view)."""
+        assert self._presentation is not None, "start the session first"
+        return self._presentation
+
     def table_lines(self, snap: Snapshot) -> list[str]:
         view = snap.view
-        if self.game == "zlj":
-            lines = render.zlj_table(view, self.seats)
-            if view.seat is not None:
-                lines += render.zlj_hand(view)
-            return lines
-        lines = render.tractor_table(view, self.seats)
+        lines = self.presentation.table(view, self.seats)
         if view.seat is not None:
-            lines += render.tractor_hand(view)
+            lines += self.presentation.hand(view)
         return lines
 
     def options(self, snap: Snapshot, actions: list[Any]) -> list[render.Option]:
-        if self.game == "zlj":
-            return render.zlj_options(snap.view, actions)
-        return render.tractor_options(snap.view, actions)
+        return self.presentation.options(snap.view, actions)
 
     def show_turn(self, snap: Snapshot, options: list[render.Option]) -> None:
         lines = ["", *self.table_lines(snap)]
-        hint = render.zlj_prompt_hint(snap.view) if self.game == "zlj" else render.tractor_prompt_hint(snap.view)
-        lines += render.wrapped("", hint)
+        lines += render.wrapped("", self.presentation.prompt_hint(snap.view))
         if options:
             lines += render.option_lines(options)
         lines.append(INSTRUCTIONS)
@@ -113,13 +112,9 @@ class Session:
 
     def waiting_text(self, snap: Snapshot) -> str:
         view = snap.view
-        if self.game == "tractor":
-            if view.phase is tractor_model.Phase.BID:
-                return "Waiting for the other seats' concealed bids..."
-            if view.phase is tractor_model.Phase.COUNTER:
-                return "Waiting for the other team's concealed counters..."
-            if view.phase is tractor_model.Phase.FLIP:
-                return "Nobody bid: waiting for the new deal..."
+        waiting = self.presentation.waiting(view)
+        if waiting is not None:
+            return waiting
         if view.turn is None:
             return "Waiting for the table..."
         return f"Waiting for {self.seats.label(view.turn)}..."
@@ -210,7 +205,7 @@ class Session:
         phase = snap.view.phase
         seat = snap.view.seat
         assert seat is not None
-        concealed = phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER) and self.game == "tractor"
+        concealed = phase in self.presentation.concealed
         expected: int | None = None if concealed else snap.version
         seen = snap.version
         while True:
