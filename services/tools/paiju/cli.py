@@ -29,14 +29,10 @@ def _scenario(args: argparse.Namespace) -> int:
 
 
 def _match(args: argparse.Namespace) -> int:
-    if args.game == "tractor":
-        from paiju.terminal.tractor_match import play_game
+    from paiju.terminal.matches import MATCHES
 
-        play_game(seed=args.seed, deals=args.deals if args.deals is not None else 1, bot=args.bot, out=sys.stdout)
-        return 0
-    from paiju.terminal.zlj_match import play_match
-
-    play_match(seed=args.seed, deals=args.deals if args.deals is not None else 6, bot=args.bot, out=sys.stdout)
+    match = MATCHES[args.game]
+    match.play(args.seed, args.deals if args.deals is not None else match.deals, args.bot, sys.stdout)
     return 0
 
 
@@ -87,7 +83,11 @@ def _stack(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
 
-    parser = argparse.ArgumentParser(prog="paiju", description="Paiju (牌局): 砸六家 and 拖拉机 game backend")
+    from paiju.rules.registry import GAMES
+    from paiju.terminal.matches import MATCHES
+
+    titles = " and ".join(rules.title for rules in GAMES.values())
+    parser = argparse.ArgumentParser(prog="paiju", description=f"Paiju (牌局): {titles} game backend")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("scenario", help="run one rule scenario file and print the result JSON (README.md, Scenarios)")
@@ -97,9 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_scenario)
 
     p = sub.add_parser("match", help="play a match between bots in the terminal, narrated")
-    p.add_argument("game", nargs="?", choices=["zlj", "tractor"], default="zlj")
+    games = list(MATCHES)
+    p.add_argument("game", nargs="?", choices=games, default=games[0])
     p.add_argument("--seed", type=int, default=2024)
-    p.add_argument("--deals", type=int, help="deals to play (zlj: 6; tractor: 1, 0 = until a team goes past A)")
+    deals = "; ".join(f"{name}: {m.deals}, {m.deals_help}" for name, m in MATCHES.items())
+    p.add_argument("--deals", type=int, help=f"deals to play ({deals})")
     p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
     p.set_defaults(func=_match)
 

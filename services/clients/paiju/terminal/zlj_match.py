@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from paiju.rules.registry import ZLJ
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Command, Cut, Options, Phase, StartMatch, State, decide, evolve
 from paiju.rules.zlj.bots import HeuristicBot, RandomBot
@@ -15,15 +16,15 @@ from paiju.terminal.zlj_narrator import narrate
 def standings(state: State) -> str:
     """The running ledgers after a deal: team points and each seat's match score (D-ZLJ-7)."""
     team, individual = match_totals(state.results)
-    scores = " ".join(f"{s}:{match_score(s, team, individual):+d}" for s in range(6))
+    scores = " ".join(f"{s}:{match_score(s, team, individual):+d}" for s in range(ZLJ.seats))
     return f"After {len(state.results)} deal(s): team points A {team[0]}, B {team[1]}; match scores {scores}\n"
 
 
 def play_match(seed: int, deals: int, bot: str, out: TextIO) -> State:
-    """Play a match of ``deals`` deals with six bots seeded from ``seed``, printing every event."""
+    """Play a match of ``deals`` deals with a bot in every seat, seeded from ``seed``, printing every event."""
     seeds = SeededRandom(seed)
     make = HeuristicBot if bot == "heuristic" else RandomBot
-    bots = [make(seeds.next64()) for _ in range(6)]
+    bots = [make(seeds.next64()) for _ in range(ZLJ.seats)]
     state = State()
     command: Command = StartMatch(seeds.next64(), Options(deals=deals))
     while True:
