@@ -20,8 +20,6 @@ from paiju.platform.channels import channel
 from paiju.platform.tokens import SERVICE_TOKEN_SECONDS, Identity, Role, Signer
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
-GAME_KINDS = GAME_NAMES
-"""The game (its name in `paiju.rules.registry`) of each `Game` of the contract."""
 log = structlog.get_logger("paiju.botrunner")
 
 
@@ -46,7 +44,7 @@ class SeatLease:
 
     @classmethod
     def from_proto(cls, seat: lobby_pb2.BotSeat) -> SeatLease:
-        kind = GAME_KINDS.get(seat.game)
+        kind = GAME_NAMES.get(seat.game)
         if kind is None:
             raise ValueError(f"bot seat {seat.seat} of table {seat.table_id} has no game kind ({seat.game})")
         return cls(seat.table_id, seat.game_id, kind, seat.seat, seat.token, float(seat.lease_expires_at))
@@ -121,4 +119,4 @@ class LobbySeatSource:
         return leases
 
 
-__all__ = ["GAME_KINDS", "LobbySeatSource", "SeatLease", "SeatSource", "StaticSeatSource"]
+__all__ = ["LobbySeatSource", "SeatLease", "SeatSource", "StaticSeatSource"]
