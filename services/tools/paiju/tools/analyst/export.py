@@ -24,17 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from paiju.rules.cards import Card, format_cards
-from paiju.rules.tractor import model as tm
-from paiju.rules.tractor.settlement import level_name
-from paiju.rules.tractor.view import view as tractor_view
-from paiju.rules.zlj import model as zm
-from paiju.rules.zlj.combos import order as zlj_order
-from paiju.terminal.client.render import SUIT_WORDS, tractor_order
+from paiju.tools.analyst.games import GAMES, MAX_SEATS
 from paiju.tools.analyst.log import GameLog, recorded_at
 from paiju.tools.analyst.timeline import Moment, timeline
 
 Row = dict[str, Any]
-MAX_SEATS = 6
 FORMATS = ("jsonl", "csv")
 
 
@@ -180,9 +174,7 @@ def _cards(log: GameLog, moment: Moment, cards: Iterable[Card] | None) -> str:
     once its trump is declared, before that plain suits then the cards trump in every deal."""
     if cards is None:
         return ""
-    if log.game == "zlj":
-        return format_cards(cards, zlj_order)
-    return format_cards(cards, tractor_order(tractor_view(moment.state, None)))
+    return format_cards(cards, GAMES[log.game].card_order(moment.state))
 
 
 def _seats(values: Sequence[Any], empty: Any) -> list[Any]:
@@ -194,6 +186,7 @@ class _Deal:
 
     def __init__(self, log: GameLog, first: Moment) -> None:
         self.log = log
+        self.game = GAMES[log.game]
         self.number = first.deal
         self.actions = 0
         self.row: Row = {c.name: ("" if c.kind is str else False if c.kind is bool else None) for c in DEAL_COLUMNS}
@@ -201,52 +194,22 @@ class _Deal:
         self.row.update(public=not log.ended)
         for seat, player in enumerate(_seats(first.players, "")):
             self.row[f"player_{seat}"] = player
-        if log.game == "tractor":
-            self.row["redeals"] = 0
+        self.row.update(self.game.deal_columns)
 
     def see(self, moment: Moment) -> None:
-        event, row = moment.shown, self.row
-        if isinstance(event, zm.HandsDealt | tm.HandsDealt):
-            for seat, hand in enumerate(_seats(event.hands, ())):
-                row[f"hand_{seat}"] = _cards(self.log, moment, hand)
-        elif isinstance(event, zm.PlayStarted):
-            row["leader"] = event.leader
-        elif isinstance(event, tm.DealVoided):
-            row["redeals"] += 1
-        elif isinstance(event, tm.TrumpDeclared):
-            row.update(
-                dealer=event.dealer, leader=event.dealer, trump=event.trump.letter, level=level_name(event.level)
-            )
-        elif isinstance(event, zm.DealEnded):
-            self._zlj_result(event.result)
-        elif isinstance(event, tm.DealSettled):
-            row.update(
-                attackers_points=event.attackers_points,
-                winner=event.winner,
-                levels_up=event.levels_up,
-                level_a=level_name(event.levels[0]),
-                level_b=level_name(event.levels[1]),
-            )
+        hands = self.game.dealt(moment.shown)
+        if hands is not None:
+            for seat, hand in enumerate(_seats(hands, ())):
+                self.row[f"hand_{seat}"] = _cards(self.log, moment, hand)
+        else:
+            self.game.deal_row(self.row, moment.shown)
         if moment.closes_deal:
-            row.update(ended=_times(moment), complete=True)
-
-    def _zlj_result(self, result: zm.DealResult) -> None:
-        self.row.update(
-            order=" ".join(str(s) for s in result.order),
-            caught=" ".join(str(s) for s in result.caught),
-            outcome=result.outcome.value,
-            head_team=result.head_team.value,
-            winners=result.winners.value if result.winners is not None else "",
-            team_points_a=result.team_points[0],
-            team_points_b=result.team_points[1],
-        )
-        for seat, points in enumerate(result.individual):
-            self.row[f"individual_{seat}"] = points
+            self.row.update(ended=_times(moment), complete=True)
 
 
 def _play(log: GameLog, moment: Moment) -> Row | None:
     """The play row of one moment (``None`` when it is no seat's action)."""
-    found = _action(log.game, moment)
+    found = GAMES[log.game].action(moment)
     if found is None:
         return None
     seat, action, cards, count, hidden, detail = found
@@ -266,80 +229,6 @@ def _play(log: GameLog, moment: Moment) -> Row | None:
         "version": moment.version,
         "time": _times(moment),
     }
-
-
-Action = tuple[int, str, Sequence[Card] | None, int, bool, str]
-"""(seat, action, cards or ``None`` when hidden, number of cards, hidden, detail)."""
-
-
-def _shown(seat: int, action: str, cards: Sequence[Card], detail: str = "") -> Action:
-    return (seat, action, cards, len(cards), False, detail)
-
-
-def _action(game: str, moment: Moment) -> Action | None:
-    return _zlj_action(moment) if game == "zlj" else _tractor_action(moment)
-
-
-def _zlj_action(moment: Moment) -> Action | None:
-    e = moment.shown
-    if isinstance(e, zm.HandsDealt):
-        return None if e.cutter is None else _shown(e.cutter, "cut", (), f"cut {e.cut}")
-    if isinstance(e, zm.TributeResisted):
-        return _shown(e.seat, "resist", e.cards)
-    if isinstance(e, zm.TributeGiven | zm.TributePicked | zm.TributeReturned | zm.ReturnTakenBack):
-        action = ZLJ_TRIBUTE[type(e)]
-        return (e.seat, action, e.cards, e.count, e.cards is None, "")
-    if isinstance(e, zm.CardsPlayed):
-        return _shown(e.seat, "play", e.cards, e.combo.describe())
-    if isinstance(e, zm.FourTake):
-        taken = format_cards(e.taken, zlj_order)
-        return _shown(e.seat, "four_take", e.fours, f"takes {taken} from seat {e.taken_from}")
-    if isinstance(e, zm.Passed):
-        return _shown(e.seat, "pass", ())
-    if isinstance(e, zm.TurnTimedOut):
-        return _shown(e.seat, "timeout", ())
-    return None
-
-
-ZLJ_TRIBUTE = {
-    zm.TributeGiven: "tribute",
-    zm.TributePicked: "pick",
-    zm.TributeReturned: "return",
-    zm.ReturnTakenBack: "take_back",
-}
-
-
-def _tractor_action(moment: Moment) -> Action | None:
-    e = moment.shown
-    if isinstance(e, tm.CardFlipped):
-        return _shown(e.flipper, "flip", (e.card,), f"seat {e.first_drawer} draws first")
-    if isinstance(e, tm.HandsDealt):
-        return None if e.cut is None else _shown(e.first_drawer, "cut", (), f"cut {e.cut}")
-    if isinstance(e, tm.BidEntered):
-        return _bid(e, "counter" if moment.state.phase is tm.Phase.COUNTER else "bid")
-    if isinstance(e, tm.CardsPlayed):
-        trick = moment.state.trick
-        lead = f"leads {trick.lead.describe()}" if trick is not None and len(trick.plays) == 1 else ""
-        return _shown(e.seat, "play", e.cards, lead)
-    if isinstance(e, tm.TurnTimedOut):
-        return _shown(e.seat, "timeout", ())
-    if isinstance(e, tm.PenaltyRecorded):
-        return _shown(e.offender, "penalty", (), f"referee {e.referee}: {e.points:+d} to the attackers")
-    if isinstance(e, tm.LabourReformDeclared):
-        return _shown(e.offender, "labour_reform", (), f"referee {e.referee}")
-    if isinstance(e, tm.LabourReformChosen):
-        return _shown(e.seat, "reform_choice", (), e.choice.value)
-    return None
-
-
-def _bid(e: tm.BidEntered, stage: str) -> Action:
-    timer = "turn timer" if e.timed_out else ""
-    if e.concealed:
-        return (e.seat, f"{stage}_or_pass", None, 0, True, timer)
-    if e.bid is None:
-        return _shown(e.seat, "pass", (), ", ".join(w for w in (stage, timer) if w))
-    detail = f"{SUIT_WORDS[e.bid.suit]}, {e.bid.count} level card(s)"
-    return _shown(e.seat, stage, e.bid.cards, detail)
 
 
 # --- files ------------------------------------------------------------------------------------------------

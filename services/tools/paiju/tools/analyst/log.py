@@ -14,12 +14,9 @@ from typing import Any
 
 from paiju.engine.games import RULES, Game, Rules, seat_count
 from paiju.rules.tractor import model as tractor_model
-from paiju.rules.tractor.view import redact as tractor_redact
 from paiju.rules.zlj import model as zlj_model
-from paiju.rules.zlj.view import redact as zlj_redact
 from paiju.v1 import engine_pb2
 
-GAME_NAMES = {"zlj": "砸六家", "tractor": "拖拉机"}
 ENDS = (zlj_model.MatchEnded, tractor_model.GameEnded)
 """The events that end a game: from them on, its hidden information may be shown."""
 
@@ -38,8 +35,13 @@ class GameLog:
 
     @property
     def game(self) -> str:
-        """``zlj`` or ``tractor``."""
+        """The game's name (`paiju.rules.registry`)."""
         return self.rules.name
+
+    @property
+    def title(self) -> str:
+        """The game's name for people (砸六家, 拖拉机)."""
+        return self.rules.game.title
 
     @property
     def seats(self) -> int:
@@ -53,7 +55,7 @@ class GameLog:
         """``event`` as an analyst may see it: as stored for an ended game, else as a spectator sees it."""
         if event is None or self.ended:
             return event
-        return zlj_redact(event, None) if self.game == "zlj" else tractor_redact(event, None)
+        return self.rules.game.redact(event, None)
 
     def upto(self, version: int) -> GameLog:
         """The log up to ``version`` (the game's end, and so what is shown, is still judged on the whole log)."""

@@ -1,7 +1,8 @@
 """A game told for a person from its log: deal by deal, round by round (砸六家) or trick by trick (拖拉机).
 
-The lines of each event come from the project's narrators (`paiju.terminal.zlj_narrator` for 砸六家, the
-terminal client's `TractorNarration` for 拖拉机), with the seats labelled by their players; each event's
+The lines of each event come from the terminal client's narration of the game (`paiju.terminal.zlj_narrator`
+for 砸六家, `TractorNarration` for 拖拉机; each game's telling in `paiju.tools.analyst.games`), with the seats
+labelled by their players; each event's
 first line starts with its version, so that ``--at`` can be chosen from a replay. Every hand as dealt is
 shown only for a game that has ended; of a live game only what a spectator may see is told (`GameLog.shown`).
 Pure: the log in, lines out.
@@ -9,18 +10,12 @@ Pure: the log in, lines out.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
-from paiju.rules.tractor import model as tractor_model
-from paiju.rules.tractor.view import view as tractor_view
-from paiju.rules.zlj import model as zlj_model
-from paiju.rules.zlj.outcome import match_totals
-from paiju.rules.zlj.view import view as zlj_view
-from paiju.terminal import zlj_narrator
-from paiju.terminal.client.narrate import TractorNarration, relabel, seats_lines
-from paiju.terminal.client.render import Seats, tractor_cards, tractor_table, wrapped, zlj_cards, zlj_table
-from paiju.tools.analyst.log import GAME_NAMES, GameLog, recorded_at
+from paiju.terminal.client.narrate import seats_lines
+from paiju.terminal.client.render import Seats, wrapped
+from paiju.tools.analyst.games import GAMES
+from paiju.tools.analyst.log import GameLog, recorded_at
 from paiju.tools.analyst.timeline import Moment, starting_players, timeline
 from paiju.v1 import engine_pb2
 
@@ -54,7 +49,7 @@ def _heading(log: GameLog, at: int | None) -> list[str]:
         status = f"live, {log.version} events so far; public information only (as a spectator sees it)"
     seats = Seats(names={s: p for s, p in enumerate(starting_players(log)) if p})
     lines = [
-        f"{GAME_NAMES[log.game]} ({log.game}) game {log.game_id}: {status}",
+        f"{log.title} ({log.game}) game {log.game_id}: {status}",
         f"Started {started}",
         "Players: " + ", ".join(seats.label(s) for s in range(log.seats)),
     ]
@@ -64,12 +59,14 @@ def _heading(log: GameLog, at: int | None) -> list[str]:
 
 
 class _Teller:
-    """Tells one game's moments in order, keeping the players' names and the 拖拉机 narration's deal context."""
+    """Tells one game's moments in order, keeping the players' names and the narration's context (拖拉机: the
+    deal's trumps, the trick, the attackers' points)."""
 
     def __init__(self, log: GameLog) -> None:
         self.log = log
+        self.game = GAMES[log.game]
         self.seats = Seats()
-        self.tractor = TractorNarration(self.seats)
+        self.narration = self.game.presentation.narration(self.seats)
 
     def lines(self, moment: Moment) -> list[str]:
         self.seats.names = {s: p for s, p in enumerate(moment.players) if p}
@@ -78,7 +75,7 @@ class _Teller:
             when = recorded_at(moment.envelope).strftime(TIME_FORMAT)
             head += ["", f"=== Deal {moment.deal} · {when} ==="]
         if moment.opens_stage:
-            head.append(" " * GUTTER + f"{'Round' if self.log.game == 'zlj' else 'Trick'} {moment.stage}")
+            head.append(" " * GUTTER + f"{self.game.stage} {moment.stage}")
         told = self._event(moment)
         if not told:
             return head
@@ -86,23 +83,9 @@ class _Teller:
         return [*head, f"{moment.version:>{GUTTER - 2}}  {first}", *(" " * GUTTER + line for line in rest)]
 
     def _event(self, moment: Moment) -> list[str]:
-        shown = moment.shown
-        if shown is None:
+        if moment.shown is None:
             return self._seats(moment.envelope)
-        if self.log.game == "zlj":
-            told = [relabel(line, self.seats) for line in zlj_narrator.narrate(shown)]
-            if isinstance(shown, zlj_model.DealEnded):
-                told.append(_zlj_score(moment.state))
-            return told
-        if isinstance(shown, tractor_model.HandsDealt):
-            # told without the hands (the narration speaks to one seat), then every hand of an ended game
-            told = self.tractor.narrate(replace(shown, hands=((),) * len(shown.hands)))
-            view = tractor_view(moment.state, None)
-            for seat, hand in enumerate(shown.hands):
-                if hand:
-                    told += wrapped(f"  {self.seats.label(seat)} ({len(hand)}): ", tractor_cards(view, hand))
-            return told
-        return self.tractor.narrate(shown)
+        return self.game.tell(self.narration, moment)
 
     def _seats(self, envelope: engine_pb2.Envelope) -> list[str]:
         if envelope.WhichOneof("payload") != "seats_assigned":
@@ -111,23 +94,14 @@ class _Teller:
         return [line.strip() for line in seats_lines(change, self.seats)]  # nothing for the start (the heading)
 
 
-def _zlj_score(state: zlj_model.State) -> str:
-    (a, b), individual = match_totals(state.results)
-    scores = " ".join(f"{s}:{p:+d}" for s, p in enumerate(individual))
-    return f"Score after deal {state.results[-1].deal}: team points A {a}, B {b}; individual {scores}"
-
-
 def table_lines(log: GameLog, moment: Moment) -> list[str]:
     """The table after ``moment`` as a spectator sees it, and every hand when the game has ended."""
     seats = Seats(names={s: p for s, p in enumerate(moment.players) if p})
     state: Any = moment.state
-    if log.game == "zlj":
-        lines = zlj_table(zlj_view(state, None), seats)
-        hands = [(s, zlj_cards(h)) for s, h in enumerate(state.hands)]
-    else:
-        view = tractor_view(state, None)
-        lines = tractor_table(view, seats)
-        hands = [(s, tractor_cards(view, h)) for s, h in enumerate(state.hands)]
+    shown = GAMES[log.game].presentation
+    view = log.rules.game.view(state, None)
+    lines = shown.table(view, seats)
+    hands = [(s, shown.cards(view, h)) for s, h in enumerate(state.hands)]
     if not log.ended:
         return [*lines, "(the game is live: its hands are not shown)"]
     lines.append("Hands:")

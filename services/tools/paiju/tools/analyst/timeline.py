@@ -13,11 +13,12 @@ trick opens with its lead after `TrumpDeclared` or `TrickWon`. Events of a deal 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from paiju.engine.games import assigned
+from paiju.rules.cards import Card
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.tools.analyst.log import GameLog
@@ -62,6 +63,15 @@ class Moment:
     @property
     def version(self) -> int:
         return int(self.envelope.version)
+
+
+Action = tuple[int, str, Sequence[Card] | None, int, bool, str]
+"""A seat's action at a moment: (seat, action, cards or ``None`` when hidden, number of cards, hidden, detail)."""
+
+
+def visible(seat: int, action: str, cards: Sequence[Card], detail: str = "") -> Action:
+    """An action whose cards are shown."""
+    return (seat, action, cards, len(cards), False, detail)
 
 
 def starting_players(log: GameLog) -> tuple[str, ...]:
