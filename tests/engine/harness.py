@@ -14,8 +14,8 @@ import pytest
 from google.rpc import error_details_pb2, status_pb2
 
 from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
-from paiju.engine.service import EngineService
 from paiju.platform.limits import RateLimits
 from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
@@ -59,12 +59,8 @@ async def engine(
             request.getfixturevalue("nats_url"), stream=stream, prefix=f"s.{stream.lower()}"
         )
     seeds = SeededRandom(seed)
-    # without the store's feed (not `paiju.engine.bootstrap.build`): every read goes to the store. With the feed, a
-    # scripted tractor game here was twice refused STALE_VERSION under load (cause not found yet); the engine
-    # that follows its feed is tested as a process (tests/engine/test_process.py, the stack, the fuzz)
-    games = Games(store)
-    service = EngineService(
-        games,
+    games, service = await build(  # as production builds it: the games follow the store's feed
+        store,
         TRUST,
         now=lambda: NOW,
         seeds=lambda game_id, version: seeds.next64(),

@@ -1,13 +1,20 @@
-"""What every repository shares (`paiju.platform.repository`): the bounded cache and the command digest."""
+"""What every repository shares (`paiju.platform.repository`): the bounded cache, the command digest, and reads
+that never go back in time."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
 import pytest
 
-from paiju.platform.repository import Recent, digest_of, legacy_digest_of
+from paiju.lobby import table as tb
+from paiju.lobby.contract import LOBBY_EVENTS
+from paiju.platform.repository import Aggregates, Recent, digest_of, legacy_digest_of
+from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded
+from paiju.v1 import lobby_events_pb2
 
 
 def test_recent_keeps_the_most_recently_stored_entries_only() -> None:
@@ -56,3 +63,81 @@ def test_a_digest_tells_commands_apart() -> None:
     assert digest_of(Before(3, Colour.RED, (2, 1))) != base
     with pytest.raises(TypeError):
         digest_of(Before(3, Colour.RED, (object(),)))  # type: ignore[arg-type]
+
+
+# -- reads never go back: the feed and an act's own answer may arrive in either order ---------------------------
+
+
+class EarlyFeed(MemoryEventStore):
+    """A store whose feed has delivered the first event of an append before the writer resumes (as the JetStream
+    feed can: the append is acknowledged while the feed already carries its first events), and, with
+    ``then``, another writer's append right after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.then: tuple[str, list[bytes]] | None = None
+        self.early: list[Callable[[Recorded], None]] = []
+
+    async def follow(self, on_event: Callable[[Recorded], None]) -> None:
+        self.early.append(on_event)
+
+    async def append(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
+    ) -> list[Recorded]:
+        stored = await super().append(aggregate, expected, command_id, events)
+        delivered = stored[:1]
+        if self.then is not None:
+            other_id, other = self.then
+            self.then = None
+            delivered = stored + await super().append(aggregate, stored[-1].position, other_id, other)
+        for on_event in self.early:
+            for recorded in delivered:
+                on_event(recorded)
+        rest = [r for r in stored if r not in delivered]
+        loop = asyncio.get_running_loop()
+        for on_event in self.early:
+            for recorded in rest:
+                loop.call_soon(on_event, recorded)
+        return stored
+
+
+def events_as_commands(store: EventStore) -> Aggregates[tb.Table]:
+    """Tables whose "command" is the list of events to store (so a test chooses how many one command stores)."""
+    return Aggregates(store, LOBBY_EVENTS, tb.Table, lambda _, events: events, tb.evolve)
+
+
+OPENED = tb.TableOpened("table-1", "t", "zlj", "owner", False, None, None)
+
+
+def test_a_read_after_an_act_sees_every_event_the_act_stored() -> None:
+    async def body() -> None:
+        store = EarlyFeed()
+        tables = events_as_commands(store)
+        await tables.follow()
+        await tables.act("table-1", [OPENED], "open", "owner")
+        seated = [tb.SeatTaken(seat, f"p{seat}", f"P{seat}") for seat in range(3)]
+        after, _ = await tables.act("table-1", seated, "sit", "owner")
+        assert after.version == 4
+        assert (await tables.load("table-1")).version == 4  # not the 1 the feed had delivered when the act resumed
+        await asyncio.sleep(0)  # the rest of the feed arrives: nothing changes
+        assert (await tables.load("table-1")).version == 4
+
+    asyncio.run(body())
+
+
+def test_an_act_answered_after_the_feed_moved_further_does_not_take_the_cache_back() -> None:
+    async def body() -> None:
+        store = EarlyFeed()
+        tables = events_as_commands(store)
+        await tables.follow()
+        await tables.act("table-1", [OPENED], "open", "owner")
+        later = tb.SeatTaken(1, "p1", "P1")
+        envelope = lobby_events_pb2.LobbyEnvelope(aggregate="table-1", version=3, command_id="other")
+        envelope.event.CopyFrom(LOBBY_EVENTS.encode(later))
+        store.then = ("other", [envelope.SerializeToString()])  # another writer appends right after this act
+        after, _ = await tables.act("table-1", [tb.SeatTaken(0, "p0", "P0")], "sit", "p0")
+        assert after.version == 2
+        loaded = await tables.load("table-1")
+        assert loaded.version == 3 and loaded.state.seats[1].player_id == "p1"
+
+    asyncio.run(body())

@@ -1,14 +1,17 @@
-"""The aggregate repository: aggregates kept as event streams in the event store (docs/architecture.md, "Event
-sourcing") — the lobby's tables and accounts, scoring's tournaments — and what every repository of the project
-shares, the engine's games included: one retry policy (`CONFLICT_RETRIES`), one bounded cache (`Recent`), one
-command digest for dataclass commands (`digest_of`).
+"""The aggregate repository: every aggregate of Paiju — the engine's games, the lobby's tables, accounts and name
+claims, scoring's tournaments — is an event stream in the event store (docs/architecture.md, "Event sourcing"),
+loaded, decided on and appended to by one `Repository`.
 
-Each aggregate is a subject of a stream (LOBBY, TOURNAMENTS) holding envelopes (`LobbyEnvelope`,
-`TournamentEnvelope`: the same metadata fields around an ``event``). Acting reads the aggregate from
-the store, decides with the pure core and appends at the position it read: of two lobby replicas deciding
-on the same table at once exactly one wins, and the other reads again and decides again (so two players
-racing for one seat: one sits, the other is told the seat is taken). A command id already applied is
-answered with its events (a retry); reused for another command it is refused.
+`Repository` holds what every kind shares: one bounded cache (`Recent`) kept current by the store's feed, one
+retry policy (`CONFLICT_RETRIES`), one idempotency path (a command id already applied is answered as the first
+time; reused for another command it is refused, `CommandIdReused`), watchers woken by changes, and reads that
+never go back in time. A kind says how its envelopes are read and written: `Aggregates` for the lobby's and
+scoring's envelopes (`LobbyEnvelope`, `TournamentEnvelope`: metadata around an ``event``), the engine's `Games`
+for game envelopes.
+
+Acting decides with the pure core on the aggregate as this process knows it and appends at the position it
+decided from: of two replicas deciding on one aggregate at once exactly one wins, and the other reads again and
+decides again (two players racing for one seat: one sits, the other is told the seat is taken).
 """
 
 from __future__ import annotations
@@ -18,11 +21,11 @@ import dataclasses
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, Protocol, TypeVar, cast
 
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -167,8 +170,298 @@ def canonical(value: Any) -> Any:
     raise TypeError(f"a command holds a {type(value).__name__}, which has no canonical form")
 
 
-class Aggregates(Generic[S]):
-    """Load and act on the aggregates of one kind, kept current by the store's feed once `follow` runs."""
+A = TypeVar("A", bound="Snapshot")
+
+
+class Snapshot(Protocol):
+    """What the repository needs of an aggregate as loaded: where it stands in the store."""
+
+    @property
+    def position(self) -> Position: ...
+
+    @property
+    def version(self) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Stamp:
+    """What every envelope of one command carries: its id, who sent it, its request's digest, when it was stored."""
+
+    command_id: str
+    actor: str
+    digest: bytes
+    when: Timestamp
+
+
+class StaleVersion(Exception):
+    """The caller expected the aggregate at a version it is no longer at (``version``: where it is)."""
+
+    def __init__(self, message: str, version: int) -> None:
+        super().__init__(message)
+        self.version = version
+
+
+class VersionNotReached(Exception):
+    """The aggregate did not reach the version asked for in time (``version``: where it is)."""
+
+    def __init__(self, version: int) -> None:
+        super().__init__(f"the aggregate is at version {version}")
+        self.version = version
+
+
+class Repository(Generic[A]):
+    """Load, watch and act on the aggregates of one kind over an event store.
+
+    Aggregates are cached as last seen (at most `CACHED_AGGREGATES`). With `follow` started, the store's feed of
+    new events (from every replica) keeps cached aggregates current, so reads answer from memory; a read that must
+    see at least a given version (``min_version``: one an act answered through another replica) goes to the store
+    when the cache is behind. The cache only ever moves forward: an answer never shows an aggregate older than one
+    this process answered before. Acting starts from the cached aggregate without asking the store: the append
+    names the position it decided from, so a stale cache can only lose the append (a conflict) and never store a
+    wrong decision; a conflict, or a refusal decided on a cached aggregate, reads the store and decides again.
+
+    A kind implements `_extend` (an aggregate after stored events), `_absent` (an aggregate with none), `_stored`
+    (what a command id stored: its digest and answer), `_encode` and `_appended` (the envelopes of new events).
+    """
+
+    def __init__(
+        self,
+        store: EventStore,
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        on_conflict: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._on_conflict = on_conflict
+        self._cache: Recent[str, A] = Recent(CACHED_AGGREGATES)
+        self._following = False
+        # aggregates being read from the store: the highest stream sequence the feed delivered for each meanwhile
+        self._loading: dict[str, list[int]] = {}
+        self._changes = Changes()
+
+    # -- what a kind implements ------------------------------------------------------------------------------
+
+    noun = "the aggregate"
+    """How refusals name an aggregate of this kind."""
+
+    def _extend(self, aggregate: str, snapshot: A | None, tail: Sequence[Recorded]) -> A:
+        """``snapshot`` (``None``: not read yet) after the stored events ``tail``."""
+        raise NotImplementedError
+
+    def _absent(self, aggregate: str) -> A:
+        """An aggregate with no stored event (or raise: the kind has no such thing)."""
+        raise NotImplementedError
+
+    def _stored(self, snapshot: A, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+        """The digest ``command_id`` was stored with and what acting answers for it again; ``None`` when the
+        aggregate holds no such command."""
+        raise NotImplementedError
+
+    def _encode(self, snapshot: A, events: Sequence[Any], stamp: Stamp) -> list[Any]:
+        """The envelopes that store ``events`` after ``snapshot``, each with the ``stamp`` of their command."""
+        raise NotImplementedError
+
+    def _appended(
+        self, snapshot: A, events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
+    ) -> tuple[A, Sequence[Any]]:
+        """The aggregate after ``envelopes`` (holding ``events``) were stored as ``recorded``, and the answer."""
+        raise NotImplementedError
+
+    def _observed(self, recorded: Recorded) -> None:
+        """A hook: an event of this kind was appended by any writer (the feed)."""
+
+    def _remembered(self, snapshot: A) -> None:
+        """A hook: the cache moved to ``snapshot``."""
+
+    # -- reading -----------------------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> EventStore:
+        return self._store
+
+    async def follow(self) -> None:
+        """Keep cached aggregates current from the store's feed of appended events (call once, at start)."""
+        await self._store.follow(self._observe)
+        self._following = True
+
+    def _observe(self, recorded: Recorded) -> None:
+        """One event appended by any writer, in stream order: extend the cached aggregate it belongs to."""
+        aggregate = recorded.aggregate
+        self._observed(recorded)
+        loading = self._loading.get(aggregate)
+        if loading is not None:
+            loading[1] = max(loading[1], recorded.sequence)
+        cached = self._cache.get(aggregate)
+        if cached is None:
+            self._changes.notify(aggregate)  # not in memory: whoever waits for it reads it from the store
+            return
+        if recorded.version <= cached.version:
+            return  # already known (this process stored it)
+        if recorded.version == cached.version + 1:
+            self._remember(aggregate, self._extend(aggregate, cached, [recorded]))
+        else:
+            del self._cache[aggregate]  # a gap: the next read loads from the store
+            self._changes.notify(aggregate)
+
+    def _remember(self, aggregate: str, snapshot: A) -> None:
+        """Cache ``snapshot`` unless the cache already holds the aggregate at a later version: an act's answer and
+        the feed may arrive in either order (the feed can have delivered part of an act's events when the act
+        resumes), and the cache never goes back."""
+        before = self._cache.get(aggregate)
+        if before is not None and before.version >= snapshot.version:
+            return
+        self._cache[aggregate] = snapshot  # the least recently changed beyond the cache's size are read again
+        self._remembered(snapshot)
+        self._changes.notify(aggregate)  # only a real change wakes the aggregate's watchers
+
+    def reset(self) -> None:
+        """Forget every cached aggregate and wake every watcher, which reads its aggregate again from the store:
+        for when the feed may have missed events (it was restarted after the connection to the store was lost)."""
+        self._cache.clear()
+        self._changes.notify_all()
+
+    async def load(self, aggregate: str, min_version: int = 0) -> A:
+        """The aggregate: from the cache when the feed keeps it current (and it is at ``min_version`` at least),
+        else as stored now."""
+        cached = self._cache.get(aggregate)
+        if self._following and cached is not None and cached.version >= min_version:
+            return cached
+        return await self.refresh(aggregate)
+
+    async def refresh(self, aggregate: str) -> A:
+        """The aggregate as stored now: the cached one brought up to date with the events after it."""
+        loading = self._loading.setdefault(aggregate, [0, 0])
+        loading[0] += 1
+        try:
+            while True:
+                cached = self._cache.get(aggregate)
+                tail = await self._store.load(aggregate, cached.position if cached is not None else NEW)
+                current = self._cache.get(aggregate)
+                if current is not cached:
+                    continue  # the feed or an act moved it meanwhile: read again from where it is now
+                if not tail and cached is None:
+                    return self._absent(aggregate)
+                snapshot = self._extend(aggregate, cached, tail) if tail else cached
+                assert snapshot is not None
+                self._remember(aggregate, snapshot)
+                if loading[1] <= snapshot.position.sequence:
+                    return snapshot
+                # the feed delivered a later event of it while it was being read: read the rest
+        finally:
+            loading[0] -= 1
+            if not loading[0]:
+                del self._loading[aggregate]
+
+    async def next_change(self, aggregate: str, version: int) -> A:
+        """The aggregate once it is past ``version``: woken by the feed the moment it changes (a watcher waiting
+        here costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`."""
+        while True:
+            cached = self._cache.get(aggregate)
+            if cached is not None and cached.version > version:
+                return cached
+            if not self._following:
+                await asyncio.sleep(POLL_SECONDS)
+            elif cached is not None:
+                await self._changes.wait(aggregate)
+                if self._cache.get(aggregate) is not None:
+                    continue  # woken by a real change (or a reset): look again
+            snapshot = await self.refresh(aggregate)  # not in memory (evicted, a gap, no feed): read it once
+            if snapshot.version > version:
+                return snapshot
+            if self._following:
+                await self._changes.wait(aggregate)
+
+    async def reach(self, aggregate: str, min_version: int, timeout: float) -> A:
+        """The aggregate at ``min_version`` or later: read from the store when this replica is behind, then waited
+        for (the feed) for up to ``timeout`` seconds; `VersionNotReached` when it is not there by then."""
+        snapshot = await self.load(aggregate, min_version)
+        if snapshot.version >= min_version:
+            return snapshot
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        while snapshot.version < min_version:
+            left = deadline - loop.time()
+            if left <= 0:
+                raise VersionNotReached(snapshot.version)
+            try:
+                snapshot = await asyncio.wait_for(self.next_change(aggregate, snapshot.version), left)
+            except TimeoutError:
+                raise VersionNotReached(snapshot.version) from None
+        return snapshot
+
+    # -- acting ------------------------------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        aggregate: str,
+        decide: Callable[[A], Sequence[Any]],
+        command_id: str,
+        actor: str,
+        digest: bytes | Callable[[A], bytes],
+        *,
+        also: Collection[bytes] = (),
+        expected_version: int | None = None,
+        fresh: bool = False,
+    ) -> tuple[A, Sequence[Any]]:
+        """Decide with ``decide`` (the events to store, given the aggregate) and append them, as the command
+        ``command_id`` whose request has ``digest``; a command id already applied is answered as the first time.
+
+        ``digest`` may be a function of the aggregate (a digest that depends on its kind, e.g. its game's codec).
+        ``also``: other digests a retry of the same request may have been stored with (an earlier digest).
+        ``fresh``: decide on the aggregate as stored now, never on the cache (for decisions that must see other
+        writers' latest events, such as seat changes). Raises what ``decide`` raises when it refuses (nothing is
+        stored), `StaleVersion` when the aggregate is not at ``expected_version``, `CommandIdReused`, and
+        `ConcurrencyConflict` after `CONFLICT_RETRIES` lost appends.
+        """
+        snapshot = None if fresh or not self._following else self._cache.get(aggregate)
+        for _ in range(CONFLICT_RETRIES):
+            read = snapshot is None
+            if snapshot is None:
+                snapshot = await self.refresh(aggregate)
+            if callable(digest):
+                digest = digest(snapshot)
+            stored = self._stored(snapshot, command_id)
+            if stored is not None:
+                if stored[0] != digest and stored[0] not in also:
+                    raise CommandIdReused(f"command id {command_id!r} was already used for another command")
+                return snapshot, stored[1]
+            try:
+                if expected_version is not None and expected_version != snapshot.version:
+                    at = snapshot.version
+                    raise StaleVersion(
+                        f"{self.noun} is at version {at}, not {expected_version}: reload and decide again", at
+                    )
+                events = list(decide(snapshot))
+            except Exception:
+                if read:
+                    raise
+                snapshot = None  # decided on a cached aggregate that may have moved on: read it and decide again
+                continue
+            if not events:
+                return snapshot, []
+            when = Timestamp()
+            when.FromDatetime(self._clock())
+            envelopes = self._encode(snapshot, events, Stamp(command_id, actor, digest, when))
+            data = [e.SerializeToString() for e in envelopes]
+            try:
+                recorded = await self._store.append(aggregate, snapshot.position, command_id, data)
+            except ConcurrencyConflict:
+                self._on_conflict()
+                snapshot = None  # another writer appended first: read again and decide again
+                continue
+            if [r.data for r in recorded] != data or recorded[0].version != snapshot.version + 1:
+                snapshot = None  # stored earlier under this command id: the next round answers from the log
+                continue
+            after, answer = self._appended(snapshot, events, envelopes, recorded)
+            self._remember(aggregate, after)
+            return after, answer
+        raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")
+
+
+class Aggregates(Repository["Loaded[S]"], Generic[S]):
+    """The lobby's and scoring's aggregates of one kind: envelopes of one stream (``envelope``, e.g.
+    `LobbyEnvelope`) around the events of one pure core (``initial``, ``decide``, ``evolve``)."""
 
     def __init__(
         self,
@@ -181,69 +474,18 @@ class Aggregates(Generic[S]):
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         envelope: type[Message] = lobby_events_pb2.LobbyEnvelope,
     ) -> None:
-        self._store = store
+        super().__init__(store, clock=clock)
         self._envelope = envelope
         self._codec = codec
         self._initial = initial
         self._decide = decide
         self._evolve = evolve
-        self._clock = clock
-        self._cache: Recent[str, Loaded[S]] = Recent(CACHED_AGGREGATES)
-        self._changes = Changes()
-        self._following = False
 
-    @property
-    def store(self) -> EventStore:
-        return self._store
+    def _absent(self, aggregate: str) -> Loaded[S]:
+        return Loaded(aggregate, self._initial())
 
-    async def follow(self) -> None:
-        await self._store.follow(self._observe)
-        self._following = True
-
-    def _observe(self, recorded: Recorded) -> None:
-        cached = self._cache.get(recorded.aggregate)
-        if cached is None:
-            self._changes.notify(recorded.aggregate)  # not in memory: whoever waits for it reads it from the store
-            return
-        if recorded.version <= cached.version:
-            return
-        if recorded.version == cached.version + 1:
-            self._remember(self._extend(cached, [recorded]))
-        else:
-            del self._cache[recorded.aggregate]
-            self._changes.notify(recorded.aggregate)
-
-    def _remember(self, loaded: Loaded[S]) -> None:
-        before = self._cache.get(loaded.aggregate)
-        self._cache[loaded.aggregate] = loaded
-        if before is None or loaded.version > before.version:
-            self._changes.notify(loaded.aggregate)  # only a real change wakes the aggregate's watchers
-
-    async def next_change(self, aggregate: str, version: int) -> Loaded[S]:
-        """The aggregate once it is past ``version``: woken by the feed the moment it changes (a watcher waiting
-        here costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`."""
-        while True:
-            cached = self._cache.get(aggregate)
-            if cached is not None and cached.version > version:
-                return cached
-            if not self._following:
-                await asyncio.sleep(POLL_SECONDS)
-            elif cached is not None:
-                await self._changes.wait(aggregate)
-                if self._cache.get(aggregate) is not None:
-                    continue
-            loaded = await self.refresh(aggregate)
-            if loaded.version > version:
-                return loaded
-            if self._following:
-                await self._changes.wait(aggregate)
-
-    def reset(self) -> None:
-        """Forget every cached aggregate and wake every watcher (the feed may have missed events)."""
-        self._cache.clear()
-        self._changes.notify_all()
-
-    def _extend(self, loaded: Loaded[S], tail: Sequence[Recorded]) -> Loaded[S]:
+    def _extend(self, aggregate: str, snapshot: Loaded[S] | None, tail: Sequence[Recorded]) -> Loaded[S]:
+        loaded = snapshot or self._absent(aggregate)
         state = loaded.state
         commands = dict(loaded.commands)
         events = list(loaded.events)
@@ -253,67 +495,65 @@ class Aggregates(Generic[S]):
             state = self._evolve(state, event)
             commands.setdefault(envelope.command_id, envelope.command_digest)
             events.append(event)
-        return Loaded(loaded.aggregate, state, tail[-1].position, commands, tuple(events))
+        return Loaded(aggregate, state, tail[-1].position, commands, tuple(events))
 
-    async def load(self, aggregate: str) -> Loaded[S]:
-        """The aggregate as this replica knows it (kept current by the feed), read from the store otherwise."""
-        cached = self._cache.get(aggregate)
-        if self._following and cached is not None:
-            return cached
-        return await self.refresh(aggregate)
+    def _stored(self, snapshot: Loaded[S], command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+        digest = snapshot.commands.get(command_id)
+        return None if digest is None else (digest, [])
 
-    async def refresh(self, aggregate: str) -> Loaded[S]:
-        """The aggregate as stored now (an aggregate without events is the initial state at version 0)."""
-        cached = self._cache.get(aggregate) or Loaded(aggregate, self._initial())
-        tail = await self._store.load(aggregate, cached.position)
-        loaded = self._extend(cached, tail) if tail else cached
-        if loaded.version:
-            self._remember(loaded)
-        return loaded
+    def _encode(self, snapshot: Loaded[S], events: Sequence[Any], stamp: Stamp) -> list[Any]:
+        envelopes = []
+        for i, event in enumerate(events, start=1):
+            envelope: Any = self._envelope(
+                aggregate=snapshot.aggregate,
+                version=snapshot.version + i,
+                command_id=stamp.command_id,
+                actor=stamp.actor,
+                recorded_at=stamp.when,
+                schema_version=SCHEMA_VERSION,
+                command_digest=stamp.digest,
+            )
+            envelope.event.CopyFrom(cast(Any, self._codec.encode(event)))
+            envelopes.append(envelope)
+        return envelopes
+
+    def _appended(
+        self, snapshot: Loaded[S], events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
+    ) -> tuple[Loaded[S], Sequence[Any]]:
+        commands = dict(snapshot.commands)
+        commands.setdefault(recorded[0].command_id, envelopes[0].command_digest)
+        after = Loaded(
+            snapshot.aggregate,
+            _evolved(self._evolve, snapshot.state, events),
+            recorded[-1].position,
+            commands,
+            (*snapshot.events, *events),
+        )
+        return after, events
 
     async def act(
         self, aggregate: str, command: Any, command_id: str, actor: str, *, digest: bytes | None = None
-    ) -> tuple[Loaded[S], list[Any]]:
-        """Decide ``command`` and append its events; a retried command id answers with the state, no events.
+    ) -> tuple[Loaded[S], Sequence[Any]]:
+        """Decide ``command`` with the core and append its events (answered with them); a retried command id is
+        answered with the aggregate and no events.
 
-        ``digest`` identifies the request (default: the command's own): give it when the command holds what a
-        retry cannot repeat, such as the time it was decided.
-        Raises whatever the core's ``decide`` raises when it refuses (nothing is stored), `CommandIdReused`.
+        ``digest`` identifies the request (default: the command's own, `digest_of`): give it when the command holds
+        what a retry cannot repeat, such as the time it was decided. A retry stored with the digest used before
+        `digest_of` (`legacy_digest_of`) is answered the same. Raises whatever the core's ``decide`` raises when it
+        refuses (nothing is stored), `CommandIdReused`.
         """
-        given = digest is not None
-        digest = digest or digest_of(command)
-        for _ in range(CONFLICT_RETRIES):
-            loaded = await self.refresh(aggregate)
-            done = loaded.commands.get(command_id)
-            if done is not None:
-                if done != digest and (given or done != legacy_digest_of(command)):
-                    raise CommandIdReused(f"command id {command_id!r} was already used for another command")
-                return loaded, []
-            events = list(self._decide(loaded.state, command))
-            if not events:
-                return loaded, []
-            when = Timestamp()
-            when.FromDatetime(self._clock())
-            data = []
-            for i, event in enumerate(events, start=1):
-                envelope: Any = self._envelope(
-                    aggregate=aggregate,
-                    version=loaded.version + i,
-                    command_id=command_id,
-                    actor=actor,
-                    recorded_at=when,
-                    schema_version=SCHEMA_VERSION,
-                    command_digest=digest,
-                )
-                envelope.event.CopyFrom(cast(Any, self._codec.encode(event)))
-                data.append(envelope.SerializeToString())
-            try:
-                recorded = await self._store.append(aggregate, loaded.position, command_id, data)
-            except ConcurrencyConflict:
-                continue  # another replica decided first: read again and decide again
-            if [r.data for r in recorded] != data:
-                continue  # stored earlier under this command id: the next round answers from the log
-            after = self._extend(loaded, recorded)
-            self._remember(after)
-            return after, events
-        raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")
+        also = () if digest is not None else (legacy_digest_of(command),)
+        return await self.execute(
+            aggregate,
+            lambda loaded: self._decide(loaded.state, command),
+            command_id,
+            actor,
+            digest or digest_of(command),
+            also=also,
+        )
+
+
+def _evolved(evolve: Callable[[Any, Any], Any], state: Any, events: Sequence[Any]) -> Any:
+    for event in events:
+        state = evolve(state, event)
+    return state
