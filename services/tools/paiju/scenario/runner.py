@@ -64,15 +64,16 @@ def run(doc: dict[str, Any]) -> dict[str, Any]:
         raise ScenarioError("'start' must be an object")
     if not isinstance(doc.get("rules", {}), dict):
         raise ScenarioError("'rules' must be an object of rule options")
+    from paiju.scenario.games import SCENARIOS  # the games' runners use this module's play_steps
+
+    scenario = SCENARIOS.get(game) if isinstance(game, str) else None
+    if scenario is None:
+        names = " or ".join(f'"{name}"' for name in SCENARIOS)
+        raise ScenarioError(f"'game' must be {names}, not {game!r}")
     try:
-        if game == "zlj":
-            from paiju.scenario import zlj
-
-            return zlj.run(doc)
-        if game == "tractor":
-            from paiju.scenario import tractor
-
-            return tractor.run(doc)
+        result = scenario(doc)
     except CardSyntaxError as e:
         raise ScenarioError(f"start: {e.reason}") from None
-    raise ScenarioError(f'\'game\' must be "zlj" or "tractor", not {game!r}')
+    # every game's part of the result, in the registry's order: the scenario's game's, the others null
+    ordered = {key: value for key, value in result.items() if key not in SCENARIOS}
+    return ordered | {name: result.get(name) for name in SCENARIOS}

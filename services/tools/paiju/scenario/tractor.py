@@ -6,6 +6,7 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any
 
+from paiju.rules import registry
 from paiju.rules.cards import Cards, Suit, format_cards, parse_card, parse_cards
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import game
@@ -153,8 +154,7 @@ def result_of(state: State, steps: list[dict[str, Any]]) -> dict[str, Any]:
         "hands": {str(s): format_cards(state.hands[s], order) for s in range(SEATS)},
         "phase": PHASE_NAMES[state.phase],
         "next": state.turn,
-        "zlj": None,
-        "tractor": {
+        registry.TRACTOR.name: {  # the game's own part of the result
             "tricks": [
                 {"leader": t.leader, "winner": t.winner, "cards": len(t.plays[0]), "points": t.points}
                 for t in state.tricks

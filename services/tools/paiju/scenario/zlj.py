@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from paiju.rules import registry
 from paiju.rules.cards import Cards, format_cards, parse_cards
 from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import game
@@ -163,7 +164,7 @@ def result_of(state: State, steps: list[dict[str, Any]]) -> dict[str, Any]:
         "hands": {str(s): format_cards(state.hands[s], order) for s in range(SEATS)},
         "phase": PHASE_NAMES[state.phase],
         "next": state.turn,
-        "zlj": {
+        registry.ZLJ.name: {  # the game's own part of the result
             "out": list(state.out),
             "outcome": last.outcome.value if last else None,
             "winners": last.winners.value if last and last.winners else None,
@@ -174,7 +175,6 @@ def result_of(state: State, steps: list[dict[str, Any]]) -> dict[str, Any]:
             "returned": _transfers(tribute.returns) if tribute else [],
             "leader": state.leader,
         },
-        "tractor": None,
     }
 
 
