@@ -30,6 +30,7 @@ from typing import Any, TextIO
 
 import grpc
 
+from paiju.contract.matches import GAMES as KINDS
 from paiju.engine.seeds import SEED_SECRET_VARIABLE
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.tokens import (
@@ -41,7 +42,8 @@ from paiju.platform.tokens import (
     generate_keys,
     load_signer,
 )
-from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
+from paiju.rules.registry import GAMES, GameRules
+from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 ENGINE_PORT = 50051
 LOBBY_PORT = 50052
@@ -216,8 +218,17 @@ class Services:
             log.close()
 
 
+NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
+
+
+def bot_table_name(rules: GameRules) -> str:
+    """The name of a game's table of bots (``砸六家: six bots``): an earlier run's table is found by it."""
+    return f"{rules.title}: {NUMBER_WORDS.get(rules.seats, str(rules.seats))} bots"
+
+
 async def open_bot_tables(lobby_address: str) -> dict[str, str]:
-    """One table of each game, full of bots, playing (an earlier run's, or a new one); returns game -> table."""
+    """One table of each game of the registry, full of bots, playing (an earlier run's, or a new one); returns
+    game -> table."""
     async with grpc.aio.insecure_channel(lobby_address) as channel:
         lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
         session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
@@ -226,17 +237,16 @@ async def open_bot_tables(lobby_address: str) -> dict[str, str]:
             lobby_pb2.ListTablesRequest(status=lobby_pb2.TABLE_STATUS_PLAYING, limit=200), metadata=md
         )
         tables = {}
-        for kind, game, name, seats in (
-            ("zlj", engine_pb2.GAME_ZLJ, "砸六家: six bots", 6),
-            ("tractor", engine_pb2.GAME_TRACTOR, "拖拉机: four bots", 4),
-        ):
+        for kind, rules in GAMES.items():
+            name = bot_table_name(rules)
             # a bot table of an earlier run still playing is watched again rather than joined by another
             earlier = [t for t in playing.tables if t.name == name and all(seat.bot for seat in t.seats)]
             if earlier:
                 tables[kind] = earlier[0].table_id
                 continue
-            table_id = (await lobby.CreateTable(lobby_pb2.CreateTableRequest(name=name, game=game), metadata=md)).table
-            for _ in range(seats):
+            request = lobby_pb2.CreateTableRequest(name=name, game=KINDS[kind])
+            table_id = (await lobby.CreateTable(request, metadata=md)).table
+            for _ in range(rules.seats):
                 await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id.table_id), metadata=md)
             await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id.table_id), metadata=md)
             tables[kind] = table_id.table_id
@@ -298,6 +308,13 @@ def run(
                 credentials=credentials,
             )
             paiju = Path(sys.executable).parent / "paiju"
+            first = tables[next(iter(tables))]
+            playing = " and ".join(f"a {GAMES[kind].title} table at {table}" for kind, table in tables.items())
+            watch = "\n".join(f"  {paiju} watch {table}" for table in tables.values())
+            play = "\n".join(
+                f"  {paiju} play {kind}   (against {NUMBER_WORDS.get(rules.seats - 1, str(rules.seats - 1))} bots)"
+                for kind, rules in GAMES.items()
+            )
             print(
                 f"""
 Paiju is running.
@@ -308,16 +325,14 @@ Paiju is running.
   NATS        {nats_url}
   PostgreSQL  {database_url.split("?")[0]}
 
-Bots are playing a 砸六家 match at {tables["zlj"]} and a 拖拉机 game at {tables["tractor"]}. Watch them:
-  {paiju} watch {tables["zlj"]}
-  {paiju} watch {tables["tractor"]}
-Sit down at a table of your own against five bots (or three):
-  {paiju} play zlj
-  {paiju} play tractor
+Bots are playing at {playing}. Watch them:
+{watch}
+Sit down at a table of your own:
+{play}
 
 Replay a game, or export deals and plays, from the streams:
-  NATS_URL={nats_url} {paiju} replay {tables["zlj"]}-m1
-  NATS_URL={nats_url} {paiju} export --table {tables["zlj"]} --out exports/
+  NATS_URL={nats_url} {paiju} replay {first}-m1
+  NATS_URL={nats_url} {paiju} export --table {first} --out exports/
 
 Mint an operator's token (admin, referee or analyst) with the development admin key:
   {paiju} token you --role analyst --key {credentials.keys[Issuer.ADMIN]} --key-id admin.1
