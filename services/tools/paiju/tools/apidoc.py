@@ -36,6 +36,8 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory, te
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
+from paiju.rules.registry import GAMES
+
 __all__ = [
     "PACKAGE",
     "Contract",
@@ -49,10 +51,10 @@ PACKAGE = "paiju.v1"
 _PREFIX = PACKAGE + "."
 _FDP = descriptor_pb2.FieldDescriptorProto
 
-# The reading order of the files of package paiju.v1 (by base name); a file not named here follows, by name.
-# errors.proto and validation.proto are rendered as the "Errors" and "Validation rules" sections, after the
-# services.
-_FILE_ORDER = ("engine", "lobby", "scoring", "cards", "zlj", "tractor", "lobby_events", "tournament_events")
+# The reading order of the files of package paiju.v1 (by base name); a file not named here follows, by name. Each
+# game's messages are in the file named after the game, in the registry's order. errors.proto and validation.proto
+# are rendered as the "Errors" and "Validation rules" sections, after the services.
+_FILE_ORDER = ("engine", "lobby", "scoring", "cards", *GAMES, "lobby_events", "tournament_events")
 _ERRORS_FILE = "errors"
 _VALIDATION_FILE = "validation"
 _ERROR_ENUM = "ErrorReason"
@@ -94,7 +96,7 @@ _LEGEND = (
     ("`0 ≤ x ≤ 5`, `≥ 0`", "the range of a number, bounds included (`<`, `>`: excluded)"),
     ("`defined enum`", "one of the values the enum declares"),
     ("`not 0`", "never the value 0 (an enum's `…_UNSPECIFIED`)"),
-    ('`one of "zlj", "tractor"`', "exactly one of the values listed"),
+    ("`one of " + ", ".join(f'"{name}"' for name in GAMES) + "`", "exactly one of the values listed"),
     ("`≤ 108 items`, `1..6 items`", "the number of entries of a repeated field"),
     ("`each item: …`", "what every entry of a repeated field must satisfy"),
     ("`required`", "the field must be set"),
