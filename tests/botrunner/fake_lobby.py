@@ -13,7 +13,8 @@ from paiju.platform.tokens import Identity, Role, Verifier
 from paiju.v1 import engine_pb2, lobby_pb2
 
 from ..support.credentials import TRUST
-from .harness import token
+from ..support.tokens import token
+from .harness import NOW
 
 SERVICE = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
 GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
@@ -56,7 +57,7 @@ class FakeLobby:
                 game_id=game_id,
                 game=GAMES[kind],
                 seat=seat,
-                token=token(Role.PLAYER, player, game_id, seat),
+                token=token(role=Role.PLAYER, subject=player, game=game_id, seat=seat, now=NOW),
                 lease_expires_at=until,
             )
         response.seats.extend(self.extra)

@@ -1,5 +1,6 @@
-"""Helpers of the bot runner tests: an in-process engine (restartable on its port), games seated with bot
-players, leases with minted player tokens, and reading who decided what from a game's log.
+"""Helpers of the bot runner tests: an in-process engine (restartable on its port, its clock fixed at `NOW`), games
+seated with bot players, leases with player tokens for that clock, and reading who decided what from a game's
+log.
 
 Import with ``from .harness import ...`` (sibling module under pytest's importlib mode)."""
 
@@ -21,28 +22,20 @@ from paiju.engine.service import EngineService
 from paiju.platform.channels import channel
 from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
-from paiju.platform.tokens import Identity, Role
+from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
-from ..support.credentials import TRUST, mint_token
+from ..support.credentials import TRUST
+from ..support.tokens import token, token_metadata
 
 NOW = 2_000_000_000
 """The engine's clock (tokens expire against it; a 拖拉机 game starts at it)."""
-TOKEN_SECONDS = 10**6
 ROUND_MINUTES = 90
 ANNOUNCED_AT = NOW + (ROUND_MINUTES - 25) * 60
 """D-TR-9: 25 minutes before the end of a timed round the table plays two more deals."""
 
 
-def token(role: Role, subject: str, game: str | None = None, seat: int | None = None) -> str:
-    return mint_token(Identity(subject, role, game, seat, NOW + TOKEN_SECONDS))
-
-
-def md(tok: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {tok}"),)
-
-
-SERVICE = md(token(Role.SERVICE, "lobby"))
+SERVICE = token_metadata(role=Role.SERVICE, subject="lobby", now=NOW)
 
 
 def bot_player(game_id: str, seat: int) -> str:
@@ -177,7 +170,7 @@ def lease(game_id: str, kind: str, seat: int, *, player: str | None = None, expi
         game_id=game_id,
         game=kind,
         seat=seat,
-        token=token(Role.PLAYER, subject, game_id, seat),
+        token=token(role=Role.PLAYER, subject=subject, game=game_id, seat=seat, now=NOW),
         expires_at=time.time() + expires_in,
     )
 

@@ -15,7 +15,9 @@ from paiju.botrunner.runner import BotRunner
 from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, zlj_pb2
 
+from ..support.tokens import token_metadata
 from .harness import (
+    NOW,
     SERVICE,
     Engine,
     bot_player,
@@ -24,10 +26,8 @@ from .harness import (
     decisions,
     engine,
     leases,
-    md,
     redeal_void_deals,
     run,
-    token,
     wait_until,
 )
 
@@ -164,7 +164,7 @@ def test_a_runner_lets_go_of_a_seat_handed_back_to_its_player() -> None:
             returned_at = (await e.stub.AssignSeats(back, metadata=SERVICE)).version
             await wait_until(lambda: runner.done.get((game_id, 3)) == "lost", 10, "the runner to drop seat 3")
             # the player plays seat 3 from now on (the first listed action), the bots the others
-            person = md(token(Role.PLAYER, "person-3", game_id, 3))
+            person = token_metadata(role=Role.PLAYER, subject="person-3", game=game_id, seat=3, now=NOW)
             person_moves = 0
             while not await e.ended(game_id):
                 legal = await e.stub.GetLegalActions(

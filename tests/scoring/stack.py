@@ -19,7 +19,6 @@ from paiju.lobby.service import new_tables
 from paiju.platform.postgres.pool import connect
 from paiju.platform.serving import build_server
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Identity, Role
 from paiju.platform.workqueue import in_background
 from paiju.scoring import results
 from paiju.scoring.projector import Projector
@@ -27,9 +26,8 @@ from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, mig
 from paiju.scoring.service import ScoringService, new_tournaments
 from paiju.v1 import scoring_pb2_grpc
 
-from ..engine.harness import auth as bearer
 from ..lobby_service.stack import Stack, stack
-from ..support.credentials import TRUST, mint_token
+from ..support.credentials import TRUST
 
 
 class Clock:
@@ -40,10 +38,6 @@ class Clock:
 
     def __call__(self) -> int:
         return self.ms
-
-
-def token(subject: str, role: Role, game: str | None = None, seat: int | None = None) -> tuple[tuple[str, str], ...]:
-    return bearer(mint_token(Identity(subject, role, game=game, seat=seat, expires=int(time.time()) + 3600)))
 
 
 @dataclass

@@ -24,9 +24,10 @@ from paiju.scoring.sheets import read_sheet_csv
 from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2, zlj_pb2
 
 from ..engine.harness import reason_of, refusal_of, status_of
-from .stack import Scoring, scoring_stack, token
+from ..support.tokens import token_metadata
+from .stack import Scoring, scoring_stack
 
-ADMIN = token("admin-1", Role.ADMIN)
+ADMIN = token_metadata(role=Role.ADMIN, subject="admin-1")
 
 
 def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
@@ -36,8 +37,8 @@ def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
 async def play_zlj_game(s: Scoring, game_id: str, players: list[str], rng: SeededRandom) -> None:
     """Each seat played by its own player's token, random legal actions, to the match's end."""
     await s.base.game_exists(game_id)
-    spectator = token("watcher", Role.SPECTATOR, game_id)
-    tokens = [token(p, Role.PLAYER, game_id, seat) for seat, p in enumerate(players)]
+    spectator = token_metadata(role=Role.SPECTATOR, subject="watcher", game=game_id)
+    tokens = [token_metadata(role=Role.PLAYER, subject=p, game=game_id, seat=seat) for seat, p in enumerate(players)]
     for _ in range(3000):
         view = await s.base.engine.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
         if view.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
@@ -98,14 +99,16 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                 for member in members:
                     request.players.add(player_id=member, name=member)
                 # a player registers their own team: proposed, and registered once the other two consented
-                proposed = await s.scoring.RegisterTeam(request, metadata=token(members[0], Role.PLAYER))
+                proposed = await s.scoring.RegisterTeam(
+                    request, metadata=token_metadata(role=Role.PLAYER, subject=members[0])
+                )
                 assert proposed.proposal.waiting_for == members[1:]
                 for i, member in enumerate(members[1:], start=1):
                     confirmed = await s.scoring.ConfirmTeam(
                         scoring_pb2.ConfirmTeamRequest(
                             command_id=f"consent-{t}-{i}", tournament_id=tid, team_id=proposed.team_id
                         ),
-                        metadata=token(member, Role.PLAYER),
+                        metadata=token_metadata(role=Role.PLAYER, subject=member),
                     )
                     assert confirmed.registered == (i == 2)
                 players[proposed.team_id] = members
@@ -175,23 +178,23 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
             code = await status_of(
                 s.scoring.ConfirmSheet(
                     scoring_pb2.ConfirmSheetRequest(command_id="c-x", tournament_id=tid, round=1, team_id=first),
-                    metadata=token(players[team_ids[1]][0], Role.PLAYER),
+                    metadata=token_metadata(role=Role.PLAYER, subject=players[team_ids[1]][0]),
                 )
             )
             assert code == grpc.StatusCode.PERMISSION_DENIED
             confirmed = await s.scoring.ConfirmSheet(
                 scoring_pb2.ConfirmSheetRequest(command_id="c-1", tournament_id=tid, round=1, team_id=first),
-                metadata=token(players[first][1], Role.PLAYER),
+                metadata=token_metadata(role=Role.PLAYER, subject=players[first][1]),
             )
             assert first in confirmed.round.confirmed_teams
 
             # appeals: within 30 minutes of the round's end, resolved by a referee
-            referee = token("referee-1", Role.REFEREE)
+            referee = token_metadata(role=Role.REFEREE, subject="referee-1")
             appeal = await s.scoring.FileAppeal(
                 scoring_pb2.FileAppealRequest(
                     command_id="a-1", tournament_id=tid, round=2, team_id=first, text="the timer ran early"
                 ),
-                metadata=token(players[first][0], Role.PLAYER),
+                metadata=token_metadata(role=Role.PLAYER, subject=players[first][0]),
             )
             resolved = await s.scoring.ResolveAppeal(
                 scoring_pb2.ResolveAppealRequest(
@@ -207,7 +210,7 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                     scoring_pb2.FileAppealRequest(
                         command_id="a-2", tournament_id=tid, round=2, team_id=first, text="late"
                     ),
-                    metadata=token(players[first][0], Role.PLAYER),
+                    metadata=token_metadata(role=Role.PLAYER, subject=players[first][0]),
                 )
             )
             assert code == grpc.StatusCode.FAILED_PRECONDITION
@@ -338,7 +341,9 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
             pending = scoring_pb2.RegisterTeamRequest(command_id="t-pq", tournament_id=tid, name="Pending")
             pending.players.add(player_id="p", name="P")
             pending.players.add(player_id="q", name="Q")
-            proposal = (await s.scoring.RegisterTeam(pending, metadata=token("p", Role.PLAYER))).proposal
+            proposal = (
+                await s.scoring.RegisterTeam(pending, metadata=token_metadata(role=Role.PLAYER, subject="p"))
+            ).proposal
 
             def confirm(team_id: str, who: Any, command_id: str = "ok-1", tournament_id: str = tid) -> Any:
                 return s.scoring.ConfirmTeam(
@@ -357,7 +362,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
             calls = {
                 "create_as_player": lambda: s.scoring.CreateTournament(
                     scoring_pb2.CreateTournamentRequest(command_id="x", name="n", game="zlj", rounds=1),
-                    metadata=token("p", Role.PLAYER),
+                    metadata=token_metadata(role=Role.PLAYER, subject="p"),
                 ),
                 "create_bad_game": lambda: s.scoring.CreateTournament(
                     scoring_pb2.CreateTournamentRequest(command_id="x", name="n", game="chess", rounds=1),
@@ -385,7 +390,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                         name="Green",
                         players=[scoring_pb2.TeamPlayer(player_id="c"), scoring_pb2.TeamPlayer(player_id="d")],
                     ),
-                    metadata=token("e", Role.PLAYER),
+                    metadata=token_metadata(role=Role.PLAYER, subject="e"),
                 ),
                 "register_as_spectator": lambda: s.scoring.RegisterTeam(
                     scoring_pb2.RegisterTeamRequest(
@@ -394,7 +399,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                         name="Grey",
                         players=[scoring_pb2.TeamPlayer(player_id="w"), scoring_pb2.TeamPlayer(player_id="v")],
                     ),
-                    metadata=token("w", Role.SPECTATOR, "some-game"),
+                    metadata=token_metadata(role=Role.SPECTATOR, subject="w", game="some-game"),
                 ),
                 "propose_with_a_registered_player": lambda: s.scoring.RegisterTeam(
                     scoring_pb2.RegisterTeamRequest(
@@ -406,17 +411,25 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                             scoring_pb2.TeamPlayer(player_id="a", name="A"),
                         ],
                     ),
-                    metadata=token("c", Role.PLAYER),
+                    metadata=token_metadata(role=Role.PLAYER, subject="c"),
                 ),
-                "confirm_as_stranger": lambda: confirm(proposal.team_id, token("stranger", Role.PLAYER)),
-                "confirm_twice": lambda: confirm(proposal.team_id, token("p", Role.PLAYER)),
+                "confirm_as_stranger": lambda: confirm(
+                    proposal.team_id, token_metadata(role=Role.PLAYER, subject="stranger")
+                ),
+                "confirm_twice": lambda: confirm(proposal.team_id, token_metadata(role=Role.PLAYER, subject="p")),
                 "confirm_for_someone_as_admin": lambda: confirm(proposal.team_id, ADMIN),
-                "confirm_unknown_team": lambda: confirm("team000000000000", token("q", Role.PLAYER)),
-                "confirm_registered_team": lambda: confirm(red, token("a", Role.PLAYER)),
-                "confirm_bad_team_id": lambda: confirm("team.*", token("q", Role.PLAYER)),
-                "confirm_no_command_id": lambda: confirm(proposal.team_id, token("q", Role.PLAYER), command_id=""),
-                "decline_as_stranger": lambda: decline(proposal.team_id, token("stranger", Role.PLAYER)),
-                "decline_registered_team": lambda: decline(red, token("b", Role.PLAYER)),
+                "confirm_unknown_team": lambda: confirm(
+                    "team000000000000", token_metadata(role=Role.PLAYER, subject="q")
+                ),
+                "confirm_registered_team": lambda: confirm(red, token_metadata(role=Role.PLAYER, subject="a")),
+                "confirm_bad_team_id": lambda: confirm("team.*", token_metadata(role=Role.PLAYER, subject="q")),
+                "confirm_no_command_id": lambda: confirm(
+                    proposal.team_id, token_metadata(role=Role.PLAYER, subject="q"), command_id=""
+                ),
+                "decline_as_stranger": lambda: decline(
+                    proposal.team_id, token_metadata(role=Role.PLAYER, subject="stranger")
+                ),
+                "decline_registered_team": lambda: decline(red, token_metadata(role=Role.PLAYER, subject="b")),
                 "decline_bad_tournament_id": lambda: decline(proposal.team_id, ADMIN, tournament_id="tour 1"),
                 "pair_one_team": lambda: s.scoring.PairRound(
                     scoring_pb2.PairRoundRequest(command_id="p1", tournament_id=tid), metadata=ADMIN
@@ -426,7 +439,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                 ),
                 "end_as_player": lambda: s.scoring.EndTournament(
                     scoring_pb2.EndTournamentRequest(command_id="e2", tournament_id=tid),
-                    metadata=token("a", Role.PLAYER),
+                    metadata=token_metadata(role=Role.PLAYER, subject="a"),
                 ),
                 "unknown_tournament": lambda: s.scoring.GetStandings(
                     scoring_pb2.GetStandingsRequest(tournament_id="tour000000000000"), metadata=ADMIN
@@ -495,14 +508,16 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
 
             def confirm(command_id: str, team_id: str, who: str) -> Any:
                 request = scoring_pb2.ConfirmTeamRequest(command_id=command_id, tournament_id=tid, team_id=team_id)
-                return s.scoring.ConfirmTeam(request, metadata=token(who, Role.PLAYER))
+                return s.scoring.ConfirmTeam(request, metadata=token_metadata(role=Role.PLAYER, subject=who))
 
             def decline(command_id: str, team_id: str, who: str) -> Any:
                 request = scoring_pb2.DeclineTeamRequest(command_id=command_id, tournament_id=tid, team_id=team_id)
-                return s.scoring.DeclineTeam(request, metadata=token(who, Role.PLAYER))
+                return s.scoring.DeclineTeam(request, metadata=token_metadata(role=Role.PLAYER, subject=who))
 
             # A names B: a proposal, not a team
-            proposed = await s.scoring.RegisterTeam(team("ab", "Amber", a, b), metadata=token(a, Role.PLAYER))
+            proposed = await s.scoring.RegisterTeam(
+                team("ab", "Amber", a, b), metadata=token_metadata(role=Role.PLAYER, subject=a)
+            )
             ab = proposed.team_id
             assert proposed.tournament.teams == []
             assert (list(proposed.proposal.confirmed), list(proposed.proposal.waiting_for)) == ([a], [b])
@@ -512,7 +527,9 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
             assert (list(shown[0].confirmed), list(shown[0].waiting_for)) == ([a], [b])
             assert shown[0].proposed_at.ToMilliseconds() == s.clock.ms
             # a retry answers the same proposal; nobody else confirms for B, A cannot confirm twice
-            again = await s.scoring.RegisterTeam(team("ab", "Amber", a, b), metadata=token(a, Role.PLAYER))
+            again = await s.scoring.RegisterTeam(
+                team("ab", "Amber", a, b), metadata=token_metadata(role=Role.PLAYER, subject=a)
+            )
             assert (again.team_id, again.proposal) == (ab, proposed.proposal)
             stranger = await refusal_of(confirm("x1", ab, c))
             assert stranger == (grpc.StatusCode.PERMISSION_DENIED, "NOT_TEAM_MEMBER")
@@ -526,9 +543,15 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
             assert await refusal_of(on_behalf) == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
             # naming B holds nothing: C may name B too (only B's consent takes B), and C, having proposed, may not
             # consent to another team meanwhile
-            cb = (await s.scoring.RegisterTeam(team("cb", "Coral", c, b), metadata=token(c, Role.PLAYER))).team_id
+            cb = (
+                await s.scoring.RegisterTeam(
+                    team("cb", "Coral", c, b), metadata=token_metadata(role=Role.PLAYER, subject=c)
+                )
+            ).team_id
             assert [p.team_id for p in (await tournament(s, tid)).proposals] == [ab, cb]
-            taken = s.scoring.RegisterTeam(team("ac", "Ash", a, c), metadata=token(a, Role.PLAYER))
+            taken = s.scoring.RegisterTeam(
+                team("ac", "Ash", a, c), metadata=token_metadata(role=Role.PLAYER, subject=a)
+            )
             assert await refusal_of(taken) == (grpc.StatusCode.ALREADY_EXISTS, "TEAM_EXISTS")
             assert (await tournament(s, tid)).teams == []
 
@@ -545,7 +568,11 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
             desk = await s.scoring.RegisterTeam(team("cd", "Coral", c, d), metadata=ADMIN)
             assert not desk.HasField("proposal")
             # E names F and G... F declines: withdrawn, and F and G are free again
-            efg = (await s.scoring.RegisterTeam(team("ef", "Ember", e, f), metadata=token(e, Role.PLAYER))).team_id
+            efg = (
+                await s.scoring.RegisterTeam(
+                    team("ef", "Ember", e, f), metadata=token_metadata(role=Role.PLAYER, subject=e)
+                )
+            ).team_id
             declined = await decline("f-no", efg, f)
             assert declined.tournament.proposals == []
             assert await refusal_of(confirm("f-yes", efg, f)) == (
@@ -553,7 +580,11 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
                 "TEAM_NOT_FOUND",
             )
             # ... and G names F: still waiting when round 1 is paired
-            gf = (await s.scoring.RegisterTeam(team("gf", "Glass", g, f), metadata=token(g, Role.PLAYER))).team_id
+            gf = (
+                await s.scoring.RegisterTeam(
+                    team("gf", "Glass", g, f), metadata=token_metadata(role=Role.PLAYER, subject=g)
+                )
+            ).team_id
             assert [p.team_id for p in (await tournament(s, tid)).proposals] == [gf]
 
             paired = (

@@ -1,6 +1,7 @@
 """Helpers of the terminal client's tests: a real `EngineService` over the in-memory store, served from a thread
 of its own (so a test can drive the client's pseudo-terminal with blocking pexpect calls meanwhile), bots
-playing other seats over the API, and tokens. Import with ``from .driver import ...``."""
+playing other seats over the API, and tokens (the engine runs on the real clock, as `tests.support.tokens` does by
+default). Import with ``from .driver import ...``."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
-from paiju.platform.tokens import Identity, Role
+from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
@@ -32,22 +33,29 @@ from paiju.rules.tractor.model import Redeal as TractorRedeal
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
-from ..support.credentials import TRUST, mint_token
+from ..support.credentials import TRUST, bearer
+from ..support.tokens import token as mint
+from ..support.tokens import token_metadata
 
 T = TypeVar("T")
 
 
-def token(role: Role, game: str | None = None, seat: int | None = None, subject: str | None = None) -> str:
-    who = subject if subject is not None else f"{role.value}-{seat}"
-    return mint_token(Identity(who, role, game, seat, int(time.time()) + 3600, int(time.time())))
-
-
-def auth(tok: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {tok}"),)
+auth = bearer
+"""A call's metadata with a token (`tests.support.credentials.bearer`)."""
+SERVICE = "lobby"
+"""The subject of the service token that creates and redeals games (as the lobby does)."""
+SPECTATOR = "watcher"
+"""The subject of the bots' spectator token."""
 
 
 def player_id(seat: int) -> str:
     return f"{Role.PLAYER.value}-{seat}"
+
+
+def token(role: Role, game: str | None = None, seat: int | None = None) -> str:
+    """`tests.support.tokens.token` in the positional form the terminal tests call: the subject of a seat's
+    player (`player_id`), else ``<role>-None``."""
+    return mint(role=role, subject=f"{role.value}-{seat}", game=game, seat=seat)
 
 
 ZLJ_ONE_DEAL = zlj_pb2.ZljOptions(
@@ -164,7 +172,8 @@ class EngineThread:
             request.tractor_options.CopyFrom(tractor_pb2.TractorOptions())
         for seat in range(seats):
             request.seats.add(seat=seat, player_id=player_id(seat))
-        reply = self.call(lambda: self.stub.CreateGame(request, metadata=auth(token(Role.SERVICE))))
+        service = token_metadata(role=Role.SERVICE, subject=SERVICE)
+        reply = self.call(lambda: self.stub.CreateGame(request, metadata=service))
         return int(reply.version)
 
     def view(self, game_id: str, tok: str) -> Any:
@@ -199,8 +208,8 @@ async def zlj_bots(
     gives). Connection losses (an engine restart) are waited out."""
     rng = random.Random(seed)
     subjects = seats if isinstance(seats, dict) else {s: player_id(s) for s in seats}
-    players = {s: auth(token(Role.PLAYER, game_id, s, subject=who)) for s, who in subjects.items()}
-    spectator = auth(token(Role.SPECTATOR, game_id))
+    players = {s: token_metadata(role=Role.PLAYER, subject=who, game=game_id, seat=s) for s, who in subjects.items()}
+    spectator = token_metadata(role=Role.SPECTATOR, subject=SPECTATOR, game=game_id)
     acts = 0
     while True:
         try:
@@ -308,9 +317,9 @@ async def tractor_bots(stub: Any, game_id: str, seats: set[int], seed: int) -> i
     """Play the ``seats`` of a 拖拉机 game with random legal actions (bids now and then, mostly the largest
     leads); a service token redeals a void first deal. Runs until the game ends or it is cancelled."""
     rng = random.Random(seed)
-    players = {s: auth(token(Role.PLAYER, game_id, s)) for s in seats}
-    spectator = auth(token(Role.SPECTATOR, game_id))
-    service = auth(token(Role.SERVICE))
+    players = {s: token_metadata(role=Role.PLAYER, subject=player_id(s), game=game_id, seat=s) for s in seats}
+    spectator = token_metadata(role=Role.SPECTATOR, subject=SPECTATOR, game=game_id)
+    service = token_metadata(role=Role.SERVICE, subject=SERVICE)
     acts = 0
     while True:
         try:

@@ -18,7 +18,8 @@ import grpc
 from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc
 
-from .driver import ZLJ_ONE_DEAL, auth, token
+from ..support.tokens import token, token_metadata
+from .driver import SERVICE, ZLJ_ONE_DEAL
 
 
 async def _abort(context: Any, code: grpc.StatusCode, reason: str) -> NoReturn:
@@ -88,7 +89,7 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
         request = engine_pb2.CreateGameRequest(game_id=game_id, game=table.game, zlj_options=table.zlj_options)
         for s in table.seats:
             request.seats.add(seat=s.seat, player_id=s.player_id)
-        await self.engine.CreateGame(request, metadata=auth(token(Role.SERVICE)))
+        await self.engine.CreateGame(request, metadata=token_metadata(role=Role.SERVICE, subject=SERVICE))
         table.game_id = game_id
         table.status = lobby_pb2.TABLE_STATUS_PLAYING
         table.matches += 1
@@ -248,9 +249,9 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
         reply = lobby_pb2.JoinGameResponse(game_id=table.game_id, game=table.game)
         seat = next((s.seat for s in table.seats if s.player_id == player), None)
         if seat is None:
-            reply.token = token(Role.SPECTATOR, table.game_id, None, subject=player)
+            reply.token = token(role=Role.SPECTATOR, subject=player, game=table.game_id)
         else:
             reply.seat = seat
-            reply.token = token(Role.PLAYER, table.game_id, seat, subject=player)
+            reply.token = token(role=Role.PLAYER, subject=player, game=table.game_id, seat=seat)
         self.issued.append((player, seat))
         return reply
