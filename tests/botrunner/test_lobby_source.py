@@ -15,8 +15,8 @@ from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, lobby_pb2
 
 from ..support.credentials import BOTS
-from .fake_lobby import FakeLobby, serve_lobby
-from .harness import bot_player, create_zlj, decisions, engine, run, wait_until
+from ..support.fake_lobby import FakeLobby, serve_lobby
+from .harness import NOW, bot_player, create_zlj, decisions, engine, run, wait_until
 
 pytestmark = pytest.mark.integration  # a lobby, an engine and a runner in the process
 
@@ -26,7 +26,7 @@ def test_the_runner_plays_the_seats_the_lobby_leases_and_renews_them() -> None:
         async with engine() as e:
             game_id = "zl"
             await create_zlj(e, game_id, deals=1)
-            lobby = FakeLobby(lease_seconds=2)
+            lobby = FakeLobby(lease_seconds=2, engine_now=NOW)
             for seat in range(6):
                 lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
             # a seat of a game this runner does not know is left alone
@@ -58,8 +58,8 @@ def test_the_runner_plays_the_seats_the_lobby_leases_and_renews_them() -> None:
             assert runner.starts[seat5] == 2 and runner.done == {(game_id, s): "ended" for s in range(6)}
             assert decisions(await e.log(game_id))[bot_player(game_id, 5)] > moves, "seat 5 played again"
             assert ("x", 0) not in runner.starts
-            assert len(lobby.calls) >= 4, "a 2-second lease is renewed about every second"
-            for runner_id, max_seats, who in lobby.calls:
+            assert len(lobby.lease_calls) >= 4, "a 2-second lease is renewed about every second"
+            for runner_id, max_seats, who in lobby.lease_calls:
                 assert (runner_id, max_seats, who.role, who.subject) == ("runner-7", 0, Role.BOT_RUNNER, "runner-7")
 
     run(body)
@@ -70,7 +70,7 @@ def test_seats_whose_lease_the_lobby_cannot_renew_are_given_up_when_it_expires()
         async with engine() as e:
             game_id = "zx"
             await create_zlj(e, game_id, deals=1)
-            lobby = FakeLobby(lease_seconds=2)
+            lobby = FakeLobby(lease_seconds=2, engine_now=NOW)
             for seat in range(6):
                 lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
             server, address = await serve_lobby(lobby)

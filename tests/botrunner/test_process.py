@@ -18,8 +18,8 @@ import pytest
 from paiju.platform.tokens import Issuer
 
 from ..support.credentials import process_env
-from .fake_lobby import FakeLobby, serve_lobby
-from .harness import bot_player, create_zlj, engine, run, wait_until
+from ..support.fake_lobby import FakeLobby, serve_lobby
+from .harness import NOW, bot_player, create_zlj, engine, run, wait_until
 
 pytestmark = pytest.mark.e2e  # the bot runner as a process
 
@@ -50,7 +50,7 @@ def test_the_process_plays_the_lobbys_seats_and_stops_on_sigterm() -> None:
         async with engine() as e:
             game_id = "zp"
             await create_zlj(e, game_id, deals=1)
-            lobby = FakeLobby(lease_seconds=30)
+            lobby = FakeLobby(lease_seconds=30, engine_now=NOW)
             for seat in range(6):
                 lobby.lease(game_id, "zlj", seat, bot_player(game_id, seat))
             server, address = await serve_lobby(lobby)
@@ -79,7 +79,7 @@ def test_the_process_plays_the_lobbys_seats_and_stops_on_sigterm() -> None:
             }
             assert records[0]["runner"] == "proc-1" and records[0]["think"] == 0
             assert not [r for r in records if r["level"] == "error"]
-            assert lobby.calls and all(call[0] == "proc-1" for call in lobby.calls)
+            assert lobby.lease_calls and all(call[0] == "proc-1" for call in lobby.lease_calls)
 
     run(body)
 
@@ -87,12 +87,12 @@ def test_the_process_plays_the_lobbys_seats_and_stops_on_sigterm() -> None:
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_idle_runner_stops_on_a_signal(sig: signal.Signals) -> None:
     async def body() -> None:
-        lobby = FakeLobby()
+        lobby = FakeLobby(engine_now=NOW)
         server, address = await serve_lobby(lobby)
         env = process_env(Path(tempfile.mkdtemp(prefix="paiju-bots-")), Issuer.BOTS)
         process, records, reading = await start("--lobby", address, "--renew", "0.2", env=env)
         try:
-            await wait_until(lambda: len(lobby.calls) >= 2, 20, "the runner asking the lobby")
+            await wait_until(lambda: len(lobby.lease_calls) >= 2, 20, "the runner asking the lobby")
             process.send_signal(sig)
             code = await asyncio.wait_for(process.wait(), 20)
         finally:

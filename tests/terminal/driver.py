@@ -34,6 +34,7 @@ from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
 from ..support.credentials import TRUST, bearer
+from ..support.fake_lobby import SERVICE, ZLJ_ONE_DEAL
 from ..support.tokens import token as mint
 from ..support.tokens import token_metadata
 
@@ -42,8 +43,6 @@ T = TypeVar("T")
 
 auth = bearer
 """A call's metadata with a token (`tests.support.credentials.bearer`)."""
-SERVICE = "lobby"
-"""The subject of the service token that creates and redeals games (as the lobby does)."""
 SPECTATOR = "watcher"
 """The subject of the bots' spectator token."""
 
@@ -56,11 +55,6 @@ def token(role: Role, game: str | None = None, seat: int | None = None) -> str:
     """`tests.support.tokens.token` in the positional form the terminal tests call: the subject of a seat's
     player (`player_id`), else ``<role>-None``."""
     return mint(role=role, subject=f"{role.value}-{seat}", game=game, seat=seat)
-
-
-ZLJ_ONE_DEAL = zlj_pb2.ZljOptions(
-    deals=1, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL
-)
 
 
 class EngineThread:

@@ -14,8 +14,8 @@ import pytest
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
+from ..support.fake_lobby import FakeLobby
 from .driver import EngineThread, spawn_client, zlj_bots
-from .fake_lobby import FakeLobby
 
 
 def _lobby(engine: EngineThread, pause: float = 0.0) -> tuple[str, FakeLobby]:
