@@ -49,6 +49,8 @@ from paiju.platform.errors import Reason
 from paiju.platform.repository import Aggregates
 from paiju.platform.store import MemoryEventStore
 
+from ..support.profiles import examples
+
 KEY = re.compile(r"account-[0-9a-f]{32}")
 PASSWORD = "correct horse battery"
 
@@ -517,7 +519,7 @@ def test_fold() -> None:
     assert fold("ﬃ") == "ffi"
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8", categories=["L", "M", "N", "Zs", "P"]), max_size=20))
 def test_fold_is_stable_and_normalised(name: str) -> None:
     folded = fold(name)
@@ -527,7 +529,7 @@ def test_fold_is_stable_and_normalised(name: str) -> None:
     assert fold(unicodedata.normalize("NFD", name)) == folded
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8", categories=["L", "N", "Zs", "P"]), max_size=40))
 def test_account_key_ignores_padding_and_is_stable(name: str) -> None:
     key = account_key(name)
@@ -538,7 +540,7 @@ def test_account_key_ignores_padding_and_is_stable(name: str) -> None:
     assert account_key(unicodedata.normalize("NFKC", name)) == key
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet=st.characters(codec="ascii", categories=["L", "N", "P"]), min_size=1, max_size=40))
 def test_account_key_of_ascii_names_ignores_case(name: str) -> None:
     assert account_key(name.upper()) == account_key(name.lower()) == account_key(name)
@@ -683,7 +685,7 @@ def test_claim_key_format() -> None:
     assert claim_key("alice") == "name-" + hashlib.sha256(b"alice").hexdigest()[:32]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.text(alphabet=st.characters(codec="utf-8", categories=["L", "M", "N", "Zs", "P"]), max_size=20))
 def test_skeletons_ignore_case_and_unicode_forms(name: str) -> None:
     skeleton = name_skeleton(name)

@@ -36,6 +36,8 @@ from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import lobby_events_pb2
 
+from ..support.profiles import examples
+
 ZLJ_OPTIONS = zlj_model.Options(
     deals=3, reverse_tribute=zlj_model.ReverseTribute.TEAM_TOTAL, resist=zlj_model.Resist.TWO_BIG, turn_seconds=10
 )
@@ -265,7 +267,7 @@ events = st.one_of(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(events)
 def test_random_events_round_trip(event: Any) -> None:
     assert through_the_wire(event) == event

@@ -62,6 +62,8 @@ from paiju.platform.errors import Reason, Refused
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 
+from ..support.profiles import examples
+
 T = "t1"
 OWNER = "owner"
 ANN, BO, CY = "p-ann", "p-bo", "p-cy"
@@ -1222,7 +1224,7 @@ def _check(before: Table, command: Any, events: list[Any], after: Table) -> None
     assert after.matches == (int(after.game_id.rsplit("-m", 1)[1]) if after.game_id else 0)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     game=st.sampled_from(["zlj", "tractor"]),
     tournament=st.booleans(),

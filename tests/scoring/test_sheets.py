@@ -34,6 +34,8 @@ from paiju.scoring.sheets import (
     sheet_html,
 )
 
+from ..support.profiles import examples
+
 UTC = dt.UTC
 SCRIPT_NAME = "<script>alert(1)</script>"
 NEWLINE_NAME = "西城, 队\n第二行"
@@ -215,7 +217,7 @@ def sheets(draw: st.DrawFn) -> ResultSheet:
     )
 
 
-@settings(derandomize=True, max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(derandomize=True, max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(sheets())
 def test_any_sheet_reads_back_from_its_csv_and_its_page_shows_every_name_as_text(sheet: ResultSheet) -> None:
     assert read_sheet_csv(sheet_csv(sheet)) == sheet

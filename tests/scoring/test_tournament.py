@@ -67,6 +67,8 @@ from paiju.scoring.tournament import (
 )
 from paiju.v1 import tournament_events_pb2
 
+from ..support.profiles import examples
+
 T = "cup"
 ORGANISER = "organiser-1"
 REFEREE = "referee-1"
@@ -1439,7 +1441,13 @@ def _after_the_round(data: hst.DataObject, play: Play, number: int, team_id: str
         play.attempt(ResolveAppeal(appeal, upheld, "decided", REFEREE, now + 10 * MINUTE, correction))
 
 
-@settings(derandomize=True, database=None, max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    derandomize=True,
+    database=None,
+    max_examples=examples(60),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(data=hst.data())
 def test_random_tournaments_never_rematch_seat_every_team_once_a_round_and_refuse_only_with_tournament_error(
     data: hst.DataObject,

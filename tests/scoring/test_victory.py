@@ -19,6 +19,8 @@ from paiju.scoring.victory import (
     victory_points,
 )
 
+from ..support.profiles import examples
+
 # The seed text's table (第四章 二: 级数 0 → 15：15 ... 12 → 27：3), both signs, and capping past 12.
 SCALE = {
     -14: (3, 27),
@@ -126,7 +128,7 @@ def test_round_vp_examples() -> None:
     assert round_vp(Fraction(0)) == Decimal(0)
 
 
-@settings(derandomize=True, database=None, max_examples=200, deadline=None)
+@settings(derandomize=True, database=None, max_examples=examples(200), deadline=None)
 @given(st.integers(-10_000, 10_000), st.integers(1, 400))
 def test_round_vp_is_decimal_half_up(numerator: int, denominator: int) -> None:
     with localcontext() as exact:
