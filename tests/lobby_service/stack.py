@@ -1,5 +1,6 @@
-"""An in-process Paiju for lobby tests: engine + match starter + lobby + read model + results, on real NATS
-and PostgreSQL, each test on streams and a database of its own."""
+"""An in-process Paiju for lobby tests: the engine and the lobby built by their bootstraps (the engine's match
+starter, the lobby's read model, results and round tables consumers), on real NATS and PostgreSQL, each test on
+streams and a database of its own."""
 
 from __future__ import annotations
 
@@ -14,13 +15,15 @@ from typing import Any
 
 import grpc
 
-from paiju.engine.bootstrap import run_timers
+from paiju.engine.bootstrap import CHECKPOINTS, run_timers
+from paiju.engine.bootstrap import build as build_engine
 from paiju.engine.games import Games
-from paiju.engine.matches import run_in_background
+from paiju.engine.matches import match_starter
 from paiju.engine.service import EngineService
-from paiju.lobby.readmodel import TableReadModel, migrate_lobby
-from paiju.lobby.results import MatchResults
-from paiju.lobby.service import LobbyService, login_name, new_accounts, new_tables
+from paiju.lobby.bootstrap import build as build_lobby
+from paiju.lobby.readmodel import TableReadModel
+from paiju.lobby.service import login_name
+from paiju.platform.consumer import KeyValueTracking, in_background
 from paiju.platform.limits import RateLimits
 from paiju.platform.postgres import connect
 from paiju.platform.serving import build_server
@@ -53,6 +56,7 @@ class Stack:
     engine_address: str
     listing: TableReadModel
     lobby_address: str = ""
+    tournaments_store: Any = None
     extra: list[Any] = field(default_factory=list)
 
     async def player(self, name: str) -> tuple[str, tuple[tuple[str, str], ...]]:
@@ -144,45 +148,40 @@ async def stack(
     suffix = uuid.uuid4().hex[:10]
     games_store = await JetStreamEventStore.connect(nats_url, stream=f"G{suffix.upper()}", prefix=f"g{suffix}.game")
     lobby_store = await JetStreamEventStore.connect(nats_url, stream=f"L{suffix.upper()}", prefix=f"l{suffix}.lobby")
-    games = Games(games_store)
-    await games.follow()
-    service = EngineService(games, TRUST, seed_secret=SEED_SECRET)
+    tournaments_store = await JetStreamEventStore.connect(
+        nats_url, stream=f"T{suffix.upper()}", prefix=f"t{suffix}.tour"
+    )
+    games, service = await build_engine(games_store, TRUST, seed_secret=SEED_SECRET)  # as every engine runs
     engine_server = build_server(service.policy)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(service, engine_server)
     engine_port = engine_server.add_insecure_port("127.0.0.1:0")
     await engine_server.start()
     engine_address = f"127.0.0.1:{engine_port}"
     stop = asyncio.Event()
-    starter = await run_in_background(
-        lobby_store.client, service.creation, f"L{suffix.upper()}", f"l{suffix}.lobby", stop
-    )
+    checkpoints = await KeyValueTracking.open(lobby_store.client, CHECKPOINTS, scope=lobby_store.stream)
+    starter = in_background(match_starter(lobby_store, checkpoints, service.creation), stop)
     timers = asyncio.create_task(run_timers(games, SEED_SECRET, 0.2, stop))
 
     pool = await connect(database_dsn)
-    await migrate_lobby(pool)
-    tables = new_tables(lobby_store)
-    accounts = new_accounts(lobby_store)
-    await tables.follow()
-    await accounts.follow()
-    listing = TableReadModel(pool, lobby_store)
-    results = MatchResults(pool, games_store, tables)
     engine_channel = grpc.aio.insecure_channel(engine_address)
     engine_stub: Any = engine_pb2_grpc.EngineServiceStub(engine_channel)
-    lobby = LobbyService(
-        tables,
-        accounts,
-        listing,
+    built = await build_lobby(  # as every lobby runs: its read model, results and round tables consumers included
+        pool,
+        lobby_store,
+        games_store,
+        tournaments_store,
         lambda: engine_stub,
         signer=LOBBY,
         trust=TRUST,
         grace_seconds=grace,
         limits=RateLimits(limits, name_of=login_name) if limits is not None else None,
     )
+    lobby, listing = built.service, built.listing
     lobby_server = build_server(lobby.policy)
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, lobby_server)
     lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
     await lobby_server.start()
-    workers = [asyncio.create_task(listing.run(stop)), asyncio.create_task(results.run(stop))]
+    workers = [in_background(consumer, stop) for consumer in built.consumers]
     lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
     try:
         yield Stack(
@@ -196,6 +195,7 @@ async def stack(
             engine_address=engine_address,
             listing=listing,
             lobby_address=f"127.0.0.1:{lobby_port}",
+            tournaments_store=tournaments_store,
         )
     finally:
         stop.set()
@@ -208,5 +208,6 @@ async def stack(
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(task, timeout=5)
         await pool.close()
+        await tournaments_store.close()
         await lobby_store.close()
         await games_store.close()

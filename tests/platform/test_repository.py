@@ -4,9 +4,11 @@ that never go back in time."""
 from __future__ import annotations
 
 import asyncio
+import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import Any
 
 import pytest
 
@@ -133,7 +135,7 @@ def test_an_act_answered_after_the_feed_moved_further_does_not_take_the_cache_ba
         await tables.act("table-1", [OPENED], "open", "owner")
         later = tb.SeatTaken(1, "p1", "P1")
         envelope = lobby_events_pb2.LobbyEnvelope(aggregate="table-1", version=3, command_id="other")
-        envelope.event.CopyFrom(LOBBY_EVENTS.encode(later))
+        envelope.event.CopyFrom(typing.cast(Any, LOBBY_EVENTS.encode(later)))
         store.then = ("other", [envelope.SerializeToString()])  # another writer appends right after this act
         after, _ = await tables.act("table-1", [tb.SeatTaken(0, "p0", "P0")], "sit", "p0")
         assert after.version == 2

@@ -14,10 +14,11 @@ import structlog
 from paiju.engine import metrics
 from paiju.engine.config import Settings
 from paiju.engine.games import Games
-from paiju.engine.matches import run_in_background
+from paiju.engine.matches import match_starter
 from paiju.engine.seeds import seed_secret_from_env, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.timers import expire_turns
+from paiju.platform.consumer import KeyValueTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.observability import configure_logging
@@ -29,6 +30,8 @@ from paiju.platform.tokens import Trust, trust_from_env
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
+CHECKPOINTS = "paiju-engine-checkpoints"
+"""The key-value bucket of the engine's stream consumers' checkpoints (the engine has no database)."""
 
 
 async def run_timers(games: Games, secret: bytes, every: float, stopping: asyncio.Event) -> None:
@@ -82,9 +85,10 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     )
     stopping = stop_on_signals(stop)
     timers = asyncio.create_task(run_timers(games, secret, settings.timer_seconds, stopping))
-    matches = await run_in_background(
-        lobby.client, service.creation, settings.lobby_stream, settings.lobby_prefix, stopping
+    checkpoints = await KeyValueTracking.open(
+        lobby.client, CHECKPOINTS, scope=settings.lobby_stream, replicas=settings.replicas
     )
+    matches = in_background(match_starter(lobby, checkpoints, service.creation), stopping)
     if ready is not None:
         ready.set()
     await stopping.wait()

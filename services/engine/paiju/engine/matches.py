@@ -1,24 +1,21 @@
 """Match starts from the lobby: the engine creates the game of every `MatchStarted` on the LOBBY stream.
 
-Every engine replica pulls from one durable JetStream consumer (``engine-match-starter``), so each lobby
-event goes to one replica at a time; a message is acknowledged only after its game exists, and is delivered
-again when a replica dies before acknowledging. Creating a game is idempotent by request (the same game id,
-options and seats answer with the existing game), so a redelivered start, or two replicas handling the same
-start, create exactly one game.
+A reaction of the platform's stream consumer (`paiju.platform.consumer`, ``engine-match-starter``), its
+checkpoint in the engine's key-value bucket: it moves only after the games of a batch exist, so a start is
+handled again when a replica dies first. Creating a game is idempotent by request (the same game id, options and
+seats answer with the existing game), so a start handled again, or by two replicas at once, creates exactly one
+game.
 """
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any
-
 import structlog
-from nats.aio.client import Client
 
 from paiju.contract.matches import create_request
 from paiju.engine.creation import GameCreation
+from paiju.platform.consumer import Consumer, Reaction, Tracking
 from paiju.platform.errors import Refused
-from paiju.platform.workqueue import in_background
+from paiju.platform.store import EventStore, Recorded
 from paiju.v1 import lobby_events_pb2
 
 CONSUMER = "engine-match-starter"
@@ -39,14 +36,16 @@ async def handle(creation: GameCreation, data: bytes) -> str | None:
     return request.game_id
 
 
-async def run_in_background(
-    client: Client, creation: GameCreation, stream: str, prefix: str, stop: asyncio.Event
-) -> asyncio.Task[Any]:
-    """Create the game of every match start on the lobby's stream until ``stop`` (a restarting task)."""
+def match_starter(lobby: EventStore, tracking: Tracking, creation: GameCreation) -> Consumer:
+    """The consumer that creates the game of every match start on the lobby's stream."""
 
     async def created(data: bytes) -> None:
         game_id = await handle(creation, data)
         if game_id is not None:
             log.info("match game ready", game=game_id)
 
-    return in_background(client, stream, f"{prefix}.*", CONSUMER, created, stop=stop)
+    return Consumer(lobby, tracking, Reaction(CONSUMER, created), wake=starts_a_match)
+
+
+def starts_a_match(recorded: Recorded) -> bool:
+    return lobby_events_pb2.LobbyEnvelope.FromString(recorded.data).event.WhichOneof("event") == "match_started"

@@ -1,30 +1,75 @@
-"""Builds the lobby's parts from its settings and runs the gRPC server until SIGTERM (docs/architecture.md,
-Principle 4)."""
+"""Builds the lobby's parts (`build`, shared with the tests) and runs them with the gRPC server until SIGTERM
+(docs/architecture.md, Principle 4)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
+import asyncpg
 import structlog
 
-from paiju.lobby import tournaments as tournament_tables
+from paiju.lobby import table as tb
 from paiju.lobby.config import Settings
-from paiju.lobby.readmodel import TableReadModel, migrate_lobby
-from paiju.lobby.results import MatchResults
+from paiju.lobby.readmodel import CHECKPOINTS, TableReadModel, migrate_lobby
+from paiju.lobby.results import match_results
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
+from paiju.lobby.tournaments import round_opener
+from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.observability import configure_logging
 from paiju.platform.postgres import close as close_pool
 from paiju.platform.postgres import connect
+from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import signer_from_env, trust_from_env
-from paiju.platform.workqueue import in_background
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 SERVICE_NAME = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
+
+
+@dataclass
+class Lobby:
+    """The lobby's parts, wired as every lobby runs them."""
+
+    tables: Aggregates[tb.Table]
+    accounts: Aggregates[Any]
+    listing: TableReadModel
+    service: LobbyService
+    consumers: list[Consumer]
+    """The stream consumers to run beside the server: the read model's projections, match results, round tables."""
+
+
+async def build(
+    pool: asyncpg.Pool[Any],
+    lobby_store: EventStore,
+    games_store: EventStore,
+    tournaments_store: EventStore,
+    engine: Callable[[], Any],
+    **service: Any,
+) -> Lobby:
+    """The lobby over its database and streams: migrated, its aggregates following the store's feed, its read
+    model caught up, and its consumers ready to run. ``engine``: the engine's stub; ``service``: the
+    `LobbyService`'s keyword arguments (signer, trust, grace time, rate limits). The tests build it here too."""
+    await migrate_lobby(pool)
+    tables = new_tables(lobby_store)
+    accounts = new_accounts(lobby_store)
+    await tables.follow()
+    await accounts.follow()
+    listing = TableReadModel(pool, lobby_store)
+    await listing.catch_up()
+    consumers = [
+        *listing.consumers,
+        match_results(pool, games_store, tables),
+        round_opener(tournaments_store, PostgresTracking(pool, CHECKPOINTS), tables),
+    ]
+    return Lobby(tables, accounts, listing, LobbyService(tables, accounts, listing, engine, **service), consumers)
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -33,8 +78,6 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     log = structlog.get_logger("paiju.lobby")
     if not settings.database_url:
         raise SystemExit("DATABASE_URL must name the lobby's PostgreSQL database")
-    signer = signer_from_env()
-    trust = trust_from_env()
     lobby_store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
@@ -49,24 +92,18 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         replicas=settings.replicas,
     )
     pool = await connect(settings.database_url, application_name="paiju-lobby")
-    await migrate_lobby(pool)
-    tables = new_tables(lobby_store)
-    accounts = new_accounts(lobby_store)
-    await tables.follow()
-    await accounts.follow()
-    listing = TableReadModel(pool, lobby_store)
-    await listing.catch_up()
-    results = MatchResults(pool, games_store, tables)
-    service = LobbyService(
-        tables,
-        accounts,
-        listing,
+    lobby = await build(
+        pool,
+        lobby_store,
+        games_store,
+        tournaments_store,
         engine_client(settings.engine_address),
-        signer=signer,
-        trust=trust,
+        signer=signer_from_env(),
+        trust=trust_from_env(),
         grace_seconds=settings.grace_seconds,
         limits=RateLimits.from_env(RATE_LIMITS, os.environ, login_name),
     )
+    service = lobby.service
     dependencies = Dependencies()
     for store in (lobby_store, games_store, tournaments_store):
         dependencies.add_nats(f"nats:{store.stream}", store.client)
@@ -80,18 +117,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         dependencies=dependencies,
     )
     stopping = stop_on_signals(stop)
-    workers = [
-        asyncio.create_task(listing.run(stopping)),
-        asyncio.create_task(results.run(stopping)),
-        in_background(
-            tournaments_store.client,
-            settings.tournaments_stream,
-            f"{settings.tournaments_prefix}.*",
-            tournament_tables.CONSUMER,
-            tournament_tables.handler(tables),
-            stop=stopping,
-        ),
-    ]
+    workers = [in_background(consumer, stopping) for consumer in lobby.consumers]
     log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
     if ready is not None:
         ready.set()

@@ -1,14 +1,13 @@
 """Match results into the lobby: the end of every table's game, read from the GAMES stream, finishes the match.
 
-The lobby reads the game events stored after its checkpoint (kept in PostgreSQL); when a game of one of its
-tables ends (砸六家 `MatchEnded`, 拖拉机 `GameEnded`), it records `MatchFinished` with the result on the
-table (idempotent: a table finishes a match once), then moves its checkpoint.
+A stream consumer of the platform (`paiju.platform.consumer`): the lobby reads the game events stored after its
+checkpoint (kept in PostgreSQL); when a game of one of its tables ends (砸六家 `MatchEnded`, 拖拉机 `GameEnded`),
+it records `MatchFinished` with the result on the table (idempotent: a table finishes a match once), then moves
+its checkpoint.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 from typing import Any
 
 import asyncpg
@@ -16,9 +15,9 @@ import structlog
 
 from paiju.contract.games import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.lobby import table as tb
-from paiju.lobby.readmodel import advance, checkpoint
+from paiju.lobby.readmodel import CHECKPOINTS
+from paiju.platform.consumer import Consumer, PostgresTracking, Reaction
 from paiju.platform.repository import Aggregates
-from paiju.platform.retry import Backoff, report
 from paiju.platform.store import EventStore, Recorded
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
@@ -50,55 +49,32 @@ def result_of(envelope: engine_pb2.Envelope) -> tb.Result | None:
     return None
 
 
-class MatchResults:
-    def __init__(self, pool: asyncpg.Pool[Any], games: EventStore, tables: Aggregates[tb.Table]) -> None:
-        self._pool = pool
-        self._games = games
-        self._tables = tables
-        self._wake = asyncio.Event()
+def match_results(pool: asyncpg.Pool[Any], games: EventStore, tables: Aggregates[tb.Table]) -> Consumer:
+    """The consumer of the GAMES stream that finishes each table's match when its game ends (its checkpoint in
+    ``lobby_checkpoints``; recording a result is idempotent, so a batch read again changes nothing)."""
 
-    async def checkpoint(self) -> int:
-        return await checkpoint(self._pool, PROJECTION)
+    async def finish(data: bytes) -> None:
+        await _finish(tables, data)
 
-    async def catch_up(self) -> int:
-        """Record the result of every game that ended after the checkpoint, `BATCH` stream sequences at a time (the
-        checkpoint moves after each batch: a long backlog is never held in memory); returns the events read."""
-        read = 0
-        after = await self.checkpoint()
-        while events := await self._games.read_all(after_sequence=after, limit=BATCH):
-            for recorded in events:
-                await self._apply(recorded)
-            after = events[-1].sequence
-            await advance(self._pool, PROJECTION, after)
-            read += len(events)
-        return read
+    return Consumer(games, PostgresTracking(pool, CHECKPOINTS), Reaction(PROJECTION, finish), batch=BATCH, wake=ends)
 
-    async def _apply(self, recorded: Recorded) -> None:
-        table_id = table_of(recorded.aggregate)
-        if table_id is None:
-            return
-        result = result_of(engine_pb2.Envelope.FromString(recorded.data))
-        if result is None:
-            return
-        command = tb.FinishMatch(recorded.aggregate, result)
-        await self._tables.act(table_id, command, f"finish:{recorded.aggregate}", "lobby")
-        log.info("match finished", table=table_id, game=recorded.aggregate)
 
-    async def run(self, stop: asyncio.Event) -> None:
-        def ended(recorded: Recorded) -> None:
-            if table_of(recorded.aggregate) and result_of(engine_pb2.Envelope.FromString(recorded.data)):
-                self._wake.set()
+def ends(recorded: Recorded) -> bool:
+    """Whether an appended game event ends a table's match (what wakes the consumer at once)."""
+    return (
+        table_of(recorded.aggregate) is not None
+        and result_of(engine_pb2.Envelope.FromString(recorded.data)) is not None
+    )
 
-        await self._games.follow(ended)
-        backoff = Backoff()
-        while not stop.is_set():
-            try:
-                await self.catch_up()
-                backoff.succeeded()
-            except Exception as e:  # retried from the checkpoint: recording a result is idempotent
-                report(log, "reading match results failed; retrying", e)
-                await backoff.wait(stop)
-                continue
-            self._wake.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=2.0)
+
+async def _finish(tables: Aggregates[tb.Table], data: bytes) -> None:
+    envelope = engine_pb2.Envelope.FromString(data)
+    table_id = table_of(envelope.game_id)
+    if table_id is None:
+        return
+    result = result_of(envelope)
+    if result is None:
+        return
+    command = tb.FinishMatch(envelope.game_id, result)
+    await tables.act(table_id, command, f"finish:{envelope.game_id}", "lobby")
+    log.info("match finished", table=table_id, game=envelope.game_id)

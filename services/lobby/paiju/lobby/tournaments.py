@@ -6,8 +6,9 @@ The tables are tournament tables (the preset's turn timer, 拖拉机 §11), with
 拖拉机 ``round_minutes`` (the engine's timed-round rule, D-TR-9), 砸六家 ``deals``. A player who is not
 there when the match starts is covered by a bot after the presence grace time, like anyone who drops out.
 
-Every step is idempotent (it looks at the table first), so a redelivered or twice-handled pairing, or one
-handled halfway by a replica that died, ends with each table opened, seated and started exactly once.
+A reaction of the platform's stream consumer (`paiju.platform.consumer`), its checkpoint in the lobby's database.
+Every step is idempotent (it looks at the table first), so a pairing handled again, or handled halfway by a
+replica that died, ends with each table opened, seated and started exactly once.
 
 The pairing is read as the contract states it (`TournamentRoundPaired` of `tournament_events.proto`): the lobby
 knows the scoring service through its events, not its code.
@@ -15,12 +16,12 @@ knows the scoring service through its events, not its code.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 import structlog
 
 from paiju.lobby import table as tb
+from paiju.platform.consumer import Consumer, Reaction, Tracking
 from paiju.platform.repository import Aggregates
+from paiju.platform.store import EventStore
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import tournament_events_pb2
@@ -66,11 +67,13 @@ async def open_table(
     log.info("tournament table started", table=table_id, round=paired.round)
 
 
-def handler(tables: Aggregates[tb.Table]) -> Callable[[bytes], Awaitable[None]]:
+def round_opener(tournaments: EventStore, tracking: Tracking, tables: Aggregates[tb.Table]) -> Consumer:
+    """The consumer of the TOURNAMENTS stream that opens the tables of every paired round."""
+
     async def handle(data: bytes) -> None:
         envelope = tournament_events_pb2.TournamentEnvelope.FromString(data)
         if envelope.event.WhichOneof("event") != "round_paired":
             return
         await open_round(tables, envelope.event.round_paired, envelope.aggregate)
 
-    return handle
+    return Consumer(tournaments, tracking, Reaction(CONSUMER, handle))

@@ -1,12 +1,12 @@
-"""Builds the scoring service's parts from its settings: runs the gRPC server and the projections until SIGTERM,
-or rebuilds the read models (`paiju scoring rebuild`)."""
+"""Builds scoring's parts (`build`, shared with the tests) and runs them with the gRPC server until SIGTERM, or
+rebuilds the read models (`paiju scoring rebuild`)."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 import structlog
 
+from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.observability import configure_logging
@@ -22,12 +23,11 @@ from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import trust_from_env
-from paiju.platform.workqueue import in_background
+from paiju.platform.tokens import Trust, trust_from_env
 from paiju.scoring import results
 from paiju.scoring import tournament as tm
 from paiju.scoring.config import Settings
-from paiju.scoring.projector import Projector
+from paiju.scoring.projector import CHECKPOINTS, Projector
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring
 from paiju.scoring.service import RATE_LIMITS, ScoringService, new_tournaments
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
@@ -36,17 +36,33 @@ SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_na
 
 
 @dataclass
-class Parts:
+class Connections:
+    """What scoring runs over: its database and the three streams it reads or writes."""
+
     pool: asyncpg.Pool[Any]
     tournaments_store: JetStreamEventStore
     games_store: JetStreamEventStore
     lobby_store: JetStreamEventStore
+
+
+@dataclass
+class Scoring:
+    """Scoring's parts, wired as every scoring replica runs them."""
+
     tournaments: Aggregates[tm.Tournament]
+    service: ScoringService
     projectors: list[Projector]
+    results: Consumer
+    """Tournament results from the lobby's stream."""
+
+    @property
+    def consumers(self) -> list[Consumer]:
+        """The stream consumers to run beside the server."""
+        return [*self.projectors, self.results]
 
 
 @asynccontextmanager
-async def parts(settings: Settings) -> AsyncIterator[Parts]:
+async def connections(settings: Settings) -> AsyncIterator[Connections]:
     if not settings.database_url:
         raise SystemExit("DATABASE_URL must name scoring's PostgreSQL database")
     tournaments_store = await JetStreamEventStore.connect(
@@ -61,42 +77,53 @@ async def parts(settings: Settings) -> AsyncIterator[Parts]:
     pool = await connect(settings.database_url, application_name="paiju-scoring")
     try:
         await migrate_scoring(pool)
-        projectors = [
-            Projector(
-                pool,
-                games_store.client,
-                GamesProjection(settings.games_stream, settings.games_prefix),
-                batch=settings.batch,
-            ),
-            Projector(pool, tournaments_store.client, TournamentsProjection(tournaments_store), batch=settings.batch),
-        ]
-        yield Parts(
-            pool,
-            tournaments_store,
-            games_store,
-            lobby_store,
-            new_tournaments(tournaments_store),
-            projectors,
-        )
-        for projector in projectors:
-            await projector.close()
+        yield Connections(pool, tournaments_store, games_store, lobby_store)
     finally:
         await close_pool(pool)
         await asyncio.gather(*(store.close() for store in (lobby_store, games_store, tournaments_store)))
+
+
+def projectors(c: Connections, batch: int = 0) -> list[Projector]:
+    """Scoring's projections, each kept current from its stream."""
+    return [
+        Projector(
+            c.pool, c.games_store.client, GamesProjection(c.games_store.stream, c.games_store.prefix), batch=batch
+        ),
+        Projector(c.pool, c.tournaments_store.client, TournamentsProjection(c.tournaments_store), batch=batch),
+    ]
+
+
+async def build(
+    c: Connections,
+    trust: Trust,
+    *,
+    now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
+    batch: int = 0,
+    limits: RateLimits | None = None,
+) -> Scoring:
+    """Scoring over its connections (migrated): its tournaments following the store's feed, its service, its
+    projections and its result recorder ready to run. The tests build it here too."""
+    await migrate_scoring(c.pool)
+    tournaments = new_tournaments(c.tournaments_store)
+    await tournaments.follow()
+    recorder = results.result_recorder(c.lobby_store, PostgresTracking(c.pool, CHECKPOINTS), tournaments, now_ms)
+    service = ScoringService(tournaments, c.pool, trust, now_ms=now_ms, limits=limits)
+    return Scoring(tournaments, service, projectors(c, batch), recorder)
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
     """Run scoring until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.scoring")
-    trust = trust_from_env()
-    async with parts(settings) as p:
-        await p.tournaments.follow()
-        service = ScoringService(p.tournaments, p.pool, trust, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
+    async with connections(settings) as c:
+        scoring = await build(
+            c, trust_from_env(), batch=settings.batch, limits=RateLimits.from_env(RATE_LIMITS, os.environ)
+        )
+        service = scoring.service
         dependencies = Dependencies()
-        for store in (p.tournaments_store, p.games_store, p.lobby_store):
+        for store in (c.tournaments_store, c.games_store, c.lobby_store):
             dependencies.add_nats(f"nats:{store.stream}", store.client)
-        dependencies.add_postgres("postgresql", p.pool)
+        dependencies.add_postgres("postgresql", c.pool)
         serving = await serve_grpc(
             settings.address,
             SERVICE_NAME,
@@ -106,17 +133,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             dependencies=dependencies,
         )
         stopping = stop_on_signals(stop)
-        workers = [asyncio.create_task(projector.run(stopping)) for projector in p.projectors]
-        workers.append(
-            in_background(
-                p.lobby_store.client,
-                settings.lobby_stream,
-                f"{settings.lobby_prefix}.*",
-                results.CONSUMER,
-                results.handler(p.tournaments, lambda: int(time.time() * 1000)),
-                stop=stopping,
-            )
-        )
+        workers = [in_background(consumer, stopping) for consumer in scoring.consumers]
         log.info("scoring started", address=settings.address, port=serving.port, nats=settings.nats_url)
         if ready is not None:
             ready.set()
@@ -125,6 +142,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         await serving.drain(GRACE_SECONDS)
         for worker in workers:
             await worker
+        for projector in scoring.projectors:
+            await projector.close()
     log.info("scoring stopped")
 
 
@@ -132,11 +151,12 @@ async def rebuild(settings: Settings, timeout: float = 3600.0) -> dict[str, floa
     """Empty every read model and replay the streams into them; per projection, events applied and seconds."""
     configure_logging(settings.log_level)
     figures: dict[str, float] = {}
-    async with parts(settings) as p:
-        for projector in p.projectors:
+    async with connections(settings) as c:
+        for projector in projectors(c, settings.batch):
             started = time.perf_counter()
             await projector.reset()
-            applied = await projector.catch_up(timeout=timeout)
+            applied = await projector.catch_up(timeout=timeout)  # everything stored now
             figures[f"{projector.projection.name}_events"] = applied
             figures[f"{projector.projection.name}_seconds"] = round(time.perf_counter() - started, 3)
+            await projector.close()
     return figures

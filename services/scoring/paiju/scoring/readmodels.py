@@ -1,8 +1,9 @@
 """The read models of the GAMES stream in PostgreSQL: deals, matches, ledgers, levels, player statistics.
 
-Applied by a `paiju.scoring.projector.Projector` in batches, each in the transaction that moves the
-checkpoint. Each game's `GameFold` is kept in ``scoring_games`` and read inside the transaction, so the
-projection holds nothing in memory between batches: any replica can apply the next batch.
+Each projection is a handler of the platform's stream consumer (`paiju.scoring.projector.Projector`), applied in
+batches, each in the transaction that moves its checkpoint. Each game's `GameFold` is kept in ``scoring_games``
+and read inside the transaction, so the projection holds nothing in memory between batches: any replica can apply
+the next batch.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from typing import Any
 
 import asyncpg
 
+from paiju.platform.consumer import Tracked
 from paiju.platform.postgres import load_migrations, migrate
+from paiju.platform.store import Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring import tournament as tm
 from paiju.scoring.contract import TOURNAMENT_EVENTS
 from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, StatDelta
-from paiju.scoring.projector import Delivered
 from paiju.v1 import engine_pb2, tournament_events_pb2
 
 READ_MODEL_TABLES = (
@@ -46,12 +48,13 @@ class GamesProjection:
 
     def __init__(self, stream: str = "GAMES", prefix: str = "paiju.game") -> None:
         self.stream = stream
-        self.subjects = f"{prefix}.*"
+        self.prefix = prefix
 
-    async def reset(self, connection: Any) -> None:
-        await connection.execute(f"TRUNCATE {', '.join(READ_MODEL_TABLES)}")
+    async def clear(self, tracked: Tracked) -> None:
+        await tracked.connection.execute(f"TRUNCATE {', '.join(READ_MODEL_TABLES)}")
 
-    async def apply(self, connection: Any, batch: Sequence[Delivered]) -> None:
+    async def apply(self, tracked: Tracked, batch: Sequence[Recorded]) -> None:
+        connection = tracked.connection
         envelopes = [(d.aggregate, engine_pb2.Envelope.FromString(d.data)) for d in batch]
         game_ids = sorted({game_id for game_id, _ in envelopes})
         folds = {
@@ -163,12 +166,13 @@ class TournamentsProjection:
     def __init__(self, store: JetStreamEventStore) -> None:
         self._store = store
         self.stream = store.stream
-        self.subjects = f"{store.prefix}.*"
+        self.prefix = store.prefix
 
-    async def reset(self, connection: Any) -> None:
-        await connection.execute("TRUNCATE scoring_tournament_results")
+    async def clear(self, tracked: Tracked) -> None:
+        await tracked.connection.execute("TRUNCATE scoring_tournament_results")
 
-    async def apply(self, connection: Any, batch: Sequence[Delivered]) -> None:
+    async def apply(self, tracked: Tracked, batch: Sequence[Recorded]) -> None:
+        connection = tracked.connection
         last: dict[str, int] = {}
         for delivered in batch:
             last[delivered.aggregate] = delivered.sequence

@@ -1,7 +1,8 @@
 """Tournament results from the lobby: when a tournament table's match finishes (`MatchFinished` on the LOBBY
 stream), its result is recorded in the tournament: the final levels (拖拉机) or team points (砸六家) of the
 team in seats 0, 2 (, 4) and of the team in seats 1, 3 (, 5) give the difference and the VP (§10, S-1).
-Recording is idempotent (a table's result is recorded once), so redeliveries change nothing.
+A reaction of the platform's stream consumer (`paiju.platform.consumer`), its checkpoint in scoring's database.
+Recording is idempotent (a table's result is recorded once), so a batch read again changes nothing.
 """
 
 from __future__ import annotations
@@ -11,12 +12,25 @@ from collections.abc import Awaitable, Callable
 
 import structlog
 
+from paiju.platform.consumer import Consumer, Reaction, Tracking
 from paiju.platform.repository import Aggregates
+from paiju.platform.store import EventStore, Recorded
 from paiju.scoring import tournament as tm
 from paiju.v1 import lobby_events_pb2
 
 CONSUMER = "scoring-tournament-results"
 log = structlog.get_logger("paiju.scoring.results")
+
+
+def result_recorder(
+    lobby: EventStore, tracking: Tracking, tournaments: Aggregates[tm.Tournament], now_ms: Callable[[], int]
+) -> Consumer:
+    """The consumer of the LOBBY stream that records every tournament table's result."""
+    return Consumer(lobby, tracking, Reaction(CONSUMER, handler(tournaments, now_ms)), wake=finishes_a_match)
+
+
+def finishes_a_match(recorded: Recorded) -> bool:
+    return lobby_events_pb2.LobbyEnvelope.FromString(recorded.data).event.WhichOneof("event") == "match_finished"
 
 
 def handler(tournaments: Aggregates[tm.Tournament], now_ms: Callable[[], int]) -> Callable[[bytes], Awaitable[None]]:

@@ -122,11 +122,15 @@ class JetStreamEventStore:
         return sorted(subject.removeprefix(f"{self._prefix}.") for subject in subjects)
 
     async def close(self) -> None:
+        await self.stop_following()
+        await close(self._nc)
+
+    async def stop_following(self) -> None:
+        """End every feed `follow` started (the connection stays open: it may be shared)."""
         for follower in self._followers:
             with contextlib.suppress(Exception):  # a connection that is down has nothing left to unsubscribe
                 await follower.unsubscribe()
         self._followers.clear()
-        await close(self._nc)
 
     # --- reading ------------------------------------------------------------------------------------
 
