@@ -40,6 +40,8 @@ from paiju.rules.tractor.model import (
 from paiju.rules.tractor.settlement import card_points
 from paiju.scenario.tractor import start_state
 
+from ...support.profiles import examples
+
 
 class Bot(Protocol):
     def choose(self, state: State, seat: int) -> SeatAction: ...
@@ -94,7 +96,7 @@ def table(seed: int, team_a: BotFactory, team_b: BotFactory) -> list[Bot]:
     [(HeuristicBot, HeuristicBot), (HeuristicBot, RandomBot), (RandomBot, HeuristicBot)],
     ids=["heuristic", "heuristic-vs-random", "random-vs-heuristic"],
 )
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(examples(4)))  # all of them unless PAIJU_EXAMPLES scales down
 def test_bots_only_make_legal_moves(seed: int, team_a: BotFactory, team_b: BotFactory) -> None:
     """Three deals per table: a first deal (flip, bids, counters) and two later deals with a cut."""
     log, _ = play(500 + seed, table(seed, team_a, team_b), deals=3)

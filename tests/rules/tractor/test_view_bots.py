@@ -29,6 +29,8 @@ from paiju.rules.tractor.model import (
 )
 from paiju.rules.tractor.view import view
 
+from ...support.profiles import examples
+
 CONCEALED = (Phase.BID, Phase.COUNTER)
 SEEDS = range(12)
 
@@ -83,7 +85,7 @@ def legal(state: State, seat: int, action: Any) -> bool:
     return True
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", SEEDS[: examples(len(SEEDS))])  # all of them unless PAIJU_EXAMPLES scales down
 def test_the_view_choice_is_legal_and_the_same_as_the_state_choice(seed: int) -> None:
     """Over two deals (a first deal with the flip, bids and counters; a later deal with the dealer's cut):
     at every decision the view holds all the bot reads, and twin bots (same seed) choose the same from the
@@ -107,7 +109,7 @@ def test_the_view_choice_is_legal_and_the_same_as_the_state_choice(seed: int) ->
     assert follows_not_listed > 0
 
 
-@pytest.mark.parametrize("seed", SEEDS[:3])
+@pytest.mark.parametrize("seed", SEEDS[: examples(3)])  # all of them unless PAIJU_EXAMPLES scales down
 def test_the_choice_never_depends_on_other_seats_hidden_cards(seed: int) -> None:
     """Redealing the other seats' cards among them (same sizes) changes neither the seat's view nor what it
     knows, nor the choice of the bot from the view or from the state (§12: a seat sees only its own hand)."""

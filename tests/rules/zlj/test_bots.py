@@ -31,6 +31,8 @@ from paiju.rules.zlj.model import SEATS, CardsPlayed, FourTake, Team, WentOut
 from paiju.rules.zlj.outcome import match_score
 from paiju.scenario.zlj import start_state
 
+from ...support.profiles import examples
+
 BotFactory = Callable[[int], Bot]
 
 
@@ -65,7 +67,7 @@ def table(seed: int, even: BotFactory, odd: BotFactory) -> list[Bot]:
     [(RandomBot, RandomBot), (HeuristicBot, HeuristicBot), (HeuristicBot, RandomBot)],
     ids=["random", "heuristic", "mixed"],
 )
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(examples(6)))  # all of them unless PAIJU_EXAMPLES scales down
 def test_bots_only_make_legal_moves(seed: int, even: BotFactory, odd: BotFactory) -> None:
     events, state = play_match(1000 + seed, table(seed, even, odd))
     assert len(state.results) == 6

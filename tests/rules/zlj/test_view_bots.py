@@ -29,6 +29,8 @@ from paiju.rules.zlj import (
 from paiju.rules.zlj.bots import HeuristicBot, Seen, legal_choice
 from paiju.rules.zlj.model import SEATS
 
+from ...support.profiles import examples
+
 SEEDS = range(24)
 
 
@@ -64,7 +66,7 @@ def scrambled(state: State, seat: int, rng: SeededRandom) -> State:
     return replace(state, hands=tuple(hands))
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("seed", SEEDS[: examples(len(SEEDS))])  # all of them unless PAIJU_EXAMPLES scales down
 def test_the_view_choice_is_legal_and_the_same_as_the_state_choice(seed: int) -> None:
     """Over two-deal matches (play, then cut, tribute, return and take-back, §9-§11): at every decision the
     view holds all the bot reads, and twin bots (same seed) pick the same action from the view and the
@@ -89,7 +91,7 @@ def test_every_phase_of_a_match_is_decided_from_the_view() -> None:
     assert phases == {Phase.PLAY, Phase.CUT, Phase.PICK, Phase.RETURN, Phase.TAKE_BACK}
 
 
-@pytest.mark.parametrize("seed", SEEDS[:8])
+@pytest.mark.parametrize("seed", SEEDS[: examples(8)])  # all of them unless PAIJU_EXAMPLES scales down
 def test_the_choice_never_depends_on_other_seats_hidden_cards(seed: int) -> None:
     """Redealing the other seats' cards among them (same sizes) changes neither the seat's view nor what it
     knows, nor the choice of the bot from the view or from the state (§14: a seat sees only its own hand)."""
