@@ -65,7 +65,7 @@ test: lint chromium node
 
 ## unit: the unit tier alone (no NATS, no PostgreSQL, no stack; a tenth of each property's examples): the inner loop
 unit: setup
-	PAIJU_UNIT_ONLY=1 PAIJU_EXAMPLES=0.1 $(BIN)/pytest -n auto -m unit -q $(PYTEST_ARGS)
+	PAIJU_UNIT_ONLY=1 PAIJU_EXAMPLES=0.1 PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath .pytest_cache/pycache) $(BIN)/pytest -n auto -m unit -q $(PYTEST_ARGS)
 
 ## integration: the tiers that need no stack of processes (unit and integration)
 integration: setup
