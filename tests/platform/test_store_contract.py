@@ -291,8 +291,8 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
     runs: list[int] = []
     push = JetStreamEventStore._push
 
-    async def counted(self: JetStreamEventStore, *args: Any) -> int:
-        reached: int = await push(self, *args)
+    async def counted(self: JetStreamEventStore, *args: Any, **kwargs: Any) -> int:
+        reached: int = await push(self, *args, **kwargs)
         runs.append(reached)
         return reached
 
@@ -309,6 +309,46 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
             assert await store.read_all() == written
             assert await store.load("g1") == written
             assert len(runs) > 2, "the small subscription should have dropped messages and forced a new consumer"
+            runs.clear()
+            # and in bounded windows larger than the subscription: each window's drops are read on as well
+            assert [r for batch in await windows(store, 500) for r in batch] == written
+            assert len(runs) > 2
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+async def windows(store: EventStore, limit: int) -> list[list[Recorded]]:
+    """The whole stream read in windows of ``limit`` sequences, as a stream consumer reads it."""
+    read: list[list[Recorded]] = []
+    after = 0
+    while batch := await store.read_all(after_sequence=after, limit=limit):
+        assert batch[-1].sequence - after <= limit
+        read.append(batch)
+        after = batch[-1].sequence
+    return read
+
+
+def test_jetstream_a_window_costs_the_window_not_the_rest_of_the_stream(nats_url: str) -> None:
+    """A reader in windows gets each window from a consumer that sends only that window: the bytes it receives are
+    the stream's once, not the rest of the stream again at every window."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            written: list[Recorded] = []
+            for i in range(40):
+                position = written[-1].position if written else Position()
+                written += await store.append(
+                    "g1", position, f"c{i}", events(*(f"{i:03}-{j:03}" * 40 for j in range(25)))
+                )
+            received = store.client.stats["in_bytes"]
+            assert [r for batch in await windows(store, 50) for r in batch] == written
+            received = store.client.stats["in_bytes"] - received
+            stored = sum(len(r.data) for r in written)
+            assert received < 3 * stored, f"{received} bytes received for {stored} stored"
         finally:
             await store.close()
 

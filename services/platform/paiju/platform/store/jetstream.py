@@ -163,13 +163,17 @@ class JetStreamEventStore:
         after = max(after_sequence, info.state.first_seq - 1)
         while after < info.state.last_seq:
             last = min(info.state.last_seq, after + limit)
-            found = [r for r in await self._consume(f"{self._prefix}.*", after, last) if r.sequence <= last]
+            found = [
+                r for r in await self._consume(f"{self._prefix}.*", after, last, bounded=True) if r.sequence <= last
+            ]
             if found:
                 return found
             after = last
         return []
 
-    async def _consume(self, subject: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
+    async def _consume(
+        self, subject: str, after_sequence: int, last_sequence: int, *, bounded: bool = False
+    ) -> list[Recorded]:
         """The events on ``subject`` after ``after_sequence`` up to ``last_sequence``.
 
         An ephemeral push consumer (no acks, in memory) delivers them to a plain subscription, which checks
@@ -181,7 +185,7 @@ class JetStreamEventStore:
         position = after_sequence
         stalls = 0
         while position < last_sequence:
-            received = await self._push(subject, position, last_sequence, stored)
+            received = await self._push(subject, position, last_sequence, stored, bounded=bounded)
             if received == position:
                 stalls += 1
                 if stalls * STALL_SECONDS > self._timeout:
@@ -191,8 +195,15 @@ class JetStreamEventStore:
             position = received
         return stored
 
-    async def _push(self, subject: str, after_sequence: int, last_sequence: int, stored: list[Recorded]) -> int:
-        """One consumer's run, appending to ``stored``; the stream sequence it reached."""
+    async def _push(
+        self, subject: str, after_sequence: int, last_sequence: int, stored: list[Recorded], *, bounded: bool = False
+    ) -> int:
+        """One consumer's run, appending to ``stored``; the stream sequence it reached.
+
+        ``bounded``: the consumer sends at most the window's messages (as many unacknowledged messages as the window
+        has sequences, never acknowledged): otherwise it would go on pushing the rest of the stream down the
+        connection until its deletion reaches the server, and a reader of a long stream in small windows would pay
+        for the whole stream at every window."""
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[None] = loop.create_future()
         prefix = f"{self._prefix}."
@@ -226,8 +237,12 @@ class JetStreamEventStore:
             self._stream,
             ConsumerConfig(
                 deliver_subject=inbox,
-                filter_subject=subject,
-                ack_policy=AckPolicy.NONE,
+                filter_subject=None if subject == f"{self._prefix}.*" else subject,  # the whole stream: no filter
+                **(
+                    {"ack_policy": AckPolicy.EXPLICIT, "max_ack_pending": last_sequence - after_sequence}
+                    if bounded
+                    else {"ack_policy": AckPolicy.NONE}
+                ),
                 mem_storage=True,
                 num_replicas=1,
                 inactive_threshold=INACTIVE_SECONDS,
