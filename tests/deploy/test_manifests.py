@@ -6,9 +6,11 @@ images, and stream replicas that match the NATS topology (three nodes and R3 in 
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+import sysconfig
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -413,3 +415,20 @@ def test_every_object_passes_the_kubernetes_schemas_strictly(overlay: tuple[str,
         except kubernetes_validate.SchemaNotFoundError as e:
             failures.append(e.message)
     assert not failures, f"deploy/k8s/{name} against Kubernetes {version}:\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize(("name", "sync"), [("prod", "1s"), ("dev", "always")])
+def test_the_nats_configuration_is_valid_and_syncs_as_the_guide_says(name: str, sync: str, tmp_path: Path) -> None:
+    """nats-server itself accepts each overlay's configuration (its test mode), and the durability setting is the
+    one docs/operations.md ("Durability") argues for."""
+    docs = render(name)
+    server_config = generated(docs, "ConfigMap", "nats-config")["data"]["nats.conf"]
+    assert re.search(rf"^\s*sync_interval:\s*{re.escape(sync)}\s*$", server_config, re.MULTILINE), server_config
+    path = tmp_path / "nats.conf"
+    path.write_text(server_config)
+    binary = Path(sysconfig.get_path("scripts")) / "nats-server"
+    environment = {**os.environ, "SERVER_NAME": "nats-0", "JETSTREAM_MAX_FILE_STORE": "9G"}
+    checked = subprocess.run(
+        [str(binary), "-t", "-c", str(path)], capture_output=True, text=True, env=environment, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
