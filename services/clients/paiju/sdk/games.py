@@ -1,5 +1,6 @@
-"""Each game as a client reads and plays it over the public contract: its rules (`paiju.rules.registry`), its
-``Game`` value in the contract, and the codecs of its seat views, commands and events. The contract names every
+"""Each game as a client reads and plays it over the public contract: its rules, its ``Game`` value in the contract
+and the codecs of its seat views, commands and events (the contract's entry of the game, `paiju.contract.games`),
+and what a client reads of its views. The contract names every
 game-specific field after the game (the ``zlj`` / ``tractor`` member of a view's, a command's or an envelope's
 oneof), so one `GameContract` serves every game and a client never branches on a game's name: it looks the game
 up here, by name (`GAMES`), by the contract's ``Game`` value (`of_kind`) or by the oneof an answer carries.
@@ -10,11 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from paiju.contract import games as contract
 from paiju.contract.codec import Codec, OneofCodec
-from paiju.contract.games import TRACTOR as TRACTOR_CODEC
-from paiju.contract.games import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
-from paiju.contract.games import ZLJ as ZLJ_CODEC
-from paiju.contract.matches import GAMES as KINDS
+from paiju.contract.games import GameCodecs
 from paiju.rules import registry
 from paiju.rules.registry import GameRules
 from paiju.rules.tractor.view import SeatView as TractorSeatView
@@ -26,14 +25,28 @@ from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 class GameContract:
     """One game over the contract."""
 
-    rules: GameRules
-    codec: Codec
-    events: OneofCodec
-    commands: OneofCodec
+    contract: GameCodecs
+    """Its rules and codecs (`paiju.contract.games`)."""
     view_type: type
     """The rules core's ``SeatView`` the contract's seat view decodes to."""
     ended_phase: int
     """The contract's value of the game's last phase (the game is over)."""
+
+    @property
+    def rules(self) -> GameRules:
+        return self.contract.rules
+
+    @property
+    def codec(self) -> Codec:
+        return self.contract.codec
+
+    @property
+    def events(self) -> OneofCodec:
+        return self.contract.events
+
+    @property
+    def commands(self) -> OneofCodec:
+        return self.contract.commands
 
     @property
     def name(self) -> str:
@@ -51,7 +64,7 @@ class GameContract:
     @property
     def kind(self) -> int:
         """The contract's ``Game`` value of the game."""
-        return KINDS[self.name]
+        return self.contract.kind
 
     def view(self, response: engine_pb2.GetViewResponse) -> Any:
         """The seat view a `GetView` answer carries."""
@@ -82,10 +95,8 @@ class GameContract:
         return request
 
 
-ZLJ = GameContract(registry.ZLJ, ZLJ_CODEC, ZLJ_EVENTS, ZLJ_COMMANDS, ZljSeatView, zlj_pb2.ZLJ_PHASE_ENDED)
-TRACTOR = GameContract(
-    registry.TRACTOR, TRACTOR_CODEC, TRACTOR_EVENTS, TRACTOR_COMMANDS, TractorSeatView, tractor_pb2.TRACTOR_PHASE_ENDED
-)
+ZLJ = GameContract(contract.GAMES[registry.ZLJ.name], ZljSeatView, zlj_pb2.ZLJ_PHASE_ENDED)
+TRACTOR = GameContract(contract.GAMES[registry.TRACTOR.name], TractorSeatView, tractor_pb2.TRACTOR_PHASE_ENDED)
 GAMES: dict[str, GameContract] = {game.name: game for game in (ZLJ, TRACTOR)}
 """Every game, by name, in the registry's order."""
 assert list(GAMES) == list(registry.GAMES), "every game of the registry is read over the contract"

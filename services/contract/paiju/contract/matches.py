@@ -4,9 +4,12 @@ so whichever comes second changes nothing)."""
 
 from __future__ import annotations
 
+from typing import Any, cast
+
+from paiju.contract import games
 from paiju.v1 import engine_pb2, lobby_events_pb2
 
-GAMES = {"zlj": engine_pb2.GAME_ZLJ, "tractor": engine_pb2.GAME_TRACTOR}
+GAMES = {name: codecs.kind for name, codecs in games.GAMES.items()}
 """The contract's game of each game name (the names of `paiju.rules.registry`)."""
 GAME_NAMES = {value: name for name, value in GAMES.items()}
 """The game name of each of the contract's games."""
@@ -17,10 +20,9 @@ def create_request(started: lobby_events_pb2.LobbyMatchStarted) -> engine_pb2.Cr
     request = engine_pb2.CreateGameRequest(
         game_id=started.game_id, game=GAMES.get(started.game, engine_pb2.GAME_UNSPECIFIED)
     )
-    if started.HasField("zlj_options"):
-        request.zlj_options.CopyFrom(started.zlj_options)
-    if started.HasField("tractor_options"):
-        request.tractor_options.CopyFrom(started.tractor_options)
+    for codecs in games.GAMES.values():
+        if cast(Any, started).HasField(codecs.options_field):
+            getattr(request, codecs.options_field).CopyFrom(getattr(started, codecs.options_field))
     for seat, player in enumerate(started.players):
         request.seats.add(seat=seat, player_id=player)
     return request

@@ -15,6 +15,9 @@ from paiju.platform.errors import Reason, Refused
 from paiju.rules.errors import RuleError
 from paiju.v1 import engine_pb2
 
+KINDS = " or ".join(engine_pb2.Game.Name(rules.contract.kind) for rules in RULES.values())
+"""The contract's games a request may name (``GAME_ZLJ or GAME_TRACTOR``)."""
+
 
 class GameCreation:
     """Creates games over ``games``, their shuffle seeds drawn by ``seeds`` (the game and its version), ``now`` the
@@ -31,9 +34,9 @@ class GameCreation:
         try:
             kind = GAME_NAMES.get(request.game)
             if kind is None:
-                raise Refused(Reason.INVALID_REQUEST, "game must be GAME_ZLJ or GAME_TRACTOR", {"field": "game"})
+                raise Refused(Reason.INVALID_REQUEST, f"game must be {KINDS}", {"field": "game"})
             rules = RULES[kind]
-            field, message = f"{kind}_options", cast(Any, request)  # each game's options field is named after it
+            field, message = rules.contract.options_field, cast(Any, request)
             options = (
                 rules.codec.decode(getattr(request, field), rules.game.options)
                 if message.HasField(field)

@@ -24,10 +24,10 @@ from typing import Any
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from paiju.contract import games as contract
 from paiju.contract.codec import Codec, OneofCodec
-from paiju.contract.games import TRACTOR as TRACTOR_CODEC
-from paiju.contract.games import TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_COMMANDS, ZLJ_EVENTS
-from paiju.contract.games import ZLJ as ZLJ_CODEC
+from paiju.contract.games import GameCodecs
+from paiju.engine import tractor
 from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
 from paiju.platform.repository import (
     SCHEMA_VERSION,
@@ -46,12 +46,29 @@ from paiju.v1 import engine_pb2
 
 @dataclass(frozen=True, slots=True)
 class Rules:
-    """One game's rules (`paiju.rules.registry`) and its codecs in the contract."""
+    """One game as the engine plays it: its rules (`paiju.rules.registry`) and its codecs in the contract
+    (`paiju.contract.games`), and what the engine adds to a seat's legal actions."""
 
-    game: GameRules
-    codec: Codec
-    events: OneofCodec
-    commands: OneofCodec
+    contract: GameCodecs
+    legal_extras: Callable[[Any, int, engine_pb2.GetLegalActionsResponse], None]
+    """Adds to a `GetLegalActions` answer what the game tells a seat beside its legal actions (拖拉机: what a follow
+    owes, ``tractor_follow``)."""
+
+    @property
+    def game(self) -> GameRules:
+        return self.contract.rules
+
+    @property
+    def codec(self) -> Codec:
+        return self.contract.codec
+
+    @property
+    def events(self) -> OneofCodec:
+        return self.contract.events
+
+    @property
+    def commands(self) -> OneofCodec:
+        return self.contract.commands
 
     @property
     def name(self) -> str:
@@ -70,10 +87,15 @@ class Rules:
         return self.game.evolve
 
 
-ZLJ = Rules(registry.ZLJ, ZLJ_CODEC, ZLJ_EVENTS, ZLJ_COMMANDS)
-TRACTOR = Rules(registry.TRACTOR, TRACTOR_CODEC, TRACTOR_EVENTS, TRACTOR_COMMANDS)
+def _nothing_more(state: Any, seat: int, response: engine_pb2.GetLegalActionsResponse) -> None:
+    """A game whose legal actions say everything."""
+
+
+ZLJ = Rules(contract.GAMES[registry.ZLJ.name], _nothing_more)
+TRACTOR = Rules(contract.GAMES[registry.TRACTOR.name], tractor.add_follow)
 RULES = {rules.name: rules for rules in (ZLJ, TRACTOR)}
-assert set(RULES) == set(registry.GAMES), "every game of the registry has its codecs"
+"""Every game, by name, in the registry's order."""
+assert list(RULES) == list(registry.GAMES), "every game of the registry is played by the engine"
 
 
 class GameNotFound(Exception):

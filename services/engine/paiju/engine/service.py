@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable
 from typing import Any, cast
 
 import grpc
@@ -40,14 +40,10 @@ from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
 from paiju.platform.tokens import Identity, Role, Trust, Verifier
-from paiju.rules.cards import Card
 from paiju.rules.errors import RuleError
-from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
-from paiju.rules.tractor.follow import Requirement, suit_cards
-from paiju.rules.tractor.order import TRUMP
 from paiju.rules.zlj import model as zlj_model
-from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2
+from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 SYSTEM_COMMANDS = (
     zlj_model.StartMatch,
@@ -91,25 +87,6 @@ def refusal(error: RuleError, game: Game | None = None, command: Any = None) -> 
     if error.kind == "rule":
         return Refused(Reason.RULE_VIOLATION, error.reason, {"rule": error.rule}, (rule_violation(error),))
     return Refused(Reason.MALFORMED_COMMAND, error.reason)
-
-
-def follow_message(owed: Requirement, suit_cards: Sequence[Card]) -> tractor_pb2.TractorFollowRequirement:
-    """A follow's requirement as the contract's `TractorFollowRequirement` (``suit_cards``: the seat's cards of the
-    led suit class)."""
-    trumps = owed.suit_class == TRUMP
-    message = tractor_pb2.TractorFollowRequirement(
-        count=owed.count,
-        trumps=trumps,
-        suit_cards=cast(Any, sorted(int(c) + 1 for c in suit_cards)),
-        must_include=cast(Any, [int(c) + 1 for c in owed.must_include]),
-        exact=len(suit_cards) <= owed.count,
-        free=owed.free,
-        free_of_suit=owed.free_of_suit,
-        pattern=owed.pattern,
-    )
-    if not trumps:
-        message.suit = cast(Any, owed.suit_class + 1)
-    return message
 
 
 def watch_end(reason: int, version: int) -> engine_pb2.WatchResponse:
@@ -279,11 +256,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             return response
         for action in game.rules.game.legal_actions(game.state, seat):
             getattr(response.actions.add(), game.rules.name).CopyFrom(game.rules.commands.encode(action))
-        if game.rules.name == "tractor":
-            owed = tractor_game.follow_requirement(game.state, seat)
-            if owed is not None:
-                own = suit_cards(game.state.hands[seat], owed.suit_class, tractor_game.trumps(game.state))
-                response.tractor_follow.CopyFrom(follow_message(owed, own))
+        game.rules.legal_extras(game.state, seat, response)
         return response
 
     async def Act(
