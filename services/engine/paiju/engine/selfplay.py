@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from paiju.engine.games import Games
+from paiju.rules import registry
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.tractor import game as tractor_game
@@ -18,9 +19,14 @@ from paiju.rules.zlj.bots import HeuristicBot
 async def record_zlj(games: Games, game_id: str, players: Sequence[str], seed: int, deals: int = 2) -> Any:
     """A 砸六家 match of ``deals`` deals; the final game."""
     seeds = SeededRandom(seed)
-    bots = [HeuristicBot(seeds.next64()) for _ in range(6)]
+    bots = [HeuristicBot(seeds.next64()) for _ in range(registry.ZLJ.seats)]
     game = await games.create(
-        game_id, "zlj", StartMatch(seeds.next64(), Options(deals=deals)), f"{game_id}-start", "lobby", seats=players
+        game_id,
+        registry.ZLJ.name,
+        StartMatch(seeds.next64(), Options(deals=deals)),
+        f"{game_id}-start",
+        "lobby",
+        seats=players,
     )
     n = 0
     while game.state.phase is not Phase.ENDED:
@@ -37,9 +43,9 @@ async def record_tractor(games: Games, game_id: str, players: Sequence[str], see
     """A timed 拖拉机 game (D-TR-9): the clock is told at once that 25 minutes are left, so the game ends after
     two more deals (or earlier, past A). The final game."""
     seeds = SeededRandom(seed)
-    bots = [tractor_bots.HeuristicBot(seeds.next64()) for _ in range(4)]
+    bots = [tractor_bots.HeuristicBot(seeds.next64()) for _ in range(registry.TRACTOR.seats)]
     start = tractor_model.StartGame(seeds.next64(), tractor_model.Options(round_minutes=30), at=0)
-    game = await games.create(game_id, "tractor", start, f"{game_id}-start", "lobby", seats=players)
+    game = await games.create(game_id, registry.TRACTOR.name, start, f"{game_id}-start", "lobby", seats=players)
     game, _ = await games.act(game_id, tractor_model.ClockTick(5 * 60 + 1), "clock", "engine")
     n = 0
     while game.state.phase is not tractor_model.Phase.ENDED:

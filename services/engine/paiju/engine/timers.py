@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import Any
 
 import structlog
 
 from paiju.engine.games import CommandIdReused, Game, Games, StaleVersion
 from paiju.platform.store import ConcurrencyConflict
 from paiju.rules.errors import RuleError
-from paiju.rules.tractor import model as tractor_model
 
 log = structlog.get_logger("paiju.engine.timers")
 
@@ -36,9 +36,9 @@ def expired(game: Game, now: datetime) -> bool:
     return bool((now - started).total_seconds() >= seconds)
 
 
-async def _redeal(games: Games, game: Game, seeds: Callable[[str, int], int]) -> None:
-    """A void first 拖拉机 deal waits for nobody's choice: the engine deals again at once (D-TR-6.6)."""
-    command = tractor_model.Redeal(seeds(game.game_id, game.version))
+async def _deal_again(games: Games, game: Game, command: Any) -> None:
+    """A state that waits for nobody's choice but for a new deal (a void first 拖拉机 deal, D-TR-6.6): the engine
+    deals again at once."""
     try:
         await games.act(
             game.game_id, command, f"redeal:{game.game_id}:{game.version}", "engine", expected_version=game.version
@@ -48,10 +48,9 @@ async def _redeal(games: Games, game: Game, seeds: Callable[[str, int], int]) ->
     log.info("void first deal dealt again", game=game.game_id, version=game.version)
 
 
-async def _tick(games: Games, game: Game, now: datetime) -> Game:
-    """A timed 拖拉机 round (D-TR-9): tell the game the engine's time, so it announces the two last deals when
-    25 minutes are left (the rules decide; nothing is stored before then)."""
-    command = tractor_model.ClockTick(int(now.timestamp()))
+async def _tick(games: Games, game: Game, command: Any) -> Game:
+    """A game that keeps time (a timed 拖拉机 round, D-TR-9): tell it the engine's time, so it announces the two last
+    deals when 25 minutes are left (the rules decide; nothing is stored before then)."""
     try:
         after, stored = await games.act(
             game.game_id, command, f"clock:{game.game_id}:{game.version}", "engine", expected_version=game.version
@@ -70,11 +69,14 @@ async def expire_turns(
     done: list[tuple[str, int]] = []
     for game_id in await games.active():
         game = await games.load(game_id)
-        if game.rules.name == "tractor" and game.state.phase is tractor_model.Phase.FLIP:
-            await _redeal(games, game, seeds)
+        rules = game.rules.game
+        again = rules.deal_again(game.state, seeds(game_id, game.version))
+        if again is not None:
+            await _deal_again(games, game, again)
             continue
-        if game.rules.name == "tractor" and game.state.options.round_minutes > 0 and not game.state.clock.announced:
-            game = await _tick(games, game, now)
+        tick = rules.tell_time(game.state, int(now.timestamp()))
+        if tick is not None:
+            game = await _tick(games, game, tick)
         if not expired(game, now):
             continue
         version = game.version

@@ -50,6 +50,17 @@ class GameRules:
     """The game's rule options (a frozen dataclass)."""
     start: Callable[[int, Any, int], Any]
     """The command that starts a game: (shuffle seed, options, the engine's time in seconds)."""
+    deal_again: Callable[[Any, int], Any | None]
+    """The command with which the engine deals again at once, with a shuffle seed, when the state waits for no seat
+    but for a new deal (拖拉机: a void first deal, D-TR-6.6); ``None``: the state waits for no new deal."""
+    tell_time: Callable[[Any, int], Any | None]
+    """The command that tells the game the engine's time in seconds while the game needs to know it (拖拉机's timed
+    rounds announce their last two deals, D-TR-9); ``None``: the game keeps no time now."""
+
+    @property
+    def team_size(self) -> int:
+        """The players of a team: every game has two teams, the even seats and the odd seats."""
+        return self.seats // 2
 
 
 def _zlj_waiting(state: zlj_model.State) -> tuple[int, ...]:
@@ -62,6 +73,18 @@ def _tractor_waiting(state: tractor_model.State) -> tuple[int, ...]:
     if state.phase in (tractor_model.Phase.NEW, tractor_model.Phase.ENDED, tractor_model.Phase.FLIP):
         return ()
     return tractor_game.waiting(state)
+
+
+def _tractor_deal_again(state: tractor_model.State, seed: int) -> tractor_model.Redeal | None:
+    return tractor_model.Redeal(seed) if state.phase is tractor_model.Phase.FLIP else None
+
+
+def _tractor_tell_time(state: tractor_model.State, at: int) -> tractor_model.ClockTick | None:
+    return tractor_model.ClockTick(at) if state.options.round_minutes > 0 and not state.clock.announced else None
+
+
+def _never(state: Any, value: int) -> None:
+    """A game in which the engine has nothing of its own to do."""
 
 
 ZLJ = GameRules(
@@ -79,6 +102,8 @@ ZLJ = GameRules(
     timeout=zlj_model.Timeout,
     options=zlj_model.Options,
     start=lambda seed, options, at: zlj_model.StartMatch(seed, options),
+    deal_again=_never,
+    tell_time=_never,
 )
 TRACTOR = GameRules(
     name="tractor",
@@ -95,6 +120,8 @@ TRACTOR = GameRules(
     timeout=tractor_model.Timeout,
     options=tractor_model.Options,
     start=lambda seed, options, at: tractor_model.StartGame(seed, options, at=at),
+    deal_again=_tractor_deal_again,
+    tell_time=_tractor_tell_time,
 )
 GAMES: dict[str, GameRules] = {rules.name: rules for rules in (ZLJ, TRACTOR)}
 """Every game, by name."""
