@@ -13,14 +13,12 @@ from typing import Any
 import asyncpg
 import structlog
 
-from paiju.contract.games import TRACTOR_EVENTS, ZLJ_EVENTS
 from paiju.lobby import table as tb
+from paiju.lobby.games import GAMES
 from paiju.lobby.readmodel import CHECKPOINTS
 from paiju.platform.consumer import Consumer, PostgresTracking, Reaction
 from paiju.platform.repository import Aggregates
 from paiju.platform.store import EventStore, Recorded
-from paiju.rules.tractor import model as tractor_model
-from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2
 
 PROJECTION = "match-results"
@@ -37,16 +35,15 @@ def table_of(game_id: str) -> str | None:
 
 def result_of(envelope: engine_pb2.Envelope) -> tb.Result | None:
     """The match result an end event carries (``None`` for any other event)."""
-    which = envelope.WhichOneof("payload")
-    if which == "zlj" and envelope.zlj.WhichOneof("event") == "match_ended":
-        ended = ZLJ_EVENTS.decode(envelope.zlj)
-        assert isinstance(ended, zlj_model.MatchEnded)
-        return tb.Result(team_points=ended.team_points, individual_points=ended.individual)
-    if which == "tractor" and envelope.tractor.WhichOneof("event") == "game_ended":
-        over = TRACTOR_EVENTS.decode(envelope.tractor)
-        assert isinstance(over, tractor_model.GameEnded)
-        return tb.Result(winner_team=over.winner, levels=over.levels)
-    return None
+    which = envelope.WhichOneof("payload")  # a game's events are the member named after it
+    if which is None or which not in GAMES:
+        return None
+    game, payload = GAMES[which], getattr(envelope, which)
+    if payload.WhichOneof("event") != game.end_event:
+        return None
+    ended = game.contract.events.decode(payload)
+    assert isinstance(ended, game.ended)
+    return game.result(ended)
 
 
 def match_results(pool: asyncpg.Pool[Any], games: EventStore, tables: Aggregates[tb.Table]) -> Consumer:

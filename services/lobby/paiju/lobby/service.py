@@ -24,9 +24,9 @@ import grpc
 import structlog
 
 from paiju.contract.codec import CodecError
-from paiju.contract.games import TRACTOR, ZLJ
 from paiju.contract.matches import GAMES, create_request
 from paiju.lobby import accounts as acc
+from paiju.lobby import games as lobby_games
 from paiju.lobby import table as tb
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.presence import Presence
@@ -47,10 +47,6 @@ from paiju.platform.tokens import (
     Verifier,
 )
 from paiju.rules.errors import RuleError
-from paiju.rules.tractor import game as tractor_game
-from paiju.rules.tractor import model as tractor_model
-from paiju.rules.zlj import game as zlj_game
-from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 RATE_LIMITS = """
@@ -102,13 +98,9 @@ class TableListing(Protocol):
 def options_refusal(game: str, options: Any) -> Refused | None:
     """Why the rules core would refuse to start a match with ``options`` (``None``: it would not): the lobby asks
     the core itself, so no table can exist whose match the engine would refuse."""
+    rules = lobby_games.GAMES[game].rules
     try:
-        if game == "zlj":
-            zlj_game.decide(zlj_model.State(), zlj_model.StartMatch(0, options or zlj_model.Options()))
-        else:
-            tractor_game.decide(
-                tractor_model.State(), tractor_model.StartGame(0, options or tractor_model.Options(), 0)
-            )
+        rules.decide(rules.new_state(), rules.start(0, options or rules.options(), 0))
     except RuleError as e:
         return Refused(Reason.INVALID_OPTIONS, e.reason, {"rule": e.rule} if e.rule else None)
     return None
@@ -127,11 +119,8 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
         matches=table.matches,
         version=version,
     )
-    options = tb.match_options(table)
-    if table.game == "zlj":
-        message.zlj_options.CopyFrom(cast(Any, ZLJ.encode(options)))
-    else:
-        message.tractor_options.CopyFrom(cast(Any, TRACTOR.encode(options)))
+    codecs = lobby_games.GAMES[table.game].contract
+    getattr(message, codecs.options_field).CopyFrom(codecs.codec.encode(tb.match_options(table)))
     for i, seat in enumerate(table.seats):
         message.seats.add(
             seat=i, player_id=seat.player_id, name=seat.name, bot=seat.bot, ready=seat.ready, covered=seat.covered
@@ -352,25 +341,24 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.CreateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.CreateTableResponse:
         player, _ = await self._player()
-        game = KINDS[request.game]  # the contract allows GAME_ZLJ and GAME_TRACTOR only
-        zlj_options = tractor_options = None
-        try:
-            if request.HasField("zlj_options"):
-                if game != "zlj":
-                    raise Refused(Reason.INVALID_OPTIONS, "zlj_options are for a 砸六家 table")
-                zlj_options = ZLJ.decode(request.zlj_options, zlj_model.Options)
-            if request.HasField("tractor_options"):
-                if game != "tractor":
-                    raise Refused(Reason.INVALID_OPTIONS, "tractor_options are for a 拖拉机 table")
-                tractor_options = TRACTOR.decode(request.tractor_options, tractor_model.Options)
-        except CodecError as e:
-            raise Refused(Reason.INVALID_OPTIONS, str(e)) from None
-        refused = options_refusal(game, zlj_options if game == "zlj" else tractor_options)
+        game = KINDS[request.game]  # the contract allows the registry's games only
+        options = None
+        field = request.WhichOneof("options")
+        if field is not None:
+            owner = lobby_games.BY_OPTIONS_FIELD[field]
+            if owner.name != game:
+                raise Refused(Reason.INVALID_OPTIONS, f"{field} are for a {owner.rules.title} table")
+            try:
+                options = owner.contract.codec.decode(getattr(request, field), owner.rules.options)
+            except CodecError as e:
+                raise Refused(Reason.INVALID_OPTIONS, str(e)) from None
+        refused = options_refusal(game, options)
         if refused is not None:
             raise refused
         table_id = "table-" + secrets.token_hex(4)
         tournament = request.preset == lobby_pb2.TABLE_PRESET_TOURNAMENT
-        command = tb.OpenTable(table_id, request.name, game, player, tournament, zlj_options, tractor_options)
+        fields = tb.options_fields(game, options)
+        command = tb.OpenTable(table_id, request.name, game, player, tournament, **fields)
         loaded = await self._act(table_id, command, player)
         log.info("table opened", table=table_id, game=game, owner=player)
         return lobby_pb2.CreateTableResponse(table=table_message(loaded.state, loaded.version))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from paiju.contract import games as contract
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.text import has_control
 from paiju.rules.registry import GAMES
@@ -26,6 +27,8 @@ from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 
 SEATS = {name: rules.seats for name, rules in GAMES.items()}
+OPTIONS_FIELDS = {name: codecs.options_field for name, codecs in contract.GAMES.items()}
+"""The field of each game's options in a table, its commands and events (named as in the contract's messages)."""
 TOURNAMENT_TURN_SECONDS = 10
 """The turn timer of the tournament preset (拖拉机 §11: 10 seconds; the same for 砸六家 tournament tables)."""
 
@@ -375,23 +378,16 @@ def decide(table: Table, command: Any) -> list[Any]:
         if table.status is not Status.NEW:
             raise LobbyError(Reason.TABLE_EXISTS, f"table {table.table_id} exists already")
         if command.game not in SEATS:
-            raise LobbyError(Reason.INVALID_REQUEST, "a table plays zlj or tractor")
+            raise LobbyError(Reason.INVALID_REQUEST, f"a table plays {' or '.join(SEATS)}")
         name = command.name.strip()
         if not name or len(name) > 60 or has_control(name):
             raise LobbyError(Reason.INVALID_REQUEST, "a table's name has 1..60 characters, no control characters")
-        if (command.zlj_options is not None and command.game != "zlj") or (
-            command.tractor_options is not None and command.game != "tractor"
-        ):
+        if any(getattr(command, field) is not None for game, field in OPTIONS_FIELDS.items() if game != command.game):
             raise LobbyError(Reason.INVALID_OPTIONS, f"a {command.game} table takes {command.game} options only")
+        options = {field: getattr(command, field) for field in OPTIONS_FIELDS.values()}
         return [
             TableOpened(
-                command.table_id,
-                command.name.strip(),
-                command.game,
-                command.owner,
-                command.tournament,
-                command.zlj_options,
-                command.tractor_options,
+                command.table_id, command.name.strip(), command.game, command.owner, command.tournament, **options
             )
         ]
     if table.status is Status.NEW:
@@ -457,10 +453,8 @@ def decide(table: Table, command: Any) -> list[Any]:
             raise LobbyError(Reason.TABLE_NOT_READY, f"not everyone is ready: {', '.join(waiting)}")
         match = table.matches + 1
         players = tuple(s.player_id for s in table.seats)
-        options = match_options(table)
-        zlj = options if table.game == "zlj" else None
-        tractor = options if table.game == "tractor" else None
-        return [MatchStarted(game_id_of(table.table_id, match), match, players, table.game, zlj, tractor)]
+        options = options_fields(table.game, match_options(table))
+        return [MatchStarted(game_id_of(table.table_id, match), match, players, table.game, **options)]
     if isinstance(command, CoverSeat):
         place = table.seats[_seat_index(table, command.seat)]
         if table.status is not Status.PLAYING or place.bot or place.covered or place.free:
@@ -557,8 +551,17 @@ def engine_seats(table: Table) -> tuple[str, ...]:
 
 def match_options(table: Table) -> Any:
     """The rule options of the table's matches, with the tournament preset's turn timer."""
-    if table.game == "zlj":
-        zlj = table.zlj_options or zlj_model.Options()
-        return replace(zlj, turn_seconds=TOURNAMENT_TURN_SECONDS) if table.tournament else zlj
-    tractor = table.tractor_options or tractor_model.Options()
-    return replace(tractor, turn_seconds=TOURNAMENT_TURN_SECONDS) if table.tournament else tractor
+    options = getattr(table, OPTIONS_FIELDS[table.game]) or GAMES[table.game].options()
+    return replace(options, turn_seconds=TOURNAMENT_TURN_SECONDS) if table.tournament else options
+
+
+def options_fields(game: str, options: Any) -> dict[str, Any]:
+    """The options fields of a table's command or event for a ``game`` table with ``options`` (the other games'
+    fields ``None``)."""
+    return {field: options if name == game else None for name, field in OPTIONS_FIELDS.items()}
+
+
+assert all(
+    set(OPTIONS_FIELDS.values()) <= {f.name for f in dataclasses.fields(cls)}
+    for cls in (Table, OpenTable, TableOpened, MatchStarted)
+), "a table, OpenTable, TableOpened and MatchStarted have a field for every game's options"

@@ -19,11 +19,10 @@ from __future__ import annotations
 import structlog
 
 from paiju.lobby import table as tb
+from paiju.lobby.games import GAMES
 from paiju.platform.consumer import Consumer, Reaction, Tracking
 from paiju.platform.repository import Aggregates
 from paiju.platform.store import EventStore
-from paiju.rules.tractor import model as tractor_model
-from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import tournament_events_pb2
 
 CONSUMER = "lobby-tournament-tables"
@@ -48,10 +47,10 @@ async def open_table(
     prefix = f"{tournament_id}-r{paired.round}-t{pairing.table}"
     state = (await tables.load(table_id)).state
     if state.status is tb.Status.NEW:
-        zlj = zlj_model.Options(deals=paired.deals) if paired.game == "zlj" else None
-        tractor = tractor_model.Options(round_minutes=paired.round_minutes) if paired.game == "tractor" else None
+        game = GAMES.get(paired.game)  # a game the lobby does not know: the table refuses it
+        options = tb.options_fields(paired.game, game.tournament_options(paired) if game is not None else None)
         opened = tb.OpenTable(
-            table_id, f"Round {paired.round}, table {pairing.table}", paired.game, OWNER, True, zlj, tractor
+            table_id, f"Round {paired.round}, table {pairing.table}", paired.game, OWNER, True, **options
         )
         state = (await tables.act(table_id, opened, f"{prefix}-open", OWNER))[0].state
     if state.matches:
