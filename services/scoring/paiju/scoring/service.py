@@ -35,6 +35,7 @@ from paiju.platform.limits import RateLimits
 from paiju.platform.repository import Aggregates, CommandIdReused
 from paiju.platform.tokens import Identity, Role, Trust, Verifier
 from paiju.scoring import tournament as tm
+from paiju.scoring.games import GAMES
 from paiju.scoring.reports import result_sheet
 from paiju.scoring.sheets import sheet_csv, sheet_html
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
@@ -51,8 +52,6 @@ ROLES = dict.fromkeys(
     ("CreateTournament", "PairRound", "EndTournament", "RecordForfeit", "ResolveAppeal"), (Role.REFEREE, Role.ADMIN)
 )
 """The organisers' methods: the edge refuses any other caller (ROLE_REQUIRED)."""
-GAMES = ("zlj", "tractor")
-DEFAULT_ZLJ_DEALS = 6
 log = structlog.get_logger("paiju.scoring")
 
 
@@ -209,7 +208,8 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         # the id follows from the caller and the command id, so a retry names the same tournament
         tournament_id = "tour" + _derived(who.subject, request.command_id)
         seed = request.seed if request.HasField("seed") else secrets.randbits(63)
-        deals = request.deals or (DEFAULT_ZLJ_DEALS if request.game == "zlj" else 0)
+        game = GAMES.get(request.game)  # a game scoring does not know: the tournament refuses it
+        deals = request.deals or (game.default_deals if game is not None else 0)
         command = tm.CreateTournament(
             tournament_id,
             request.name,

@@ -44,14 +44,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
-GAMES: Final = ("zlj", "tractor")
-"""The games Paiju runs tournaments for."""
+from paiju.scoring import games
 
-TITLES: Final = {"tractor": "拖拉机比赛成绩单", "zlj": "砸六家比赛成绩单"}
-"""The printed sheet's title per game."""
-
-DIFFERENCE_HEADINGS: Final = {"tractor": "级差", "zlj": "团体分差"}
-"""The printed heading of the difference column per game (S-1)."""
+GAMES: Final = tuple(games.GAMES)
+"""The games Paiju runs tournaments for (each one's sheet title and difference heading: `paiju.scoring.games`)."""
 
 
 class SheetError(ValueError):
@@ -112,7 +108,7 @@ class ResultSheet:
     tournament_id: str
     tournament_name: str
     game: str
-    """"zlj" | "tractor"."""
+    """The game's name (one of `GAMES`)."""
     round: int
     date: dt.date
     """The round's date."""
@@ -400,9 +396,10 @@ def _table_group(table: int, group: tuple[SheetLine, ...]) -> str:
 
 def sheet_html(sheet: ResultSheet) -> str:
     """The sheet as one self-contained printable page (inline CSS, no scripts, no external resources, A4)."""
-    title = TITLES[sheet.game]
+    game = games.GAMES[sheet.game]
+    title = game.sheet_title
     day = sheet.date
-    headings = ("桌号", "签号", "队名", DIFFERENCE_HEADINGS[sheet.game], "胜利分", "备注")
+    headings = ("桌号", "签号", "队名", game.difference_heading, "胜利分", "备注")
     head = "".join(f"<th>{heading}</th>" for heading in headings)
     body = "\n".join(_table_group(table, group) for table, group in tables(sheet))
     return f"""<!DOCTYPE html>

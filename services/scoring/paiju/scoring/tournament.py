@@ -42,9 +42,9 @@ from paiju.platform.errors import Reason, Refused
 from paiju.platform.text import has_control
 from paiju.scoring import standings as st
 from paiju.scoring import swiss
+from paiju.scoring.games import GAMES
 from paiju.scoring.victory import BYE_VP, FORFEIT_LOSER_VP, forfeit_vp, victory_points
 
-TEAM_SIZE = {"tractor": 2, "zlj": 3}
 APPEAL_WINDOW_MS = 30 * 60 * 1000
 """Appeals are filed within 30 minutes of the round's end (第三章 二)."""
 MAX_ROUNDS = 15
@@ -624,18 +624,15 @@ def decide(tournament: Tournament, command: Command) -> list[Event]:
 def _create(tournament: Tournament, c: CreateTournament) -> list[Event]:
     if tournament.status is not Status.NEW:
         raise TournamentError(Reason.TOURNAMENT_EXISTS, f"tournament {tournament.tournament_id} exists already")
-    if c.game not in TEAM_SIZE:
-        raise _invalid(f"the game must be zlj or tractor, not {c.game!r}")
+    if c.game not in GAMES:
+        raise _invalid(f"the game must be {' or '.join(GAMES)}, not {c.game!r}")
     if not 1 <= c.rounds <= MAX_ROUNDS:
         raise _invalid(f"a tournament has 1 to {MAX_ROUNDS} rounds, not {c.rounds}")
     if c.round_minutes < 0 or c.round_minutes > 600:
         raise _invalid("the round length is 0 (untimed) to 600 minutes")
-    if c.game == "zlj" and not 1 <= c.deals <= 60:
-        raise _invalid("a 砸六家 tournament match has 1 to 60 deals")
-    if c.game == "zlj" and c.round_minutes:
-        raise _invalid("砸六家 rounds are as long as their deals; only 拖拉机 rounds are timed (D-TR-9)")
-    if c.game == "tractor" and c.deals:
-        raise _invalid("a 拖拉机 match is played to past A or to the round's time (D-TR-9), not to a number of deals")
+    unsuited = GAMES[c.game].match_length(c.deals, c.round_minutes)
+    if unsuited is not None:
+        raise _invalid(unsuited)
     name = _text(c.name, "tournament name")
     return [Created(c.tournament_id, name, c.game, c.rounds, c.round_minutes, c.deals, c.seed, c.by, c.now)]
 
@@ -659,7 +656,7 @@ def _new_team(
     """The team's name and its players' names, trimmed, once the team is checked: its size, distinct players,
     an id and a name that no registered team and no waiting proposal has, and players in no registered team and
     consenting to no waiting proposal."""
-    size = TEAM_SIZE[tournament.game]
+    size = GAMES[tournament.game].rules.team_size
     if len(players) != size or len(player_names) != size:
         raise _invalid(f"a {tournament.game} team has {size} players, not {len(players)}")
     if len(set(players)) != size or any(not p for p in players):

@@ -1,0 +1,75 @@
+"""What scoring needs of each game beyond its rules and its codecs (`paiju.contract.games`): how its events fold
+into the read models' rows, what length a tournament match of it may have and how long by default, and its result
+sheet's title and difference heading. One `ScoringGame` per game, by the game's name (`GAMES`); the fold, the
+tournament and the result sheets look a game up here instead of branching on its name. A third game is a third
+module like `zlj` and `tractor` and its entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from paiju.contract import games as contract
+from paiju.contract.games import GameCodecs
+from paiju.rules import registry
+from paiju.rules.registry import GameRules
+from paiju.scoring import tractor, zlj
+from paiju.scoring.rows import Row
+from paiju.v1 import engine_pb2
+
+if TYPE_CHECKING:
+    from paiju.scoring.fold import GameFold
+
+
+@dataclass(frozen=True, slots=True)
+class ScoringGame:
+    """One game as scoring reads and ranks it."""
+
+    contract: GameCodecs
+    """Its rules, codecs and ``Game`` value."""
+    fold: Callable[[GameFold, engine_pb2.Envelope, Any], list[Row]]
+    """The rows one of its events adds to its game's (the fold moved past it)."""
+    match_length: Callable[[int, int], str | None]
+    """Why a tournament's match length (deals, round minutes) does not suit the game (``None``: it does)."""
+    default_deals: int
+    """A tournament match's deals when the organiser names none (0: not played to a number of deals)."""
+    difference_heading: str
+    """The printed heading of a result sheet's difference column (S-1)."""
+
+    @property
+    def rules(self) -> GameRules:
+        return self.contract.rules
+
+    @property
+    def name(self) -> str:
+        return self.rules.name
+
+    @property
+    def sheet_title(self) -> str:
+        """The printed result sheet's title: the game's 比赛成绩单."""
+        return f"{self.rules.title}比赛成绩单"
+
+
+GAMES: dict[str, ScoringGame] = {
+    game.name: game
+    for game in (
+        ScoringGame(
+            contract=contract.GAMES[registry.ZLJ.name],
+            fold=zlj.fold,
+            match_length=zlj.match_length,
+            default_deals=zlj.DEFAULT_DEALS,
+            difference_heading=zlj.DIFFERENCE_HEADING,
+        ),
+        ScoringGame(
+            contract=contract.GAMES[registry.TRACTOR.name],
+            fold=tractor.fold,
+            match_length=tractor.match_length,
+            default_deals=tractor.DEFAULT_DEALS,
+            difference_heading=tractor.DIFFERENCE_HEADING,
+        ),
+    )
+}
+"""Every game, by name, in the registry's order."""
+assert list(GAMES) == list(registry.GAMES), "every game of the registry is scored"
