@@ -29,6 +29,7 @@ from paiju.lobby import accounts as acc
 from paiju.lobby import games as lobby_games
 from paiju.lobby import table as tb
 from paiju.lobby.contract import LOBBY_EVENTS
+from paiju.lobby.leases import LEASE_SECONDS, SeatLeases
 from paiju.lobby.presence import Presence
 from paiju.platform.aio import unless
 from paiju.platform.channels import channel as grpc_channel
@@ -68,7 +69,6 @@ def login_name(method: str, request: Any) -> str | None:
     return acc.account_key(request.name)
 
 
-LEASE_SECONDS = 30
 GUEST_NAME_TRIES = 5
 """How many random guest names Guest draws before it gives up (one draw meets an existing name rarely)."""
 OPERATORS = (Role.ADMIN, Role.REFEREE, Role.ANALYST)
@@ -179,6 +179,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
         self.presence = Presence(tables, self._engine_seats, grace_seconds)
         """Who is at which table; a bot covers an absent player's seat, and hands it back."""
+        self.leases = SeatLeases(tables, listing.playing_tables_with_bots)
+        """The bot seats leased to bot runners."""
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -608,39 +610,19 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                 {"runner": who.subject},
             )
         now = self._now()
-        until = now + LEASE_SECONDS
         response = lobby_pb2.LeaseBotSeatsResponse()
-        for table_id in await self._listing.playing_tables_with_bots():
-            loaded = await self._tables.load(table_id)  # kept current by the feed; a lease re-reads when it acts
-            table = loaded.state
-            if table.status is not tb.Status.PLAYING:
-                continue
-            holders = tb.engine_seats(table)
-            for i, seat in enumerate(table.seats):
-                if request.max_seats and len(response.seats) >= request.max_seats:
-                    return response
-                if not seat.played_by_bot:
-                    continue
-                if seat.runner and seat.runner != request.runner_id and seat.lease_until > now:
-                    continue
-                expires = seat.lease_until
-                if seat.runner != request.runner_id or seat.lease_until - now < LEASE_SECONDS / 2:
-                    command = tb.LeaseSeat(request.runner_id, i, now, until)
-                    command_id = f"lease:{i}:{request.runner_id}:{now}"
-                    try:
-                        await self._tables.act(table_id, command, command_id, request.runner_id)
-                    except tb.LobbyError:
-                        continue  # another runner leased it meanwhile
-                    expires = until
-                token = self._token(holders[i], Role.PLAYER, expires + LEASE_SECONDS - now, table.game_id, i)
-                response.seats.add(
-                    table_id=table_id,
-                    game_id=table.game_id,
-                    game=GAMES[table.game],
-                    seat=i,
-                    token=token,
-                    lease_expires_at=expires,
-                )
+        for leased in await self.leases.lease(request.runner_id, now, request.max_seats):
+            token = self._token(
+                leased.holder, Role.PLAYER, leased.expires + LEASE_SECONDS - now, leased.game_id, leased.seat
+            )
+            response.seats.add(
+                table_id=leased.table_id,
+                game_id=leased.game_id,
+                game=GAMES[leased.game],
+                seat=leased.seat,
+                token=token,
+                lease_expires_at=leased.expires,
+            )
         return response
 
     async def close(self) -> None:
