@@ -41,21 +41,8 @@ from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
 from paiju.platform.tokens import Identity, Role, Trust, Verifier
 from paiju.rules.errors import RuleError
-from paiju.rules.tractor import model as tractor_model
-from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
-SYSTEM_COMMANDS = (
-    zlj_model.StartMatch,
-    zlj_model.Timeout,
-    zlj_model.EndMatch,
-    tractor_model.StartGame,
-    tractor_model.Redeal,
-    tractor_model.Timeout,
-    tractor_model.ClockTick,
-)
-REFEREE_COMMANDS = (tractor_model.Penalize, tractor_model.DeclareLabourReform)
-SEEDED = (zlj_model.Cut, zlj_model.Timeout, tractor_model.Cut, tractor_model.Timeout, tractor_model.Redeal)
 FULL_INFORMATION = (Role.ANALYST, Role.ADMIN)
 ANY_GAME = (Role.ANALYST, Role.ADMIN, Role.SERVICE, Role.REFEREE)
 """Roles whose tokens are not bound to one game."""
@@ -282,9 +269,9 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._authorise(who, game, command)
         expected = request.expected_version if request.HasField("expected_version") else None
         prepare = None
-        if isinstance(command, SEEDED):
+        if isinstance(command, game.rules.game.seeded_commands):
             # the engine draws the seed: whatever seed the client sent, a retry is the same command
-            command, prepare = dataclasses.replace(command, seed=0), self._seed_for
+            command, prepare = dataclasses.replace(cast(Any, command), seed=0), self._seed_for
         if request.validate_only:
             try:
                 checked = await self._games.check(request.game_id, command, expected_version=expected, prepare=prepare)
@@ -317,13 +304,13 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         return dataclasses.replace(command, seed=self._seeds(game.game_id, game.version))
 
     def _authorise(self, who: Identity, game: Game, command: Any) -> None:
-        if isinstance(command, SYSTEM_COMMANDS):
+        if isinstance(command, game.rules.game.system_commands):
             if who.role not in (Role.SERVICE, Role.ADMIN):
                 raise Refused(
                     Reason.ROLE_REQUIRED, "system commands come from the engine only", {"required": "service"}
                 )
             return
-        if isinstance(command, REFEREE_COMMANDS):
+        if isinstance(command, game.rules.game.referee_commands):
             if who.role not in (Role.REFEREE, Role.ADMIN):
                 raise Refused(Reason.ROLE_REQUIRED, "only a referee issues referee actions", {"required": "referee"})
             return

@@ -50,6 +50,12 @@ class GameRules:
     """The game's rule options (a frozen dataclass)."""
     start: Callable[[int, Any, int], Any]
     """The command that starts a game: (shuffle seed, options, the engine's time in seconds)."""
+    system_commands: tuple[type, ...]
+    """The commands only the engine issues (starts, timeouts, its own moves)."""
+    referee_commands: tuple[type, ...]
+    """The commands only a referee issues."""
+    seeded_commands: tuple[type, ...]
+    """The commands that carry a shuffle seed, which the engine supplies whoever sends them."""
     deal_again: Callable[[Any, int], Any | None]
     """The command with which the engine deals again at once, with a shuffle seed, when the state waits for no seat
     but for a new deal (拖拉机: a void first deal, D-TR-6.6); ``None``: the state waits for no new deal."""
@@ -102,6 +108,9 @@ ZLJ = GameRules(
     timeout=zlj_model.Timeout,
     options=zlj_model.Options,
     start=lambda seed, options, at: zlj_model.StartMatch(seed, options),
+    system_commands=(zlj_model.StartMatch, zlj_model.Timeout, zlj_model.EndMatch),
+    referee_commands=(),
+    seeded_commands=(zlj_model.Cut, zlj_model.Timeout),
     deal_again=_never,
     tell_time=_never,
 )
@@ -120,6 +129,9 @@ TRACTOR = GameRules(
     timeout=tractor_model.Timeout,
     options=tractor_model.Options,
     start=lambda seed, options, at: tractor_model.StartGame(seed, options, at=at),
+    system_commands=(tractor_model.StartGame, tractor_model.Redeal, tractor_model.Timeout, tractor_model.ClockTick),
+    referee_commands=(tractor_model.Penalize, tractor_model.DeclareLabourReform),
+    seeded_commands=(tractor_model.Cut, tractor_model.Timeout, tractor_model.Redeal),
     deal_again=_tractor_deal_again,
     tell_time=_tractor_tell_time,
 )
