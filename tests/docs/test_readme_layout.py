@@ -38,7 +38,7 @@ def test_every_package_of_every_layer_is_in_the_layout() -> None:
     listed = set(listed_paths())
     unlisted = []
     for package in sorted((REPOSITORY / "services").glob("*/paiju/*")):
-        if not package.is_dir() or package.name == "__pycache__" or package.name == "v1":
+        if not package.is_dir() or package.name in {"__pycache__", "v1"}:
             continue
         relative = f"{package.relative_to(REPOSITORY)}/"
         if relative in listed:
