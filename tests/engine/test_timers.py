@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from paiju.engine.games import Games
 from paiju.engine.timers import expire_turns
@@ -120,5 +121,79 @@ def test_a_timed_tractor_round_is_told_the_time_and_announces_its_last_two_deals
         assert announced.version == before + 1 and announced.state.clock.announced
         await expire_turns(games, T0 + timedelta(minutes=40))
         assert (await games.load("t8")).version == announced.version, "announced once"
+
+    asyncio.run(main())
+
+
+# -- the deadline index: a scan of a following engine reads the games whose deadline has passed, not every game ---
+
+
+def reads(games: Games) -> list[str]:
+    """Record every game the engine reads (``Games.load``) from now on."""
+    read: list[str] = []
+    load = games.load
+
+    async def counted(game_id: str, min_version: int = 0) -> Any:
+        read.append(game_id)
+        return await load(game_id, min_version)
+
+    games.load = counted  # type: ignore[method-assign,assignment]
+    return read
+
+
+def test_a_following_engine_scans_only_the_games_whose_deadline_passed() -> None:
+    async def main() -> None:
+        clock = [T0]
+        games = Games(MemoryEventStore(), clock=lambda: clock[0])
+        await games.follow()
+        for n in range(30):  # untimed, or with turns far from their end: no deadline now
+            options = Options(deals=1, turn_seconds=0 if n % 2 else 3600)
+            await games.create(f"z{n}", "zlj", StartMatch(n, options), "start", "engine")
+        hurried = await games.create("hurry", "zlj", StartMatch(99, Options(deals=1, turn_seconds=10)), "s", "e")
+        await asyncio.sleep(0)
+        read = reads(games)
+        await expire_turns(games, T0 + timedelta(seconds=5))
+        assert read == [], "no deadline has passed: the scan reads no game"
+        done = await expire_turns(games, T0 + timedelta(seconds=11))
+        assert done == [("hurry", hurried.state.turn)]
+        assert set(read) == {"hurry"}, "the scan read the one game whose turn ran out, not the 30 others"
+        assert len(games.deadlines) == 16, "15 games with a running timer and the hurried game's next turn"
+
+    asyncio.run(main())
+
+
+def test_a_following_engine_learns_the_deadlines_of_games_another_replica_moves() -> None:
+    async def main() -> None:
+        store = MemoryEventStore()
+        other = Games(store, clock=lambda: T0)  # another replica, serving the game
+        await other.create("old", "zlj", StartMatch(1, Options(deals=1, turn_seconds=10)), "start", "engine")
+        games = Games(store, clock=lambda: T0)
+        await games.follow()  # started after "old" was stored: its deadline is learnt at the first scan
+        await other.create("new", "zlj", StartMatch(2, Options(deals=1, turn_seconds=20)), "start", "engine")
+        await asyncio.sleep(0)
+        assert await expire_turns(games, T0 + timedelta(seconds=5)) == []
+        assert len(games.deadlines) == 2
+        done = await expire_turns(games, T0 + timedelta(seconds=15))
+        assert [g for g, _ in done] == ["old"]
+        done = await expire_turns(games, T0 + timedelta(seconds=25))
+        assert "new" in [g for g, _ in done]
+
+    asyncio.run(main())
+
+
+def test_a_timed_round_is_woken_when_its_announcement_is_due() -> None:
+    """D-TR-9 through the index: the game's deadline is the announcement's time (no turn timer is running)."""
+
+    async def main() -> None:
+        games = Games(MemoryEventStore(), clock=lambda: T0)
+        await games.follow()
+        options = tractor_model.Options(round_minutes=60)
+        await games.create("t8", "tractor", tractor_model.StartGame(5, options, at=int(T0.timestamp())), "s", "e")
+        before = (await games.load("t8")).version
+        read = reads(games)
+        await expire_turns(games, T0 + timedelta(minutes=34))
+        assert read == [] and (await games.load("t8")).version == before
+        await expire_turns(games, T0 + timedelta(minutes=35))
+        assert (await games.load("t8")).state.clock.announced
 
     asyncio.run(main())

@@ -28,6 +28,7 @@ from paiju.contract import games as contract
 from paiju.contract.codec import Codec, OneofCodec
 from paiju.contract.games import GameCodecs
 from paiju.engine import tractor
+from paiju.engine.deadlines import Deadlines, due_of
 from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
 from paiju.platform.repository import (
     SCHEMA_VERSION,
@@ -216,11 +217,16 @@ class Games(Repository[Game]):
     def __init__(self, store: EventStore, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         super().__init__(store, clock=clock, on_conflict=CONFLICTS.inc)
         self._active: set[str] = set()  # games that may still need the engine (turn timers), not seen ended
+        self.deadlines = Deadlines()
+        """When each game this replica follows next needs the engine (its turn timers)."""
+        self._unindexed: set[str] = set()  # moved (or known at start) but not read here since: deadline unknown
 
     async def follow(self) -> None:
         """Keep cached games current from the store's feed of appended events (call once, at start)."""
         await super().follow()
-        self._active.update(await self._store.aggregates())
+        known = await self._store.aggregates()
+        self._active.update(known)
+        self._unindexed.update(known)
 
     async def active(self) -> list[str]:
         """The games that may still be running: those seen by the feed (and at start) and not seen ended.
@@ -231,12 +237,33 @@ class Games(Repository[Game]):
 
     # -- the game kind -----------------------------------------------------------------------------------------
 
+    async def due(self, now: float) -> list[str]:
+        """The games whose deadline has passed at ``now`` (seconds), taken out of the deadline index, and those
+        whose deadline is not known yet (moved by another replica while not in memory here, or known only from
+        the start): what a scan of the turn timers reads. Without the feed, every game of the store."""
+        if not self._following:
+            return await self._store.aggregates()
+        unknown, self._unindexed = self._unindexed, set()
+        return [*self.deadlines.expired(now), *sorted(unknown)]
+
+    def reschedule(self, game_id: str) -> None:
+        """Set the game's deadline again from the game as this replica holds it (after a scan took it out)."""
+        cached = self._cache.get(game_id)
+        if cached is None:
+            self._unindexed.add(game_id)
+        else:
+            self.deadlines.set(game_id, due_of(cached))
+
     def _observed(self, recorded: Recorded) -> None:
         self._active.add(recorded.aggregate)
+        if self._cache.get(recorded.aggregate) is None:
+            self._unindexed.add(recorded.aggregate)
 
     def _remembered(self, snapshot: Game) -> None:
         if snapshot.state.phase.value == "ended":
             self._active.discard(snapshot.game_id)
+        self.deadlines.set(snapshot.game_id, due_of(snapshot))
+        self._unindexed.discard(snapshot.game_id)
 
     def _absent(self, aggregate: str) -> Game:
         raise GameNotFound(f"there is no game {aggregate!r}")

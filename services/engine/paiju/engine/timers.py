@@ -16,7 +16,7 @@ from typing import Any
 
 import structlog
 
-from paiju.engine.games import CommandIdReused, Game, Games, StaleVersion
+from paiju.engine.games import CommandIdReused, Game, GameNotFound, Games, StaleVersion
 from paiju.platform.store import ConcurrencyConflict
 from paiju.rules.errors import RuleError
 
@@ -65,31 +65,45 @@ async def _tick(games: Games, game: Game, command: Any) -> Game:
 async def expire_turns(
     games: Games, now: datetime, seeds: Callable[[str, int], int] = lambda game_id, version: 0
 ) -> list[tuple[str, int]]:
-    """Play the default action of every expired turn of every game; returns the (game, seat) timed out."""
+    """Play the default action of every expired turn of every game; returns the (game, seat) timed out. Only the
+    games whose deadline has passed are read (`Games.due`)."""
     done: list[tuple[str, int]] = []
-    for game_id in await games.active():
-        game = await games.load(game_id)
-        rules = game.rules.game
-        again = rules.deal_again(game.state, seeds(game_id, game.version))
-        if again is not None:
-            await _deal_again(games, game, again)
+    for game_id in await games.due(now.timestamp()):
+        try:
+            game = await games.load(game_id)
+        except GameNotFound:
             continue
-        tick = rules.tell_time(game.state, int(now.timestamp()))
-        if tick is not None:
-            game = await _tick(games, game, tick)
-        if not expired(game, now):
-            continue
-        version = game.version
-        for seat in waiting_seats(game):
-            timeout = game.rules.game.timeout(seat, seeds(game_id, version))
-            command_id = f"timeout:{game_id}:{version}:{seat}"
-            try:
-                # only at the version whose turn expired (or right after the timeouts of this scan): a game that
-                # moved on otherwise has a new turn and a new timer
-                after, _ = await games.act(game_id, timeout, command_id, "engine", expected_version=version)
-            except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
-                continue  # another replica expired it first, or the seat acted meanwhile
-            version = after.version
-            log.info("turn timed out", game=game_id, seat=seat, version=version)
-            done.append((game_id, seat))
+        try:
+            done += await _expire(games, game, now, seeds)
+        finally:
+            games.reschedule(game_id)  # its next deadline, from where it is now
+    return done
+
+
+async def _expire(games: Games, game: Game, now: datetime, seeds: Callable[[str, int], int]) -> list[tuple[str, int]]:
+    game_id = game.game_id
+    done: list[tuple[str, int]] = []
+    rules = game.rules.game
+    again = rules.deal_again(game.state, seeds(game_id, game.version))
+    if again is not None:
+        await _deal_again(games, game, again)
+        return done
+    tick = rules.tell_time(game.state, int(now.timestamp()))
+    if tick is not None:
+        game = await _tick(games, game, tick)
+    if not expired(game, now):
+        return done
+    version = game.version
+    for seat in waiting_seats(game):
+        timeout = game.rules.game.timeout(seat, seeds(game_id, version))
+        command_id = f"timeout:{game_id}:{version}:{seat}"
+        try:
+            # only at the version whose turn expired (or right after the timeouts of this scan): a game that
+            # moved on otherwise has a new turn and a new timer
+            after, _ = await games.act(game_id, timeout, command_id, "engine", expected_version=version)
+        except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
+            continue  # another replica expired it first, or the seat acted meanwhile
+        version = after.version
+        log.info("turn timed out", game=game_id, seat=seat, version=version)
+        done.append((game_id, seat))
     return done

@@ -13,6 +13,7 @@ from typing import Any
 
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
+from paiju.rules.tractor.settlement import announcement_at
 from paiju.rules.tractor.view import redact as tractor_redact
 from paiju.rules.tractor.view import view as tractor_seat_view
 from paiju.rules.zlj import game as zlj_game
@@ -62,6 +63,9 @@ class GameRules:
     tell_time: Callable[[Any, int], Any | None]
     """The command that tells the game the engine's time in seconds while the game needs to know it (拖拉机's timed
     rounds announce their last two deals, D-TR-9); ``None``: the game keeps no time now."""
+    time_due: Callable[[Any], int | None]
+    """The engine time (seconds) from which `tell_time` changes the game (拖拉机: when a timed round's announcement is
+    due); ``None``: telling the time changes nothing now. The engine's turn timers wake the game then."""
 
     @property
     def team_size(self) -> int:
@@ -89,6 +93,16 @@ def _tractor_tell_time(state: tractor_model.State, at: int) -> tractor_model.Clo
     return tractor_model.ClockTick(at) if state.options.round_minutes > 0 and not state.clock.announced else None
 
 
+def _tractor_time_due(state: tractor_model.State) -> int | None:
+    if state.clock.announced or state.clock.over:
+        return None
+    return announcement_at(state.options.round_minutes, state.started_at)
+
+
+def _no_time(state: Any) -> None:
+    """A game that keeps no time."""
+
+
 def _never(state: Any, value: int) -> None:
     """A game in which the engine has nothing of its own to do."""
 
@@ -113,6 +127,7 @@ ZLJ = GameRules(
     seeded_commands=(zlj_model.Cut, zlj_model.Timeout),
     deal_again=_never,
     tell_time=_never,
+    time_due=_no_time,
 )
 TRACTOR = GameRules(
     name="tractor",
@@ -134,6 +149,7 @@ TRACTOR = GameRules(
     seeded_commands=(tractor_model.Cut, tractor_model.Timeout, tractor_model.Redeal),
     deal_again=_tractor_deal_again,
     tell_time=_tractor_tell_time,
+    time_due=_tractor_time_due,
 )
 GAMES: dict[str, GameRules] = {rules.name: rules for rules in (ZLJ, TRACTOR)}
 """Every game, by name."""

@@ -313,6 +313,16 @@ DEALS_AFTER_ANNOUNCEMENT = 2
 """宣布打2盘牌: the number of deals played after the announcement."""
 
 
+def announcement_at(round_minutes: int, started_at: int) -> int | None:
+    """The engine-recorded time (seconds) from which the "2 more deals" announcement is due (D-TR-9); ``None`` for
+    an untimed round."""
+    if round_minutes < 0:
+        raise ValueError(f"round_minutes is 0 (untimed) or more, not {round_minutes}")
+    if round_minutes == 0:
+        return None
+    return started_at + (round_minutes - ANNOUNCE_BEFORE_END_MINUTES) * 60
+
+
 def announcement_due(round_minutes: int, started_at: int, now: int) -> bool:
     """Whether the "2 more deals" announcement is due (D-TR-9).
 

@@ -1,0 +1,42 @@
+"""The deadline index of the turn timers (`paiju.engine.deadlines.Deadlines`)."""
+
+from __future__ import annotations
+
+from paiju.engine.deadlines import Deadlines
+
+
+def test_expired_games_come_out_earliest_first_and_once() -> None:
+    deadlines = Deadlines()
+    deadlines.set("b", 20.0)
+    deadlines.set("a", 10.0)
+    deadlines.set("c", 30.0)
+    assert deadlines.expired(5.0) == []
+    assert deadlines.expired(25.0) == ["a", "b"]
+    assert deadlines.expired(25.0) == [], "taken out of the index"
+    assert len(deadlines) == 1
+
+
+def test_a_moved_deadline_replaces_the_old_one() -> None:
+    deadlines = Deadlines()
+    deadlines.set("a", 10.0)
+    deadlines.set("a", 50.0)  # the game moved: a new turn
+    assert deadlines.expired(20.0) == [], "the old deadline is stale"
+    deadlines.set("b", 5.0)
+    deadlines.set("b", None)  # the game ended
+    assert deadlines.expired(60.0) == ["a"]
+
+
+def test_a_game_set_again_after_expiring_expires_again() -> None:
+    deadlines = Deadlines()
+    deadlines.set("a", 10.0)
+    assert deadlines.expired(10.0) == ["a"]
+    deadlines.set("a", 10.0)  # the scan could not act: the same deadline again
+    assert deadlines.expired(11.0) == ["a"]
+
+
+def test_the_heap_stays_bounded_by_the_games() -> None:
+    deadlines = Deadlines()
+    for i in range(10_000):
+        deadlines.set("a", float(i))  # one game moving 10,000 times
+    assert len(deadlines._heap) <= 2 * len(deadlines) + 64
+    assert deadlines.expired(1e9) == ["a"]
