@@ -125,13 +125,14 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 	touch $@
 
 ## bench: rules-core speed beside RLCard's Dou Dizhu; engine act latency, throughput and replay speed;
-## scoring's projection throughput and rebuild time; JetStream's appends/s per durability setting; the whole stack loaded with bot tables and spectators; the
+## scoring's projection throughput and rebuild time; JetStream's appends/s per durability setting; engine start-up with and without 100,000 stored games; the whole stack loaded with bot tables and spectators; the
 ## full fuzz of every method (100,000 requests)
 bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/durability.py
+	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/fuzz.py
 

@@ -363,3 +363,23 @@ def test_jetstream_ack_subjects_of_both_forms_give_the_sequences() -> None:
     assert delivery_sequences("$JS.ACK.hub.ACCHASH.GAMES.c1.1.1042.7.1700000000000000000.3.token") == (1042, 7)
     with pytest.raises(StoreError):
         delivery_sequences("_INBOX.abc")
+
+
+def test_jetstream_lists_every_aggregate_past_the_servers_page(nats_url: str) -> None:
+    """The server lists a stream's subjects 100,000 at a time: a stream with more aggregates lists them all."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            js = store.client.jetstream()
+            count = 100_005
+            for n in range(count):
+                await js.publish_async(f"t.{stream.lower()}.a{n}", b"x", headers={"Paiju-Version": "1"})
+            await js.publish_async_completed()
+            listed = await store.aggregates()
+            assert len(listed) == count and listed[:2] == ["a0", "a1"]
+        finally:
+            await store.close()
+
+    asyncio.run(main())

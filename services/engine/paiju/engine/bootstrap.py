@@ -14,6 +14,7 @@ import structlog
 from paiju.engine import metrics
 from paiju.engine.config import Settings
 from paiju.engine.games import Games
+from paiju.engine.live import KeyValueLiveGames, LiveGames
 from paiju.engine.matches import match_starter
 from paiju.engine.seeds import seed_secret_from_env, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
@@ -46,11 +47,14 @@ async def run_timers(games: Games, secret: bytes, every: float, stopping: asynci
             await asyncio.wait_for(stopping.wait(), timeout=every)
 
 
-async def build(store: EventStore, trust: Trust, **service: Any) -> tuple[Games, EngineService]:
+async def build(
+    store: EventStore, trust: Trust, *, live: LiveGames | None = None, **service: Any
+) -> tuple[Games, EngineService]:
     """The engine's games and service over ``store``, wired as every engine runs them — the games follow the
     store's feed, so every replica's appends keep this one's cache current and wake its watchers. ``service``: the
-    `EngineService`'s keyword arguments (seed secret or seeds, clock, rate limits). The tests build it here too."""
-    games = Games(store)
+    `EngineService`'s keyword arguments (seed secret or seeds, clock, rate limits). ``live``: the set of live
+    games read at start (`paiju.engine.live`; without it, every game of the store). The tests build it here too."""
+    games = Games(store, live=live)
     await games.follow()
     return games, EngineService(games, trust, **service)
 
@@ -68,7 +72,10 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     lobby = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
     )
-    games, service = await build(store, trust, seed_secret=secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ))
+    live = await KeyValueLiveGames.open(store.client, store, settings.stream, replicas=settings.replicas)
+    games, service = await build(
+        store, trust, live=live, seed_secret=secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ)
+    )
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
     dependencies.add_nats(f"nats:{settings.lobby_stream}", lobby.client)

@@ -13,6 +13,7 @@ the rules.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import typing
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+import structlog
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
@@ -29,20 +31,26 @@ from paiju.contract.codec import Codec, OneofCodec
 from paiju.contract.games import GameCodecs
 from paiju.engine import tractor
 from paiju.engine.deadlines import Deadlines, due_of
+from paiju.engine.live import LiveGames
 from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
 from paiju.platform.repository import (
+    CACHED_AGGREGATES,
     SCHEMA_VERSION,
     CommandIdReused,
+    Recent,
     Repository,
     StaleVersion,
     Stamp,
     VersionNotReached,
     upcast,
 )
+from paiju.platform.retry import report
 from paiju.platform.store import ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules import registry
 from paiju.rules.registry import GameRules
 from paiju.v1 import engine_pb2
+
+log = structlog.get_logger("paiju.engine.games")
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,8 +222,18 @@ class Games(Repository[Game]):
 
     noun = "the game"
 
-    def __init__(self, store: EventStore, clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        live: LiveGames | None = None,
+    ) -> None:
+        """``live``: where the games that may still need the engine are kept (`paiju.engine.live`), read at start
+        instead of every game of the store."""
         super().__init__(store, clock=clock, on_conflict=CONFLICTS.inc)
+        self._live = live
+        self._ending: set[asyncio.Task[None]] = set()
+        self._gone: Recent[str, bool] = Recent(CACHED_AGGREGATES)  # ended games this process took off the live set
         self._active: set[str] = set()  # games that may still need the engine (turn timers), not seen ended
         self.deadlines = Deadlines()
         """When each game this replica follows next needs the engine (its turn timers)."""
@@ -224,7 +242,7 @@ class Games(Repository[Game]):
     async def follow(self) -> None:
         """Keep cached games current from the store's feed of appended events (call once, at start)."""
         await super().follow()
-        known = await self._store.aggregates()
+        known = await self._live.members() if self._live is not None else await self._store.aggregates()
         self._active.update(known)
         self._unindexed.update(known)
 
@@ -260,8 +278,13 @@ class Games(Repository[Game]):
             self._unindexed.add(recorded.aggregate)
 
     def _remembered(self, snapshot: Game) -> None:
-        if snapshot.state.phase.value == "ended":
+        if snapshot.state.phase.value == "ended" and snapshot.game_id not in self._gone:
             self._active.discard(snapshot.game_id)
+            self._gone[snapshot.game_id] = True
+            if self._live is not None:
+                ending = asyncio.get_running_loop().create_task(self._discard(snapshot.game_id))
+                self._ending.add(ending)
+                ending.add_done_callback(self._ending.discard)
         self.deadlines.set(snapshot.game_id, due_of(snapshot))
         self._unindexed.discard(snapshot.game_id)
 
@@ -295,6 +318,12 @@ class Games(Repository[Game]):
                 state = snapshot.rules.evolve(state, event)
                 decoded.append(event)
         return snapshot.extended(state, envelopes, decoded, recorded, seats), list(envelopes)
+
+    async def _discard(self, game_id: str) -> None:
+        try:
+            await self._live.discard(game_id)  # type: ignore[union-attr]
+        except Exception as e:  # the game stays listed: the next start reads it once, sees it ended, drops it
+            report(log, "an ended game could not be taken off the live games", e, game=game_id)
 
     # -- what the engine does with games -----------------------------------------------------------------------
 
@@ -353,6 +382,8 @@ class Games(Repository[Game]):
                 start_seats.seats.add(seat=seat, player_id=player)
             events.append(start_seats)
         digest = digest or command_digest(rules, start)
+        if self._live is not None:
+            await self._live.add(game_id)  # before its first event: a live game is never missing from the set
         when = Timestamp()
         when.FromDatetime(self._clock())
         envelopes = _envelopes(game_id, Position(), _payloads(rules, events), Stamp(command_id, actor, digest, when))

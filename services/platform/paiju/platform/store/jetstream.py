@@ -117,9 +117,21 @@ class JetStreamEventStore:
         return f"{self._prefix}.{check_aggregate(aggregate)}"
 
     async def aggregates(self) -> list[str]:
-        info = await self._js.stream_info(self._stream, subjects_filter=f"{self._prefix}.*")
-        subjects = info.state.subjects or {}
-        return sorted(subject.removeprefix(f"{self._prefix}.") for subject in subjects)
+        """Every aggregate of the stream. The server lists a stream's subjects a page at a time (100,000 per
+        answer), so the pages are asked for one after another until the total is reached."""
+        prefix = f"{self._prefix}."
+        found: set[str] = set()
+        while True:
+            request = json.dumps({"subjects_filter": f"{self._prefix}.*", "offset": len(found)}).encode()
+            reply = await self._nc.request(f"$JS.API.STREAM.INFO.{self._stream}", request, timeout=self._timeout)
+            answer = json.loads(reply.data)
+            if "error" in answer:
+                raise StoreUnavailable(f"listing the aggregates of {self._stream}: {answer['error']}")
+            page = (answer.get("state") or {}).get("subjects") or {}
+            before = len(found)
+            found.update(subject.removeprefix(prefix) for subject in page)
+            if len(found) >= int(answer.get("total") or 0) or len(found) == before:
+                return sorted(found)
 
     async def close(self) -> None:
         await self.stop_following()

@@ -1,0 +1,84 @@
+"""The games that may still need the engine: created, and not seen ended.
+
+An engine that starts reads these games, never the whole history: a game that ended long ago costs nothing at
+start, so start-up takes the same time with 100,000 ended games in the stream as with none. A game is added before
+its first event is stored (a game whose creation then fails is found ended or missing at the next start and
+dropped), and removed when an engine sees it end.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from paiju.platform.store import EventStore
+
+MARKER_SECONDS = 60.0
+"""How long the key-value bucket keeps the marker of a removed game (then nothing is left of it)."""
+
+
+class LiveGames(Protocol):
+    async def add(self, game_id: str) -> None: ...
+
+    async def discard(self, game_id: str) -> None: ...
+
+    async def members(self) -> list[str]: ...
+
+
+class MemoryLiveGames:
+    """The live games in this process's memory (tests: share one among the engines over one store)."""
+
+    def __init__(self) -> None:
+        self._games: set[str] = set()
+
+    async def add(self, game_id: str) -> None:
+        self._games.add(game_id)
+
+    async def discard(self, game_id: str) -> None:
+        self._games.discard(game_id)
+
+    async def members(self) -> list[str]:
+        return sorted(self._games)
+
+
+class KeyValueLiveGames:
+    """The live games as the keys of a NATS key-value bucket, one per GAMES stream (``paiju-live-<stream>``). A
+    removed game is purged with a marker that expires after `MARKER_SECONDS`, so the bucket holds the live games
+    only, however many games ended."""
+
+    def __init__(self, kv: Any) -> None:
+        self._kv = kv
+
+    @classmethod
+    async def open(cls, client: Any, store: EventStore, stream: str, *, replicas: int = 1) -> KeyValueLiveGames:
+        """The stream's bucket; created when missing, with every game the stream holds (the one time an engine
+        reads the whole history: the first start of an engine that keeps this bucket)."""
+        from nats.js.api import KeyValueConfig
+        from nats.js.errors import BucketNotFoundError
+
+        js = client.jetstream()
+        bucket = f"paiju-live-{stream}"
+        try:
+            return cls(await js.key_value(bucket))
+        except BucketNotFoundError:
+            pass
+        kv = await js.create_key_value(
+            KeyValueConfig(bucket=bucket, history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS)
+        )
+        live = cls(kv)
+        for game_id in await store.aggregates():
+            await live.add(game_id)
+        return live
+
+    async def add(self, game_id: str) -> None:
+        await self._kv.put(game_id, b"")
+
+    async def discard(self, game_id: str) -> None:
+        await self._kv.purge(game_id, msg_ttl=MARKER_SECONDS)
+
+    async def members(self) -> list[str]:
+        from nats.js.errors import NoKeysError
+
+        try:
+            return sorted(await self._kv.keys())
+        except NoKeysError:
+            return []
