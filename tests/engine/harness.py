@@ -20,7 +20,7 @@ from paiju.platform.limits import RateLimits
 from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Identity, Role
+from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import view as tractor_view
 from paiju.rules.tractor.model import Counter as TractorCounter
@@ -31,17 +31,22 @@ from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
-from ..support.credentials import TRUST, mint_token
+from ..support.credentials import TRUST, bearer
+from ..support.tokens import token as shared_token
 
 NOW = 2_000_000_000
 
 
 def token(role: Role, game: str | None = None, seat: int | None = None, expires: int = NOW + 3600) -> str:
-    return mint_token(Identity(f"{role.value}-{seat}", role, game, seat, expires))
+    """The engine tests' token for ``seat`` (its subject ``<role>-<seat>``), minted by the shared helper on the
+    engine's fixed clock (``NOW``), expiring at ``expires``."""
+    return shared_token(
+        role=role, subject=f"{role.value}-{seat}", game=game, seat=seat, now=NOW, lifetime=expires - NOW
+    )
 
 
 def auth(tok: str) -> tuple[tuple[str, str], ...]:
-    return (("authorization", f"Bearer {tok}"),)
+    return bearer(tok)
 
 
 @asynccontextmanager
