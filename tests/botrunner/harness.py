@@ -17,6 +17,7 @@ from typing import Any
 import grpc
 
 from paiju.botrunner.leases import SeatLease
+from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.platform.channels import channel
@@ -49,8 +50,8 @@ class Engine:
 
     def __init__(self) -> None:
         self.store = MemoryEventStore()
-        self.games = Games(self.store)
-        self.service = EngineService(self.games, TRUST, now=lambda: NOW, seed_secret=b"bot-runner-tests-seeds-" * 2)
+        self.games: Games
+        self.service: EngineService
         self.port = 0
         self._server: grpc.aio.Server | None = None
         self._channel: grpc.aio.Channel | None = None
@@ -61,7 +62,10 @@ class Engine:
         return f"127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        await self.games.follow()
+        # as production builds it: the games follow the store's feed
+        self.games, self.service = await build(
+            self.store, TRUST, now=lambda: NOW, seed_secret=b"bot-runner-tests-seeds-" * 2
+        )
         await self._serve()
         self._channel = channel(self.address)
         self.stub = engine_pb2_grpc.EngineServiceStub(self._channel)

@@ -21,6 +21,7 @@ import grpc
 from pexpect import fdpexpect
 
 from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS
+from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.platform.serving import build_server
@@ -68,6 +69,7 @@ class EngineThread:
         self.thread = threading.Thread(target=self.loop.run_forever, name="engine", daemon=True)
         self.seeds = SeededRandom(seed)
         self.games: Games | None = None
+        self.service: EngineService | None = None
         self.server: grpc.aio.Server | None = None
         self.channel: grpc.aio.Channel | None = None
         self.stub: Any = None
@@ -106,8 +108,8 @@ class EngineThread:
         return future
 
     async def _serve(self, port: int = 0) -> None:
-        assert self.games is not None
-        service = EngineService(self.games, TRUST, seeds=lambda game_id, version: self.seeds.next64())
+        assert self.service is not None
+        service = self.service
         server = build_server(service.policy)
         engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
         self.port = server.add_insecure_port(f"127.0.0.1:{port}")
@@ -115,7 +117,10 @@ class EngineThread:
         self.server = server
 
     async def _start(self) -> None:
-        self.games = Games(MemoryEventStore())
+        # as production builds it: the games follow the store's feed
+        self.games, self.service = await build(
+            MemoryEventStore(), TRUST, seeds=lambda game_id, version: self.seeds.next64()
+        )
         await self._serve()
         self.channel = grpc.aio.insecure_channel(self.address)
         self.stub = engine_pb2_grpc.EngineServiceStub(self.channel)
@@ -149,6 +154,8 @@ class EngineThread:
             assert self.server is not None
             await self.server.stop(None)
             await asyncio.sleep(down_seconds)
+            assert self.games is not None  # a new engine process over the same store: a fresh service
+            self.service = EngineService(self.games, TRUST, seeds=lambda game_id, version: self.seeds.next64())
             await self._serve(self.port)
 
         self.call(bounce)
