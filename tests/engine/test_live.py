@@ -20,7 +20,7 @@ from paiju.rules.zlj import Options, StartMatch
 from .test_timers import T0, reads
 
 
-@pytest.fixture(params=["memory", "keyvalue"])
+@pytest.fixture(params=["memory", pytest.param("keyvalue", marks=pytest.mark.integration)])
 def run_with(request: pytest.FixtureRequest) -> Callable[[Callable[[LiveGames, Any], Awaitable[None]]], None]:
     """Run a scenario with a live set of each kind and the store it belongs to."""
 

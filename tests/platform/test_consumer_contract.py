@@ -72,12 +72,14 @@ class Recorder:
         await self.rig.clear(tracked, self.name)
 
 
+SERVERS = pytest.mark.integration
+"""A rig with NATS or PostgreSQL is of the integration tier (the fixtures start them through the request)."""
 RIGS = [
     pytest.param(("memory", "memory"), id="memory-tracking-memory-store"),
-    pytest.param(("memory", "jetstream"), id="memory-tracking-jetstream"),
-    pytest.param(("postgres", "memory"), id="postgres-tracking-memory-store"),
-    pytest.param(("postgres", "jetstream"), id="postgres-tracking-jetstream"),
-    pytest.param(("keyvalue", "jetstream"), id="keyvalue-tracking-jetstream"),
+    pytest.param(("memory", "jetstream"), id="memory-tracking-jetstream", marks=SERVERS),
+    pytest.param(("postgres", "memory"), id="postgres-tracking-memory-store", marks=SERVERS),
+    pytest.param(("postgres", "jetstream"), id="postgres-tracking-jetstream", marks=SERVERS),
+    pytest.param(("keyvalue", "jetstream"), id="keyvalue-tracking-jetstream", marks=SERVERS),
 ]
 
 
