@@ -8,6 +8,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
+from nats.js.api import KeyValueConfig
 
 from paiju.engine.games import Games
 from paiju.engine.live import KeyValueLiveGames, LiveGames, MemoryLiveGames
@@ -94,6 +95,30 @@ def test_a_new_bucket_starts_with_every_game_of_the_stream(nats_url: str) -> Non
             await live.discard("a")
             again = await KeyValueLiveGames.open(store.client, store, stream)  # exists: not filled again
             assert await again.members() == ["b"]
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_a_bucket_left_half_filled_is_filled_again(nats_url: str) -> None:
+    """An engine that died while filling a new bucket (or another starting meanwhile) left it without its mark of
+    completion: the next opening adds every game of the stream again."""
+
+    async def main() -> None:
+        stream = "L" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"l.{stream.lower()}")
+        try:
+            for game in ("a", "b", "c"):
+                await store.append(game, Position(), "c", [b"x"])
+            js = store.client.jetstream()
+            kv = await js.create_key_value(KeyValueConfig(bucket=f"paiju-live-{stream}", history=1))
+            await kv.put("a", b"")  # the filling engine died after the first game
+            live = await KeyValueLiveGames.open(store.client, store, stream)
+            assert await live.members() == ["a", "b", "c"]
+            await live.discard("b")
+            again = await KeyValueLiveGames.open(store.client, store, stream)  # complete now: not filled again
+            assert await again.members() == ["a", "c"]
         finally:
             await store.close()
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from paiju.engine.games import Games
 from paiju.engine.timers import expire_turns
-from paiju.platform.store import MemoryEventStore
+from paiju.platform.store import MemoryEventStore, Recorded
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import Options, StartMatch
 
@@ -195,5 +195,50 @@ def test_a_timed_round_is_woken_when_its_announcement_is_due() -> None:
         assert read == [] and (await games.load("t8")).version == before
         await expire_turns(games, T0 + timedelta(minutes=35))
         assert (await games.load("t8")).state.clock.announced
+
+    asyncio.run(main())
+
+
+def test_a_scan_that_fails_on_one_game_goes_on_and_keeps_every_deadline() -> None:
+    async def main() -> None:
+        clock = [T0]
+        games = Games(MemoryEventStore(), clock=lambda: clock[0])
+        await games.follow()
+        for name in ("a", "b"):
+            await games.create(name, "zlj", StartMatch(3, Options(deals=1, turn_seconds=10)), "start", "engine")
+        await asyncio.sleep(0)
+        load = games.load
+        failures = ["a"]
+
+        async def flaky(game_id: str, min_version: int = 0) -> Any:
+            if game_id in failures:
+                failures.remove(game_id)
+                raise TimeoutError("NATS did not answer")
+            return await load(game_id, min_version)
+
+        games.load = flaky  # type: ignore[method-assign,assignment]
+        clock[0] = T0 + timedelta(seconds=12)  # the timeouts are recorded then: the next turns end 10 s later
+        done = await expire_turns(games, clock[0])
+        assert [g for g, _ in done] == ["b"], "the scan went on past the game it could not read"
+        clock[0] = T0 + timedelta(seconds=13)
+        done = await expire_turns(games, clock[0])
+        assert [g for g, _ in done] == ["a"], "the game it could not read is looked at again"
+
+    asyncio.run(main())
+
+
+def test_a_game_the_feed_skipped_events_of_is_looked_at_again() -> None:
+    async def main() -> None:
+        store = MemoryEventStore()
+        games = Games(store, clock=lambda: T0)
+        await games.follow()
+        await games.create("g", "zlj", StartMatch(3, Options(deals=1, turn_seconds=10)), "start", "engine")
+        await asyncio.sleep(0)
+        assert await games.due(T0.timestamp()) == []
+        game = await games.load("g")
+        skipped = game.envelopes[-1]
+        late = Recorded("g", game.version + 2, 10_000, "elsewhere", skipped.SerializeToString())
+        games._observe(late)  # the feed delivers an event two versions ahead: the game is dropped from memory
+        assert await games.due(T0.timestamp()) == ["g"], "its deadline may have moved: the next scan reads it"
 
     asyncio.run(main())

@@ -17,7 +17,17 @@ from typing import Any
 import asyncpg
 import pytest
 
-from paiju.platform.consumer import Consumer, KeyValueTracking, MemoryTracking, PostgresTracking, Tracked, Tracking
+from paiju.platform import consumer as consumer_module
+from paiju.platform.consumer import (
+    Consumer,
+    KeyValueTracking,
+    MemoryTracking,
+    PostgresTracking,
+    Reaction,
+    Tracked,
+    Tracking,
+)
+from paiju.platform.errors import Reason, Refused, Unavailable
 from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 
@@ -217,7 +227,9 @@ def test_consumers_of_different_names_keep_their_own_checkpoints(run_with: Any) 
     run_with(scenario)
 
 
-def test_a_running_consumer_is_woken_by_a_new_event(run_with: Any) -> None:
+def test_a_running_consumer_is_woken_by_a_new_event(run_with: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(consumer_module, "POLL_SECONDS", 600.0)  # only the feed can wake it in time
+
     async def scenario(rig: Rig) -> None:
         stop = asyncio.Event()
         consumer = Consumer(rig.store, rig.tracking, Recorder(rig), batch=10)
@@ -260,3 +272,96 @@ def test_catch_up_until_waits_for_a_sequence_to_be_stored(run_with: Any) -> None
             await consumer.catch_up(until=sequences[-1] + 5, timeout=0.2)
 
     run_with(scenario)
+
+
+def test_a_refused_reaction_passes_over_its_event_and_a_failing_one_holds_the_batch() -> None:
+    """One event the rules refuse does not hold up the stream; a dependency away does (the batch is read again)."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        sequences = await append(store, 4, aggregates=1)
+        handled: list[bytes] = []
+        failing = [True]
+
+        async def react(data: bytes) -> None:
+            if data == b"e1":
+                raise Refused(Reason.RULE_VIOLATION, "the rules refuse it")
+            if data == b"e2" and failing[0]:
+                raise Unavailable("NATS is away")
+            handled.append(data)
+
+        consumer = Consumer(store, MemoryTracking(), Reaction("reacts", react), batch=10)
+        with pytest.raises(Unavailable):
+            await consumer.step()
+        assert await consumer.checkpoint() == 0
+        failing[0] = False
+        await consumer.catch_up()
+        assert await consumer.checkpoint() == sequences[-1]
+        assert handled == [b"e0", b"e0", b"e2", b"e3"], "e0 again with its batch, e1 passed over"
+
+    asyncio.run(main())
+
+
+def test_a_consumer_whose_feed_cannot_start_still_reads_its_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def main() -> None:
+        store = MemoryEventStore()
+        calls = [0]
+        real = store.follow
+
+        async def broken_once(on_event: Callable[[Recorded], None]) -> None:
+            calls[0] += 1
+            if calls[0] == 1:
+                raise Unavailable("NATS is away")
+            await real(on_event)
+
+        monkeypatch.setattr(store, "follow", broken_once)
+        monkeypatch.setattr(consumer_module, "POLL_SECONDS", 0.05)
+        rig = Rig(store, MemoryTracking(), transactional=False)
+        consumer = Consumer(store, rig.tracking, Recorder(rig), batch=10)
+        stop = asyncio.Event()
+        running = asyncio.create_task(consumer.run(stop))
+        try:
+            recorded = await store.append("a", Position(), "c", [b"x"])
+            async with asyncio.timeout(10):
+                while await rig.effects() != [recorded[0].sequence]:
+                    await asyncio.sleep(0.02)
+            assert calls[0] >= 2, "the feed was tried again"
+        finally:
+            stop.set()
+            await running
+
+    asyncio.run(main())
+
+
+@pytest.mark.integration
+def test_a_consumer_takes_over_from_the_durable_consumer_before_it(nats_url: str) -> None:
+    """The first start after the upgrade: the old work queue's acknowledged position becomes the checkpoint, and the
+    old consumer is deleted, so the stream is not handled again from its start."""
+    from nats.js.api import AckPolicy, ConsumerConfig
+    from nats.js.errors import NotFoundError
+
+    async def main() -> None:
+        stream = "A" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"a.{stream.lower()}")
+        try:
+            sequences = await append(store, 6)
+            js = store.client.jetstream()
+            config = ConsumerConfig(durable_name="old-queue", ack_policy=AckPolicy.EXPLICIT)
+            queue = await js.pull_subscribe(f"a.{stream.lower()}.*", durable="old-queue", stream=stream, config=config)
+            for message in await queue.fetch(4, timeout=5):
+                await message.ack_sync()  # the old queue handled the first four
+            tracking = MemoryTracking()
+            rig = Rig(store, tracking, transactional=False)
+            consumer = Consumer(store, tracking, Recorder(rig), batch=10)
+            await consumer.adopt(store.client, stream, "old-queue")
+            assert await consumer.checkpoint() == sequences[3]
+            with pytest.raises(NotFoundError):
+                await js.consumer_info(stream, "old-queue")
+            await consumer.catch_up()
+            assert await rig.effects() == sequences[4:]
+            await consumer.adopt(store.client, stream, "old-queue")  # gone: nothing to take over
+            assert await consumer.checkpoint() == sequences[-1]
+        finally:
+            await store.close()
+
+    asyncio.run(main())

@@ -143,3 +143,26 @@ def test_an_act_answered_after_the_feed_moved_further_does_not_take_the_cache_ba
         assert loaded.version == 3 and loaded.state.seats[1].player_id == "p1"
 
     asyncio.run(body())
+
+
+def test_nothing_to_do_on_a_stale_cache_is_decided_again_on_the_store() -> None:
+    """A replica whose feed is behind decides "nothing to do" on what it holds: it reads the store and decides
+    again before answering so (another writer may have made it something to do)."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+
+        def leave_if_seated(table: tb.Table, seat: int) -> list[Any]:
+            player = table.seats[seat].player_id if table.seats else ""
+            return [tb.SeatLeft(seat, player, False, False)] if player else []
+
+        tables = Aggregates(store, LOBBY_EVENTS, tb.Table, leave_if_seated, tb.evolve)
+        await tables.follow()
+        opening = events_as_commands(store)
+        await opening.act("table-1", [OPENED], "open", "owner")
+        await tables.load("table-1")  # cached: nobody seated
+        await opening.act("table-1", [tb.SeatTaken(0, "p0", "P0")], "sit", "p0")  # another writer; feed not yet in
+        after, events = await tables.act("table-1", 0, "leave", "p0")
+        assert [type(e) for e in events] == [tb.SeatLeft] and after.version == 3
+
+    asyncio.run(main())

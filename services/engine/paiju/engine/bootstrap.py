@@ -95,7 +95,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     checkpoints = await KeyValueTracking.open(
         lobby.client, CHECKPOINTS, scope=settings.lobby_stream, replicas=settings.replicas
     )
-    matches = in_background(match_starter(lobby, checkpoints, service.creation), stopping)
+    starter = match_starter(lobby, checkpoints, service.creation)
+    await starter.adopt(lobby.client, settings.lobby_stream, "engine-match-starter")  # the work queue before it
+    matches = in_background(starter, stopping)
     if ready is not None:
         ready.set()
     await stopping.wait()

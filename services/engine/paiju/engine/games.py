@@ -277,6 +277,9 @@ class Games(Repository[Game]):
         if self._cache.get(recorded.aggregate) is None:
             self._unindexed.add(recorded.aggregate)
 
+    def _forgotten(self, aggregate: str) -> None:
+        self._unindexed.add(aggregate)  # its deadline may have moved with the events the feed skipped
+
     def _remembered(self, snapshot: Game) -> None:
         if snapshot.state.phase.value == "ended" and snapshot.game_id not in self._gone:
             self._active.discard(snapshot.game_id)

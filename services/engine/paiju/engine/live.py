@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 from paiju.platform.store import EventStore
 
+COMPLETE = "_complete"
+"""The key written once the bucket holds every game of the stream (a game id never starts with ``_``)."""
 MARKER_SECONDS = 60.0
 """How long the key-value bucket keeps the marker of a removed game (then nothing is left of it)."""
 
@@ -50,23 +52,28 @@ class KeyValueLiveGames:
 
     @classmethod
     async def open(cls, client: Any, store: EventStore, stream: str, *, replicas: int = 1) -> KeyValueLiveGames:
-        """The stream's bucket; created when missing, with every game the stream holds (the one time an engine
-        reads the whole history: the first start of an engine that keeps this bucket)."""
+        """The stream's bucket, created when missing. Until it is marked complete (`COMPLETE`), every game the
+        stream holds is added to it first — the one time an engine reads the whole history, the first start of an
+        engine that keeps this bucket; an engine that dies while filling it, or another starting meanwhile, fills
+        it again (adding a game twice is adding it once)."""
         from nats.js.api import KeyValueConfig
-        from nats.js.errors import BucketNotFoundError
+        from nats.js.errors import BucketNotFoundError, KeyNotFoundError
 
         js = client.jetstream()
         bucket = f"paiju-live-{stream}"
         try:
-            return cls(await js.key_value(bucket))
+            kv = await js.key_value(bucket)
         except BucketNotFoundError:
-            pass
-        kv = await js.create_key_value(
-            KeyValueConfig(bucket=bucket, history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS)
-        )
+            kv = await js.create_key_value(
+                KeyValueConfig(bucket=bucket, history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS)
+            )
         live = cls(kv)
-        for game_id in await store.aggregates():
-            await live.add(game_id)
+        try:
+            await kv.get(COMPLETE)
+        except KeyNotFoundError:
+            for game_id in await store.aggregates():
+                await live.add(game_id)
+            await kv.put(COMPLETE, b"")
         return live
 
     async def add(self, game_id: str) -> None:
@@ -79,6 +86,6 @@ class KeyValueLiveGames:
         from nats.js.errors import NoKeysError
 
         try:
-            return sorted(await self._kv.keys())
+            return sorted(key for key in await self._kv.keys() if key != COMPLETE)
         except NoKeysError:
             return []

@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from paiju.engine.games import CommandIdReused, Game, GameNotFound, Games, StaleVersion
+from paiju.platform.retry import report
 from paiju.platform.store import ConcurrencyConflict
 from paiju.rules.errors import RuleError
 
@@ -71,12 +72,12 @@ async def expire_turns(
     for game_id in await games.due(now.timestamp()):
         try:
             game = await games.load(game_id)
+            done += await _expire(games, game, now, seeds)
         except GameNotFound:
             continue
-        try:
-            done += await _expire(games, game, now, seeds)
-        finally:
-            games.reschedule(game_id)  # its next deadline, from where it is now
+        except Exception as e:  # this game only: the others of the scan go on, and it is looked at again
+            report(log, "a turn timer failed; the game is looked at again at the next scan", e, game=game_id)
+        games.reschedule(game_id)  # its next deadline, from where it is now
     return done
 
 

@@ -117,6 +117,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         dependencies=dependencies,
     )
     stopping = stop_on_signals(stop)
+    for consumer in lobby.consumers:  # the work queue of earlier lobbies
+        if consumer.name == "lobby-tournament-tables":
+            await consumer.adopt(tournaments_store.client, settings.tournaments_stream, consumer.name)
     workers = [in_background(consumer, stopping) for consumer in lobby.consumers]
     log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
     if ready is not None:

@@ -34,6 +34,8 @@ from typing import Any, Protocol
 
 import structlog
 
+from paiju.platform.errors import Refused
+from paiju.platform.repository import CommandIdReused
 from paiju.platform.retry import Backoff, report
 from paiju.platform.store import EventStore, Recorded
 
@@ -75,6 +77,10 @@ class Tracking(Protocol):
 
     async def reset(self, name: str, clear: Callable[[Tracked], Awaitable[None]]) -> None:
         """Run ``clear`` (empty the projection) and set the checkpoint back to 0, in one transaction."""
+        ...
+
+    async def seed(self, name: str, sequence: int) -> None:
+        """Set the checkpoint to ``sequence`` if consumer ``name`` has none yet (an earlier position taken over)."""
         ...
 
 
@@ -165,11 +171,14 @@ class Consumer:
             if self._wakes(recorded):
                 self._wake.set()
 
-        await self._store.follow(appended)
+        following = False
         backoff = Backoff()
         while not stop.is_set():
             self._wake.clear()
             try:
+                if not following:  # the feed is only a wake-up: without it, the poll still reads on
+                    await self._store.follow(appended)
+                    following = True
                 await self.catch_up()
                 backoff.succeeded()
             except Exception as e:
@@ -178,6 +187,24 @@ class Consumer:
                 continue
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(_first(self._wake, stop), timeout=POLL_SECONDS)
+
+    async def adopt(self, client: Any, stream: str, durable: str) -> None:
+        """Take over from the JetStream durable consumer ``durable`` of ``stream``, through which an earlier Paiju
+        did this consumer's work: its acknowledged position becomes the checkpoint (when there is none yet), then
+        it is deleted. Without it, the first start after the upgrade would handle the whole stream again."""
+        from nats.js.errors import NotFoundError
+
+        js = client.jetstream()
+        try:
+            info = await js.consumer_info(stream, durable)
+        except NotFoundError:
+            return
+        floor = int(info.ack_floor.stream_seq or 0) if info.ack_floor is not None else 0
+        if floor:
+            await self._tracking.seed(self.name, floor)
+        with contextlib.suppress(NotFoundError):
+            await js.delete_consumer(stream, durable)
+        log.info("took over from a durable consumer", consumer=self.name, durable=durable, checkpoint=floor)
 
     async def reset(self) -> None:
         """Empty the projection and set its checkpoint back to 0: the next steps replay the stream (a rebuild)."""
@@ -206,7 +233,11 @@ def in_background(consumer: Consumer, stop: asyncio.Event) -> asyncio.Task[None]
 class Reaction:
     """A handler that reacts to each stored event (its bytes) by acting on other aggregates: creating a match's
     game, opening a round's tables, recording a result. ``react`` must be idempotent (deterministic command ids),
-    since a batch is handled again when it failed halfway or, with a non-exclusive tracking, by two replicas."""
+    since a batch is handled again when it failed halfway or, with a non-exclusive tracking, by two replicas.
+
+    An act the aggregate refuses (a `Refused`: the decision is made and will not change; or a command id already
+    used by another command) is logged and the event passed over, so that one event the rules refuse does not
+    hold up every event after it; anything else (a dependency away, a bug) fails the batch, which is read again."""
 
     def __init__(self, name: str, react: Callable[[bytes], Awaitable[Any]]) -> None:
         self.name = name
@@ -214,7 +245,16 @@ class Reaction:
 
     async def apply(self, tracked: Tracked, batch: Sequence[Recorded]) -> None:
         for recorded in batch:
-            await self._react(recorded.data)
+            try:
+                await self._react(recorded.data)
+            except (Refused, CommandIdReused) as e:
+                log.error(
+                    "a reaction was refused; the event is passed over",
+                    consumer=self.name,
+                    aggregate=recorded.aggregate,
+                    version=recorded.version,
+                    refusal=str(e),
+                )
 
 
 class MemoryTracking:
@@ -242,6 +282,9 @@ class MemoryTracking:
         async with self._locks.setdefault(name, asyncio.Lock()):
             await clear(Tracked(self._checkpoints.get(name, 0)))
             self._checkpoints.pop(name, None)
+
+    async def seed(self, name: str, sequence: int) -> None:
+        self._checkpoints.setdefault(name, sequence)
 
 
 class PostgresTracking:
@@ -271,7 +314,7 @@ class PostgresTracking:
             done = await connection.fetchval(
                 f"SELECT sequence FROM {self._table} WHERE projection = $1 FOR UPDATE", name
             )
-            tracked = Tracked(int(done), connection)
+            tracked = Tracked(int(done or 0), connection)
             yield tracked
             if tracked.advanced is not None:
                 await connection.execute(
@@ -280,8 +323,17 @@ class PostgresTracking:
 
     async def reset(self, name: str, clear: Callable[[Tracked], Awaitable[None]]) -> None:
         async with self._pool.acquire() as connection, connection.transaction():
-            await clear(Tracked(await self.checkpoint(name), connection))
+            # the checkpoint row first, as a batch takes it: a reset beside running replicas waits for their batch
+            done = await connection.fetchval(
+                f"SELECT sequence FROM {self._table} WHERE projection = $1 FOR UPDATE", name
+            )
+            await clear(Tracked(int(done or 0), connection))
             await connection.execute(f"DELETE FROM {self._table} WHERE projection = $1", name)
+
+    async def seed(self, name: str, sequence: int) -> None:
+        await self._pool.execute(
+            f"INSERT INTO {self._table} (projection, sequence) VALUES ($1, $2) ON CONFLICT DO NOTHING", name, sequence
+        )
 
 
 class KeyValueTracking:
@@ -346,3 +398,9 @@ class KeyValueTracking:
     async def reset(self, name: str, clear: Callable[[Tracked], Awaitable[None]]) -> None:
         await clear(Tracked(await self.checkpoint(name)))
         await self._kv.put(self._key(name), b"0")
+
+    async def seed(self, name: str, sequence: int) -> None:
+        from nats.js.errors import KeyWrongLastSequenceError
+
+        with contextlib.suppress(KeyWrongLastSequenceError):
+            await self._kv.create(self._key(name), str(sequence).encode())

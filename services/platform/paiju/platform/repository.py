@@ -274,6 +274,9 @@ class Repository(Generic[A]):
     def _remembered(self, snapshot: A) -> None:
         """A hook: the cache moved to ``snapshot``."""
 
+    def _forgotten(self, aggregate: str) -> None:
+        """A hook: the cache dropped ``aggregate`` because the feed skipped some of its events."""
+
     # -- reading -----------------------------------------------------------------------------------------------
 
     @property
@@ -302,6 +305,7 @@ class Repository(Generic[A]):
             self._remember(aggregate, self._extend(aggregate, cached, [recorded]))
         else:
             del self._cache[aggregate]  # a gap: the next read loads from the store
+            self._forgotten(aggregate)
             self._changes.notify(aggregate)
 
     def _remember(self, aggregate: str, snapshot: A) -> None:
@@ -439,6 +443,9 @@ class Repository(Generic[A]):
                 snapshot = None  # decided on a cached aggregate that may have moved on: read it and decide again
                 continue
             if not events:
+                if not read:
+                    snapshot = None  # nothing to do, as the cache saw it: make sure from the store
+                    continue
                 return snapshot, []
             when = Timestamp()
             when.FromDatetime(self._clock())

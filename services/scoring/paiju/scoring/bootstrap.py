@@ -133,6 +133,10 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             dependencies=dependencies,
         )
         stopping = stop_on_signals(stop)
+        # the durable consumers of earlier scorings: their positions taken over, then deleted
+        await scoring.results.adopt(c.lobby_store.client, settings.lobby_stream, scoring.results.name)
+        for projector, stream in zip(scoring.projectors, (settings.games_stream, settings.stream), strict=True):
+            await projector.adopt(c.games_store.client, stream, f"scoring-{projector.name}")
         workers = [in_background(consumer, stopping) for consumer in scoring.consumers]
         log.info("scoring started", address=settings.address, port=serving.port, nats=settings.nats_url)
         if ready is not None:

@@ -55,6 +55,8 @@ FEED_HEARTBEAT_SECONDS = 1.0
 """The feed's idle heartbeat: after two missed ones (an outage, a restarted server) nats-py recreates the feed's
 ordered consumer from the last sequence it delivered, so a feed is back within seconds of NATS."""
 STALL_SECONDS = 0.25
+BOUNDED_ACK_WAIT_SECONDS = 3600.0
+"""A window's consumer is deleted long before this: its messages, never acknowledged, are never sent twice."""
 """A reading consumer that delivers nothing for this long is replaced by a new one reading on."""
 INACTIVE_SECONDS = 30.0
 """The server removes a reading consumer left behind (its reader gone) after this long."""
@@ -251,7 +253,11 @@ class JetStreamEventStore:
                 deliver_subject=inbox,
                 filter_subject=None if subject == f"{self._prefix}.*" else subject,  # the whole stream: no filter
                 **(
-                    {"ack_policy": AckPolicy.EXPLICIT, "max_ack_pending": last_sequence - after_sequence}
+                    {
+                        "ack_policy": AckPolicy.EXPLICIT,
+                        "max_ack_pending": last_sequence - after_sequence,
+                        "ack_wait": BOUNDED_ACK_WAIT_SECONDS,  # never redelivered while the window is read
+                    }
                     if bounded
                     else {"ack_policy": AckPolicy.NONE}
                 ),
