@@ -41,6 +41,7 @@ from paiju.platform.store import EventStore, Recorded
 
 BATCH = 500
 """Stream sequences read per batch."""
+ADOPT_ATTEMPTS = 20
 POLL_SECONDS = 2.0
 """How often an idle consumer looks at its stream when the feed woke it for nothing (a net under the feed)."""
 log = structlog.get_logger("paiju.consumer")
@@ -192,19 +193,28 @@ class Consumer:
         """Take over from the JetStream durable consumer ``durable`` of ``stream``, through which an earlier Paiju
         did this consumer's work: its acknowledged position becomes the checkpoint (when there is none yet), then
         it is deleted. Without it, the first start after the upgrade would handle the whole stream again."""
+        import nats.errors
         from nats.js.errors import NotFoundError
 
         js = client.jetstream()
-        try:
-            info = await js.consumer_info(stream, durable)
-        except NotFoundError:
-            return
-        floor = int(info.ack_floor.stream_seq or 0) if info.ack_floor is not None else 0
-        if floor:
-            await self._tracking.seed(self.name, floor)
-        with contextlib.suppress(NotFoundError):
-            await js.delete_consumer(stream, durable)
-        log.info("took over from a durable consumer", consumer=self.name, durable=durable, checkpoint=floor)
+        for attempt in range(ADOPT_ATTEMPTS):
+            try:
+                try:
+                    info = await js.consumer_info(stream, durable)
+                except NotFoundError:
+                    return
+                floor = int(info.ack_floor.stream_seq or 0) if info.ack_floor is not None else 0
+                if floor:
+                    await self._tracking.seed(self.name, floor)
+                with contextlib.suppress(NotFoundError):
+                    await js.delete_consumer(stream, durable)
+                log.info("took over from a durable consumer", consumer=self.name, durable=durable, checkpoint=floor)
+                return
+            except (nats.errors.TimeoutError, nats.errors.NoRespondersError) as e:
+                if attempt == ADOPT_ATTEMPTS - 1:  # the stream is handled again from the start: idempotent, slower
+                    report(log, "could not take over from a durable consumer", e, consumer=self.name)
+                    return
+                await asyncio.sleep(0.5)
 
     async def reset(self) -> None:
         """Empty the projection and set its checkpoint back to 0: the next steps replay the stream (a rebuild)."""
