@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paiju.contract import games as contract
-from paiju.contract.codec import Codec, OneofCodec
-from paiju.contract.games import GameCodecs
+from paiju.contract.games import GameCodecs, WithCodecs
 from paiju.rules import registry
 from paiju.rules.registry import GameRules
 from paiju.rules.tractor.view import SeatView as TractorSeatView
@@ -22,7 +21,7 @@ from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
 
 @dataclass(frozen=True, slots=True)
-class GameContract:
+class GameContract(WithCodecs):
     """One game over the contract."""
 
     contract: GameCodecs
@@ -35,23 +34,6 @@ class GameContract:
     @property
     def rules(self) -> GameRules:
         return self.contract.rules
-
-    @property
-    def codec(self) -> Codec:
-        return self.contract.codec
-
-    @property
-    def events(self) -> OneofCodec:
-        return self.contract.events
-
-    @property
-    def commands(self) -> OneofCodec:
-        return self.contract.commands
-
-    @property
-    def name(self) -> str:
-        """The game's name: also the member of the oneofs of views, legal actions, commands and envelopes."""
-        return self.rules.name
 
     @property
     def title(self) -> str:

@@ -50,6 +50,30 @@ class GameCodecs:
         return self.rules.name
 
 
+class WithCodecs:
+    """For what holds a game's contract entry (``contract``): its codecs and name read through it."""
+
+    __slots__ = ()
+    contract: GameCodecs
+
+    @property
+    def codec(self) -> Codec:
+        return self.contract.codec
+
+    @property
+    def events(self) -> OneofCodec:
+        return self.contract.events
+
+    @property
+    def commands(self) -> OneofCodec:
+        return self.contract.commands
+
+    @property
+    def name(self) -> str:
+        """The game's name: also the member of the oneofs of views, legal actions, commands and envelopes."""
+        return self.contract.name
+
+
 GAMES: dict[str, GameCodecs] = {
     codecs.name: codecs
     for codecs in (

@@ -27,8 +27,7 @@ from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.contract import games as contract
-from paiju.contract.codec import Codec, OneofCodec
-from paiju.contract.games import GameCodecs
+from paiju.contract.games import GameCodecs, WithCodecs
 from paiju.engine import tractor
 from paiju.engine.deadlines import Deadlines, due_of
 from paiju.engine.live import LiveGames
@@ -54,7 +53,7 @@ log = structlog.get_logger("paiju.engine.games")
 
 
 @dataclass(frozen=True, slots=True)
-class Rules:
+class Rules(WithCodecs):
     """One game as the engine plays it: its rules (`paiju.rules.registry`) and its codecs in the contract
     (`paiju.contract.games`), and what the engine adds to a seat's legal actions."""
 
@@ -66,22 +65,6 @@ class Rules:
     @property
     def game(self) -> GameRules:
         return self.contract.rules
-
-    @property
-    def codec(self) -> Codec:
-        return self.contract.codec
-
-    @property
-    def events(self) -> OneofCodec:
-        return self.contract.events
-
-    @property
-    def commands(self) -> OneofCodec:
-        return self.contract.commands
-
-    @property
-    def name(self) -> str:
-        return self.game.name
 
     @property
     def new_state(self) -> Callable[[], Any]:

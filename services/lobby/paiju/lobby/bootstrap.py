@@ -17,6 +17,7 @@ from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import CHECKPOINTS, TableReadModel, migrate_lobby
 from paiju.lobby.results import match_results
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
+from paiju.lobby.tournaments import CONSUMER as ROUND_TABLES
 from paiju.lobby.tournaments import round_opener
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
@@ -118,7 +119,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     )
     stopping = stop_on_signals(stop)
     for consumer in lobby.consumers:  # the work queue of earlier lobbies
-        if consumer.name == "lobby-tournament-tables":
+        if consumer.name == ROUND_TABLES:
             await consumer.adopt(tournaments_store.client, settings.tournaments_stream, consumer.name)
     workers = [in_background(consumer, stopping) for consumer in lobby.consumers]
     log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
