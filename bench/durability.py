@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import statistics
-import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
+from paiju.dev.stack import embedded_nats
 from paiju.platform.store import Position
 from paiju.platform.store.jetstream import JetStreamEventStore
 
@@ -34,36 +30,6 @@ SETTINGS = (None, "1s", "always")
 """The server's default, prod's choice (docs/operations.md, "Durability") and every write on disk."""
 EVENT = b"x" * 300
 """About the size of a play event in its envelope."""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextmanager
-def nats_server(data: Path, sync: str | None) -> Iterator[str]:
-    port = free_port()
-    config = data / "nats.conf"
-    sync_line = f"  sync_interval: {sync}\n" if sync else ""
-    config.write_text(f'listen: 127.0.0.1:{port}\njetstream {{\n  store_dir: "{data / "js"}"\n{sync_line}}}\n')
-    binary = Path(sysconfig.get_path("scripts")) / "nats-server"
-    process = subprocess.Popen([str(binary), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                    break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("nats-server did not start") from None
-                time.sleep(0.05)
-        yield f"nats://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 async def appends_per_second(url: str) -> float:
@@ -85,7 +51,8 @@ async def appends_per_second(url: str) -> float:
 
 
 def measure(sync: str | None) -> float:
-    with tempfile.TemporaryDirectory() as folder, nats_server(Path(folder), sync) as url:
+    settings = f"sync_interval: {sync}" if sync else ""
+    with tempfile.TemporaryDirectory() as folder, embedded_nats(Path(folder), settings) as url:
         asyncio.run(appends_per_second(url))  # warm-up: stream creation, connections
         return statistics.median(asyncio.run(appends_per_second(url)) for _ in range(ROUNDS))
 

@@ -52,13 +52,19 @@ DATABASE = "paiju"
 
 
 @contextlib.contextmanager
-def embedded_nats(data: Path) -> Iterator[str]:
-    """A local nats-server with JetStream, its data under ``data``; yields its URL."""
+def embedded_nats(data: Path, jetstream: str = "") -> Iterator[str]:
+    """A local nats-server with JetStream, its data under ``data``; yields its URL. ``jetstream``: settings of the
+    server's ``jetstream`` block beyond the defaults (e.g. ``sync_interval: always``)."""
     binary = Path(sysconfig.get_path("scripts")) / "nats-server"
     port = free_port()
     data.mkdir(parents=True, exist_ok=True)
+    configured: list[str] = []
+    if jetstream:
+        config = data / "nats.conf"
+        config.write_text(f"jetstream {{\n  {jetstream}\n}}\n")
+        configured = ["-c", str(config)]
     process = subprocess.Popen(
-        [str(binary), "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(data)],
+        [str(binary), *configured, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(data)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,  # Ctrl-C reaches the stack, which stops the server last
