@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -379,6 +380,33 @@ def test_jetstream_lists_every_aggregate_past_the_servers_page(nats_url: str) ->
             await js.publish_async_completed()
             listed = await store.aggregates()
             assert len(listed) == count and listed[:2] == ["a0", "a1"]
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def hear(heard: list[int], recorded: Recorded) -> None:
+    heard.append(recorded.version)
+
+
+def test_jetstream_followers_of_one_store_share_one_feed(nats_url: str) -> None:
+    """Every follower of a store gets every event, through one consumer: an event crosses the connection once."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            seen: list[list[int]] = [[], [], []]
+            for heard in seen:
+                await store.follow(functools.partial(hear, heard))
+            await store.append("g1", Position(), "c1", events("a", "b"))
+            async with asyncio.timeout(10):
+                while any(len(heard) < 2 for heard in seen):
+                    await asyncio.sleep(0.02)
+            assert seen == [[1, 2]] * 3
+            info = await store.client.jetstream().stream_info(stream)
+            assert info.state.consumer_count == 1
         finally:
             await store.close()
 

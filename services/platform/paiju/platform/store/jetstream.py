@@ -23,12 +23,14 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import structlog
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
 from paiju.platform.nats import close, connect
+from paiju.platform.retry import report
 from paiju.platform.store.base import (
     NEW,
     ConcurrencyConflict,
@@ -40,6 +42,7 @@ from paiju.platform.store.base import (
     check_batch,
 )
 
+log = structlog.get_logger("paiju.store")
 VERSION = "Paiju-Version"
 COMMAND = "Paiju-Command-Id"
 BUSY_RETRIES = 200
@@ -71,7 +74,10 @@ class JetStreamEventStore:
         self._stream = stream
         self._prefix = prefix
         self._timeout = timeout
-        self._followers: list[Any] = []
+        self._feed: Any = None
+        """The one ordered consumer that delivers every appended event to this store's followers."""
+        self._followers: list[Callable[[Recorded], None]] = []
+        self._feed_lock = asyncio.Lock()
 
     @classmethod
     async def connect(
@@ -141,9 +147,10 @@ class JetStreamEventStore:
 
     async def stop_following(self) -> None:
         """End every feed `follow` started (the connection stays open: it may be shared)."""
-        for follower in self._followers:
+        if self._feed is not None:
             with contextlib.suppress(Exception):  # a connection that is down has nothing left to unsubscribe
-                await follower.unsubscribe()
+                await self._feed.unsubscribe()
+        self._feed = None
         self._followers.clear()
 
     # --- reading ------------------------------------------------------------------------------------
@@ -282,21 +289,31 @@ class JetStreamEventStore:
         return reached
 
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
-        prefix = f"{self._prefix}."
+        """(See `EventStore.follow`.) Every follower of this store shares one feed: each event crosses the
+        connection once, however many repositories and consumers of the process follow the stream."""
+        async with self._feed_lock:
+            if self._feed is None:
+                prefix = f"{self._prefix}."
 
-        async def receive(msg: Msg) -> None:
-            on_event(_recorded(msg.subject.removeprefix(prefix), msg.metadata.sequence.stream, msg.headers, msg.data))
+                async def receive(msg: Msg) -> None:
+                    recorded = _recorded(
+                        msg.subject.removeprefix(prefix), msg.metadata.sequence.stream, msg.headers, msg.data
+                    )
+                    for follower in list(self._followers):
+                        try:
+                            follower(recorded)
+                        except Exception as e:  # one follower's failure is its own: the others still get the event
+                            report(log, "a follower of the feed failed", e, stream=self._stream)
 
-        # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
-        self._followers.append(
-            await self._js.subscribe(
-                f"{self._prefix}.*",
-                cb=receive,
-                ordered_consumer=True,
-                deliver_policy=DeliverPolicy.NEW,
-                idle_heartbeat=FEED_HEARTBEAT_SECONDS,
-            )
-        )
+                # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
+                self._feed = await self._js.subscribe(
+                    f"{self._prefix}.*",
+                    cb=receive,
+                    ordered_consumer=True,
+                    deliver_policy=DeliverPolicy.NEW,
+                    idle_heartbeat=FEED_HEARTBEAT_SECONDS,
+                )
+            self._followers.append(on_event)
 
     async def _tail(self, aggregate: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
         """The few events after a known position, by direct gets (no consumer to create and delete)."""
