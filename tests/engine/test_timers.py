@@ -97,10 +97,10 @@ def test_a_following_engine_times_only_games_not_seen_ended() -> None:
         await older.create("z0", "zlj", StartMatch(1, Options(deals=1)), "start", "engine")
         games = Games(store, clock=lambda: T0)
         await games.follow()
-        assert await games.active() == ["z0"], "games stored before the engine started are looked at"
+        assert await games.due(T0.timestamp()) == ["z0"], "games stored before the engine started are looked at"
         await older.create("z1", "zlj", StartMatch(2, Options(deals=1)), "start", "engine")
         await asyncio.sleep(0)
-        assert await games.active() == ["z0", "z1"], "games stored by another replica arrive with the feed"
+        assert await games.due(T0.timestamp()) == ["z1"], "games stored by another replica arrive with the feed"
 
     asyncio.run(main())
 

@@ -16,9 +16,10 @@ from paiju.platform.store.jetstream import JetStreamEventStore
 Scenario = Callable[[EventStore], Awaitable[None]]
 
 
-@pytest.fixture(params=["memory", "jetstream"])
+@pytest.fixture(params=["memory", "jetstream", pytest.param("partitioned", marks=pytest.mark.integration)])
 def run_with(request: pytest.FixtureRequest) -> Callable[[Scenario], None]:
-    """Run an async scenario against a fresh store of the parametrized kind (a fresh stream for JetStream)."""
+    """Run an async scenario against a fresh store of the parametrized kind (a fresh stream for JetStream; a
+    partitioned one, as the games' stream is, for ``partitioned``)."""
 
     def run(scenario: Scenario) -> None:
         async def main() -> None:
@@ -28,7 +29,10 @@ def run_with(request: pytest.FixtureRequest) -> Callable[[Scenario], None]:
             else:
                 url = request.getfixturevalue("nats_url")
                 stream = "T" + uuid.uuid4().hex[:12].upper()
-                store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"t.{stream.lower()}")
+                partitions = 8 if request.param == "partitioned" else 0
+                store = await JetStreamEventStore.connect(
+                    url, stream=stream, prefix=f"t.{stream.lower()}", partitions=partitions
+                )
             try:
                 await scenario(store)
             finally:

@@ -23,6 +23,7 @@ from paiju.platform.consumer import KeyValueTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.observability import configure_logging
+from paiju.platform.ownership import Ownership
 from paiju.platform.retry import report
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store import EventStore
@@ -33,6 +34,27 @@ from paiju.v1 import engine_pb2, engine_pb2_grpc
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
 CHECKPOINTS = "paiju-engine-checkpoints"
 """The key-value bucket of the engine's stream consumers' checkpoints (the engine has no database)."""
+
+
+def owners_bucket(stream: str) -> str:
+    """The key-value bucket of the leases on the partitions of the games of ``stream`` (`paiju.platform.ownership`)."""
+    return f"paiju-owners-{stream}"
+
+
+async def own_partitions(
+    games: Games, client: Any, stream: str, stopping: asyncio.Event, *, replicas: int = 1, **lease: Any
+) -> tuple[Ownership | None, asyncio.Task[None] | None]:
+    """Take this replica's share of the partitions of the games, and keep it until ``stopping`` (then give it up). A
+    stream without partitions has nothing to share: the replica owns every game, as one alone would."""
+    if not games.store.partitions:
+        await games.own(None)
+        return None, None
+    ownership = await Ownership.open(
+        client, owners_bucket(stream), games.store.partitions, games.own, replicas=replicas, **lease
+    )
+    with contextlib.suppress(Exception):  # NATS away: the rounds keep trying
+        await ownership.round()  # the first share at once, before the first act is served
+    return ownership, asyncio.create_task(ownership.run(stopping))
 
 
 async def run_timers(games: Games, secret: bytes, every: float, stopping: asyncio.Event) -> None:
@@ -48,13 +70,21 @@ async def run_timers(games: Games, secret: bytes, every: float, stopping: asynci
 
 
 async def build(
-    store: EventStore, trust: Trust, *, live: LiveGames | None = None, **service: Any
+    store: EventStore,
+    trust: Trust,
+    *,
+    live: LiveGames | None = None,
+    owned: frozenset[int] | None = None,
+    **service: Any,
 ) -> tuple[Games, EngineService]:
     """The engine's games and service over ``store``, wired as every engine runs them — the games follow the
-    store's feed, so every replica's appends keep this one's cache current and wake its watchers. ``service``: the
+    store's feed, so appends by any replica keep this one's cache current and wake its watchers. ``service``: the
     `EngineService`'s keyword arguments (seed secret or seeds, clock, rate limits). ``live``: the set of live
-    games read at start (`paiju.engine.live`; without it, every game of the store). The tests build it here too."""
+    games read at start (`paiju.engine.live`; without it, every game of the store). ``owned``: the partitions this
+    replica owns at first (``None``: every game; `serve` starts with none and takes its share, `own_partitions`).
+    The tests build it here too."""
     games = Games(store, live=live)
+    await games.own(owned)
     await games.follow()
     return games, EngineService(games, trust, **service)
 
@@ -67,14 +97,23 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     secret = seed_secret_from_env()
     trust = trust_from_env()
     store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
+        settings.nats_url,
+        stream=settings.stream,
+        prefix=settings.prefix,
+        replicas=settings.replicas,
+        partitions=settings.partitions,
     )
     lobby = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
     )
     live = await KeyValueLiveGames.open(store.client, store, settings.stream, replicas=settings.replicas)
     games, service = await build(
-        store, trust, live=live, seed_secret=secret, limits=RateLimits.from_env(RATE_LIMITS, os.environ)
+        store,
+        trust,
+        live=live,
+        owned=frozenset() if store.partitions else None,  # its share comes from the leases, below
+        seed_secret=secret,
+        limits=RateLimits.from_env(RATE_LIMITS, os.environ),
     )
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
@@ -91,6 +130,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         "engine started", address=settings.address, port=serving.port, nats=settings.nats_url, stream=settings.stream
     )
     stopping = stop_on_signals(stop)
+    _, owning = await own_partitions(games, store.client, settings.stream, stopping, replicas=settings.replicas)
     timers = asyncio.create_task(run_timers(games, secret, settings.timer_seconds, stopping))
     checkpoints = await KeyValueTracking.open(
         lobby.client, CHECKPOINTS, scope=settings.lobby_stream, replicas=settings.replicas
@@ -103,6 +143,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     await stopping.wait()
     await timers
     await matches
+    if owning is not None:
+        await owning  # the partitions given up: the other replicas take them at their next round
     log.info("engine stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
     service.draining.set()  # open watch streams end with a WatchEnd saying so: their clients watch elsewhere
     await serving.drain(GRACE_SECONDS)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from paiju.platform.partitions import PARTITIONS, configured
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -13,9 +15,9 @@ class Settings:
     nats_url: str = "nats://127.0.0.1:4222"
     """The NATS server or cluster (NATS_URL)."""
     stream: str = "GAMES"
-    """The JetStream stream of games (PAIJU_GAMES_STREAM); subjects paiju.game.<game id>."""
+    """The JetStream stream of games (PAIJU_GAMES_STREAM); subjects paiju.game.<partition>.<game id>."""
     prefix: str = "paiju.game"
-    """The subject prefix of games: one subject <prefix>.<game id> each (PAIJU_GAMES_SUBJECT_PREFIX)."""
+    """The subject prefix of games: one subject <prefix>.<partition>.<game id> each (PAIJU_GAMES_SUBJECT_PREFIX)."""
     replicas: int = 1
     """Stream replicas when the engine creates the stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
     metrics_port: int = 9464
@@ -24,6 +26,9 @@ class Settings:
     """PAIJU_LOG_LEVEL."""
     timer_seconds: float = 1.0
     """How often expired turns are looked for (PAIJU_TIMER_SECONDS)."""
+    partitions: int = PARTITIONS
+    """How many partitions the games fall in when the engine creates the GAMES stream (PAIJU_GAME_PARTITIONS; 0:
+    none, every replica follows every game). A stream keeps the number it was created with."""
     lobby_stream: str = "LOBBY"
     """The lobby's JetStream stream, whose match starts the engine turns into games (PAIJU_LOBBY_STREAM)."""
     lobby_prefix: str = "paiju.lobby"
@@ -42,6 +47,7 @@ class Settings:
             metrics_port=int(values.get("PAIJU_METRICS_PORT", d.metrics_port)),
             log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
             timer_seconds=float(values.get("PAIJU_TIMER_SECONDS", d.timer_seconds)),
+            partitions=configured(dict(values)),
             lobby_stream=values.get("PAIJU_LOBBY_STREAM", d.lobby_stream),
             lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
         )

@@ -10,6 +10,7 @@ timers takes the games whose deadline has passed from a heap — a scan costs O(
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from datetime import UTC
 from typing import Any
 
@@ -56,6 +57,12 @@ class Deadlines:
         if len(self._heap) > 2 * len(self._due) + 64:  # mostly stale entries: rebuild from the current deadlines
             self._heap = [(d, g) for g, d in self._due.items()]
             heapq.heapify(self._heap)
+
+    def keep(self, wanted: Callable[[str], bool]) -> None:
+        """Forget the deadlines of the games ``wanted`` says no to (a partition this replica no longer owns)."""
+        self._due = {g: d for g, d in self._due.items() if wanted(g)}
+        self._heap = [(d, g) for g, d in self._due.items()]
+        heapq.heapify(self._heap)
 
     def expired(self, now: float) -> list[str]:
         """The games whose deadline is at or before ``now``, earliest first, taken out of the index (the timers set

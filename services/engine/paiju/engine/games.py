@@ -31,7 +31,7 @@ from paiju.contract.games import GameCodecs, WithCodecs
 from paiju.engine import tractor
 from paiju.engine.deadlines import Deadlines, due_of
 from paiju.engine.live import LiveGames
-from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS
+from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS, FEED_EVENTS, PARTITIONS_OWNED
 from paiju.platform.repository import (
     CACHED_AGGREGATES,
     SCHEMA_VERSION,
@@ -200,8 +200,13 @@ def between_deals(game: Game) -> bool:
 
 class Games(Repository[Game]):
     """Load, create and act on games: the aggregate repository (`paiju.platform.repository.Repository`) over the
-    GAMES stream's envelopes, plus what only games have — the set of games that may still need the engine (turn
-    timers), creation with the seats, seat changes and dry runs."""
+    GAMES stream's envelopes, plus what only games have — the deadlines of the games this replica owns (turn
+    timers), creation with the seats, seat changes and dry runs.
+
+    Replicas share the games out by partition (`own`, `paiju.engine.ownership`): a replica's feed carries only the
+    partitions it owns, it keeps those games current in memory and runs their timers; any other game it is asked
+    about it reads from the store, and acts on it with the position it read, so a request is answered correctly
+    whichever replica it reaches (docs/architecture.md, "Ownership of games")."""
 
     noun = "the game"
 
@@ -217,24 +222,53 @@ class Games(Repository[Game]):
         self._live = live
         self._ending: set[asyncio.Task[None]] = set()
         self._gone: Recent[str, bool] = Recent(CACHED_AGGREGATES)  # ended games this process took off the live set
-        self._active: set[str] = set()  # games that may still need the engine (turn timers), not seen ended
         self.deadlines = Deadlines()
-        """When each game this replica follows next needs the engine (its turn timers)."""
+        """When each game this replica owns next needs the engine (its turn timers)."""
         self._unindexed: set[str] = set()  # moved (or known at start) but not read here since: deadline unknown
+        self._owned: frozenset[int] | None = None
+        """The partitions this replica owns (``None``: every game, a replica alone)."""
 
     async def follow(self) -> None:
         """Keep cached games current from the store's feed of appended events (call once, at start)."""
         await super().follow()
-        known = await self._live.members() if self._live is not None else await self._store.aggregates()
-        self._active.update(known)
-        self._unindexed.update(known)
+        self._unindexed.update(await self._known())
 
-    async def active(self) -> list[str]:
-        """The games that may still be running: those seen by the feed (and at start) and not seen ended.
-        Without the feed, every game of the store."""
-        if not self._following:
-            return await self._store.aggregates()
-        return sorted(self._active)
+    async def _known(self) -> list[str]:
+        """The games that may still need the engine (the live set; without one, every game of the store)."""
+        return await self._live.members() if self._live is not None else await self._store.aggregates()
+
+    def owns(self, game_id: str) -> bool:
+        """Whether this replica owns ``game_id``'s partition (keeps it current from its feed, runs its timers)."""
+        return self._owned is None or self._store.partition(game_id) in self._owned
+
+    @property
+    def owned(self) -> frozenset[int] | None:
+        return self._owned
+
+    async def own(self, partitions: frozenset[int] | None) -> None:
+        """From now on this replica owns ``partitions`` (``None``: every game): its feed carries only them, and the
+        live games of a partition it gains are read from the store for their deadlines (a new owner rebuilds the
+        index from the log). The deadlines of a partition it loses are dropped; its cached games stay, read from
+        the store again (from where the cache stands) whenever they are asked for."""
+        before = self._owned
+        if partitions == before:
+            return
+        self._owned = partitions
+        PARTITIONS_OWNED.set(self._store.partitions if partitions is None else len(partitions))
+        await self._store.own(partitions)
+
+        def gained(game_id: str) -> bool:
+            return before is not None and self._store.partition(game_id) not in before and self.owns(game_id)
+
+        for game_id in [g for g in self._cache if gained(g)]:
+            del self._cache[game_id]  # cached while another replica owned it: maybe behind
+        self._unindexed = {g for g in self._unindexed if self.owns(g)}
+        self.deadlines.keep(self.owns)
+        if before is not None:
+            self._unindexed.update(g for g in await self._known() if gained(g))
+
+    def _current(self, aggregate: str) -> bool:
+        return self._following and (self.owns(aggregate) or self._store.unpartitioned(aggregate))
 
     # -- the game kind -----------------------------------------------------------------------------------------
 
@@ -245,10 +279,12 @@ class Games(Repository[Game]):
         if not self._following:
             return await self._store.aggregates()
         unknown, self._unindexed = self._unindexed, set()
-        return [*self.deadlines.expired(now), *sorted(unknown)]
+        return [*self.deadlines.expired(now), *sorted(g for g in unknown if self.owns(g))]
 
     def reschedule(self, game_id: str) -> None:
         """Set the game's deadline again from the game as this replica holds it (after a scan took it out)."""
+        if not self.owns(game_id):
+            return
         cached = self._cache.get(game_id)
         if cached is None:
             self._unindexed.add(game_id)
@@ -256,23 +292,24 @@ class Games(Repository[Game]):
             self.deadlines.set(game_id, due_of(cached))
 
     def _observed(self, recorded: Recorded) -> None:
-        self._active.add(recorded.aggregate)
-        if self._cache.get(recorded.aggregate) is None:
+        FEED_EVENTS.inc()
+        if self._cache.get(recorded.aggregate) is None and self.owns(recorded.aggregate):
             self._unindexed.add(recorded.aggregate)
 
     def _forgotten(self, aggregate: str) -> None:
-        self._unindexed.add(aggregate)  # its deadline may have moved with the events the feed skipped
+        if self.owns(aggregate):
+            self._unindexed.add(aggregate)  # its deadline may have moved with the events the feed skipped
 
     def _remembered(self, snapshot: Game) -> None:
         if snapshot.state.phase.value == "ended" and snapshot.game_id not in self._gone:
-            self._active.discard(snapshot.game_id)
             self._gone[snapshot.game_id] = True
             if self._live is not None:
                 ending = asyncio.get_running_loop().create_task(self._discard(snapshot.game_id))
                 self._ending.add(ending)
                 ending.add_done_callback(self._ending.discard)
-        self.deadlines.set(snapshot.game_id, due_of(snapshot))
-        self._unindexed.discard(snapshot.game_id)
+        if self.owns(snapshot.game_id):
+            self.deadlines.set(snapshot.game_id, due_of(snapshot))
+            self._unindexed.discard(snapshot.game_id)
 
     def _absent(self, aggregate: str) -> Game:
         raise GameNotFound(f"there is no game {aggregate!r}")

@@ -20,10 +20,14 @@ CONFLICTS = Counter(
     "paiju_engine_conflicts_total", "Appends that lost to another writer and were decided again", registry=None
 )
 ACTIVE_GAMES = Gauge("paiju_engine_active_games", "Games this process has served since it started", registry=None)
+FEED_EVENTS = Counter(
+    "paiju_engine_feed_events_total", "Events the feed delivered (those of the partitions owned)", registry=None
+)
+PARTITIONS_OWNED = Gauge("paiju_engine_partitions_owned", "Partitions of the games this replica owns", registry=None)
 
 
 def register() -> None:
     """Export the engine's metrics (once per process; the engine's start calls it)."""
-    for metric in (ACTS, REJECTIONS, LATENCY, CONFLICTS, ACTIVE_GAMES):
+    for metric in (ACTS, REJECTIONS, LATENCY, CONFLICTS, ACTIVE_GAMES, FEED_EVENTS, PARTITIONS_OWNED):
         with contextlib.suppress(ValueError):  # registered already
             REGISTRY.register(metric)

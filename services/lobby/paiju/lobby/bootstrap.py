@@ -19,6 +19,7 @@ from paiju.lobby.results import match_results
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
 from paiju.lobby.tournaments import CONSUMER as ROUND_TABLES
 from paiju.lobby.tournaments import round_opener
+from paiju.platform import partitions
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -83,7 +84,11 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
     games_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.games_stream, prefix=settings.games_prefix, replicas=settings.replicas
+        settings.nats_url,
+        stream=settings.games_stream,
+        prefix=settings.games_prefix,
+        replicas=settings.replicas,
+        partitions=partitions.configured(),
     )
     # scoring's stream, for the tables of paired tournament rounds (created here too if scoring is not up yet)
     tournaments_store = await JetStreamEventStore.connect(

@@ -40,6 +40,12 @@ K = TypeVar("K")
 V = TypeVar("V")
 POLL_SECONDS = 0.05
 """How often a watcher reads the store when no feed keeps the aggregates current."""
+RECHECK_SECONDS = (0.05, 0.25, 1.0)
+"""After a notice of an append to an aggregate the feed does not carry here, how long to wait before reading again
+while the store does not show it yet (the notice of a batch can come before its commit)."""
+UNFOLLOWED_IDLE_SECONDS = 30.0
+"""A watcher of an aggregate the feed does not carry here reads it at least this often (a notice lost while the
+connection was down)."""
 SCHEMA_VERSION = 1
 CONFLICT_RETRIES = 16
 """How many times a command that lost its append to another writer is decided again before the call gives up
@@ -239,6 +245,7 @@ class Repository(Generic[A]):
         # aggregates being read from the store: the highest stream sequence the feed delivered for each meanwhile
         self._loading: dict[str, list[int]] = {}
         self._changes = Changes()
+        self._noticing: dict[str, list[Any]] = {}  # aggregates watched here outside the feed: [watchers, unsubscribe]
 
     # -- what a kind implements ------------------------------------------------------------------------------
 
@@ -276,6 +283,11 @@ class Repository(Generic[A]):
 
     def _forgotten(self, aggregate: str) -> None:
         """A hook: the cache dropped ``aggregate`` because the feed skipped some of its events."""
+
+    def _current(self, aggregate: str) -> bool:
+        """Whether the feed keeps ``aggregate`` current here (a kind whose replicas share the aggregates out says
+        no for those another replica owns: they are read from the store)."""
+        return self._following
 
     # -- reading -----------------------------------------------------------------------------------------------
 
@@ -329,7 +341,7 @@ class Repository(Generic[A]):
         """The aggregate: from the cache when the feed keeps it current (and it is at ``min_version`` at least),
         else as stored now."""
         cached = self._cache.get(aggregate)
-        if self._following and cached is not None and cached.version >= min_version:
+        if self._current(aggregate) and cached is not None and cached.version >= min_version:
             return cached
         return await self.refresh(aggregate)
 
@@ -359,7 +371,10 @@ class Repository(Generic[A]):
 
     async def next_change(self, aggregate: str, version: int) -> A:
         """The aggregate once it is past ``version``: woken by the feed the moment it changes (a watcher waiting
-        here costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`."""
+        here costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`. An
+        aggregate the feed does not carry here is woken by the store's notice of its appends (`EventStore.notice`)."""
+        if self._following and not self._current(aggregate):
+            return await self._next_change_noticed(aggregate, version)
         while True:
             cached = self._cache.get(aggregate)
             if cached is not None and cached.version > version:
@@ -375,6 +390,36 @@ class Repository(Generic[A]):
                 return snapshot
             if self._following:
                 await self._changes.wait(aggregate)
+
+    async def _next_change_noticed(self, aggregate: str, version: int) -> A:
+        """`next_change` for an aggregate the feed does not carry here: each notice of an append reads it from the
+        store; a notice that shows nothing yet is looked at again shortly (`RECHECK_SECONDS`)."""
+        entry = self._noticing.get(aggregate)
+        if entry is None:
+            entry = self._noticing[aggregate] = [0, None]
+            entry[1] = await self._store.notice(aggregate, lambda: self._changes.notify(aggregate))
+        entry[0] += 1
+        loop = asyncio.get_running_loop()
+        try:
+            rechecks = 0
+            while True:
+                snapshot = await self.refresh(aggregate)
+                if snapshot.version > version:
+                    return snapshot
+                if rechecks:
+                    rechecks -= 1
+                    await asyncio.sleep(RECHECK_SECONDS[-1 - rechecks])
+                    continue
+                waited = loop.time()
+                await self._changes.wait(aggregate, UNFOLLOWED_IDLE_SECONDS)
+                if loop.time() - waited < UNFOLLOWED_IDLE_SECONDS:
+                    rechecks = len(RECHECK_SECONDS)  # noticed: read now, then again shortly if not there yet
+        finally:
+            entry[0] -= 1
+            if not entry[0] and self._noticing.get(aggregate) is entry:
+                del self._noticing[aggregate]
+                if entry[1] is not None:
+                    await entry[1]()
 
     async def reach(self, aggregate: str, min_version: int, timeout: float) -> A:
         """The aggregate at ``min_version`` or later: read from the store when this replica is behind, then waited
@@ -418,7 +463,7 @@ class Repository(Generic[A]):
         stored), `StaleVersion` when the aggregate is not at ``expected_version``, `CommandIdReused`, and
         `ConcurrencyConflict` after `CONFLICT_RETRIES` lost appends.
         """
-        snapshot = None if fresh or not self._following else self._cache.get(aggregate)
+        snapshot = None if fresh or not self._current(aggregate) else self._cache.get(aggregate)
         for _ in range(CONFLICT_RETRIES):
             read = snapshot is None
             if snapshot is None:

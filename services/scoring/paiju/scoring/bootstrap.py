@@ -14,6 +14,7 @@ from typing import Any
 import asyncpg
 import structlog
 
+from paiju.platform import partitions
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -69,7 +70,11 @@ async def connections(settings: Settings) -> AsyncIterator[Connections]:
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
     games_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.games_stream, prefix=settings.games_prefix, replicas=settings.replicas
+        settings.nats_url,
+        stream=settings.games_stream,
+        prefix=settings.games_prefix,
+        replicas=settings.replicas,
+        partitions=partitions.configured(),
     )
     lobby_store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -77,12 +77,31 @@ class EventStore(Protocol):
         """The ids of every aggregate with events."""
         ...
 
-    async def read_all(self, after_sequence: int = 0, limit: int | None = None) -> list[Recorded]:
+    @property
+    def partitions(self) -> int:
+        """How many partitions the aggregates fall in (`paiju.platform.partitions`; 0: the store has none)."""
+        ...
+
+    def partition(self, aggregate: str) -> int:
+        """The partition of ``aggregate`` (0 in a store without partitions)."""
+        ...
+
+    def unpartitioned(self, aggregate: str) -> bool:
+        """Whether ``aggregate`` was stored before the store had partitions (every feed carries it)."""
+        ...
+
+    async def own(self, partitions: frozenset[int] | None) -> None:
+        """From now on `follow` delivers only the events of aggregates in ``partitions`` (``None``: all)."""
+        ...
+
+    async def read_all(
+        self, after_sequence: int = 0, limit: int | None = None, *, partitions: frozenset[int] | None = None
+    ) -> list[Recorded]:
         """Every event of every aggregate stored after stream sequence ``after_sequence``, in stream order, up to
         the last one stored when called (a replay of the whole stream, for analysts and projections); with
         ``limit``, the events of at most the next ``limit`` stream sequences that hold any (a bounded batch: a
         consumer reads a long backlog batch by batch, never all of it in memory; an empty batch means nothing is
-        left)."""
+        left). ``partitions``: only the events of aggregates in these partitions (readers in parallel)."""
         ...
 
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
@@ -91,6 +110,13 @@ class EventStore(Protocol):
         Events appended before the call are not delivered (load them). Deliveries happen on the event loop, after
         the append that stored them; a writer in another process is seen as soon as the store delivers it.
         """
+        ...
+
+    async def notice(self, aggregate: str, on_append: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+        """Call ``on_append`` soon after each append to ``aggregate`` (a hint, not the events: read them; it may
+        come a moment before the store shows them, and is lost while the connection is down), until the returned
+        function is awaited. For watching an aggregate the feed does not carry: it costs nothing while nothing is
+        appended."""
         ...
 
     async def close(self) -> None: ...

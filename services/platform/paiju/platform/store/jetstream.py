@@ -9,6 +9,12 @@ server has too many batches open it is retried shortly. The first message carrie
 command id is unique only within its aggregate). So a crash can never leave half a command in the log, and
 of two writers that expected the same position exactly one wins.
 
+A partitioned stream (the games) keeps each aggregate on ``<prefix>.<partition>.<aggregate>``
+(`paiju.platform.partitions`), so that a replica's feed carries only the partitions it owns (`own`); the number of
+partitions is kept in the stream's metadata. Aggregates stored before the stream was partitioned stay on
+``<prefix>.<aggregate>`` and are read and appended to there; every feed carries them, whatever it owns (they are
+few, and end).
+
 A retry of a command that was in fact stored is answered "wrong last sequence" (10071) or "duplicate
 message id" (10201): when the aggregate's last message carries the same command id, the append succeeded
 and its stored events are returned (docs/architecture.md, "Optimistic concurrency and exact retries").
@@ -20,7 +26,7 @@ import asyncio
 import contextlib
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import structlog
@@ -30,6 +36,7 @@ from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, 
 from nats.js.errors import NotFoundError
 
 from paiju.platform.nats import close, connect
+from paiju.platform.partitions import partition_of
 from paiju.platform.retry import report
 from paiju.platform.store.base import (
     NEW,
@@ -63,13 +70,26 @@ BOUNDED_ACK_WAIT_SECONDS = 3600.0
 """A reading consumer that delivers nothing for this long is replaced by a new one reading on."""
 INACTIVE_SECONDS = 30.0
 """The server removes a reading consumer left behind (its reader gone) after this long."""
+PARTITIONS_KEY = "paiju-partitions"
+"""The stream metadata entry that holds the number of partitions of a partitioned stream."""
+SINCE_KEY = "paiju-partitioned-after"
+"""The stream metadata entry with the last sequence stored before the stream had partitions (0: it always had)."""
 
 
 class JetStreamEventStore:
     """Aggregates as subjects ``<prefix>.<aggregate>`` of the stream ``stream``."""
 
-    def __init__(self, client: Client, stream: str, prefix: str, *, timeout: float = 5.0) -> None:
+    def __init__(self, client: Client, stream: str, prefix: str, *, timeout: float = 5.0, partitions: int = 0) -> None:
         self._nc = client
+        self._partitions = partitions
+        self._legacy: set[str] = set()
+        self._before = False
+        """Whether the stream may hold aggregates stored before it had partitions."""
+        """Aggregates of a partitioned stream stored before it was (on ``<prefix>.<aggregate>``), as met."""
+        self._owned: frozenset[int] | None = None
+        """The partitions the feed carries (``None``: all)."""
+        self._fed = 0
+        """The stream sequence the feed delivered last (or started after)."""
         self._js = client.jetstream(timeout=timeout)
         self._stream = stream
         self._prefix = prefix
@@ -81,18 +101,24 @@ class JetStreamEventStore:
 
     @classmethod
     async def connect(
-        cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1
+        cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1, partitions: int = 0
     ) -> JetStreamEventStore:
-        """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge)."""
+        """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge).
+        ``partitions``: for a stream created now (or one stored before partitions), how many partitions its
+        aggregates fall in (0: none); a partitioned stream keeps the number it was created with."""
         client = await connect(url, f"paiju-store-{stream.lower()}")
         store = cls(client, stream, prefix)
-        await store.ensure_stream(replicas)
+        await store.ensure_stream(replicas, partitions)
         return store
 
-    async def ensure_stream(self, replicas: int = 1) -> None:
+    async def ensure_stream(self, replicas: int = 1, partitions: int = 0) -> None:
+        """Create the stream, or take the number of partitions of the existing one (a stream stored before
+        partitions gains them when asked: its new aggregates are partitioned, its old ones stay where they are)."""
+        subjects = [f"{self._prefix}.*", f"{self._prefix}.*.*"] if partitions else [f"{self._prefix}.*"]
         config = StreamConfig(
             name=self._stream,
-            subjects=[f"{self._prefix}.*"],
+            subjects=subjects,
+            metadata={PARTITIONS_KEY: str(partitions), SINCE_KEY: "0"} if partitions else None,
             storage=StorageType.FILE,
             num_replicas=replicas,
             allow_atomic=True,
@@ -102,9 +128,31 @@ class JetStreamEventStore:
             deny_purge=True,
         )
         try:
-            await self._js.stream_info(self._stream)
+            info = await self._js.stream_info(self._stream)
         except NotFoundError:
             await self._js.add_stream(config)
+            self._partitions = partitions
+            return
+        metadata = self._described(info)
+        if self._partitions or not partitions:
+            return
+        info.config.subjects = sorted({*(info.config.subjects or []), *subjects})
+        since = str(info.state.last_seq)
+        info.config.metadata = {**metadata, PARTITIONS_KEY: str(partitions), SINCE_KEY: since}
+        await self._js.update_stream(info.config)
+        self._partitions = partitions
+        self._before = info.state.last_seq > 0
+
+    async def discover(self) -> None:
+        """Read how the existing stream is partitioned (a reader that does not create it: `NotFoundError` when it
+        does not exist)."""
+        self._described(await self._js.stream_info(self._stream))
+
+    def _described(self, info: Any) -> dict[str, str]:
+        metadata: dict[str, str] = info.config.metadata or {}
+        self._partitions = int(metadata.get(PARTITIONS_KEY, "0"))
+        self._before = int(metadata.get(SINCE_KEY, "0")) > 0
+        return metadata
 
     @property
     def stream(self) -> str:
@@ -119,27 +167,57 @@ class JetStreamEventStore:
         """The NATS connection (for consumers beside the store, e.g. the engine's match starter)."""
         return self._nc
 
+    @property
+    def partitions(self) -> int:
+        """How many partitions the stream's aggregates fall in (0: not partitioned)."""
+        return self._partitions
+
+    def partition(self, aggregate: str) -> int:
+        """The partition of ``aggregate`` (0 in a stream without partitions)."""
+        return partition_of(aggregate, self._partitions) if self._partitions else 0
+
+    def unpartitioned(self, aggregate: str) -> bool:
+        """Whether ``aggregate`` was stored before the stream had partitions, as far as this store has met it: every
+        feed carries its events, whatever partitions it owns."""
+        return aggregate in self._legacy
+
     def subject(self, aggregate: str) -> str:
         """The subject of an aggregate (`StoreError` for an id that is not one: no dotted, wildcard or long subject
         ever reaches NATS)."""
-        return f"{self._prefix}.{check_aggregate(aggregate)}"
+        check_aggregate(aggregate)
+        if not self._partitions or aggregate in self._legacy:
+            return f"{self._prefix}.{aggregate}"
+        return f"{self._prefix}.{partition_of(aggregate, self._partitions)}.{aggregate}"
+
+    def _aggregate_of(self, subject: str) -> str:
+        """The aggregate a stored message's subject names (one stored before partitions is remembered as such)."""
+        tokens = subject[len(self._prefix) + 1 :].split(".")
+        if len(tokens) == 1 and self._partitions:
+            self._legacy.add(tokens[0])
+        return tokens[-1]
+
+    def _subjects(self, partitions: frozenset[int] | None) -> list[str]:
+        """The subjects of the aggregates in ``partitions`` (``None``: the whole stream)."""
+        if partitions is None or not self._partitions:
+            return [f"{self._prefix}.*"] + ([f"{self._prefix}.*.*"] if self._partitions else [])
+        subjects = [f"{self._prefix}.{p}.*" for p in sorted(partitions)]
+        return [f"{self._prefix}.*", *subjects] if self._before else subjects
 
     async def aggregates(self) -> list[str]:
         """Every aggregate of the stream. The server lists a stream's subjects a page at a time (100,000 per
         answer), so the pages are asked for one after another until the total is reached."""
-        prefix = f"{self._prefix}."
         found: set[str] = set()
         while True:
-            request = json.dumps({"subjects_filter": f"{self._prefix}.*", "offset": len(found)}).encode()
+            request = json.dumps({"subjects_filter": f"{self._prefix}.>", "offset": len(found)}).encode()
             reply = await self._nc.request(f"$JS.API.STREAM.INFO.{self._stream}", request, timeout=self._timeout)
             answer = json.loads(reply.data)
             if "error" in answer:
                 raise StoreUnavailable(f"listing the aggregates of {self._stream}: {answer['error']}")
             page = (answer.get("state") or {}).get("subjects") or {}
             before = len(found)
-            found.update(subject.removeprefix(prefix) for subject in page)
+            found.update(page)
             if len(found) >= int(answer.get("total") or 0) or len(found) == before:
-                return sorted(found)
+                return sorted({self._aggregate_of(subject) for subject in found})
 
     async def close(self) -> None:
         await self.stop_following()
@@ -152,6 +230,7 @@ class JetStreamEventStore:
                 await self._feed.unsubscribe()
         self._feed = None
         self._followers.clear()
+        self._owned = None
 
     # --- reading ------------------------------------------------------------------------------------
 
@@ -159,7 +238,15 @@ class JetStreamEventStore:
         try:
             return await self._js.get_last_msg(self._stream, self.subject(aggregate), direct=True)
         except NotFoundError:
+            pass
+        if not self._before or aggregate in self._legacy:
             return None
+        try:  # stored before the stream had partitions?
+            last = await self._js.get_last_msg(self._stream, f"{self._prefix}.{aggregate}", direct=True)
+        except NotFoundError:
+            return None
+        self._legacy.add(aggregate)
+        return last
 
     async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
         last = await self._last(aggregate)
@@ -173,29 +260,33 @@ class JetStreamEventStore:
         """Every event of an aggregate up to ``last_sequence``."""
         return await self._consume(self.subject(aggregate), 0, last_sequence)
 
-    async def read_all(self, after_sequence: int = 0, limit: int | None = None) -> list[Recorded]:
+    async def read_all(
+        self, after_sequence: int = 0, limit: int | None = None, *, partitions: frozenset[int] | None = None
+    ) -> list[Recorded]:
+        """(See `EventStore.read_all`.) ``partitions``: only the events of the aggregates in these partitions (a
+        reader among several in parallel, each reading its partitions)."""
         info = await self._js.stream_info(self._stream)
         if info.state.last_seq <= after_sequence or not info.state.messages:
             return []
+        subjects = None if partitions is None else self._subjects(partitions)
         if limit is None:
-            return await self._consume(f"{self._prefix}.*", after_sequence, info.state.last_seq)
+            return await self._consume(subjects, after_sequence, info.state.last_seq)
         # window after window of ``limit`` sequences, until one holds events (a purged stretch holds none); the
         # consumer may deliver past a window's end (the next event, when the end is no event): not kept
         after = max(after_sequence, info.state.first_seq - 1)
         while after < info.state.last_seq:
             last = min(info.state.last_seq, after + limit)
-            found = [
-                r for r in await self._consume(f"{self._prefix}.*", after, last, bounded=True) if r.sequence <= last
-            ]
+            found = [r for r in await self._consume(subjects, after, last, bounded=True) if r.sequence <= last]
             if found:
                 return found
             after = last
         return []
 
     async def _consume(
-        self, subject: str, after_sequence: int, last_sequence: int, *, bounded: bool = False
+        self, subject: str | list[str] | None, after_sequence: int, last_sequence: int, *, bounded: bool = False
     ) -> list[Recorded]:
-        """The events on ``subject`` after ``after_sequence`` up to ``last_sequence``.
+        """The events on ``subject`` (several subjects; ``None``: the whole stream) after ``after_sequence`` up to
+        ``last_sequence``.
 
         An ephemeral push consumer (no acks, in memory) delivers them to a plain subscription, which checks
         that the consumer's own sequence runs without a gap; after a gap, or a stall, it reads on from the
@@ -217,7 +308,13 @@ class JetStreamEventStore:
         return stored
 
     async def _push(
-        self, subject: str, after_sequence: int, last_sequence: int, stored: list[Recorded], *, bounded: bool = False
+        self,
+        subject: str | list[str] | None,
+        after_sequence: int,
+        last_sequence: int,
+        stored: list[Recorded],
+        *,
+        bounded: bool = False,
     ) -> int:
         """One consumer's run, appending to ``stored``; the stream sequence it reached.
 
@@ -227,7 +324,6 @@ class JetStreamEventStore:
         for the whole stream at every window."""
         loop = asyncio.get_running_loop()
         finished: asyncio.Future[None] = loop.create_future()
-        prefix = f"{self._prefix}."
         reached = after_sequence
         delivered = 0
 
@@ -241,8 +337,10 @@ class JetStreamEventStore:
                 return
             delivered = consumer_sequence
             reached = stream_sequence
-            stored.append(_recorded(msg.subject.removeprefix(prefix), stream_sequence, msg.headers, msg.data))
-            if stream_sequence >= last_sequence:
+            stored.append(_recorded(self._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data))
+            if stream_sequence >= last_sequence or delivery_pending(msg.reply) == 0:
+                # the end, or the last one of the subjects read (a filter whose last event comes before the end)
+                reached = max(reached, last_sequence)
                 finished.set_result(None)
 
         inbox = self._nc.new_inbox()
@@ -258,7 +356,8 @@ class JetStreamEventStore:
             self._stream,
             ConsumerConfig(
                 deliver_subject=inbox,
-                filter_subject=None if subject == f"{self._prefix}.*" else subject,  # the whole stream: no filter
+                filter_subject=subject if isinstance(subject, str) else None,  # the whole stream: no filter
+                filter_subjects=subject if isinstance(subject, list) else None,
                 **(
                     {
                         "ack_policy": AckPolicy.EXPLICIT,
@@ -274,6 +373,9 @@ class JetStreamEventStore:
                 **start,
             ),
         )
+        if not consumer.num_pending and not delivered:
+            finished.set_result(None)  # nothing on these subjects from there on
+            reached = last_sequence
         try:
             while not finished.done():
                 before = reached
@@ -292,28 +394,68 @@ class JetStreamEventStore:
         """(See `EventStore.follow`.) Every follower of this store shares one feed: each event crosses the
         connection once, however many repositories and consumers of the process follow the stream."""
         async with self._feed_lock:
-            if self._feed is None:
-                prefix = f"{self._prefix}."
-
-                async def receive(msg: Msg) -> None:
-                    recorded = _recorded(
-                        msg.subject.removeprefix(prefix), msg.metadata.sequence.stream, msg.headers, msg.data
-                    )
-                    for follower in list(self._followers):
-                        try:
-                            follower(recorded)
-                        except Exception as e:  # one follower's failure is its own: the others still get the event
-                            report(log, "a follower of the feed failed", e, stream=self._stream)
-
-                # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
-                self._feed = await self._js.subscribe(
-                    f"{self._prefix}.*",
-                    cb=receive,
-                    ordered_consumer=True,
-                    deliver_policy=DeliverPolicy.NEW,
-                    idle_heartbeat=FEED_HEARTBEAT_SECONDS,
-                )
+            if self._feed is None and self._owned != frozenset():
+                self._fed = (await self._js.stream_info(self._stream)).state.last_seq
+                await self._subscribe()
             self._followers.append(on_event)
+
+    async def own(self, partitions: frozenset[int] | None) -> None:
+        """From now on the feed carries only the events of the aggregates in ``partitions`` (``None``: every
+        event), filtered by the server: a replica that owns a share of the games reads only that share. The feed
+        goes on from the last event it delivered, so no event of a partition kept is missed; a partition gained
+        is delivered from there too (its owner reads its live aggregates from the store as well)."""
+        async with self._feed_lock:
+            if partitions == self._owned:
+                return
+            self._owned = partitions
+            if self._feed is not None:
+                with contextlib.suppress(Exception):
+                    await self._feed.unsubscribe()
+                self._feed = None
+            elif self._followers:
+                self._fed = (await self._js.stream_info(self._stream)).state.last_seq  # none owned until now
+            if self._followers and partitions != frozenset():
+                await self._subscribe()
+
+    async def _subscribe(self) -> None:
+        """The feed's ordered consumer, from the event after the last one delivered, on the owned partitions."""
+
+        async def receive(msg: Msg) -> None:
+            sequence = msg.metadata.sequence.stream
+            self._fed = sequence
+            recorded = _recorded(self._aggregate_of(msg.subject), sequence, msg.headers, msg.data)
+            for follower in list(self._followers):
+                try:
+                    follower(recorded)
+                except Exception as e:  # one follower's failure is its own: the others still get the event
+                    report(log, "a follower of the feed failed", e, stream=self._stream)
+
+        subjects = self._subjects(self._owned)
+        # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
+        self._feed = await self._js.subscribe(
+            subjects[0],
+            stream=self._stream,
+            cb=receive,
+            ordered_consumer=True,
+            config=ConsumerConfig(filter_subjects=subjects if len(subjects) > 1 else None, opt_start_seq=self._fed + 1),
+            deliver_policy=DeliverPolicy.BY_START_SEQUENCE,
+            idle_heartbeat=FEED_HEARTBEAT_SECONDS,
+        )
+
+    async def notice(self, aggregate: str, on_append: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+        """(See `EventStore.notice`.) A plain subscription to the aggregate's subject: every publish to it reaches
+        the subscriber as it reaches the stream, filtered by the server (nothing crosses while nothing happens)."""
+
+        async def heard(msg: Msg) -> None:
+            on_append()
+
+        sub = await self._nc.subscribe(self.subject(aggregate), cb=heard)
+
+        async def stop() -> None:
+            with contextlib.suppress(Exception):  # a connection that is down has nothing left to unsubscribe
+                await sub.unsubscribe()
+
+        return stop
 
     async def _tail(self, aggregate: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
         """The few events after a known position, by direct gets (no consumer to create and delete)."""
@@ -334,6 +476,8 @@ class JetStreamEventStore:
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
     ) -> list[Recorded]:
         check_batch(aggregate, command_id, events)
+        if expected.sequence == 0 and self._before and aggregate not in self._legacy:
+            await self._last(aggregate)  # new, unless stored before the stream had partitions: it stays there
         for attempt in range(BUSY_RETRIES):
             reply = await self._publish(aggregate, expected, command_id, events)
             error = reply.get("error")
@@ -399,6 +543,12 @@ def delivery_sequences(reply: str) -> tuple[int, int]:
     if len(tokens) >= 11:
         return int(tokens[7]), int(tokens[8])
     raise StoreError(f"not a JetStream delivery: {reply!r}")
+
+
+def delivery_pending(reply: str) -> int:
+    """How many messages the consumer had left to deliver after this one (the ack subject's last number)."""
+    tokens = reply.split(".")
+    return int(tokens[8] if len(tokens) == 9 else tokens[10])
 
 
 def _recorded(aggregate: str, sequence: int, headers: dict[str, str] | None, data: bytes | None) -> Recorded:

@@ -3,18 +3,35 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
+from paiju.platform.partitions import partition_of
 from paiju.platform.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_aggregate, check_batch
 
 
 class MemoryEventStore:
     """All aggregates in one process's memory, with stream sequences shared across aggregates like a stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, partitions: int = 0) -> None:
         self._logs: dict[str, list[Recorded]] = {}
         self._sequence = 0
         self._followers: list[Callable[[Recorded], None]] = []
+        self._partitions = partitions
+        self._owned: frozenset[int] | None = None
+        self._noticed: dict[str, list[Callable[[], None]]] = {}
+
+    @property
+    def partitions(self) -> int:
+        return self._partitions
+
+    def partition(self, aggregate: str) -> int:
+        return partition_of(aggregate, self._partitions) if self._partitions else 0
+
+    def unpartitioned(self, aggregate: str) -> bool:
+        return False
+
+    async def own(self, partitions: frozenset[int] | None) -> None:
+        self._owned = partitions
 
     async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
         check_aggregate(aggregate)
@@ -38,6 +55,10 @@ class MemoryEventStore:
             stored.append(Recorded(aggregate, expected.version + i, self._sequence, command_id, bytes(data)))
         log.extend(stored)
         loop = asyncio.get_running_loop()
+        for on_append in self._noticed.get(aggregate, ()):
+            loop.call_soon(on_append)
+        if self._owned is not None and self.partition(aggregate) not in self._owned:
+            return stored
         for follower in self._followers:
             for recorded in stored:
                 loop.call_soon(follower, recorded)
@@ -46,13 +67,39 @@ class MemoryEventStore:
     async def aggregates(self) -> list[str]:
         return sorted(self._logs)
 
-    async def read_all(self, after_sequence: int = 0, limit: int | None = None) -> list[Recorded]:
-        last = after_sequence + limit if limit is not None else self._sequence
-        every = [r for log in self._logs.values() for r in log if after_sequence < r.sequence <= last]
-        return sorted(every, key=lambda r: r.sequence)
+    async def read_all(
+        self, after_sequence: int = 0, limit: int | None = None, *, partitions: frozenset[int] | None = None
+    ) -> list[Recorded]:
+        every = sorted(
+            (
+                r
+                for aggregate, log in self._logs.items()
+                if partitions is None or self.partition(aggregate) in partitions
+                for r in log
+                if r.sequence > after_sequence
+            ),
+            key=lambda r: r.sequence,
+        )
+        if limit is None or not every:
+            return every
+        # the next window of ``limit`` sequences that holds any of them (as JetStream reads it)
+        first = every[0].sequence
+        start = after_sequence + (first - after_sequence - 1) // limit * limit
+        return [r for r in every if r.sequence <= start + limit]
 
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
         self._followers.append(on_event)
+
+    async def notice(self, aggregate: str, on_append: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+        check_aggregate(aggregate)
+        self._noticed.setdefault(aggregate, []).append(on_append)
+
+        async def stop() -> None:
+            noticed = self._noticed.get(aggregate, [])
+            if on_append in noticed:
+                noticed.remove(on_append)
+
+        return stop
 
     async def close(self) -> None:
         self._followers.clear()

@@ -72,7 +72,7 @@ async def _store(url: str, stream: str, prefix: str) -> AsyncIterator[JetStreamE
     store = JetStreamEventStore(client, stream, prefix)
     try:
         try:
-            await client.jetstream().stream_info(stream)
+            await store.discover()
         except NotFoundError:
             raise AnalystError(f"there is no stream {stream} at {url}") from None
         yield store

@@ -1,0 +1,117 @@
+"""Partition ownership by leases in a NATS key-value bucket (paiju.platform.ownership), on a real nats-server: the
+replicas share the partitions out evenly and without overlap, a dead replica's partitions move within a lease and a
+round, a replica that joins gets its share, one that stops gives its share up at once."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import nats
+import pytest
+
+from paiju.platform.ownership import Ownership
+
+pytestmark = pytest.mark.integration
+PARTITIONS = 16
+LEASE = 1.0
+
+
+async def replicas(
+    nats_url: str, bucket: str, count: int, first: int = 0
+) -> tuple[list[Ownership], list[list[frozenset[int]]]]:
+    client = await nats.connect(nats_url)
+    changes: list[list[frozenset[int]]] = []
+    made = []
+    for i in range(first, first + count):
+        seen: list[frozenset[int]] = []
+        changes.append(seen)
+
+        async def changed(owned: frozenset[int], seen: list[frozenset[int]] = seen) -> None:
+            seen.append(owned)
+
+        made.append(
+            await Ownership.open(client, bucket, PARTITIONS, changed, member=f"r{i}", lease=LEASE, renew=LEASE / 4)
+        )
+    return made, changes
+
+
+async def settle(owners: list[Ownership], rounds: int = 3) -> None:
+    for _ in range(rounds):
+        for owner in owners:
+            await owner.round()
+
+
+def cover(owners: list[Ownership]) -> list[int]:
+    return sorted(p for owner in owners for p in owner.owned)
+
+
+def test_replicas_share_every_partition_evenly_and_without_overlap(nats_url: str) -> None:
+    async def main() -> None:
+        owners, changes = await replicas(nats_url, "own-" + uuid.uuid4().hex[:8], 3)
+        await settle(owners)
+        assert cover(owners) == list(range(PARTITIONS)), "every partition owned, by exactly one replica"
+        assert sorted(len(o.owned) for o in owners) == [5, 5, 6]
+        assert [c[-1] for c in changes] == [o.owned for o in owners], "each change was told to its replica"
+
+    asyncio.run(main())
+
+
+def test_a_joining_replica_gets_its_share_and_a_stopping_one_gives_its_share_up_at_once(nats_url: str) -> None:
+    async def main() -> None:
+        bucket = "own-" + uuid.uuid4().hex[:8]
+        first, _ = await replicas(nats_url, bucket, 1)
+        await settle(first, 1)
+        assert len(first[0].owned) == PARTITIONS, "alone, a replica owns every partition"
+        (second,), _ = await replicas(nats_url, bucket, 1, first=1)
+        await settle([first[0], second], 3)
+        assert cover([first[0], second]) == list(range(PARTITIONS))
+        assert len(first[0].owned) == len(second.owned) == 8
+        await second.release()
+        await second._kv.delete(f"m.{second.member}")
+        await settle([first[0]], 2)
+        assert len(first[0].owned) == PARTITIONS, "a graceful stop frees its partitions for the next round"
+
+    asyncio.run(main())
+
+
+def test_a_dead_replicas_partitions_move_after_its_lease(nats_url: str) -> None:
+    async def main() -> None:
+        owners, _ = await replicas(nats_url, "own-" + uuid.uuid4().hex[:8], 2)
+        await settle(owners)
+        survivor, dead = owners
+        assert len(dead.owned) == 8
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        stopping = asyncio.Event()
+        running = asyncio.create_task(survivor.run(stopping))  # the dead one renews no more (SIGKILL)
+        while len(survivor.owned) < PARTITIONS:
+            assert loop.time() - started < 10 * LEASE, "the dead replica's partitions never moved"
+            await asyncio.sleep(0.05)
+        moved = loop.time() - started
+        stopping.set()
+        await running
+        assert moved >= LEASE * 0.5, "not before the dead owner's lease ran out"
+        assert not survivor.owned, "a stopped replica owns nothing"
+
+    asyncio.run(main())
+
+
+def test_a_replica_whose_lease_was_taken_drops_the_partition(nats_url: str) -> None:
+    """Two owners can meet only for a moment: a paused replica finds at its next round that another took its
+    partitions, and lets them go."""
+
+    async def main() -> None:
+        owners, changes = await replicas(nats_url, "own-" + uuid.uuid4().hex[:8], 2)
+        await settle(owners)
+        paused, other = owners
+        held = paused.owned
+        await asyncio.sleep(LEASE * 1.5)  # the paused replica's leases (and member key) expire
+        await settle([other], 2)
+        assert len(other.owned) == PARTITIONS
+        await paused.round()
+        assert cover(owners) == list(range(PARTITIONS)), "the woken replica took back only what was free"
+        assert not (paused.owned & other.owned)
+        assert held and changes[0][-1] == paused.owned == frozenset(), "told it owns nothing now"
+
+    asyncio.run(main())
