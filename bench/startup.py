@@ -4,9 +4,9 @@ An engine starts by reading the games that may still need it (the live set, `pai
 ever stored. Over one embedded nats-server: a GAMES stream with no game, then one holding ``STORED`` games that
 no longer need the engine (one stored event each, none of them live, as after they ended), and the time from
 connecting to the first act answered — the store connected, the live set opened, the games following the feed,
-the first turn-timer scan, a new game created and its first move acted. Also how long listing every game of the
-stream takes, and one start that reads every game as engines did before the live set. One JSON line per case;
-medians of ``ROUNDS`` starts.
+its share of the partitions taken, the first turn-timer scan, a new game created and its first move acted. Also
+how long listing every game of the stream takes, and one start that reads every game as engines did before the
+live set. One JSON line per case; medians of ``ROUNDS`` starts.
 """
 
 from __future__ import annotations
@@ -25,9 +25,10 @@ import nats
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from paiju.dev.stack import embedded_nats
-from paiju.engine.bootstrap import build
+from paiju.engine.bootstrap import build, own_partitions
 from paiju.engine.live import KeyValueLiveGames
 from paiju.engine.timers import expire_turns
+from paiju.platform.partitions import PARTITIONS, partition_of
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.store.jetstream import COMMAND, VERSION, JetStreamEventStore
 from paiju.platform.tokens import Issuer, Signer, Trust
@@ -50,7 +51,7 @@ async def _one_event() -> bytes:
 
 
 async def _fill(url: str, stream: str, count: int) -> None:
-    store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"s.{stream.lower()}")
+    store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"s.{stream.lower()}", partitions=PARTITIONS)
     await KeyValueLiveGames.open(store.client, store, stream)  # the bucket of a running deployment: games not live
     await store.close()
     data = await _one_event()
@@ -58,7 +59,8 @@ async def _fill(url: str, stream: str, count: int) -> None:
     js = client.jetstream()
     for n in range(count):
         headers = {"Nats-Msg-Id": f"old{n}:start:1", VERSION: "1", COMMAND: "start"}
-        await js.publish_async(f"s.{stream.lower()}.old{n}", data, headers=headers)
+        subject = f"s.{stream.lower()}.{partition_of(f'old{n}', PARTITIONS)}.old{n}"
+        await js.publish_async(subject, data, headers=headers)
     await js.publish_async_completed()
     await client.close()
 
@@ -67,22 +69,28 @@ async def _start(url: str, stream: str, *, with_live_set: bool = True) -> float:
     """Seconds from connecting to the first act answered (``with_live_set=False``: as an engine started before the
     live set, reading every game of the stream)."""
     started = time.perf_counter()
-    store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"s.{stream.lower()}")
+    store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"s.{stream.lower()}", partitions=PARTITIONS)
     try:
         live = await KeyValueLiveGames.open(store.client, store, stream) if with_live_set else None
-        games, _ = await build(store, TRUST, live=live, seed_secret=b"startup-bench-seeds" * 2)
+        games, _ = await build(store, TRUST, live=live, owned=frozenset(), seed_secret=b"startup-bench-seeds" * 2)
+        stopping = asyncio.Event()
+        _, owning = await own_partitions(games, store.client, stream, stopping)  # its share of the games
         await expire_turns(games, datetime.now(UTC))
         game_id = f"new{uuid.uuid4().hex[:8]}"
         game = await games.create(game_id, registry.ZLJ.name, StartMatch(7, Options(deals=1)), "start", "lobby")
         action = registry.ZLJ.legal_actions(game.state, game.state.turn)[0]
         await games.act(game_id, action, "first", "p")
-        return time.perf_counter() - started
+        took = time.perf_counter() - started
+        stopping.set()
+        if owning is not None:
+            await owning
+        return took
     finally:
         await store.close()
 
 
 async def _listing(url: str, stream: str) -> tuple[float, int]:
-    store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"s.{stream.lower()}")
+    store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"s.{stream.lower()}", partitions=PARTITIONS)
     try:
         started = time.perf_counter()
         listed = await store.aggregates()

@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 import yaml
 
+from paiju.platform.partitions import PARTITIONS
+
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
 OVERLAYS = ("dev", "prod")
@@ -330,28 +332,40 @@ def test_network_policies_let_only_the_right_pods_in(overlay: tuple[str, list[Do
         assert pods_allowed(docs, postgres, "postgres") == {"lobby", "scoring"}
 
 
-def test_the_engine_is_autoscaled_in_prod_and_single_in_dev(overlay: tuple[str, list[Doc]]) -> None:
+def test_the_engine_and_the_lobby_are_autoscaled_in_prod_and_single_in_dev(overlay: tuple[str, list[Doc]]) -> None:
     name, docs = overlay
-    scalers = of_kind(docs, "HorizontalPodAutoscaler")
+    scalers = {s["metadata"]["name"]: s for s in of_kind(docs, "HorizontalPodAutoscaler")}
     engine = named(docs, "Deployment", "engine")
     if name == "dev":
-        assert scalers == []
+        assert scalers == {}
         assert engine["spec"]["replicas"] == 1
         return
-    (scaler,) = scalers
-    assert scaler["apiVersion"] == "autoscaling/v2"
-    assert scaler["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": "engine"}
-    assert (scaler["spec"]["minReplicas"], scaler["spec"]["maxReplicas"]) == (3, 12)
-    assert [m["resource"]["name"] for m in scaler["spec"]["metrics"]] == ["cpu"]
-    assert "replicas" not in engine["spec"], "the autoscaler owns the engine's replicas"
+    assert sorted(scalers) == ["engine", "lobby"]
+    bounds = {"engine": (3, 12), "lobby": (2, 6)}
+    for target, scaler in scalers.items():
+        assert scaler["apiVersion"] == "autoscaling/v2"
+        assert scaler["spec"]["scaleTargetRef"] == {"apiVersion": "apps/v1", "kind": "Deployment", "name": target}
+        assert (scaler["spec"]["minReplicas"], scaler["spec"]["maxReplicas"]) == bounds[target]
+        assert [m["resource"]["name"] for m in scaler["spec"]["metrics"]] == ["cpu"]
+        assert "replicas" not in named(docs, "Deployment", target)["spec"], (
+            f"the autoscaler owns the {target}'s replicas"
+        )
+        assert scaler["spec"]["behavior"]["scaleDown"]["policies"] == [
+            {"type": "Pods", "value": 1, "periodSeconds": 60}
+        ]
+    assert scalers["engine"]["spec"]["maxReplicas"] <= PARTITIONS, "an engine beyond the partitions would own none"
 
 
 def test_replicas_match_the_topology(overlay: tuple[str, list[Doc]]) -> None:
     name, docs = overlay
-    expected = {"dev": {"lobby": 1, "scoring": 1, "bots": 1}, "prod": {"lobby": 1, "scoring": 2, "bots": 2}}[name]
+    expected = {"dev": {"lobby": 1, "scoring": 1, "bots": 1}, "prod": {"scoring": 2, "bots": 2}}[name]
     for deployment, count in expected.items():
         assert named(docs, "Deployment", deployment)["spec"]["replicas"] == count, deployment
-    assert named(docs, "Deployment", "lobby")["spec"]["strategy"]["type"] == "Recreate"
+    for deployment in ("engine", "lobby", "scoring"):  # several replicas, updated one at a time with none missing
+        strategy = named(docs, "Deployment", deployment)["spec"]["strategy"]
+        assert strategy == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}, deployment
+        budget = named(docs, "PodDisruptionBudget", deployment)["spec"]
+        assert budget["maxUnavailable"] == 1, deployment
     nodes = named(docs, "StatefulSet", "nats")["spec"]["replicas"]
     stream_replicas = int(generated(docs, "ConfigMap", "paiju-config")["data"]["PAIJU_STREAM_REPLICAS"])
     server_config = generated(docs, "ConfigMap", "nats-config")["data"]["nats.conf"]

@@ -58,6 +58,9 @@ class Stack:
     lobby_address: str = ""
     tournaments_store: Any = None
     extra: list[Any] = field(default_factory=list)
+    pool: Any = None
+    grace: float = 0.3
+    lobby_service: Any = None
 
     async def player(self, name: str) -> tuple[str, tuple[tuple[str, str], ...]]:
         """Register ``name``: its player id and session metadata."""
@@ -141,10 +144,11 @@ async def play_leased_bots(stack: Stack, game_id: str, rng: SeededRandom, *, unt
 
 @asynccontextmanager
 async def stack(
-    nats_url: str, database_dsn: str, *, grace: float = 0.3, limits: str | None = None
+    nats_url: str, database_dsn: str, *, grace: float = 0.3, limits: str | None = None, attendance: Any = None
 ) -> AsyncIterator[Stack]:
     """The engine and the lobby in this process over real NATS and PostgreSQL (``limits``: the lobby's rate limits
-    as `paiju.platform.limits` rules; none by default)."""
+    as `paiju.platform.limits` rules; none by default; ``attendance``: where the lobby keeps who watches which
+    table, given the lobby's store — by default its memory)."""
     suffix = uuid.uuid4().hex[:10]
     games_store = await JetStreamEventStore.connect(nats_url, stream=f"G{suffix.upper()}", prefix=f"g{suffix}.game")
     lobby_store = await JetStreamEventStore.connect(nats_url, stream=f"L{suffix.upper()}", prefix=f"l{suffix}.lobby")
@@ -175,6 +179,7 @@ async def stack(
         trust=TRUST,
         grace_seconds=grace,
         limits=RateLimits(limits, name_of=login_name) if limits is not None else None,
+        attendance=await attendance(lobby_store) if attendance is not None else None,
     )
     lobby, listing = built.service, built.listing
     lobby_server = build_server(lobby.policy)
@@ -196,6 +201,9 @@ async def stack(
             listing=listing,
             lobby_address=f"127.0.0.1:{lobby_port}",
             tournaments_store=tournaments_store,
+            pool=pool,
+            grace=grace,
+            lobby_service=lobby,
         )
     finally:
         stop.set()

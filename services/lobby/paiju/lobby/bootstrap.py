@@ -13,6 +13,7 @@ import asyncpg
 import structlog
 
 from paiju.lobby import table as tb
+from paiju.lobby.attendance import KeyValueAttendance, cover_departures
 from paiju.lobby.config import Settings
 from paiju.lobby.readmodel import CHECKPOINTS, TableReadModel, migrate_lobby
 from paiju.lobby.results import match_results
@@ -24,6 +25,7 @@ from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.observability import configure_logging
+from paiju.platform.ownership import member_name
 from paiju.platform.postgres import close as close_pool
 from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
@@ -98,6 +100,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         replicas=settings.replicas,
     )
     pool = await connect(settings.database_url, application_name="paiju-lobby")
+    attendance = await KeyValueAttendance.open(
+        lobby_store.client, settings.stream, member_name(), replicas=settings.replicas
+    )
     lobby = await build(
         pool,
         lobby_store,
@@ -108,6 +113,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         trust=trust_from_env(),
         grace_seconds=settings.grace_seconds,
         limits=RateLimits.from_env(RATE_LIMITS, os.environ, login_name),
+        attendance=attendance,
     )
     service = lobby.service
     dependencies = Dependencies()
@@ -127,13 +133,18 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         if consumer.name == ROUND_TABLES:
             await consumer.adopt(tournaments_store.client, settings.tournaments_stream, consumer.name)
     workers = [in_background(consumer, stopping) for consumer in lobby.consumers]
+    keeping = asyncio.create_task(attendance.keep(stopping))
+    departures = asyncio.create_task(cover_departures(attendance, service.presence.departed))
     log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
     if ready is not None:
         ready.set()
     await stopping.wait()
     log.info("lobby stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
+    attendance.hand_over()  # the players watching here are left to the other replicas' departures
     service.draining.set()  # open table watches end with a WatchEnd saying so
     await serving.drain(GRACE_SECONDS)
+    departures.cancel()
+    await keeping
     await service.close()
     for worker in workers:
         await worker

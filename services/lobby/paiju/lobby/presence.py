@@ -4,7 +4,8 @@ streams are their presence. When the last one closes during a match, a bot cover
 or joins the game, the seat is handed back (`SEAT_CHANGE_RETURN`, `ReturnToSeat`). While NATS or the engine cannot
 be reached, a cover is tried again every few seconds for as long as the player stays away.
 
-Presence lives in this process's memory: it is what pins the lobby to one replica today."""
+Who watches which table is kept by `paiju.lobby.attendance`, shared by every lobby replica: a player who comes back
+through another replica is present, and a player whose replica died is covered like anyone who left."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import structlog
 
 from paiju.lobby import table as tb
+from paiju.lobby.attendance import Attendance, LocalAttendance
 from paiju.platform.edge import DEPENDENCY_ERRORS
 from paiju.platform.errors import Reason, Refused, Unavailable
 from paiju.platform.repository import Aggregates
@@ -31,31 +33,39 @@ log = structlog.get_logger("paiju.lobby.presence")
 class Presence:
     """Who watches which table, and the covers of the players who left."""
 
-    def __init__(self, tables: Aggregates[tb.Table], engine_seats: EngineSeats, grace_seconds: float) -> None:
+    def __init__(
+        self,
+        tables: Aggregates[tb.Table],
+        engine_seats: EngineSeats,
+        grace_seconds: float,
+        attendance: Attendance | None = None,
+    ) -> None:
         self._tables = tables
         self._engine_seats = engine_seats
         self._grace = grace_seconds
-        self._present: dict[tuple[str, str], int] = {}
+        self.attendance: Attendance = attendance or LocalAttendance()
         self._pending: set[asyncio.Task[None]] = set()
 
-    def here(self, table_id: str, player: str) -> bool:
-        """Whether ``player`` watches ``table_id`` now."""
-        return bool(self._present.get((table_id, player)))
+    async def here(self, table_id: str, player: str) -> bool:
+        """Whether ``player`` watches ``table_id`` now (through any lobby replica)."""
+        return await self.attendance.here(table_id, player)
+
+    def departed(self, table_id: str, player: str) -> None:
+        """``player``'s watch of ``table_id`` ended with the replica that served it: cover the seat after the grace
+        time unless they are back by then."""
+        self._spawn(self._cover_later(table_id, player))
 
     @contextlib.asynccontextmanager
     async def watching(self, table_id: str, player: str) -> AsyncIterator[None]:
         """``player`` is at ``table_id`` while this lasts: their seat comes back if a bot covers it, and the seat is
         covered after the grace time once the player's last watch ends."""
-        key = (table_id, player)
-        self._present[key] = self._present.get(key, 0) + 1
+        await self.attendance.arrive(table_id, player)
         try:
             with contextlib.suppress(Refused):  # the engine away: the seat comes back at the next watch
                 await self.returned(table_id, player)
             yield
         finally:
-            self._present[key] -= 1
-            if not self._present[key]:
-                del self._present[key]
+            if await self.attendance.leave(table_id, player):
                 self._spawn(self._cover_later(table_id, player))
 
     def _spawn(self, work: Awaitable[None]) -> None:
@@ -66,7 +76,7 @@ class Presence:
     async def _cover_later(self, table_id: str, player: str) -> None:
         """After the grace time, a bot covers the seat of a player who is still away during a match."""
         await asyncio.sleep(self._grace)
-        while not self.here(table_id, player):
+        while not await self._still_here(table_id, player):
             try:
                 await self._cover(table_id, player)
                 return
@@ -80,6 +90,12 @@ class Presence:
             log.warning("cover waits for a dependency", table=table_id, player=player, error=error)
             await asyncio.sleep(COVER_RETRY_SECONDS)
 
+    async def _still_here(self, table_id: str, player: str) -> bool:
+        try:
+            return await self.here(table_id, player)
+        except DEPENDENCY_GONE:
+            return False  # NATS away: the cover is tried, and waits for NATS like any other
+
     async def _cover(self, table_id: str, player: str) -> None:
         loaded = await self._tables.refresh(table_id)
         table = loaded.state
@@ -90,7 +106,7 @@ class Presence:
         await self._engine_seats(table, {seat: tb.cover_id(table_id, seat)}, engine_pb2.SEAT_CHANGE_COVER, command_id)
         await self._tables.act(table_id, tb.CoverSeat(seat), command_id, "lobby")
         log.info("a bot covers an absent player", table=table_id, seat=seat, player=player)
-        if self.here(table_id, player):  # back while the cover was being recorded: hand it back now
+        if await self._still_here(table_id, player):  # back while the cover was being recorded: hand it back now
             with contextlib.suppress(Refused):
                 await self.returned(table_id, player)
 

@@ -28,6 +28,7 @@ from paiju.contract.matches import GAMES, create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import games as lobby_games
 from paiju.lobby import table as tb
+from paiju.lobby.attendance import Attendance
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.leases import LEASE_SECONDS, SeatLeases
 from paiju.lobby.presence import Presence
@@ -162,6 +163,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         grace_seconds: float = 30.0,
         now: Callable[[], int] = lambda: int(time.time()),
         limits: RateLimits | None = None,
+        attendance: Attendance | None = None,
     ) -> None:
         self._tables = tables
         self._accounts = accounts
@@ -177,7 +179,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits, roles=ROLES
         )
         """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
-        self.presence = Presence(tables, self._engine_seats, grace_seconds)
+        self.presence = Presence(tables, self._engine_seats, grace_seconds, attendance)
         """Who is at which table; a bot covers an absent player's seat, and hands it back."""
         self.leases = SeatLeases(tables, listing.playing_tables_with_bots)
         """The bot seats leased to bot runners."""

@@ -1,0 +1,116 @@
+"""Attendance shared by lobby replicas in a NATS key-value bucket (paiju.lobby.attendance), on a real nats-server:
+a player watching through one replica is present for every replica; the marks of a replica that stops renewing
+expire and every other replica hears of it; a replica handing over leaves its marks to expire."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncIterator
+
+import nats
+import pytest
+
+from paiju.lobby.attendance import KeyValueAttendance, LocalAttendance
+
+pytestmark = pytest.mark.integration
+PRESENCE = 1.0
+
+
+async def two(nats_url: str) -> tuple[KeyValueAttendance, KeyValueAttendance]:
+    client = await nats.connect(nats_url)
+    stream = "L" + uuid.uuid4().hex[:8]
+    return (
+        await KeyValueAttendance.open(client, stream, "replica-a", presence=PRESENCE),
+        await KeyValueAttendance.open(client, stream, "replica-b", presence=PRESENCE),
+    )
+
+
+@contextlib.asynccontextmanager
+async def hearing(attendance: KeyValueAttendance) -> AsyncIterator[list[tuple[str, str]]]:
+    heard: list[tuple[str, str]] = []
+
+    async def listen() -> None:
+        async for departure in attendance.departures():
+            heard.append(departure)
+
+    listening = asyncio.create_task(listen())
+    await asyncio.sleep(0.3)  # the watcher has read what the bucket held
+    try:
+        yield heard
+    finally:
+        listening.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await listening
+
+
+def test_a_player_watching_through_one_replica_is_present_for_every_replica(nats_url: str) -> None:
+    async def main() -> None:
+        a, b = await two(nats_url)
+        assert not await b.here("t1", "ann")
+        await a.arrive("t1", "ann")
+        await a.arrive("t1", "ann")  # a second stream of hers
+        assert await b.here("t1", "ann") and await a.here("t1", "ann")
+        assert not await b.here("t1", "bob") and not await b.here("t2", "ann")
+        assert not await a.leave("t1", "ann"), "one stream still open"
+        assert await b.here("t1", "ann")
+        assert await a.leave("t1", "ann"), "her last stream here"
+        assert not await b.here("t1", "ann"), "gone at once: her mark is taken away"
+
+    asyncio.run(main())
+
+
+def test_a_replica_that_renews_keeps_its_players_and_one_that_died_loses_them_to_a_departure(nats_url: str) -> None:
+    async def main() -> None:
+        a, b = await two(nats_url)
+        stopping = asyncio.Event()
+        keeping = asyncio.create_task(a.keep(stopping))
+        async with hearing(b) as heard:
+            await a.arrive("t1", "ann")
+            await asyncio.sleep(PRESENCE * 2.5)
+            assert await b.here("t1", "ann"), "renewed: present long past one lease"
+            assert heard == []
+            stopping.set()  # the replica dies: nothing renews its marks
+            await keeping
+            for _ in range(100):
+                if heard:
+                    break
+                await asyncio.sleep(0.05)
+            assert heard == [("t1", "ann")], "every replica hears of the departure"
+            assert not await b.here("t1", "ann")
+
+    asyncio.run(main())
+
+
+def test_a_replica_handing_over_leaves_its_marks_to_expire(nats_url: str) -> None:
+    async def main() -> None:
+        a, b = await two(nats_url)
+        async with hearing(b) as heard:
+            await a.arrive("t1", "ann")
+            await a.arrive("t1", "bob")
+            assert await a.leave("t1", "bob")  # Bob left on purpose: handled by replica a, nobody else hears it
+            a.hand_over()
+            assert await a.leave("t1", "ann")
+            assert await b.here("t1", "ann"), "until her mark expires"
+            for _ in range(100):
+                if heard:
+                    break
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.2)
+            assert heard == [("t1", "ann")]
+
+    asyncio.run(main())
+
+
+def test_local_attendance_counts_streams() -> None:
+    async def main() -> None:
+        local = LocalAttendance()
+        await local.arrive("t", "p")
+        await local.arrive("t", "p")
+        assert not await local.leave("t", "p")
+        assert await local.here("t", "p")
+        assert await local.leave("t", "p")
+        assert not await local.here("t", "p")
+
+    asyncio.run(main())
