@@ -133,6 +133,7 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/fuzz.py
 

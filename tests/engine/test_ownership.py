@@ -112,7 +112,10 @@ def test_a_watcher_of_another_replicas_game_is_woken_by_the_store(nats_url: str)
         async with asyncio.timeout(5):
             seen = await watching
         assert seen.version == moved
-        assert not a._noticing, "the notice ends with its last watcher"
+        assert a._trusted(theirs, seen), "kept current by notices: read from memory until another one comes"
+        again = await one_move(b, theirs, 21)
+        async with asyncio.timeout(5):
+            assert (await a.next_change(theirs, moved)).version == again
 
     two_replicas(nats_url, body)
 

@@ -153,10 +153,11 @@ def test_a_notice_comes_for_each_append_to_the_aggregate_and_stops_when_asked(
 ) -> None:
     async def scenario(writer: Any, reader: Any) -> None:
         noticed: list[int] = []
-        stop = await reader.notice("g-noticed", lambda: noticed.append(1))
+        stop = await reader.notice("g-noticed", noticed.append)
         await writer.append("g-other", Position(), "c1", [b"x"])
         stored = await writer.append("g-noticed", Position(), "c1", [b"x"])
         await until(lambda: len(noticed) >= 1)
+        assert noticed == [1], "the version of the event appended"
         await stop()
         await writer.append("g-noticed", stored[-1].position, "c2", [b"y"])
         await asyncio.sleep(0.3)

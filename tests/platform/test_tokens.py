@@ -123,3 +123,22 @@ def test_keys_on_disk_and_paiju_token(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "does not vouch" in capsys.readouterr().err
     assert main(["token", "ops"]) == 2  # no key given
     assert Trust.from_jwks(trust.jwks()).keys.keys() == trust.keys.keys()
+
+
+def test_a_remembered_token_is_checked_for_time_at_every_call_and_a_refused_one_is_not_remembered() -> None:
+    """A token's signature is checked once (a client sends the same token with every call), its expiry every time."""
+    clock = [NOW]
+    checker = Verifier(TRUST, lambda: clock[0])
+    token = LOBBY.mint(Identity("a", Role.PLAYER, expires=NOW + 60, issued=NOW))
+    assert checker.verify(token).subject == "a"
+    assert checker.verify(token).subject == "a"
+    clock[0] = NOW + 60
+    with pytest.raises(Refused) as info:
+        checker.verify(token)
+    assert info.value.reason is Reason.TOKEN_EXPIRED, "remembered, and still expired on time"
+    header, payload, signature = token.split(".")
+    forged = f"{header}.{payload}.{signature[:-4]}AAAA"
+    for _ in range(2):
+        with pytest.raises(Refused):
+            checker.verify(forged)
+    assert forged not in checker._verified

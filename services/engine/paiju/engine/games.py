@@ -261,7 +261,7 @@ class Games(Repository[Game]):
             return before is not None and self._store.partition(game_id) not in before and self.owns(game_id)
 
         for game_id in [g for g in self._cache if gained(g)]:
-            del self._cache[game_id]  # cached while another replica owned it: maybe behind
+            self._forget(game_id)  # cached while another replica owned it: maybe behind
         self._unindexed = {g for g in self._unindexed if self.owns(g)}
         self.deadlines.keep(self.owns)
         if before is not None:

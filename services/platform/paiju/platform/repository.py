@@ -21,7 +21,7 @@ import dataclasses
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -40,12 +40,12 @@ K = TypeVar("K")
 V = TypeVar("V")
 POLL_SECONDS = 0.05
 """How often a watcher reads the store when no feed keeps the aggregates current."""
-RECHECK_SECONDS = (0.05, 0.25, 1.0)
+RECHECK_SECONDS = (0.02, 0.05, 0.25, 1.0)
 """After a notice of an append to an aggregate the feed does not carry here, how long to wait before reading again
 while the store does not show it yet (the notice of a batch can come before its commit)."""
-UNFOLLOWED_IDLE_SECONDS = 30.0
-"""A watcher of an aggregate the feed does not carry here reads it at least this often (a notice lost while the
-connection was down)."""
+NOTICED_SECONDS = 10.0
+"""How long an aggregate the feed does not carry here, kept by notices, is trusted without reading the store (a
+notice lost while the connection was down costs at most this long)."""
 SCHEMA_VERSION = 1
 CONFLICT_RETRIES = 16
 """How many times a command that lost its append to another writer is decided again before the call gives up
@@ -63,6 +63,8 @@ class Recent(Generic[K, V]):
     def __init__(self, size: int) -> None:
         self._size = size
         self._entries: OrderedDict[K, V] = OrderedDict()
+        self.on_evict: Callable[[K], None] | None = None
+        """Told of each key forgotten for the size (not of those deleted)."""
 
     def get(self, key: K) -> V | None:
         return self._entries.get(key)
@@ -71,7 +73,9 @@ class Recent(Generic[K, V]):
         self._entries[key] = value
         self._entries.move_to_end(key)
         while len(self._entries) > self._size:
-            self._entries.popitem(last=False)
+            key, _ = self._entries.popitem(last=False)
+            if self.on_evict is not None:
+                self.on_evict(key)
 
     def __delitem__(self, key: K) -> None:
         del self._entries[key]
@@ -90,6 +94,16 @@ class Recent(Generic[K, V]):
 
     def clear(self) -> None:
         self._entries.clear()
+
+
+@dataclass(slots=True)
+class Noticed:
+    """An aggregate kept by notices: the latest version a notice told of, when it was last read from the store, and
+    how to stop the notices."""
+
+    heard: int = 0
+    read: float = 0.0
+    stop: Callable[[], Awaitable[None]] | None = None
 
 
 class CommandIdReused(Exception):
@@ -245,7 +259,9 @@ class Repository(Generic[A]):
         # aggregates being read from the store: the highest stream sequence the feed delivered for each meanwhile
         self._loading: dict[str, list[int]] = {}
         self._changes = Changes()
-        self._noticing: dict[str, list[Any]] = {}  # aggregates watched here outside the feed: [watchers, unsubscribe]
+        self._noticed: dict[str, Noticed] = {}  # cached aggregates the feed does not carry here, kept by notices
+        self._cache.on_evict = self._evicted
+        self._stopping: set[asyncio.Future[None]] = set()
 
     # -- what a kind implements ------------------------------------------------------------------------------
 
@@ -341,9 +357,50 @@ class Repository(Generic[A]):
         """The aggregate: from the cache when the feed keeps it current (and it is at ``min_version`` at least),
         else as stored now."""
         cached = self._cache.get(aggregate)
-        if self._current(aggregate) and cached is not None and cached.version >= min_version:
+        if cached is not None and cached.version >= min_version and self._trusted(aggregate, cached):
             return cached
         return await self.refresh(aggregate)
+
+    def _trusted(self, aggregate: str, cached: A) -> bool:
+        """Whether the cached ``aggregate`` is current: the feed carries it, or (another replica's) it is kept by
+        notices, none of a later version came, and it was read from the store less than `NOTICED_SECONDS` ago."""
+        if self._current(aggregate):
+            return True
+        noticed = self._noticed.get(aggregate)
+        return (
+            self._following
+            and noticed is not None
+            and noticed.heard <= cached.version
+            and asyncio.get_running_loop().time() - noticed.read < NOTICED_SECONDS
+        )
+
+    async def _notice(self, aggregate: str) -> None:
+        """Keep ``aggregate`` (not carried by the feed here, just read from the store) by notices of its appends."""
+        noticed = self._noticed.get(aggregate)
+        if noticed is None:
+            noticed = self._noticed[aggregate] = Noticed()
+
+            def heard(version: int) -> None:
+                noticed.heard = max(noticed.heard, version)
+                cached = self._cache.get(aggregate)
+                if cached is None or version > cached.version:
+                    self._changes.notify(aggregate)
+
+            noticed.stop = await self._store.notice(aggregate, heard)
+        noticed.read = asyncio.get_running_loop().time()
+
+    def _forget(self, aggregate: str) -> None:
+        """Drop ``aggregate`` from the cache (read from the store when asked again) and stop its notices."""
+        if aggregate in self._cache:
+            del self._cache[aggregate]
+        self._evicted(aggregate)
+
+    def _evicted(self, aggregate: str) -> None:
+        noticed = self._noticed.pop(aggregate, None)
+        if noticed is not None and noticed.stop is not None:
+            task: asyncio.Future[None] = asyncio.ensure_future(noticed.stop())
+            self._stopping.add(task)
+            task.add_done_callback(self._stopping.discard)
 
     async def refresh(self, aggregate: str) -> A:
         """The aggregate as stored now: the cached one brought up to date with the events after it."""
@@ -361,6 +418,8 @@ class Repository(Generic[A]):
                 snapshot = self._extend(aggregate, cached, tail) if tail else cached
                 assert snapshot is not None
                 self._remember(aggregate, snapshot)
+                if self._following and not self._current(aggregate):
+                    await self._notice(aggregate)
                 if loading[1] <= snapshot.position.sequence:
                     return snapshot
                 # the feed delivered a later event of it while it was being read: read the rest
@@ -392,34 +451,21 @@ class Repository(Generic[A]):
                 await self._changes.wait(aggregate)
 
     async def _next_change_noticed(self, aggregate: str, version: int) -> A:
-        """`next_change` for an aggregate the feed does not carry here: each notice of an append reads it from the
-        store; a notice that shows nothing yet is looked at again shortly (`RECHECK_SECONDS`)."""
-        entry = self._noticing.get(aggregate)
-        if entry is None:
-            entry = self._noticing[aggregate] = [0, None]
-            entry[1] = await self._store.notice(aggregate, lambda: self._changes.notify(aggregate))
-        entry[0] += 1
-        loop = asyncio.get_running_loop()
-        try:
+        """`next_change` for an aggregate the feed does not carry here: woken by the notices of its appends, it reads
+        the aggregate from the store; a notice the store does not show yet (a batch not committed) is looked at again
+        shortly (`RECHECK_SECONDS`)."""
+        rechecks = 0
+        while True:
+            snapshot = await self.load(aggregate)
+            if snapshot.version > version:
+                return snapshot
+            noticed = self._noticed.get(aggregate)
+            if noticed is not None and noticed.heard > snapshot.version and rechecks < len(RECHECK_SECONDS):
+                await asyncio.sleep(RECHECK_SECONDS[rechecks])
+                rechecks += 1
+                continue
             rechecks = 0
-            while True:
-                snapshot = await self.refresh(aggregate)
-                if snapshot.version > version:
-                    return snapshot
-                if rechecks:
-                    rechecks -= 1
-                    await asyncio.sleep(RECHECK_SECONDS[-1 - rechecks])
-                    continue
-                waited = loop.time()
-                await self._changes.wait(aggregate, UNFOLLOWED_IDLE_SECONDS)
-                if loop.time() - waited < UNFOLLOWED_IDLE_SECONDS:
-                    rechecks = len(RECHECK_SECONDS)  # noticed: read now, then again shortly if not there yet
-        finally:
-            entry[0] -= 1
-            if not entry[0] and self._noticing.get(aggregate) is entry:
-                del self._noticing[aggregate]
-                if entry[1] is not None:
-                    await entry[1]()
+            await self._changes.wait(aggregate, NOTICED_SECONDS)
 
     async def reach(self, aggregate: str, min_version: int, timeout: float) -> A:
         """The aggregate at ``min_version`` or later: read from the store when this replica is behind, then waited
@@ -463,7 +509,10 @@ class Repository(Generic[A]):
         stored), `StaleVersion` when the aggregate is not at ``expected_version``, `CommandIdReused`, and
         `ConcurrencyConflict` after `CONFLICT_RETRIES` lost appends.
         """
-        snapshot = None if fresh or not self._current(aggregate) else self._cache.get(aggregate)
+        cached = self._cache.get(aggregate)
+        snapshot = None if fresh or not self._following or cached is None else cached
+        if snapshot is not None and not self._trusted(aggregate, snapshot):
+            snapshot = None
         for _ in range(CONFLICT_RETRIES):
             read = snapshot is None
             if snapshot is None:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -189,13 +190,20 @@ class Trust:
         return json.dumps({"keys": [public_jwk(key, kid) for kid, key in sorted(self.keys.items())]}, indent=2)
 
 
+VERIFIED_TOKENS = 10_000
+"""Tokens whose signature and claims a verifier remembers having checked (a client sends the same token with every
+call: its signature is checked once, not at every call)."""
+
+
 class Verifier:
     """Who a call's ``authorization: Bearer <token>`` metadata says the caller is (the edge's authenticator).
-    Expiry is checked against the injected clock on every call."""
+    Expiry is checked against the injected clock on every call; a token's signature and claims once, while it stays
+    among the last `VERIFIED_TOKENS` verified."""
 
     def __init__(self, trust: Trust, now: Callable[[], int]) -> None:
         self._trust = trust
         self._now = now
+        self._verified: OrderedDict[str, Identity] = OrderedDict()
 
     def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Identity:
         header = str(dict(metadata or ()).get("authorization", ""))
@@ -205,6 +213,23 @@ class Verifier:
 
     def verify(self, token: str) -> Identity:
         """The identity a token carries, or `Refused` (TOKEN_INVALID, TOKEN_EXPIRED)."""
+        identity = self._verified.get(token)
+        if identity is None:
+            identity = self._signed(token)
+            self._verified[token] = identity
+            while len(self._verified) > VERIFIED_TOKENS:
+                self._verified.popitem(last=False)
+        else:
+            self._verified.move_to_end(token)
+        now = self._now()
+        if identity.expires <= now:
+            raise Refused(Reason.TOKEN_EXPIRED, "the token has expired: renew it (RenewSession, or JoinGame again)")
+        if identity.issued > now + LEEWAY_SECONDS:
+            raise _invalid("the token was issued in the future")
+        return identity
+
+    def _signed(self, token: str) -> Identity:
+        """The identity of a token whose signature, issuer and claims hold (its times are checked by the caller)."""
         try:
             key_id = str(jwt.get_unverified_header(token).get("kid", ""))
         except jwt.PyJWTError:
@@ -236,11 +261,6 @@ class Verifier:
             raise _invalid(f"the {issuer.value} key does not vouch for a {identity.role.value} token")
         if _odd_claims(identity):
             raise _invalid("the token's claims are not the claims of a Paiju token")
-        now = self._now()
-        if identity.expires <= now:
-            raise Refused(Reason.TOKEN_EXPIRED, "the token has expired: renew it (RenewSession, or JoinGame again)")
-        if identity.issued > now + LEEWAY_SECONDS:
-            raise _invalid("the token was issued in the future")
         return identity
 
 

@@ -112,11 +112,11 @@ class EventStore(Protocol):
         """
         ...
 
-    async def notice(self, aggregate: str, on_append: Callable[[], None]) -> Callable[[], Awaitable[None]]:
-        """Call ``on_append`` soon after each append to ``aggregate`` (a hint, not the events: read them; it may
-        come a moment before the store shows them, and is lost while the connection is down), until the returned
-        function is awaited. For watching an aggregate the feed does not carry: it costs nothing while nothing is
-        appended."""
+    async def notice(self, aggregate: str, on_append: Callable[[int], None]) -> Callable[[], Awaitable[None]]:
+        """Call ``on_append`` with the version of each event appended to ``aggregate`` from now on (a hint, not the
+        event: read it; it may come a moment before the store shows it, and is lost while the connection is down),
+        until the returned function is awaited. For keeping an aggregate the feed does not carry: it costs nothing
+        while nothing is appended."""
         ...
 
     async def close(self) -> None: ...

@@ -253,6 +253,8 @@ class JetStreamEventStore:
         if last is None or last.seq is None or last.seq <= after.sequence:
             return []
         if after.sequence:
+            if last.headers and last.headers.get(VERSION) == str(after.version + 1):
+                return [_recorded(aggregate, last.seq, last.headers, last.data)]  # the one new event: no more to get
             return await self._tail(aggregate, after.sequence, last.seq)
         return await self._replay(aggregate, last.seq)
 
@@ -442,12 +444,13 @@ class JetStreamEventStore:
             idle_heartbeat=FEED_HEARTBEAT_SECONDS,
         )
 
-    async def notice(self, aggregate: str, on_append: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+    async def notice(self, aggregate: str, on_append: Callable[[int], None]) -> Callable[[], Awaitable[None]]:
         """(See `EventStore.notice`.) A plain subscription to the aggregate's subject: every publish to it reaches
         the subscriber as it reaches the stream, filtered by the server (nothing crosses while nothing happens)."""
 
         async def heard(msg: Msg) -> None:
-            on_append()
+            with contextlib.suppress(KeyError, TypeError, ValueError):  # not a Paiju event: nothing to tell
+                on_append(int(msg.headers[VERSION]))  # type: ignore[index]
 
         sub = await self._nc.subscribe(self.subject(aggregate), cb=heard)
 

@@ -18,7 +18,7 @@ class MemoryEventStore:
         self._followers: list[Callable[[Recorded], None]] = []
         self._partitions = partitions
         self._owned: frozenset[int] | None = None
-        self._noticed: dict[str, list[Callable[[], None]]] = {}
+        self._noticed: dict[str, list[Callable[[int], None]]] = {}
 
     @property
     def partitions(self) -> int:
@@ -56,7 +56,7 @@ class MemoryEventStore:
         log.extend(stored)
         loop = asyncio.get_running_loop()
         for on_append in self._noticed.get(aggregate, ()):
-            loop.call_soon(on_append)
+            loop.call_soon(on_append, stored[-1].version)
         if self._owned is not None and self.partition(aggregate) not in self._owned:
             return stored
         for follower in self._followers:
@@ -90,7 +90,7 @@ class MemoryEventStore:
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
         self._followers.append(on_event)
 
-    async def notice(self, aggregate: str, on_append: Callable[[], None]) -> Callable[[], Awaitable[None]]:
+    async def notice(self, aggregate: str, on_append: Callable[[int], None]) -> Callable[[], Awaitable[None]]:
         check_aggregate(aggregate)
         self._noticed.setdefault(aggregate, []).append(on_append)
 
