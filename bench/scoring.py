@@ -5,12 +5,15 @@ by the heuristic bots through the engine's `Games` on the in-memory store, then 
 a GAMES stream on an embedded nats-server, as the engine stores them. Then scoring's GAMES projection runs on
 an embedded PostgreSQL: first as the running service does (from an empty database), then as
 `paiju scoring rebuild` does (read models emptied, the stream replayed). Events per second are stream
-messages applied per second, every event of every game.
+messages applied per second, every event of every game. Last, `paiju scoring rebuild` itself, its four shards of
+the games projection read and applied in one process and in two, alternately (``ROUNDS`` each, medians); and the
+analysts' `paiju export` of every game (JSON Lines), its partitions read and folded in one process and in two.
 """
 
 from __future__ import annotations
 
 import asyncio
+import statistics
 import sys
 import tempfile
 import time
@@ -22,15 +25,21 @@ import nats
 from paiju.dev.stack import embedded_nats
 from paiju.engine.games import Games
 from paiju.engine.selfplay import record_tractor, record_zlj
+from paiju.platform.partitions import PARTITIONS, partition_of
 from paiju.platform.postgres import embedded
 from paiju.platform.postgres.pool import connect
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.store.jetstream import COMMAND, VERSION, JetStreamEventStore
+from paiju.scoring.bootstrap import rebuild
+from paiju.scoring.config import Settings
 from paiju.scoring.projector import Projector
 from paiju.scoring.readmodels import GamesProjection, migrate_scoring
+from paiju.tools.analyst.cli import export_games
+from paiju.tools.analyst.streams import Source
 
 GAMES = 1000
 TRACTOR_GAMES = 100
+ROUNDS = 2
 
 
 async def _record(count: int) -> list[Any]:
@@ -45,7 +54,7 @@ async def _record(count: int) -> list[Any]:
 
 
 async def _publish(nats_url: str, recorded: list[Any]) -> None:
-    store = await JetStreamEventStore.connect(nats_url)  # creates GAMES as the engine does
+    store = await JetStreamEventStore.connect(nats_url, partitions=PARTITIONS)  # creates GAMES as the engine does
     await store.close()
     client = await nats.connect(nats_url)
     js = client.jetstream()
@@ -55,7 +64,8 @@ async def _publish(nats_url: str, recorded: list[Any]) -> None:
             VERSION: str(r.version),
             COMMAND: r.command_id,
         }
-        await js.publish_async(f"paiju.game.{r.aggregate}", r.data, headers=headers)
+        subject = f"paiju.game.{partition_of(r.aggregate, PARTITIONS)}.{r.aggregate}"
+        await js.publish_async(subject, r.data, headers=headers)
     await js.publish_async_completed()
     await client.close()
 
@@ -65,7 +75,9 @@ async def _project(nats_url: str, database_url: str) -> dict[str, float]:
     client = await nats.connect(nats_url)
     try:
         await migrate_scoring(pool)
-        projector = Projector(pool, client, GamesProjection())
+        reading = JetStreamEventStore(client, "GAMES", "paiju.game")
+        await reading.discover()
+        projector = Projector(pool, client, GamesProjection(), store=reading)  # one projection of the whole stream
         started = time.perf_counter()
         events = await projector.catch_up(timeout=3600)
         incremental = time.perf_counter() - started
@@ -89,6 +101,32 @@ async def _project(nats_url: str, database_url: str) -> dict[str, float]:
     }
 
 
+def _rebuilds(nats_url: str, database_url: str) -> dict[str, float]:
+    """`paiju scoring rebuild` in one process and in two, alternately: the games' events per second (medians)."""
+    settings = Settings(nats_url=nats_url, database_url=database_url, log_level="warning")
+    speeds: dict[int, list[float]] = {1: [], 2: []}
+    for _ in range(ROUNDS):
+        for processes in (1, 2):
+            figures = asyncio.run(rebuild(settings, processes=processes))
+            speeds[processes].append(figures["games_events_per_second"])
+    one, two = (statistics.median(speeds[p]) for p in (1, 2))
+    return {"rebuild_1_process": round(one), "rebuild_2_processes": round(two), "rebuild_2_over_1": round(two / one, 2)}
+
+
+def _exports(nats_url: str, events: int) -> dict[str, float]:
+    """`paiju export` of every game in one process and in two, alternately: events per second (medians)."""
+    source = Source(nats_url, "GAMES", "paiju.game")
+    speeds: dict[int, list[float]] = {1: [], 2: []}
+    with tempfile.TemporaryDirectory() as folder:
+        for _ in range(ROUNDS):
+            for processes in (1, 2):
+                started = time.perf_counter()
+                asyncio.run(export_games(None, Path(folder) / str(processes), source=source, processes=processes))
+                speeds[processes].append(events / (time.perf_counter() - started))
+    one, two = (statistics.median(speeds[p]) for p in (1, 2))
+    return {"export_1_process": round(one), "export_2_processes": round(two), "export_2_over_1": round(two / one, 2)}
+
+
 def run(games: int = GAMES) -> dict[str, Any]:
     started = time.perf_counter()
     recorded = asyncio.run(_record(games))
@@ -101,6 +139,8 @@ def run(games: int = GAMES) -> dict[str, Any]:
             server = embedded.start(data / "postgres", durable=True)
             try:
                 figures = asyncio.run(_project(nats_url, server.dsn))
+                figures.update(_rebuilds(nats_url, server.dsn))
+                figures.update(_exports(nats_url, figures["events"]))
             finally:
                 server.stop()
     return {"games": games, "played_seconds": round(played, 1), **figures}
@@ -115,6 +155,14 @@ def main() -> None:
     )
     print(f"  projection from empty: {r['events_per_second']} events/s")
     print(f"  rebuild (emptied, replayed): {r['rebuild_seconds']} s, {r['rebuild_events_per_second']} events/s")
+    print(
+        f"  `paiju scoring rebuild`, games projection in 4 shards: {r['rebuild_1_process']} events/s in one process, "
+        f"{r['rebuild_2_processes']} in two ({r['rebuild_2_over_1']}x; medians of {ROUNDS})"
+    )
+    print(
+        f"  `paiju export` of every game: {r['export_1_process']} events/s in one process, "
+        f"{r['export_2_processes']} in two ({r['export_2_over_1']}x; medians of {ROUNDS})"
+    )
 
 
 if __name__ == "__main__":

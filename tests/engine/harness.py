@@ -17,6 +17,7 @@ from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_
 from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
 from paiju.platform.limits import RateLimits
+from paiju.platform.partitions import PARTITIONS
 from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
@@ -60,8 +61,8 @@ async def engine(
         store: Any = MemoryEventStore()
     else:
         stream = "S" + uuid.uuid4().hex[:12].upper()
-        store = await JetStreamEventStore.connect(
-            request.getfixturevalue("nats_url"), stream=stream, prefix=f"s.{stream.lower()}"
+        store = await JetStreamEventStore.connect(  # partitioned, as the engine creates its stream
+            request.getfixturevalue("nats_url"), stream=stream, prefix=f"s.{stream.lower()}", partitions=PARTITIONS
         )
     seeds = SeededRandom(seed)
     games, service = await build(  # as production builds it: the games follow the store's feed

@@ -89,7 +89,7 @@ async def _record(url: str, request: pytest.FixtureRequest) -> Recorded:
         await _play_tractor(stub)
         store = cast(JetStreamEventStore, games.store)
         stream = await store.client.jetstream().find_stream_name_by_subject(store.subject(ZLJ))
-        prefix = store.subject(ZLJ).removesuffix(f".{ZLJ}")
+        prefix = store.prefix
         played = {g: tuple((await games.load(g)).envelopes) for g in (ZLJ, TRACTOR)}
         zlj_cut = _version_of(played[ZLJ], lambda e: isinstance(e, zlj.CardsPlayed), 8)
         tribute_cut = _version_of(played[ZLJ], lambda e: isinstance(e, zlj.TributeGiven), 1)

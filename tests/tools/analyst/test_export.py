@@ -240,6 +240,19 @@ def test_live_games_are_left_out_unless_asked_for_and_then_only_public(games: Re
     assert all(p["hidden"] and not p["cards"] for p in bids)
 
 
+def test_an_export_in_two_processes_writes_the_files_of_one(games: Recorded, tmp_path: Path) -> None:
+    """Every game, its partitions read and folded by two processes at once: the same rows, in the same order."""
+    source = Source(games.url, games.stream, games.prefix)
+    written = {}
+    for processes in (1, 2):
+        out = tmp_path / str(processes)
+        done = asyncio.run(export_games(None, out, "jsonl", source=source, processes=processes, include_live=True))
+        written[processes] = (done, [(out / name).read_bytes() for name in ("deals.jsonl", "plays.jsonl")])
+    (one, one_files), (two, two_files) = written[1], written[2]
+    assert (one.games, one.deals, one.plays) == (two.games, two.deals, two.plays) and one.games >= 2
+    assert one_files == two_files
+
+
 def test_export_games_takes_an_explicit_list_of_games(games: Recorded, tmp_path: Path) -> None:
     """The hook for a tournament's games."""
     source = Source(games.url, games.stream, games.prefix)

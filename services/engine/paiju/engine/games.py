@@ -371,10 +371,11 @@ class Games(Repository[Game]):
         game.rules.decide(game.state, command)
         return game
 
-    async def load_all(self) -> dict[str, Game]:
-        """Every stored game, rebuilt from one read of the whole stream (replaces what the cache held)."""
+    async def load_all(self, partitions: frozenset[int] | None = None) -> dict[str, Game]:
+        """Every stored game (of ``partitions`` only, when given: one reader of several in parallel), rebuilt from
+        one read of the stream (replaces what the cache held)."""
         by_game: dict[str, list[Recorded]] = {}
-        for recorded in await self._store.read_all():
+        for recorded in await self._store.read_all(partitions=partitions):
             by_game.setdefault(recorded.aggregate, []).append(recorded)
         games = {game_id: _extend(game_id, None, tail) for game_id, tail in by_game.items()}
         for game in games.values():

@@ -112,16 +112,20 @@ class Consumer:
         *,
         batch: int = BATCH,
         wake: Callable[[Recorded], bool] = lambda _: True,
+        partitions: frozenset[int] | None = None,
     ) -> None:
         """``wake``: which appended events wake the running consumer at once (the others wait for the next event
-        that does, or the poll): a reaction to rare events need not read its stream after every append."""
+        that does, or the poll): a reaction to rare events need not read its stream after every append.
+        ``partitions``: read only the events of the aggregates in these partitions of the stream (one of several
+        consumers sharing a projection out, each with its own checkpoint)."""
         if batch < 1:
             raise ValueError("a batch holds at least one stream sequence")
         self._store = store
         self._tracking = tracking
         self._handler = handler
         self._batch = batch
-        self._wakes = wake
+        self._partitions = partitions
+        self._wakes = wake if partitions is None else lambda r: store.partition(r.aggregate) in partitions and wake(r)
         self._wake = asyncio.Event()
 
     @property
@@ -138,7 +142,9 @@ class Consumer:
     async def step(self) -> int:
         """Read and handle the next batch after the checkpoint; how many events it read (0: nothing new)."""
         async with self._tracking.batch(self.name) as tracked:
-            events = await self._store.read_all(after_sequence=tracked.sequence, limit=self._batch)
+            events = await self._store.read_all(
+                after_sequence=tracked.sequence, limit=self._batch, partitions=self._partitions
+            )
             if not events:
                 return 0
             await self._handler.apply(tracked, events)

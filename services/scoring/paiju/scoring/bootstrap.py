@@ -4,9 +4,11 @@ rebuilds the read models (`paiju scoring rebuild`)."""
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import time
 from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -27,8 +29,8 @@ from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Trust, trust_from_env
 from paiju.scoring import results
 from paiju.scoring import tournament as tm
-from paiju.scoring.config import Settings
-from paiju.scoring.projector import CHECKPOINTS, Projector
+from paiju.scoring.config import SHARDS, Settings
+from paiju.scoring.projector import CHECKPOINTS, Projector, shard_out
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring
 from paiju.scoring.service import RATE_LIMITS, ScoringService, new_tournaments
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
@@ -88,11 +90,32 @@ async def connections(settings: Settings) -> AsyncIterator[Connections]:
         await asyncio.gather(*(store.close() for store in (lobby_store, games_store, tournaments_store)))
 
 
-def projectors(c: Connections, batch: int = 0) -> list[Projector]:
-    """Scoring's projections, each kept current from its stream."""
+def games_shards(c: Connections, shards: int = SHARDS) -> list[GamesProjection]:
+    """The games projection as ``shards`` shards of the partitions of the games (one, ``games``, over a stream
+    without partitions)."""
+    store = c.games_store
+    count = min(shards, store.partitions)
+    if count <= 1:
+        return [GamesProjection(store.stream, store.prefix)]
     return [
-        Projector(
-            c.pool, c.games_store.client, GamesProjection(c.games_store.stream, c.games_store.prefix), batch=batch
+        GamesProjection(
+            store.stream,
+            store.prefix,
+            name=f"games.{k}",
+            partitions=frozenset(p for p in range(store.partitions) if p % count == k),
+        )
+        for k in range(count)
+    ]
+
+
+def projectors(c: Connections, batch: int = 0, shards: int = SHARDS) -> list[Projector]:
+    """Scoring's projections, each kept current from its stream; the games projection in shards, which replicas
+    apply side by side (each shard's batches take turns on its checkpoint row)."""
+    reading = c.games_store.sibling()  # the shards' own feed, stopped with them
+    return [
+        *(
+            Projector(c.pool, c.games_store.client, shard, batch=batch, store=reading)
+            for shard in games_shards(c, shards)
         ),
         Projector(c.pool, c.tournaments_store.client, TournamentsProjection(c.tournaments_store), batch=batch),
     ]
@@ -105,6 +128,7 @@ async def build(
     now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
     batch: int = 0,
     limits: RateLimits | None = None,
+    shards: int = SHARDS,
 ) -> Scoring:
     """Scoring over its connections (migrated): its tournaments following the store's feed, its service, its
     projections and its result recorder ready to run. The tests build it here too."""
@@ -113,7 +137,7 @@ async def build(
     await tournaments.follow()
     recorder = results.result_recorder(c.lobby_store, PostgresTracking(c.pool, CHECKPOINTS), tournaments, now_ms)
     service = ScoringService(tournaments, c.pool, trust, now_ms=now_ms, limits=limits)
-    return Scoring(tournaments, service, projectors(c, batch), recorder)
+    return Scoring(tournaments, service, projectors(c, batch, shards), recorder)
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -122,7 +146,11 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     log = structlog.get_logger("paiju.scoring")
     async with connections(settings) as c:
         scoring = await build(
-            c, trust_from_env(), batch=settings.batch, limits=RateLimits.from_env(RATE_LIMITS, os.environ)
+            c,
+            trust_from_env(),
+            batch=settings.batch,
+            limits=RateLimits.from_env(RATE_LIMITS, os.environ),
+            shards=settings.shards,
         )
         service = scoring.service
         dependencies = Dependencies()
@@ -140,8 +168,14 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         stopping = stop_on_signals(stop)
         # the durable consumers of earlier scorings: their positions taken over, then deleted
         await scoring.results.adopt(c.lobby_store.client, settings.lobby_stream, scoring.results.name)
-        for projector, stream in zip(scoring.projectors, (settings.games_stream, settings.stream), strict=True):
-            await projector.adopt(c.games_store.client, stream, f"scoring-{projector.name}")
+        *shards, tournaments_projector = scoring.projectors
+        await tournaments_projector.adopt(c.tournaments_store.client, settings.stream, "scoring-tournaments")
+        unsharded = Projector(
+            c.pool, c.games_store.client, GamesProjection(settings.games_stream, settings.games_prefix)
+        )
+        await unsharded.adopt(c.games_store.client, settings.games_stream, "scoring-games")
+        if len(shards) > 1:  # an older scoring's one games projection: its checkpoint handed to the shards
+            await shard_out(c.pool, unsharded.name, [shard.name for shard in shards])
         workers = [in_background(consumer, stopping) for consumer in scoring.consumers]
         log.info("scoring started", address=settings.address, port=serving.port, nats=settings.nats_url)
         if ready is not None:
@@ -156,16 +190,64 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     log.info("scoring stopped")
 
 
-async def rebuild(settings: Settings, timeout: float = 3600.0) -> dict[str, float]:
-    """Empty every read model and replay the streams into them; per projection, events applied and seconds."""
+async def rebuild(settings: Settings, timeout: float = 3600.0, processes: int = 1) -> dict[str, float]:
+    """Empty every read model and replay the streams into them: the games projection's shards in ``processes``
+    processes at once (each reads its partitions of the stream), then the tournaments; per projection, events
+    applied and seconds, and the games' events per second."""
     configure_logging(settings.log_level)
     figures: dict[str, float] = {}
     async with connections(settings) as c:
-        for projector in projectors(c, settings.batch):
-            started = time.perf_counter()
-            await projector.reset()
-            applied = await projector.catch_up(timeout=timeout)  # everything stored now
-            figures[f"{projector.projection.name}_events"] = applied
-            figures[f"{projector.projection.name}_seconds"] = round(time.perf_counter() - started, 3)
+        built = projectors(c, settings.batch, settings.shards)
+        shards = [p.name for p in built[:-1]]
+        if len(shards) > 1:  # an older scoring's one games projection, fenced off before the shards start at 0
+            await shard_out(c.pool, "games", shards)
+        for projector in built:
+            await projector.reset()  # every table emptied and every checkpoint back to 0 first
+        started = time.perf_counter()
+        if processes <= 1:
+            for projector in built[:-1]:
+                figures.update(await _catch_up(projector, timeout))
+        else:
+            loop = asyncio.get_running_loop()
+            groups = [shards[k::processes] for k in range(min(processes, len(shards)))]
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(len(groups), mp_context=context) as pool:
+                done = await asyncio.gather(
+                    *(loop.run_in_executor(pool, _rebuild_shards, settings, group, timeout) for group in groups)
+                )
+            for part in done:
+                figures.update(part)
+        seconds = time.perf_counter() - started
+        events = sum(figures.get(f"{name}_events", 0) for name in shards)
+        figures["games_events"] = events
+        figures["games_seconds"] = round(seconds, 3)
+        figures["games_events_per_second"] = round(events / seconds, 1) if seconds else 0.0
+        figures["processes"] = max(1, processes)
+        figures.update(await _catch_up(built[-1], timeout))
+        for projector in built:
             await projector.close()
     return figures
+
+
+async def _catch_up(projector: Projector, timeout: float) -> dict[str, float]:
+    started = time.perf_counter()
+    applied = await projector.catch_up(timeout=timeout)  # everything stored now
+    return {
+        f"{projector.projection.name}_events": applied,
+        f"{projector.projection.name}_seconds": round(time.perf_counter() - started, 3),
+    }
+
+
+def _rebuild_shards(settings: Settings, names: list[str], timeout: float) -> dict[str, float]:
+    """A rebuild's worker process: catch the shards ``names`` up (their tables and checkpoints emptied already)."""
+
+    async def run() -> dict[str, float]:
+        figures: dict[str, float] = {}
+        async with connections(settings) as c:
+            for projector in projectors(c, settings.batch, settings.shards):
+                if projector.name in names:
+                    figures.update(await _catch_up(projector, timeout))
+                await projector.close()
+        return figures
+
+    return asyncio.run(run())

@@ -13,7 +13,7 @@ def _scoring(args: argparse.Namespace) -> int:
 
     settings = Settings.from_env()
     if args.action == "rebuild":
-        figures = asyncio.run(rebuild(settings))
+        figures = asyncio.run(rebuild(settings, processes=args.processes))
         print(json.dumps(figures, indent=2))
         return 0
     asyncio.run(serve(settings))
@@ -29,4 +29,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "(safe beside a running scoring service: every batch is applied once).",
     )
     p.add_argument("action", nargs="?", choices=["serve", "rebuild"], default="serve")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="rebuild: apply the games projection's shards in this many processes at once (up to its shards)",
+    )
     p.set_defaults(func=_scoring)

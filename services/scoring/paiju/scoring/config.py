@@ -5,6 +5,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+SHARDS = 4
+"""The games projection's shards by default (four partitions each of the sixteen)."""
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -28,6 +31,9 @@ class Settings:
     """PAIJU_LOBBY_SUBJECT_PREFIX."""
     replicas: int = 1
     """Stream replicas when scoring creates its stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
+    shards: int = SHARDS
+    """How many shards the games projection is applied in (PAIJU_SCORING_SHARDS; at most the partitions of the
+    games): replicas apply different shards at once, and a rebuild reads them in parallel processes."""
     batch: int = 500
     """Events a projection applies per transaction at most (PAIJU_SCORING_BATCH)."""
     metrics_port: int = 9466
@@ -51,6 +57,7 @@ class Settings:
             lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
             replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
             batch=int(values.get("PAIJU_SCORING_BATCH", d.batch)),
+            shards=int(values.get("PAIJU_SCORING_SHARDS", d.shards)),
             metrics_port=int(values.get("PAIJU_SCORING_METRICS_PORT", d.metrics_port)),
             log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
         )

@@ -65,11 +65,26 @@ class _Measured:
 
 
 class Projector(Consumer):
-    """Keeps one projection current from its stream."""
+    """Keeps one projection current from its stream (``store``: the stream's reading store, shared by the shards
+    of one projection; by default one of its own)."""
 
-    def __init__(self, pool: asyncpg.Pool[Any], client: Client, projection: Projection, *, batch: int = 0) -> None:
-        self._stream = JetStreamEventStore(client, projection.stream, projection.prefix)
-        super().__init__(self._stream, PostgresTracking(pool, CHECKPOINTS), _Measured(projection), batch=batch or BATCH)
+    def __init__(
+        self,
+        pool: asyncpg.Pool[Any],
+        client: Client,
+        projection: Projection,
+        *,
+        batch: int = 0,
+        store: JetStreamEventStore | None = None,
+    ) -> None:
+        self._stream = store or JetStreamEventStore(client, projection.stream, projection.prefix)
+        super().__init__(
+            self._stream,
+            PostgresTracking(pool, CHECKPOINTS),
+            _Measured(projection),
+            batch=batch or BATCH,
+            partitions=getattr(projection, "partitions", None),
+        )
         self._projection = projection
 
     @property
@@ -79,6 +94,30 @@ class Projector(Consumer):
     async def close(self) -> None:
         """Stop following the stream (the NATS connection is the caller's)."""
         await self._stream.stop_following()
+
+
+FENCED = 1 << 62
+"""The checkpoint an unsharded projection is left at once its shards took over: an older replica still running it
+reads nothing past it, so it applies nothing twice."""
+
+
+async def shard_out(pool: asyncpg.Pool[Any], unsharded: str, shards: Sequence[str]) -> int:
+    """Hand the checkpoint of the projection ``unsharded`` (as older versions ran it, one consumer) to its
+    ``shards``, and fence it: in one transaction that waits for the batch an older replica may be applying, each
+    shard without a checkpoint starts where it stood, and it is set to `FENCED`. Returns where it stood (0: it did
+    not exist, or was handed over already)."""
+    async with pool.acquire() as connection, connection.transaction():
+        done = await connection.fetchval(
+            f"SELECT sequence FROM {CHECKPOINTS} WHERE projection = $1 FOR UPDATE", unsharded
+        )
+        if done is None or done >= FENCED:
+            return 0
+        await connection.executemany(
+            f"INSERT INTO {CHECKPOINTS} (projection, sequence) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+            [(shard, done) for shard in shards],
+        )
+        await connection.execute(f"UPDATE {CHECKPOINTS} SET sequence = $2 WHERE projection = $1", unsharded, FENCED)
+        return int(done)
 
 
 async def checkpoint(database: Any, projection: str) -> int:

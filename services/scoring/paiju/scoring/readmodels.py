@@ -42,13 +42,23 @@ async def migrate_scoring(pool: asyncpg.Pool[Any]) -> None:
 
 
 class GamesProjection:
-    """Every game event into the scoring tables."""
+    """Every game event into the scoring tables — or, as one of several shards (``partitions``: the partitions of the
+    games it applies, ``name``: its checkpoint's), the events of its share of the games. A game's events are all in
+    one partition, its fold in its own row, and the players' statistics are sums added in one order, so shards apply
+    their batches side by side on any replicas and end with the same tables as one projection."""
 
-    name = "games"
-
-    def __init__(self, stream: str = "GAMES", prefix: str = "paiju.game") -> None:
+    def __init__(
+        self,
+        stream: str = "GAMES",
+        prefix: str = "paiju.game",
+        *,
+        name: str = "games",
+        partitions: frozenset[int] | None = None,
+    ) -> None:
         self.stream = stream
         self.prefix = prefix
+        self.name = name
+        self.partitions = partitions
 
     async def clear(self, tracked: Tracked) -> None:
         await tracked.connection.execute(f"TRUNCATE {', '.join(READ_MODEL_TABLES)}")

@@ -143,6 +143,13 @@ class JetStreamEventStore:
         self._partitions = partitions
         self._before = info.state.last_seq > 0
 
+    def sibling(self) -> JetStreamEventStore:
+        """Another store over the same stream and connection, partitioned alike, with a feed of its own (stopped
+        without stopping this one's)."""
+        other = JetStreamEventStore(self._nc, self._stream, self._prefix, timeout=self._timeout)
+        other._partitions, other._before = self._partitions, self._before
+        return other
+
     async def discover(self) -> None:
         """Read how the existing stream is partitioned (a reader that does not create it: `NotFoundError` when it
         does not exist)."""
@@ -196,12 +203,16 @@ class JetStreamEventStore:
             self._legacy.add(tokens[0])
         return tokens[-1]
 
-    def _subjects(self, partitions: frozenset[int] | None) -> list[str]:
-        """The subjects of the aggregates in ``partitions`` (``None``: the whole stream)."""
+    def _subjects(self, partitions: frozenset[int] | None, *, unpartitioned: bool = True) -> list[str]:
+        """The subjects of the aggregates in ``partitions`` (``None``: the whole stream), with those of the
+        aggregates stored before partitions when ``unpartitioned`` (a feed: every feed carries them) or, for a
+        reader among several, when it reads partition 0 (exactly one of them reads each)."""
         if partitions is None or not self._partitions:
             return [f"{self._prefix}.*"] + ([f"{self._prefix}.*.*"] if self._partitions else [])
         subjects = [f"{self._prefix}.{p}.*" for p in sorted(partitions)]
-        return [f"{self._prefix}.*", *subjects] if self._before else subjects
+        if self._before and (unpartitioned or 0 in partitions):
+            return [f"{self._prefix}.*", *subjects]
+        return subjects
 
     async def aggregates(self) -> list[str]:
         """Every aggregate of the stream. The server lists a stream's subjects a page at a time (100,000 per
@@ -267,10 +278,12 @@ class JetStreamEventStore:
     ) -> list[Recorded]:
         """(See `EventStore.read_all`.) ``partitions``: only the events of the aggregates in these partitions (a
         reader among several in parallel, each reading its partitions)."""
+        if partitions is not None and not self._partitions:
+            raise StoreError(f"{self._stream} is read by partition, but this store does not know its partitions")
         info = await self._js.stream_info(self._stream)
-        if info.state.last_seq <= after_sequence or not info.state.messages:
+        if info.state.last_seq <= after_sequence or not info.state.messages or partitions == frozenset():
             return []
-        subjects = None if partitions is None else self._subjects(partitions)
+        subjects = None if partitions is None else self._subjects(partitions, unpartitioned=False)
         if limit is None:
             return await self._consume(subjects, after_sequence, info.state.last_seq)
         # window after window of ``limit`` sequences, until one holds events (a purged stretch holds none); the

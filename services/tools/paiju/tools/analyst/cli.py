@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import sys
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from paiju.tools.analyst.export import FORMATS, export_rows, write_rows
+from paiju.tools.analyst.export import FORMATS, Rows, export_rows, write_rows
 from paiju.tools.analyst.replay import replay_lines
 from paiju.tools.analyst.streams import (
     AnalystError,
@@ -52,16 +54,57 @@ async def export_games(
     since: datetime | None = None,
     until: datetime | None = None,
     include_live: bool = False,
+    processes: int = 1,
 ) -> Exported:
     """Export the deals and plays of ``game_ids`` (every game of the stream when ``None``) into ``out`` as
-    ``deals.<fmt>`` and ``plays.<fmt>``. Raises `AnalystError` for an unknown game or an unreachable stream."""
+    ``deals.<fmt>`` and ``plays.<fmt>``. Raises `AnalystError` for an unknown game or an unreachable stream.
+    ``processes``: for every game of a partitioned stream, how many processes read and fold its partitions at
+    once (the files are the same)."""
     source = source or Source.from_env()
     async with game_store(source) as store:
-        logs = await load_logs(store, game_ids)
-    rows = export_rows(logs, since=since, until=until, include_live=include_live)
+        partitions = store.partitions
+        parallel = game_ids is None and processes > 1 and partitions > 0
+        logs = [] if parallel else await load_logs(store, game_ids)
+    if not parallel:
+        rows = export_rows(logs, since=since, until=until, include_live=include_live)
+    else:
+        count = min(processes, partitions)
+        loop = asyncio.get_running_loop()
+        with ProcessPoolExecutor(count, mp_context=multiprocessing.get_context("spawn")) as pool:
+            parts = await asyncio.gather(
+                *(
+                    loop.run_in_executor(
+                        pool,
+                        _export_part,
+                        source,
+                        frozenset(range(k, partitions, count)),
+                        since,
+                        until,
+                        include_live,
+                    )
+                    for k in range(count)
+                )
+            )
+        rows = Rows(  # each part in game id order: merged so, as one process would have written them
+            sorted((d for part in parts for d in part.deals), key=lambda row: str(row["game_id"])),
+            sorted((p for part in parts for p in part.plays), key=lambda row: str(row["game_id"])),
+        )
     files = write_rows(rows, out, fmt)
     games = len({row["game_id"] for row in rows.deals})
     return Exported(tuple(files), games, len(rows.deals), len(rows.plays))
+
+
+def _export_part(
+    source: Source, partitions: frozenset[int], since: datetime | None, until: datetime | None, include_live: bool
+) -> Rows:
+    """An export's worker process: the rows of the games in ``partitions``."""
+
+    async def rows() -> Rows:
+        async with game_store(source) as store:
+            logs = await load_logs(store, partitions=partitions)
+        return export_rows(logs, since=since, until=until, include_live=include_live)
+
+    return asyncio.run(rows())
 
 
 def _source(args: argparse.Namespace) -> Source:
@@ -113,6 +156,7 @@ def run_export(args: argparse.Namespace) -> int:
             since=args.since,
             until=args.until,
             include_live=args.include_live,
+            processes=args.processes,
         )
 
     try:
@@ -191,5 +235,12 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--format", choices=FORMATS, default="jsonl", help="the files' format (default jsonl)")
     p.add_argument("--out", type=Path, default=Path("."), metavar="DIR", help="the folder to write (default .)")
     p.add_argument("--include-live", action="store_true", help="also games not ended yet, their public rows only")
+    p.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        metavar="N",
+        help="every game: read and fold the stream's partitions in N processes at once (default 1)",
+    )
     _streams(p, lobby=True)
     p.set_defaults(func=run_export)

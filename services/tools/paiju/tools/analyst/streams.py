@@ -105,11 +105,14 @@ async def _loaded(games: Games, game_id: str) -> GameLog:
         raise AnalystError(f"there is no game {game_id!r}") from None
 
 
-async def load_logs(store: JetStreamEventStore, game_ids: Sequence[str] | None = None) -> list[GameLog]:
-    """The logs of ``game_ids`` (each once), or of every game of the stream (one read of the whole stream)."""
+async def load_logs(
+    store: JetStreamEventStore, game_ids: Sequence[str] | None = None, *, partitions: frozenset[int] | None = None
+) -> list[GameLog]:
+    """The logs of ``game_ids`` (each once), or of every game of the stream (one read of the whole stream; of the
+    games in ``partitions`` only, when given)."""
     games = Games(store)
     if game_ids is None:
-        return [from_game(game) for game in (await games.load_all()).values()]
+        return [from_game(game) for game in (await games.load_all(partitions)).values()]
     return [await _loaded(games, game_id) for game_id in dict.fromkeys(game_ids)]
 
 
