@@ -140,7 +140,7 @@ def run(games: int = GAMES) -> dict[str, Any]:
             try:
                 figures = asyncio.run(_project(nats_url, server.dsn))
                 figures.update(_rebuilds(nats_url, server.dsn))
-                figures.update(_exports(nats_url, figures["events"]))
+                figures.update(_exports(nats_url, int(figures["events"])))
             finally:
                 server.stop()
     return {"games": games, "played_seconds": round(played, 1), **figures}
