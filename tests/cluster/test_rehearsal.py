@@ -1,11 +1,16 @@
 """The cluster rehearsal (`make cluster-test`): Paiju on a three-node NATS JetStream cluster over loopback, its
-streams at three replicas, two engine processes, the lobby, scoring and a bot runner, all real processes.
+streams at three replicas, three engine processes sharing the games' partitions, two lobby processes, scoring and a
+bot runner, all real processes.
 
-Bots play 砸六家 and 拖拉机 tables. Mid-game the node leading the GAMES stream is killed with SIGKILL, then one
-engine process. The games finish through the survivors; every game's log is complete (versions 1..N, each
-command's events once) and the two surviving nodes store identical streams; scoring's tables equal a rebuild from
-the streams. Then the killed node is started again on its old folder and catches up. The figures (events lost,
-time to recover, time to catch up) are printed and written to ``cluster-rehearsal.json`` in the test's folder.
+Bots play 砸六家 and 拖拉机 tables; at one more table a guest sits with five bots and watches it through lobby A
+(their turns time out). Mid-game the node leading the GAMES stream is killed with SIGKILL, then the engine process
+that owns the most partitions with live games, then lobby A. The killed engine's partitions move to the survivors
+(the time is measured); the guest reconnects through lobby B and keeps their seat past the expiry of lobby A's mark
+and the grace time (presence carries on), and is covered once they stop watching; the bots' leases carry on
+through lobby B. The games finish; every game's log is complete (versions 1..N, each command's events once) and
+the two surviving nodes store identical streams; scoring's tables, applied in shards, equal a rebuild from the
+streams in two processes. Then the killed node is started again on its old folder and catches up. The figures
+are printed and written to ``cluster-rehearsal.json`` in the test's folder.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import pytest
 
 from paiju.dev.cluster import NatsCluster, messages_on
 from paiju.dev.stack import Services
+from paiju.platform.partitions import PARTITIONS, partition_of
 from paiju.platform.postgres.pool import connect
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.store.jetstream import JetStreamEventStore
@@ -40,6 +46,13 @@ SEED_SECRET = "cluster-rehearsal-seeds-0123456789abcdef"
 STREAMS = ("GAMES", "LOBBY", "TOURNAMENTS")
 ZLJ_TABLES = 2
 TRACTOR_TABLES = 1
+ENGINES = ("engine-a", "engine-b", "engine-c")
+LOBBIES = ("lobby-a", "lobby-b")
+GRACE_SECONDS = 3
+PRESENCE_SECONDS = 15  # paiju.lobby.attendance.PRESENCE_SECONDS: how long lobby A's marks outlive it
+SHARDS = 4  # scoring's games projection (paiju.scoring.config.SHARDS)
+KILLED: set[str] = set()
+"""The processes the rehearsal killed on purpose (the others must stay up)."""
 SNAPSHOT = (
     "SELECT * FROM scoring_deals ORDER BY game_id, deal",
     "SELECT * FROM scoring_ledger ORDER BY game_id, kind, deal, who",
@@ -60,7 +73,7 @@ def wait_for(what: str, check: Callable[[], bool], timeout: float, services: Ser
     started = time.monotonic()
     while not check():
         if services is not None:
-            services.check(except_for=("engine-a",))
+            services.check(except_for=tuple(KILLED))
         if time.monotonic() - started > timeout:
             raise AssertionError(f"{what}: not within {timeout} s")
         time.sleep(0.2)
@@ -159,24 +172,112 @@ async def snapshot(dsn: str) -> list[list[tuple[Any, ...]]]:
         await pool.close()
 
 
-async def scoring_checkpoint(dsn: str) -> int:
+async def scoring_caught_up(dsn: str, url: str) -> bool:
+    """Whether each shard of scoring's games projection has applied the last event of its partitions."""
+    store = await JetStreamEventStore.connect(url, stream="GAMES", prefix="paiju.game", replicas=3)
     pool: asyncpg.Pool[Any] = await connect(dsn)
     try:
-        return int(await pool.fetchval("SELECT sequence FROM scoring_checkpoints WHERE projection = 'games'") or 0)
+        last = [0] * SHARDS
+        for r in await store.read_all():
+            shard = partition_of(r.aggregate, PARTITIONS) % SHARDS
+            last[shard] = max(last[shard], r.sequence)
+        rows = dict(await pool.fetch("SELECT projection, sequence FROM scoring_checkpoints"))
+        return all(rows.get(f"games.{k}", 0) >= last[k] for k in range(SHARDS))
     finally:
         await pool.close()
+        await store.close()
 
 
-def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(database_dsn: str) -> None:
+async def owners(url: str) -> dict[int, str]:
+    """Which process (by its HOSTNAME, the start of its member name) holds each partition's lease."""
+    client = await nats.connect(servers=url.split(","), connect_timeout=2)
+    try:
+        kv = await client.jetstream(timeout=5).key_value("paiju-owners-GAMES")
+        found = {}
+        for p in range(PARTITIONS):
+            try:
+                member = ((await kv.get(f"p.{p}")).value or b"").decode()
+            except Exception:
+                continue
+            found[p] = next((name for name in ENGINES if member.startswith(f"{name}-")), member)
+        return found
+    finally:
+        await client.close()
+
+
+async def open_guest_table(lobby_address: str) -> tuple[str, str, tuple[tuple[str, str], ...], int]:
+    """A 砸六家 table of one deal where a guest sits with five bots, its turns timed (2 s): (table, game, the guest's
+    session metadata, their seat)."""
+    async with grpc.aio.insecure_channel(lobby_address) as channel:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+        session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
+        md = (("authorization", f"Bearer {session.token}"),)
+        request = lobby_pb2.CreateTableRequest(name="rehearsal guest", game=engine_pb2.GAME_ZLJ)
+        request.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=1, turn_seconds=2))
+        table = (await lobby.CreateTable(request, metadata=md)).table
+        await lobby.TakeSeat(lobby_pb2.TakeSeatRequest(table_id=table.table_id), metadata=md)
+        await lobby.Ready(lobby_pb2.ReadyRequest(table_id=table.table_id, ready=True), metadata=md)
+        for _ in range(5):
+            await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table.table_id), metadata=md)
+        started = await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table.table_id), metadata=md)
+        seat = next(s.seat for s in started.table.seats if s.player_id == session.player_id)
+        return table.table_id, started.table.game_id, md, seat
+
+
+async def covered(lobby_address: str, md: Any, table_id: str, seat: int) -> bool:
+    async with grpc.aio.insecure_channel(lobby_address) as channel:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+        table = (await lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=md, timeout=5)).table
+        return any(s.covered for s in table.seats if s.seat == seat)
+
+
+class Watching:
+    """A guest's `WatchTable` stream through one lobby, kept open on a thread of its own (their presence)."""
+
+    def __init__(self, address: str, md: Any, table_id: str) -> None:
+        import threading
+
+        self.broken = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=lambda: asyncio.run(self._watch(address, md, table_id)), daemon=True)
+        self._thread.start()
+
+    async def _watch(self, address: str, md: Any, table_id: str) -> None:
+        async with grpc.aio.insecure_channel(address) as channel:
+            lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+            call = lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=md)
+            reading = asyncio.ensure_future(self._read(call))
+            while not self._stop.is_set() and not reading.done():
+                await asyncio.sleep(0.1)
+            call.cancel()
+            reading.cancel()
+
+    async def _read(self, call: Any) -> None:
+        try:
+            async for _ in call:
+                pass
+        except grpc.aio.AioRpcError:
+            pass
+        self.broken.set()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=10)
+
+
+def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_catches_up(database_dsn: str) -> None:
     folder = Path(tempfile.mkdtemp(prefix="paiju-cluster-"))
     cluster = NatsCluster(folder / "nats")
     figures: dict[str, Any] = {}
     passed = False
+    KILLED.clear()
     try:
         cluster.start()
         wait_for("JetStream cluster ready", lambda: asyncio.run(jetstream_ready(cluster.url)), 60)
-        ports = {name: free_port() for name in ("engine-a", "engine-b", "lobby", "scoring")}
-        engines = f"ipv4:127.0.0.1:{ports['engine-a']},127.0.0.1:{ports['engine-b']}"
+        ports = {name: free_port() for name in (*ENGINES, *LOBBIES, "scoring")}
+        engines = "ipv4:" + ",".join(f"127.0.0.1:{ports[name]}" for name in ENGINES)
+        lobbies = "ipv4:" + ",".join(f"127.0.0.1:{ports[name]}" for name in LOBBIES)
+        lobby_a, lobby_b = (f"127.0.0.1:{ports[name]}" for name in LOBBIES)
         env = {
             **os.environ,
             "NATS_URL": cluster.url,
@@ -185,27 +286,45 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
             "PAIJU_SEED_SECRET": SEED_SECRET,
             "PAIJU_STREAM_REPLICAS": "3",
             "PAIJU_ENGINE_ADDRESS": engines,
-            "PAIJU_LOBBY_ADDRESS": f"127.0.0.1:{ports['lobby']}",
+            "PAIJU_LOBBY_ADDRESS": lobbies,
             "PAIJU_SCORING_ADDRESS": f"127.0.0.1:{ports['scoring']}",
             "PAIJU_METRICS_PORT": "0",
             "PAIJU_LOBBY_METRICS_PORT": "0",
             "PAIJU_SCORING_METRICS_PORT": "0",
             "PAIJU_BOT_THINK_SECONDS": "0",
-            "PAIJU_TIMER_SECONDS": "2",
+            "PAIJU_TIMER_SECONDS": "1",
+            "PAIJU_PRESENCE_GRACE_SECONDS": str(GRACE_SECONDS),
             "PAIJU_LOG_LEVEL": "info",
         }
         services = Services(folder / "logs", env)
         try:
-            for name in ("engine-a", "engine-b"):
-                services.start(name, "engine", env={"PAIJU_ENGINE_ADDRESS": f"127.0.0.1:{ports[name]}"})
-            for name in ("engine-a", "engine-b"):
+            for name in ENGINES:
+                services.start(
+                    name, "engine", env={"PAIJU_ENGINE_ADDRESS": f"127.0.0.1:{ports[name]}", "HOSTNAME": name}
+                )
+            for name in ENGINES:
                 wait_until_serving(f"127.0.0.1:{ports[name]}", timeout=60)
-            services.start("lobby", "lobby", env=process_env(folder / "keys", Issuer.LOBBY))
+            for name in LOBBIES:
+                lobby_env = {"PAIJU_LOBBY_ADDRESS": f"127.0.0.1:{ports[name]}", "HOSTNAME": name}
+                services.start(name, "lobby", env={**process_env(folder / "keys", Issuer.LOBBY), **lobby_env})
             services.start("scoring", "scoring")
-            wait_until_serving(f"127.0.0.1:{ports['lobby']}", timeout=60, service="paiju.v1.LobbyService")
+            for name in LOBBIES:
+                wait_until_serving(f"127.0.0.1:{ports[name]}", timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(f"127.0.0.1:{ports['scoring']}", timeout=60, service="paiju.v1.ScoringService")
+            shared = wait_for(
+                "the engines sharing the partitions",
+                lambda: (
+                    set(asyncio.run(owners(cluster.url)).values()) == set(ENGINES)
+                    and len(asyncio.run(owners(cluster.url))) == PARTITIONS
+                ),
+                60,
+            )
+            figures["seconds_to_share_the_partitions"] = round(shared, 1)
             services.start("bots", "bots", env=process_env(folder / "keys", Issuer.BOTS))
-            games = asyncio.run(open_tables(f"127.0.0.1:{ports['lobby']}"))
+            games = asyncio.run(open_tables(lobby_a))
+            guest_table, guest_game, guest, guest_seat = asyncio.run(open_guest_table(lobby_a))
+            watching = Watching(lobby_a, guest, guest_table)  # the guest's presence, through lobby A
+            games.append(guest_game)
             state: dict[str, tuple[int, bool]] = {}
 
             def progressed(beyond: int) -> Callable[[], bool]:
@@ -228,14 +347,57 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
             )
             figures["games_stream_leader_after"] = asyncio.run(stream_leader(cluster.url, "GAMES"))
 
-            # 2. then one engine process
+            # 2. then the engine owning the most partitions with live games
+            held = asyncio.run(owners(cluster.url))
+            live = [g for g, (_, done) in state.items() if not done]
+            counts = {name: sum(held.get(partition_of(g, PARTITIONS)) == name for g in live) for name in ENGINES}
+            victim = max(ENGINES, key=lambda name: (counts[name], name))
+            figures["engine_killed"] = victim
+            figures["partitions_it_owned"] = sum(owner == victim for owner in held.values())
+            figures["live_games_it_owned"] = counts[victim]
             before = sum(v for v, _ in state.values())
-            services.kill("engine-a")
+            KILLED.add(victim)
+            services.kill(victim)
+
+            def moved() -> bool:
+                now = asyncio.run(owners(cluster.url))
+                return len(now) == PARTITIONS and victim not in now.values()
+
+            figures["seconds_for_its_partitions_to_move"] = round(
+                wait_for("the partitions moving", moved, 30, services), 1
+            )
             figures["seconds_to_progress_after_engine_loss"] = round(
                 wait_for("play after the engine loss", progressed(before + 10), 120, services), 1
             )
 
-            # 3. every game ends
+            # 3. then lobby A, through which the guest watches and the bot runner leases half its seats
+            before = sum(v for v, _ in state.values())
+            KILLED.add("lobby-a")
+            services.kill("lobby-a")
+            wait_for("the guest's stream breaking", watching.broken.is_set, 30)
+            watching.stop()
+            watching = Watching(lobby_b, guest, guest_table)  # the client reconnects elsewhere
+            lost_lobby_at = time.monotonic()
+            figures["seconds_to_progress_after_lobby_loss"] = round(
+                wait_for("play after the lobby loss", progressed(before + 10), 120, services), 1
+            )
+            # lobby A's mark of the guest expires and lobby B hears it: the guest is there, so no bot covers them
+            while time.monotonic() - lost_lobby_at < PRESENCE_SECONDS + GRACE_SECONDS + 5:
+                assert not asyncio.run(covered(lobby_b, guest, guest_table, guest_seat)), "the guest lost their seat"
+                time.sleep(1)
+            figures["guest_kept_the_seat_through_lobby_b_seconds"] = round(time.monotonic() - lost_lobby_at, 1)
+            watching.stop()  # the guest leaves: a bot covers the seat after the grace time
+            figures["seconds_to_cover_the_guest_after_leaving"] = round(
+                wait_for(
+                    "the guest's seat covered",
+                    lambda: asyncio.run(covered(lobby_b, guest, guest_table, guest_seat)),
+                    60,
+                    services,
+                ),
+                1,
+            )
+
+            # 4. every game ends
             def ended() -> bool:
                 state.update(asyncio.run(versions(engines, games)))
                 return len(state) == len(games) and all(done for _, done in state.values())
@@ -245,7 +407,7 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
             figures["events"] = events
             figures["events_lost"] = sum(v for v, _ in state.values()) - events  # the engines' versions vs the log
 
-            # 4. the surviving nodes store the same streams
+            # 5. the surviving nodes store the same streams
             survivors = [n.name for n in cluster.running()]
             states = {name: cluster.stream_states(name) for name in survivors}
             for stream in STREAMS:
@@ -255,17 +417,16 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
                 assert all(k == kept[0] for k in kept), f"{stream} differs between {survivors}: {kept}"
             figures["games_stream_on_survivors"] = states[survivors[0]]["GAMES"]["messages"]
 
-            # 5. scoring's tables equal a rebuild from the streams
-            last = states[survivors[0]]["GAMES"]["last_seq"]
-            wait_for("scoring catching up", lambda: asyncio.run(scoring_checkpoint(database_dsn)) >= last, 120)
+            # 6. scoring's tables (its games projection applied in shards) equal a rebuild in two processes
+            wait_for("scoring catching up", lambda: asyncio.run(scoring_caught_up(database_dsn, cluster.url)), 120)
             built = asyncio.run(snapshot(database_dsn))
             assert services.stop_one("scoring") == 0
-            rebuild = Services(folder / "logs", env).start("rebuild", "scoring", "rebuild")
+            rebuild = Services(folder / "logs", env).start("rebuild", "scoring", "rebuild", "--processes", "2")
             assert rebuild.wait(timeout=300) == 0
             assert asyncio.run(snapshot(database_dsn)) == built
             assert len(built[2]) == len(games)  # one match row per game
 
-            # 6. the lost node comes back on its folder and catches up
+            # 7. the lost node comes back on its folder and catches up
             cluster.start(leader)
             figures["nats_node_down_seconds"] = round(time.monotonic() - killed_at, 1)
 
@@ -284,7 +445,7 @@ def test_the_cluster_survives_a_nats_node_and_an_engine_and_the_node_catches_up(
             figures["seconds_for_restarted_node_to_catch_up"] = round(
                 wait_for("the node catching up", caught_up, 120), 1
             )
-            # 7. byte for byte: each node in turn leads GAMES and serves the whole stream from its own copy
+            # 8. byte for byte: each node in turn leads GAMES and serves the whole stream from its own copy
             copies = {
                 node.name: asyncio.run(messages_on(cluster.url, node.name, "GAMES", "paiju.game"))
                 for node in cluster.nodes

@@ -1,6 +1,7 @@
 """Attendance shared by lobby replicas in a NATS key-value bucket (paiju.lobby.attendance), on a real nats-server:
-a player watching through one replica is present for every replica; the marks of a replica that stops renewing
-expire and every other replica hears of it; a replica handing over leaves its marks to expire."""
+a player watching through one replica is present for every replica; when a replica's heartbeat expires every other
+replica hears of its players; a replica handing over leaves its players to that; a replica that starts finds the
+players of replicas that died while nobody listened."""
 
 from __future__ import annotations
 
@@ -112,5 +113,21 @@ def test_local_attendance_counts_streams() -> None:
         assert await local.here("t", "p")
         assert await local.leave("t", "p")
         assert not await local.here("t", "p")
+
+    asyncio.run(main())
+
+
+def test_a_starting_replica_finds_the_players_of_a_replica_that_died_unheard(nats_url: str) -> None:
+    async def main() -> None:
+        a, b = await two(nats_url)
+        await a.arrive("t1", "ann")
+        await asyncio.sleep(PRESENCE * 3)  # a dies (the server drops an expired message within a second or so)
+        assert not await b.here("t1", "ann"), "a mark counts only while its replica's heartbeat lives"
+        async with hearing(b) as heard:
+            await asyncio.sleep(0.2)
+            assert heard == [("t1", "ann")]
+        async with hearing(b) as again:
+            await asyncio.sleep(0.2)
+            assert again == [], "its mark was taken away"
 
     asyncio.run(main())

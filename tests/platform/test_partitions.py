@@ -221,7 +221,13 @@ def test_read_all_of_some_partitions_reads_only_theirs(two_stores: Callable[[Sto
         assert sorted(r.aggregate for part in read for r in part) == sorted(games)
         for half, part in zip(halves, read, strict=True):
             assert {partition_of(r.aggregate, 8) for r in part} <= half
-        windowed = await reader.read_all(0, 5, partitions=halves[0])
-        assert windowed and {partition_of(r.aggregate, 8) for r in windowed} <= halves[0]
+        batches = []
+        after = 0
+        while batch := await reader.read_all(after, 5, partitions=halves[0]):
+            assert len(batch) <= 5 and {partition_of(r.aggregate, 8) for r in batch} <= halves[0]
+            batches.append(batch)
+            after = batch[-1].sequence
+        assert [r for batch in batches for r in batch] == read[0], "batch after batch: every event of theirs, once"
+        assert len(batches) == -(-len(read[0]) // 5)
 
     two_stores(scenario)

@@ -1,13 +1,15 @@
 """Attendance: which players watch which tables, across every lobby replica (what `paiju.lobby.presence` asks).
 
 A replica that serves a player's `WatchTable` streams marks the player present at the table in a NATS key-value
-bucket (`KeyValueAttendance`, ``paiju-presence-<lobby stream>``), one key per table, player and replica
-(``<table>.<player>.<replica>``), written again every `REFRESH_SECONDS` while the streams last and deleted when the
-last one ends. The bucket's entries expire `PRESENCE_SECONDS` after they were last written, so the marks of a
-replica that died go by themselves, and the server leaves an expiry marker that every replica hears
-(`departures`): the player's seat is then covered after the grace time like anyone's who left, unless they came
-back through another replica meanwhile. So a player's presence survives the replica they were connected to: their
-client reconnects to another one, which marks them present again.
+bucket (`KeyValueAttendance`, ``paiju-presence-<lobby stream>``): one key per table, player and replica
+(``<table>.<player>.<replica>``), written when the player's first stream there opens and deleted when the last one
+ends. Beside its marks each replica keeps a heartbeat key (``r.<replica>``), written every `REFRESH_SECONDS` with a
+time to live of `PRESENCE_SECONDS`: so the bucket is written once per arrival and departure and once per replica
+every few seconds, however many players watch. When a replica dies its heartbeat expires, and the server leaves an
+expiry marker that every replica hears (`departures`): each of the dead replica's players is then covered after the
+grace time like anyone who left, unless they came back through another replica meanwhile, and its marks are taken
+away. A mark counts only while its replica's heartbeat lives. So a player's presence survives the replica they were
+connected to: their client reconnects to another one, which marks them present again.
 """
 
 from __future__ import annotations
@@ -22,11 +24,11 @@ import structlog
 from paiju.platform.retry import report
 
 PRESENCE_SECONDS = 15.0
-"""How long a mark lasts unless written again (how long a dead replica's players count as present)."""
+"""How long a replica's heartbeat lives unless written again (how long a dead replica's players count as present)."""
 REFRESH_SECONDS = 5.0
-"""How often a replica writes its marks again (three times a lease: one lost write costs nothing)."""
+"""How often a replica writes its heartbeat (three times a lease: one lost write costs nothing)."""
 MARKER_SECONDS = 60.0
-"""How long the bucket keeps the marker of an expired mark (the departures' notice)."""
+"""How long the bucket keeps the marker of an expired heartbeat (the departures' notice)."""
 OPEN_ATTEMPTS = 60
 OPEN_RETRY_SECONDS = 0.5
 log = structlog.get_logger("paiju.lobby.attendance")
@@ -79,11 +81,13 @@ class LocalAttendance:
 class KeyValueAttendance(LocalAttendance):
     """Attendance shared by every lobby replica in a key-value bucket (see the module)."""
 
-    def __init__(self, kv: Any, replica: str, *, refresh: float = REFRESH_SECONDS) -> None:
+    def __init__(self, kv: Any, js: Any, bucket: str, replica: str, *, presence: float = PRESENCE_SECONDS) -> None:
         super().__init__()
         self._kv = kv
+        self._js = js
+        self._bucket = bucket
         self._replica = replica
-        self._refresh = refresh
+        self._presence = presence
         self._handing_over = False
 
     @classmethod
@@ -102,15 +106,11 @@ class KeyValueAttendance(LocalAttendance):
                     kv = await js.key_value(bucket)
                 except BucketNotFoundError:
                     kv = await js.create_key_value(
-                        KeyValueConfig(
-                            bucket=bucket,
-                            history=1,
-                            ttl=presence,
-                            replicas=replicas,
-                            limit_marker_ttl=MARKER_SECONDS,
-                        )
+                        KeyValueConfig(bucket=bucket, history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS)
                     )
-                return cls(kv, replica, refresh=presence / 3)
+                attendance = cls(kv, js, bucket, replica, presence=presence)
+                await attendance.beat()
+                return attendance
             except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
                 if attempt == OPEN_ATTEMPTS - 1:  # a bucket just created on a cluster answers once it has a leader
                     raise
@@ -120,66 +120,95 @@ class KeyValueAttendance(LocalAttendance):
     def _key(self, table_id: str, player: str) -> str:
         return f"{table_id}.{player}.{self._replica}"
 
+    async def beat(self) -> None:
+        """Write this replica's heartbeat (it lives `PRESENCE_SECONDS`)."""
+        await self._js.publish(f"$KV.{self._bucket}.r.{self._replica}", b"", msg_ttl=self._presence)
+
     async def arrive(self, table_id: str, player: str) -> None:
         await super().arrive(table_id, player)
         await self._kv.put(self._key(table_id, player), b"")
 
     def hand_over(self) -> None:
-        """This replica stops: its marks are left to expire, so that every other replica hears of each player who
+        """This replica stops: its heartbeat is left to expire, so that every other replica hears of each player who
         does not come back through one of them (a mark taken away on purpose would tell nobody)."""
         self._handing_over = True
 
     async def leave(self, table_id: str, player: str) -> bool:
         last = await super().leave(table_id, player)
         if last and not self._handing_over:
-            with contextlib.suppress(Exception):  # NATS away: the mark expires by itself
+            with contextlib.suppress(Exception):  # NATS away: the mark goes with this replica's heartbeat, later
                 await self._kv.delete(self._key(table_id, player))
         return last
 
     async def here(self, table_id: str, player: str) -> bool:
         if await super().here(table_id, player):
             return True
-        # the marks of this table and player on any replica (a consumer filtered to them, headers only)
-        watcher = await self._kv.watch(f"{table_id}.{player}.*", ignore_deletes=True, meta_only=True)
+        for _, _, replica in await self._marks(f"{table_id}.{player}.*"):
+            if await self._alive(replica):
+                return True
+        return False
+
+    async def _alive(self, replica: str) -> bool:
+        """Whether ``replica``'s heartbeat lives: its key's last message is a heartbeat, not the server's expiry
+        marker (which the key-value client's ``get`` would show as an empty value)."""
+        from nats.js.errors import NotFoundError
+
         try:
-            return await watcher.updates(timeout=5.0) is not None
+            last = await self._js.get_last_msg(f"KV_{self._bucket}", f"$KV.{self._bucket}.r.{replica}")
+        except NotFoundError:
+            return False
+        headers = last.headers or {}
+        return "Nats-Marker-Reason" not in headers and "KV-Operation" not in headers
+
+    async def _marks(self, keys: str) -> list[list[str]]:
+        """The marks matching ``keys`` (a key filter), each as [table, player, replica]."""
+        watcher = await self._kv.watch(keys, ignore_deletes=True, meta_only=True)
+        found = []
+        try:
+            while (entry := await watcher.updates(timeout=5.0)) is not None:
+                found.append(entry.key.split("."))
+            return found
         finally:
             with contextlib.suppress(Exception):
                 await watcher.stop()
 
     async def keep(self, stopping: asyncio.Event) -> None:
-        """Write this replica's marks again every refresh until ``stopping`` (then they are left to expire: see
+        """Write this replica's heartbeat every refresh until ``stopping`` (then it is left to expire: see
         `hand_over`)."""
         while not stopping.is_set():
-            for table_id, player in list(self._present):
-                try:
-                    await self._kv.put(self._key(table_id, player), b"")
-                except Exception as e:  # NATS away: try again at the next refresh
-                    report(log, "a presence mark could not be renewed", e, table=table_id)
-                    break
+            try:
+                await self.beat()
+            except Exception as e:  # NATS away: try again at the next refresh
+                report(log, "the presence heartbeat could not be written", e, replica=self._replica)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stopping.wait(), timeout=self._refresh)
+                await asyncio.wait_for(stopping.wait(), timeout=self._presence / 3)
 
     async def departures(self) -> AsyncIterator[tuple[str, str]]:
-        """Every mark that expires from now on (the server's expiry marker; a mark taken away on purpose is a
-        deletion, which the replica that took it away has handled)."""
-        from nats.js.kv import KV_DEL, KV_PURGE
+        """The players of every replica whose heartbeat expires from now on (the server's expiry marker), and, once
+        at the start, those marked by replicas with no heartbeat left (they died while no replica listened); their
+        marks are taken away."""
+        from nats.js.kv import KV_PURGE
 
-        watcher = await self._kv.watchall()
-        last: dict[str, str | None] = {}  # each mark's last operation (a deletion's own expiry is no departure)
+        watcher = await self._kv.watch("r.*")
         try:
-            started = False
+            alive = set()
+            while (entry := await watcher.updates(timeout=5.0)) is not None:
+                if entry.operation is None:
+                    alive.add(entry.key[2:])
+            for table_id, player, replica in await self._marks("*.*.*"):
+                if replica not in alive and replica != self._replica:
+                    yield table_id, player
+                    with contextlib.suppress(Exception):
+                        await self._kv.delete(f"{table_id}.{player}.{replica}")
             while True:
                 entry = await watcher.updates(timeout=None)
-                if entry is None:
-                    started = True  # what the bucket held before: not news
+                if entry is None or entry.operation != KV_PURGE:
                     continue
-                if entry.operation != KV_PURGE:
-                    last[entry.key] = entry.operation
-                    continue
-                if last.pop(entry.key, None) != KV_DEL and started:
-                    table_id, player, *_ = entry.key.split(".")
+                gone = entry.key[2:]
+                for table_id, player, replica in await self._marks(f"*.*.{gone}"):
                     yield table_id, player
+                    with contextlib.suppress(Exception):
+                        await self._kv.delete(f"{table_id}.{player}.{replica}")
         finally:
             with contextlib.suppress(Exception):
                 await watcher.stop()

@@ -101,7 +101,8 @@ class EventStore(Protocol):
         the last one stored when called (a replay of the whole stream, for analysts and projections); with
         ``limit``, the events of at most the next ``limit`` stream sequences that hold any (a bounded batch: a
         consumer reads a long backlog batch by batch, never all of it in memory; an empty batch means nothing is
-        left). ``partitions``: only the events of aggregates in these partitions (readers in parallel)."""
+        left). ``partitions``: only the events of aggregates in these partitions (readers in parallel), and with
+        ``limit`` at most ``limit`` of them."""
         ...
 
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:

@@ -277,7 +277,8 @@ class JetStreamEventStore:
         self, after_sequence: int = 0, limit: int | None = None, *, partitions: frozenset[int] | None = None
     ) -> list[Recorded]:
         """(See `EventStore.read_all`.) ``partitions``: only the events of the aggregates in these partitions (a
-        reader among several in parallel, each reading its partitions)."""
+        reader among several in parallel, each reading its partitions); with ``limit``, at most ``limit`` of them
+        (the server filters: a reader of a few partitions does not scan the others' stretches window by window)."""
         if partitions is not None and not self._partitions:
             raise StoreError(f"{self._stream} is read by partition, but this store does not know its partitions")
         info = await self._js.stream_info(self._stream)
@@ -286,6 +287,9 @@ class JetStreamEventStore:
         subjects = None if partitions is None else self._subjects(partitions, unpartitioned=False)
         if limit is None:
             return await self._consume(subjects, after_sequence, info.state.last_seq)
+        if subjects is not None:
+            read = await self._consume(subjects, after_sequence, info.state.last_seq, bounded=True, count=limit)
+            return [r for r in read if r.sequence <= info.state.last_seq][:limit]
         # window after window of ``limit`` sequences, until one holds events (a purged stretch holds none); the
         # consumer may deliver past a window's end (the next event, when the end is no event): not kept
         after = max(after_sequence, info.state.first_seq - 1)
@@ -298,7 +302,13 @@ class JetStreamEventStore:
         return []
 
     async def _consume(
-        self, subject: str | list[str] | None, after_sequence: int, last_sequence: int, *, bounded: bool = False
+        self,
+        subject: str | list[str] | None,
+        after_sequence: int,
+        last_sequence: int,
+        *,
+        bounded: bool = False,
+        count: int | None = None,
     ) -> list[Recorded]:
         """The events on ``subject`` (several subjects; ``None``: the whole stream) after ``after_sequence`` up to
         ``last_sequence``.
@@ -312,7 +322,7 @@ class JetStreamEventStore:
         position = after_sequence
         stalls = 0
         while position < last_sequence:
-            received = await self._push(subject, position, last_sequence, stored, bounded=bounded)
+            received = await self._push(subject, position, last_sequence, stored, bounded=bounded, count=count)
             if received == position:
                 stalls += 1
                 if stalls * STALL_SECONDS > self._timeout:
@@ -330,6 +340,7 @@ class JetStreamEventStore:
         stored: list[Recorded],
         *,
         bounded: bool = False,
+        count: int | None = None,
     ) -> int:
         """One consumer's run, appending to ``stored``; the stream sequence it reached.
 
@@ -353,7 +364,8 @@ class JetStreamEventStore:
             delivered = consumer_sequence
             reached = stream_sequence
             stored.append(_recorded(self._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data))
-            if stream_sequence >= last_sequence or delivery_pending(msg.reply) == 0:
+            enough = count is not None and len(stored) >= count
+            if stream_sequence >= last_sequence or delivery_pending(msg.reply) == 0 or enough:
                 # the end, or the last one of the subjects read (a filter whose last event comes before the end)
                 reached = max(reached, last_sequence)
                 finished.set_result(None)
@@ -376,7 +388,7 @@ class JetStreamEventStore:
                 **(
                     {
                         "ack_policy": AckPolicy.EXPLICIT,
-                        "max_ack_pending": last_sequence - after_sequence,
+                        "max_ack_pending": last_sequence - after_sequence if count is None else count,
                         "ack_wait": BOUNDED_ACK_WAIT_SECONDS,  # never redelivered while the window is read
                     }
                     if bounded

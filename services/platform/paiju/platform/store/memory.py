@@ -82,6 +82,8 @@ class MemoryEventStore:
         )
         if limit is None or not every:
             return every
+        if partitions is not None:
+            return every[:limit]  # a reader of some partitions: at most ``limit`` of their events
         # the next window of ``limit`` sequences that holds any of them (as JetStream reads it)
         first = every[0].sequence
         start = after_sequence + (first - after_sequence - 1) // limit * limit
