@@ -27,6 +27,11 @@ from .recorded import open_games, record_tractor, record_zlj
 from .test_readmodels import snapshot
 
 
+SHARD = "games.0"
+"""The shard of the games projection that reads partition 0, and with it every game stored before the stream had
+partitions: the games recorded here, on a stream the scoring process gives partitions at its start (an upgrade)."""
+
+
 async def record(nats_url: str) -> tuple[str, str, int]:
     store, stream, prefix = await open_games(nats_url)
     games = Games(store)
@@ -44,7 +49,7 @@ async def read(database_dsn: str) -> tuple[int, dict[str, list[tuple[Any, ...]]]
     pool: asyncpg.Pool[Any] = await connect(database_dsn)
     try:
         await migrate_scoring(pool)  # (what the process does at start; applied once whoever comes first)
-        return await checkpoint(pool, "games"), await snapshot(pool)
+        return await checkpoint(pool, SHARD), await snapshot(pool)
     finally:
         await pool.close()
 
@@ -97,8 +102,8 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         # its metrics: the projection's, the gRPC server's; none of the engine's
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as answer:
             metrics = answer.read().decode()
-        assert 'paiju_scoring_events_applied_total{projection="games"}' in metrics
-        assert f'paiju_scoring_checkpoint{{projection="games"}} {float(last)}' in metrics
+        assert f'paiju_scoring_events_applied_total{{projection="{SHARD}"}}' in metrics
+        assert f'paiju_scoring_checkpoint{{projection="{SHARD}"}} {float(last)}' in metrics
         assert "paiju_engine_" not in metrics
         second.send_signal(signal.SIGTERM)
         assert second.wait(timeout=30) == 0
