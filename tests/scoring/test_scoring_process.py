@@ -26,7 +26,6 @@ from ..support.credentials import process_env
 from .recorded import open_games, record_tractor, record_zlj
 from .test_readmodels import snapshot
 
-
 SHARD = "games.0"
 """The shard of the games projection that reads partition 0, and with it every game stored before the stream had
 partitions: the games recorded here, on a stream the scoring process gives partitions at its start (an upgrade)."""
