@@ -203,7 +203,7 @@ class Games(Repository[Game]):
     GAMES stream's envelopes, plus what only games have — the deadlines of the games this replica owns (turn
     timers), creation with the seats, seat changes and dry runs.
 
-    Replicas share the games out by partition (`own`, `paiju.engine.ownership`): a replica's feed carries only the
+    Replicas share the games out by partition (`own`, `paiju.platform.ownership`): a replica's feed carries only the
     partitions it owns, it keeps those games current in memory and runs their timers; any other game it is asked
     about it reads from the store, and acts on it with the position it read, so a request is answered correctly
     whichever replica it reaches (docs/architecture.md, "Ownership of games")."""
