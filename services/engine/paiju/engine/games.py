@@ -307,9 +307,18 @@ class Games(Repository[Game]):
                 ending = asyncio.get_running_loop().create_task(self._discard(snapshot.game_id))
                 self._ending.add(ending)
                 ending.add_done_callback(self._ending.discard)
-        if self.owns(snapshot.game_id):
-            self.deadlines.set(snapshot.game_id, due_of(snapshot))
-            self._unindexed.discard(snapshot.game_id)
+        if not self.owns(snapshot.game_id):
+            return
+        try:
+            due = due_of(snapshot)
+        except Exception:
+            # the feed delivers a command's events one by one, and a rules core need not tell who is waiting in a
+            # state between two events of one command: the next scan reads the game as stored, whole commands only
+            self.deadlines.set(snapshot.game_id, None)
+            self._unindexed.add(snapshot.game_id)
+            return
+        self.deadlines.set(snapshot.game_id, due)
+        self._unindexed.discard(snapshot.game_id)
 
     def _absent(self, aggregate: str) -> Game:
         raise GameNotFound(f"there is no game {aggregate!r}")
