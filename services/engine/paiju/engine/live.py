@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Protocol
 
+from paiju.platform.nats import LEADERLESS
 from paiju.platform.store import EventStore
 
 COMPLETE = "_complete"
@@ -59,7 +60,6 @@ class KeyValueLiveGames:
         stream holds is added to it first — the one time an engine reads the whole history, the first start of an
         engine that keeps this bucket; an engine that dies while filling it, or another starting meanwhile, fills
         it again (adding a game twice is adding it once)."""
-        import nats.errors
         from nats.js.api import KeyValueConfig
         from nats.js.errors import BucketNotFoundError, KeyNotFoundError
 
@@ -81,7 +81,7 @@ class KeyValueLiveGames:
                         await live.add(game_id)
                     await kv.put(COMPLETE, b"")
                 return live
-            except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            except LEADERLESS:
                 # a bucket just created on a cluster answers once its replicas have elected a leader
                 if attempt == OPEN_ATTEMPTS - 1:
                     raise

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from paiju.platform.nats import LEADERLESS
 from paiju.platform.retry import report
 
 PRESENCE_SECONDS = 15.0
@@ -94,7 +95,6 @@ class KeyValueAttendance(LocalAttendance):
     async def open(
         cls, client: Any, stream: str, replica: str, *, replicas: int = 1, presence: float = PRESENCE_SECONDS
     ) -> KeyValueAttendance:
-        import nats.errors
         from nats.js.api import KeyValueConfig
         from nats.js.errors import BucketNotFoundError
 
@@ -111,7 +111,7 @@ class KeyValueAttendance(LocalAttendance):
                 attendance = cls(kv, js, bucket, replica, presence=presence)
                 await attendance.beat()
                 return attendance
-            except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            except LEADERLESS:
                 if attempt == OPEN_ATTEMPTS - 1:  # a bucket just created on a cluster answers once it has a leader
                     raise
                 await asyncio.sleep(OPEN_RETRY_SECONDS)

@@ -20,10 +20,21 @@ import asyncio
 import contextlib
 
 import nats
+import nats.errors
+import nats.js.errors
 import structlog
 from nats.aio.client import Client
 
 log = structlog.get_logger("paiju.nats")
+
+LEADERLESS: tuple[type[Exception], ...] = (
+    nats.errors.TimeoutError,
+    nats.errors.NoRespondersError,
+    nats.js.errors.NoStreamResponseError,
+    nats.js.errors.ServiceUnavailableError,
+)
+"""What a JetStream stream or key-value bucket just created on a cluster answers until its replicas have elected a
+leader (then it answers): a caller that makes one at start tries again for a while."""
 
 RECONNECT_SECONDS = 1.0
 """The wait between two reconnection attempts (nats-py adds up to 100 ms of jitter)."""

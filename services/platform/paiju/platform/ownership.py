@@ -32,6 +32,7 @@ from typing import Any
 
 import structlog
 
+from paiju.platform.nats import LEADERLESS
 from paiju.platform.partitions import fair_share
 from paiju.platform.retry import report
 
@@ -90,7 +91,6 @@ class Ownership:
         renew: float = RENEW_SECONDS,
     ) -> Ownership:
         """The bucket ``bucket`` (created when missing, its TTL the lease), for the replica ``member``."""
-        import nats.errors
         from nats.js.api import KeyValueConfig
         from nats.js.errors import BucketNotFoundError
 
@@ -104,7 +104,7 @@ class Ownership:
                         KeyValueConfig(bucket=bucket, history=1, ttl=lease, replicas=replicas)
                     )
                 return cls(kv, partitions, member or member_name(), on_change, lease=lease, renew=renew)
-            except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+            except LEADERLESS:
                 if attempt == OPEN_ATTEMPTS - 1:  # a bucket just created on a cluster answers once it has a leader
                     raise
                 await asyncio.sleep(OPEN_RETRY_SECONDS)
