@@ -364,7 +364,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
                 return len(now) == PARTITIONS and victim not in now.values()
 
             figures["seconds_for_its_partitions_to_move"] = round(
-                wait_for("the partitions moving", moved, 30, services), 1
+                wait_for("the partitions moving", moved, 60, services), 1
             )
             figures["seconds_to_progress_after_engine_loss"] = round(
                 wait_for("play after the engine loss", progressed(before + 10), 120, services), 1

@@ -37,9 +37,11 @@ from paiju.platform.partitions import fair_share
 from paiju.platform.retry import report
 
 log = structlog.get_logger("paiju.ownership")
-LEASE_SECONDS = 6.0
-"""How long a partition stays with a replica that stopped renewing it (the longest a dead owner's games wait)."""
-RENEW_SECONDS = 2.0
+LEASE_SECONDS = 15.0
+"""How long a partition stays with a replica that stopped renewing it (the longest a dead owner's games' timers
+wait, besides a round). Longer than a NATS leader election (up to about 10 s in the cluster rehearsal), so that
+losing a NATS node, which stalls every renewal for as long, does not take every partition from its owner."""
+RENEW_SECONDS = 5.0
 """How often each replica renews, releases and claims (three renewals per lease: one lost write costs nothing)."""
 OPEN_ATTEMPTS = 60
 OPEN_RETRY_SECONDS = 0.5
