@@ -8,17 +8,14 @@ dropped), and removed when an engine sees it end.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, Protocol
 
-from paiju.platform.nats import LEADERLESS
+from paiju.platform.nats import key_value, once_led
 from paiju.platform.store import EventStore
 
 COMPLETE = "_complete"
 """The key written once the bucket holds every game of the stream (a game id never starts with ``_``)."""
 MARKER_SECONDS = 60.0
-OPEN_ATTEMPTS = 60
-OPEN_RETRY_SECONDS = 0.5
 """How long the key-value bucket keeps the marker of a removed game (then nothing is left of it)."""
 
 
@@ -61,32 +58,23 @@ class KeyValueLiveGames:
         engine that keeps this bucket; an engine that dies while filling it, or another starting meanwhile, fills
         it again (adding a game twice is adding it once)."""
         from nats.js.api import KeyValueConfig
-        from nats.js.errors import BucketNotFoundError, KeyNotFoundError
+        from nats.js.errors import KeyNotFoundError
 
-        js = client.jetstream()
-        bucket = f"paiju-live-{stream}"
-        for attempt in range(OPEN_ATTEMPTS):
+        config = KeyValueConfig(
+            bucket=f"paiju-live-{stream}", history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS
+        )
+        live = cls(await once_led(lambda: key_value(client, config)))
+
+        async def fill() -> None:
             try:
-                try:
-                    kv = await js.key_value(bucket)
-                except BucketNotFoundError:
-                    kv = await js.create_key_value(
-                        KeyValueConfig(bucket=bucket, history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS)
-                    )
-                live = cls(kv)
-                try:
-                    await kv.get(COMPLETE)
-                except KeyNotFoundError:
-                    for game_id in await store.aggregates():
-                        await live.add(game_id)
-                    await kv.put(COMPLETE, b"")
-                return live
-            except LEADERLESS:
-                # a bucket just created on a cluster answers once its replicas have elected a leader
-                if attempt == OPEN_ATTEMPTS - 1:
-                    raise
-                await asyncio.sleep(OPEN_RETRY_SECONDS)
-        raise AssertionError("unreachable")
+                await live._kv.get(COMPLETE)
+            except KeyNotFoundError:
+                for game_id in await store.aggregates():
+                    await live.add(game_id)
+                await live._kv.put(COMPLETE, b"")
+
+        await once_led(fill)
+        return live
 
     async def add(self, game_id: str) -> None:
         await self._kv.put(game_id, b"")

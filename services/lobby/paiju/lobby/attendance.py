@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from paiju.platform.nats import LEADERLESS
+from paiju.platform.nats import key_value, once_led
 from paiju.platform.retry import report
 
 PRESENCE_SECONDS = 15.0
@@ -30,8 +30,8 @@ REFRESH_SECONDS = 5.0
 """How often a replica writes its heartbeat (three times a lease: one lost write costs nothing)."""
 MARKER_SECONDS = 60.0
 """How long the bucket keeps the marker of an expired heartbeat (the departures' notice)."""
-OPEN_ATTEMPTS = 60
-OPEN_RETRY_SECONDS = 0.5
+DEPARTURES_RETRY_SECONDS = 2.0
+"""How long a broken watch of the departures waits before it is opened again."""
 log = structlog.get_logger("paiju.lobby.attendance")
 
 
@@ -96,26 +96,13 @@ class KeyValueAttendance(LocalAttendance):
         cls, client: Any, stream: str, replica: str, *, replicas: int = 1, presence: float = PRESENCE_SECONDS
     ) -> KeyValueAttendance:
         from nats.js.api import KeyValueConfig
-        from nats.js.errors import BucketNotFoundError
 
-        js = client.jetstream()
         bucket = f"paiju-presence-{stream}"
-        for attempt in range(OPEN_ATTEMPTS):
-            try:
-                try:
-                    kv = await js.key_value(bucket)
-                except BucketNotFoundError:
-                    kv = await js.create_key_value(
-                        KeyValueConfig(bucket=bucket, history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS)
-                    )
-                attendance = cls(kv, js, bucket, replica, presence=presence)
-                await attendance.beat()
-                return attendance
-            except LEADERLESS:
-                if attempt == OPEN_ATTEMPTS - 1:  # a bucket just created on a cluster answers once it has a leader
-                    raise
-                await asyncio.sleep(OPEN_RETRY_SECONDS)
-        raise AssertionError("unreachable")
+        config = KeyValueConfig(bucket=bucket, history=1, replicas=replicas, limit_marker_ttl=MARKER_SECONDS)
+        kv = await once_led(lambda: key_value(client, config))
+        attendance = cls(kv, client.jetstream(), bucket, replica, presence=presence)
+        await once_led(attendance.beat)
+        return attendance
 
     def _key(self, table_id: str, player: str) -> str:
         return f"{table_id}.{player}.{self._replica}"
@@ -224,4 +211,4 @@ async def cover_departures(attendance: Attendance, departed: Callable[[str, str]
             raise
         except Exception as e:
             report(log, "the departures could not be watched; watching again", e)
-            await asyncio.sleep(OPEN_RETRY_SECONDS * 4)
+            await asyncio.sleep(DEPARTURES_RETRY_SECONDS)

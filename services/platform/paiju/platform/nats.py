@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import nats
 import nats.errors
@@ -34,7 +36,36 @@ LEADERLESS: tuple[type[Exception], ...] = (
     nats.js.errors.ServiceUnavailableError,
 )
 """What a JetStream stream or key-value bucket just created on a cluster answers until its replicas have elected a
-leader (then it answers): a caller that makes one at start tries again for a while."""
+leader (then it answers): a caller that makes one at start tries again for a while (`once_led`)."""
+LED_ATTEMPTS = 60
+LED_RETRY_SECONDS = 0.5
+T = TypeVar("T")
+
+
+async def once_led(attempt: Callable[[], Awaitable[T]]) -> T:
+    """``attempt()``, tried again while the stream or bucket it touches has no leader yet (`LEADERLESS`), for up
+    to `LED_ATTEMPTS` × `LED_RETRY_SECONDS` (30 s)."""
+    for n in range(LED_ATTEMPTS):
+        try:
+            return await attempt()
+        except LEADERLESS:
+            if n == LED_ATTEMPTS - 1:
+                raise
+            await asyncio.sleep(LED_RETRY_SECONDS)
+    raise AssertionError("unreachable")
+
+
+async def key_value(client: Client, config: Any) -> Any:
+    """The key-value bucket ``config.bucket``, created with ``config`` (a `KeyValueConfig`) when missing; an existing
+    bucket is used as it is. Wrap it in `once_led` at start: a bucket just created on a cluster has no leader yet."""
+    from nats.js.errors import BucketNotFoundError
+
+    js = client.jetstream()
+    try:
+        return await js.key_value(config.bucket)
+    except BucketNotFoundError:
+        return await js.create_key_value(config)
+
 
 RECONNECT_SECONDS = 1.0
 """The wait between two reconnection attempts (nats-py adds up to 100 ms of jitter)."""

@@ -32,7 +32,7 @@ from typing import Any
 
 import structlog
 
-from paiju.platform.nats import LEADERLESS
+from paiju.platform.nats import key_value, once_led
 from paiju.platform.partitions import fair_share
 from paiju.platform.retry import report
 
@@ -43,8 +43,6 @@ wait, besides a round). Longer than a NATS leader election (up to about 10 s in 
 losing a NATS node, which stalls every renewal for as long, does not take every partition from its owner."""
 RENEW_SECONDS = 5.0
 """How often each replica renews, releases and claims (three renewals per lease: one lost write costs nothing)."""
-OPEN_ATTEMPTS = 60
-OPEN_RETRY_SECONDS = 0.5
 
 
 def member_name() -> str:
@@ -94,23 +92,10 @@ class Ownership:
     ) -> Ownership:
         """The bucket ``bucket`` (created when missing, its TTL the lease), for the replica ``member``."""
         from nats.js.api import KeyValueConfig
-        from nats.js.errors import BucketNotFoundError
 
-        js = client.jetstream()
-        for attempt in range(OPEN_ATTEMPTS):
-            try:
-                try:
-                    kv = await js.key_value(bucket)
-                except BucketNotFoundError:
-                    kv = await js.create_key_value(
-                        KeyValueConfig(bucket=bucket, history=1, ttl=lease, replicas=replicas)
-                    )
-                return cls(kv, partitions, member or member_name(), on_change, lease=lease, renew=renew)
-            except LEADERLESS:
-                if attempt == OPEN_ATTEMPTS - 1:  # a bucket just created on a cluster answers once it has a leader
-                    raise
-                await asyncio.sleep(OPEN_RETRY_SECONDS)
-        raise AssertionError("unreachable")
+        config = KeyValueConfig(bucket=bucket, history=1, ttl=lease, replicas=replicas)
+        kv = await once_led(lambda: key_value(client, config))
+        return cls(kv, partitions, member or member_name(), on_change, lease=lease, renew=renew)
 
     @property
     def owned(self) -> frozenset[int]:
