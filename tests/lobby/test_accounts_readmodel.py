@@ -121,8 +121,8 @@ def test_a_backlog_is_read_in_bounded_batches(database_dsn: str, monkeypatch: py
         reads: list[int] = []
         real = lobby.store.read_all
 
-        async def counted(after_sequence: int = 0, limit: int | None = None) -> Any:
-            batch = await real(after_sequence, limit)
+        async def counted(after_sequence: int = 0, limit: int | None = None, **options: Any) -> Any:
+            batch = await real(after_sequence, limit, **options)
             reads.append(len(batch))
             return batch
 

@@ -241,10 +241,6 @@ class Games(Repository[Game]):
         """Whether this replica owns ``game_id``'s partition (keeps it current from its feed, runs its timers)."""
         return self._owned is None or self._store.partition(game_id) in self._owned
 
-    @property
-    def owned(self) -> frozenset[int] | None:
-        return self._owned
-
     async def own(self, partitions: frozenset[int] | None) -> None:
         """From now on this replica owns ``partitions`` (``None``: every game): its feed carries only them, and the
         live games of a partition it gains are read from the store for their deadlines (a new owner rebuilds the

@@ -142,12 +142,9 @@ class Consumer:
     async def step(self) -> int:
         """Read and handle the next batch after the checkpoint; how many events it read (0: nothing new)."""
         async with self._tracking.batch(self.name) as tracked:
-            if self._partitions is None:
-                events = await self._store.read_all(after_sequence=tracked.sequence, limit=self._batch)
-            else:
-                events = await self._store.read_all(
-                    after_sequence=tracked.sequence, limit=self._batch, partitions=self._partitions
-                )
+            events = await self._store.read_all(
+                after_sequence=tracked.sequence, limit=self._batch, partitions=self._partitions
+            )
             if not events:
                 return 0
             await self._handler.apply(tracked, events)

@@ -10,6 +10,7 @@ to other subjects.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 
@@ -26,8 +27,12 @@ def configured(env: dict[str, str] | None = None) -> int:
     return int((os.environ if env is None else env).get("PAIJU_GAME_PARTITIONS", PARTITIONS))
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def partition_of(aggregate: str, partitions: int) -> int:
-    """The partition (0..partitions-1) of ``aggregate``: FNV-1a 32 of its UTF-8 bytes, modulo ``partitions``."""
+    """The partition (0..partitions-1) of ``aggregate``: FNV-1a 32 of its UTF-8 bytes, modulo ``partitions`` (0 when
+    there are none). Remembered for the ids met last: a replica asks it of every game at every call and event."""
+    if not partitions:
+        return 0
     h = FNV_OFFSET
     for byte in aggregate.encode():
         h = ((h ^ byte) * FNV_PRIME) & 0xFFFFFFFF

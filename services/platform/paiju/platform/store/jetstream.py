@@ -83,9 +83,9 @@ class JetStreamEventStore:
         self._nc = client
         self._partitions = partitions
         self._legacy: set[str] = set()
+        """Aggregates of a partitioned stream stored before it was (on ``<prefix>.<aggregate>``), as met."""
         self._before = False
         """Whether the stream may hold aggregates stored before it had partitions."""
-        """Aggregates of a partitioned stream stored before it was (on ``<prefix>.<aggregate>``), as met."""
         self._owned: frozenset[int] | None = None
         """The partitions the feed carries (``None``: all)."""
         self._fed = 0
@@ -181,7 +181,7 @@ class JetStreamEventStore:
 
     def partition(self, aggregate: str) -> int:
         """The partition of ``aggregate`` (0 in a stream without partitions)."""
-        return partition_of(aggregate, self._partitions) if self._partitions else 0
+        return partition_of(aggregate, self._partitions)
 
     def unpartitioned(self, aggregate: str) -> bool:
         """Whether ``aggregate`` was stored before the stream had partitions, as far as this store has met it: every
@@ -194,7 +194,7 @@ class JetStreamEventStore:
         check_aggregate(aggregate)
         if not self._partitions or aggregate in self._legacy:
             return f"{self._prefix}.{aggregate}"
-        return f"{self._prefix}.{partition_of(aggregate, self._partitions)}.{aggregate}"
+        return f"{self._prefix}.{self.partition(aggregate)}.{aggregate}"
 
     def _aggregate_of(self, subject: str) -> str:
         """The aggregate a stored message's subject names (one stored before partitions is remembered as such)."""

@@ -25,7 +25,7 @@ class MemoryEventStore:
         return self._partitions
 
     def partition(self, aggregate: str) -> int:
-        return partition_of(aggregate, self._partitions) if self._partitions else 0
+        return partition_of(aggregate, self._partitions)
 
     def unpartitioned(self, aggregate: str) -> bool:
         return False
