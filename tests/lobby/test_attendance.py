@@ -17,15 +17,27 @@ from paiju.lobby.attendance import KeyValueAttendance, LocalAttendance
 
 pytestmark = pytest.mark.integration
 PRESENCE = 1.0
+"""A short heartbeat for the tests that wait for one to expire."""
+LASTING = 60.0
+"""A heartbeat no test outlives (for those that must not depend on how fast a loaded machine runs them)."""
+WAIT_SECONDS = 30.0
+"""How long a test waits for the server to expire a heartbeat and tell the replicas (seconds on a loaded machine)."""
 
 
-async def two(nats_url: str) -> tuple[KeyValueAttendance, KeyValueAttendance]:
+async def two(nats_url: str, presence: float = PRESENCE) -> tuple[KeyValueAttendance, KeyValueAttendance]:
     client = await nats.connect(nats_url)
     stream = "L" + uuid.uuid4().hex[:8]
     return (
-        await KeyValueAttendance.open(client, stream, "replica-a", presence=PRESENCE),
-        await KeyValueAttendance.open(client, stream, "replica-b", presence=PRESENCE),
+        await KeyValueAttendance.open(client, stream, "replica-a", presence=presence),
+        await KeyValueAttendance.open(client, stream, "replica-b", presence=presence),
     )
+
+
+async def first(heard: list[tuple[str, str]]) -> None:
+    """Wait until ``heard`` holds a departure (or the wait is over: the caller's assertion then says what is wrong)."""
+    deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
+    while not heard and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
 
 
 @contextlib.asynccontextmanager
@@ -48,7 +60,7 @@ async def hearing(attendance: KeyValueAttendance) -> AsyncIterator[list[tuple[st
 
 def test_a_player_watching_through_one_replica_is_present_for_every_replica(nats_url: str) -> None:
     async def main() -> None:
-        a, b = await two(nats_url)
+        a, b = await two(nats_url, presence=LASTING)  # replica a lives throughout, however slowly the test runs
         assert not await b.here("t1", "ann")
         await a.arrive("t1", "ann")
         await a.arrive("t1", "ann")  # a second stream of hers
@@ -74,10 +86,7 @@ def test_a_replica_that_renews_keeps_its_players_and_one_that_died_loses_them_to
             assert heard == []
             stopping.set()  # the replica dies: nothing renews its marks
             await keeping
-            for _ in range(100):
-                if heard:
-                    break
-                await asyncio.sleep(0.05)
+            await first(heard)
             assert heard == [("t1", "ann")], "every replica hears of the departure"
             assert not await b.here("t1", "ann")
 
@@ -86,7 +95,9 @@ def test_a_replica_that_renews_keeps_its_players_and_one_that_died_loses_them_to
 
 def test_a_replica_handing_over_leaves_its_marks_to_expire(nats_url: str) -> None:
     async def main() -> None:
-        a, b = await two(nats_url)
+        a, b = await two(nats_url, presence=3.0)
+        stopping = asyncio.Event()
+        keeping = asyncio.create_task(a.keep(stopping))
         async with hearing(b) as heard:
             await a.arrive("t1", "ann")
             await a.arrive("t1", "bob")
@@ -94,10 +105,9 @@ def test_a_replica_handing_over_leaves_its_marks_to_expire(nats_url: str) -> Non
             a.hand_over()
             assert await a.leave("t1", "ann")
             assert await b.here("t1", "ann"), "until her mark expires"
-            for _ in range(100):
-                if heard:
-                    break
-                await asyncio.sleep(0.05)
+            stopping.set()  # the replica stops, as the lobby does after handing over
+            await keeping
+            await first(heard)
             await asyncio.sleep(0.2)
             assert heard == [("t1", "ann")]
 
