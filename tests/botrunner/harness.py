@@ -48,7 +48,10 @@ class Engine:
     """An `EngineService` in this process on a local port, over a `MemoryEventStore` whose feed keeps the games
     current; `restart` stops the gRPC server (cutting every call and stream) and serves again on the port."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, fair: bool = False) -> None:
+        self.fair = fair
+        """Whether new games are dealt from committed shuffles (`paiju.rules.fair`): a deal without a cut waits
+        until every seat contributed (no contribution window elapses in a test)."""
         self.store = MemoryEventStore()
         self.games: Games
         self.service: EngineService
@@ -64,7 +67,11 @@ class Engine:
     async def start(self) -> None:
         # as production builds it: the games follow the store's feed
         self.games, self.service = await build(
-            self.store, TRUST, now=lambda: NOW, seed_secret=b"bot-runner-tests-seeds-" * 2
+            self.store,
+            TRUST,
+            now=lambda: NOW,
+            seed_secret=b"bot-runner-tests-seeds-" * 2,
+            contribution_seconds=3600.0 if self.fair else None,
         )
         await self._serve()
         self._channel = channel(self.address)
@@ -106,8 +113,8 @@ class Engine:
 
 
 @asynccontextmanager
-async def engine() -> AsyncIterator[Engine]:
-    e = Engine()
+async def engine(*, fair: bool = False) -> AsyncIterator[Engine]:
+    e = Engine(fair=fair)
     await e.start()
     try:
         yield e
@@ -158,7 +165,8 @@ async def redeal_void_deals(e: Engine, game_id: str) -> None:
     """The table's part of a 拖拉机 game no seat plays: a void first deal is dealt again (D-TR-6.6), by the
     service (the engine draws the seed). Runs until the game ends."""
     while not await e.ended(game_id):
-        if (await e.state(game_id)).phase.value == "flip":
+        state = await e.state(game_id)
+        if state.phase.value == "flip" and not state.fair:  # a fair game's seats contribute, and the engine deals
             redeal = tractor_pb2.TractorCommand(redeal=tractor_pb2.TractorRedeal(seed=0))
             await e.stub.Act(
                 engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, tractor=redeal), metadata=SERVICE

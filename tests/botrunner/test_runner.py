@@ -13,6 +13,8 @@ import pytest
 from paiju.botrunner.leases import SeatLease, StaticSeatSource
 from paiju.botrunner.runner import BotRunner
 from paiju.platform.tokens import Role
+from paiju.rules.verify import verify
+from paiju.sdk.games import GAMES
 from paiju.v1 import engine_pb2, zlj_pb2
 
 from ..support.tokens import token_metadata
@@ -232,5 +234,37 @@ def test_a_runner_resumes_its_watches_after_the_engine_restarts() -> None:
                 assert versions == list(range(versions[0], last + 1)), f"seat {seat} missed or repeated events"
                 assert runner.stats[(game_id, seat)].resumes >= 1
             assert runner.done == {(game_id, s): "ended" for s in range(6)}
+
+    run(body)
+
+
+def test_bots_play_fair_games_whose_every_deal_verifies() -> None:
+    """Games dealt from committed shuffles (`paiju.rules.fair`), played whole by the bot runner through the API: each
+    seat adds its own random bytes to a first deal as soon as it sees the commitment (the deal waits for all of them),
+    a cutter's cut carries random bytes too, and afterwards every deal of both games verifies from the log alone."""
+
+    async def body() -> None:
+        async with engine(fair=True) as e:
+            await create_zlj(e, "fz", deals=2)
+            await create_tractor(e, "ft", timed=True)
+            source = StaticSeatSource([*leases("fz", "zlj", range(6)), *leases("ft", "tractor", range(4))])
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="fair", think=0)
+            await play_out(e, [runner], ["fz", "ft"], timeout=240)
+            await channel.close()
+            for game_id, game, seats in (("fz", "zlj", 6), ("ft", "tractor", 4)):
+                loaded = await e.games.refresh(game_id)
+                log = [(env.version, event) for env, event in zip(loaded.envelopes, loaded.events, strict=True)]
+                verdict = verify(GAMES[game].rules, log)
+                assert verdict.ok and verdict.committed, verdict.failure
+                dealt = [s for s in verdict.shuffles if s.status == "verified"]
+                assert len(dealt) >= 2, [(s.number, s.status) for s in verdict.shuffles]
+                first = dealt[0]
+                assert sorted(c.seat for c in first.contributions) == list(range(seats)), "every seat added bytes"
+                assert all(len(c.contribution) == 16 for c in first.contributions)
+                for later in dealt[1:]:
+                    cuts = [c for c in later.contributions if c.cut is not None]
+                    assert len(cuts) == 1 and len(cuts[0].contribution) == 16, "the cut carries the bot's bytes"
+            assert total([runner], "fallbacks") == 0 and total([runner], "refused") == 0
 
     run(body)

@@ -13,7 +13,7 @@ import grpc
 import pytest
 from google.rpc import error_details_pb2, status_pb2
 
-from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ_EVENTS
+from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ, ZLJ_COMMANDS, ZLJ_EVENTS
 from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
 from paiju.platform.limits import RateLimits
@@ -22,6 +22,7 @@ from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Role
+from paiju.rules.fair import Contribute
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import view as tractor_view
 from paiju.rules.tractor.model import Counter as TractorCounter
@@ -30,6 +31,7 @@ from paiju.rules.tractor.model import Pass as TractorPass
 from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
+from paiju.rules.zlj.view import SeatView as ZljSeatView
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
 from ..support.credentials import TRUST, bearer
@@ -52,11 +54,12 @@ def auth(tok: str) -> tuple[tuple[str, str], ...]:
 
 @asynccontextmanager
 async def engine(
-    kind: str, request: pytest.FixtureRequest, seed: int = 99, limits: str | None = None
+    kind: str, request: pytest.FixtureRequest, seed: int = 99, limits: str | None = None, *, fair: bool = False
 ) -> AsyncIterator[tuple[Any, Games]]:
     """An `EngineService` on a free local port over the ``kind`` store ("memory" or "jetstream"), its clock
-    fixed at `NOW`, its shuffle seeds drawn from ``seed`` and no rate limits but ``limits`` (rule text); yields
-    (async stub, `Games`)."""
+    fixed at `NOW`, its shuffle seeds drawn from ``seed`` and no rate limits but ``limits`` (rule text); ``fair``:
+    new games are dealt from committed shuffles (`paiju.rules.fair`; a deal without a cut is dealt once every seat
+    contributed: no contribution window elapses in a test). Yields (async stub, `Games`)."""
     if kind == "memory":
         store: Any = MemoryEventStore()
     else:
@@ -71,6 +74,8 @@ async def engine(
         now=lambda: NOW,
         seeds=lambda game_id, version: seeds.next64(),
         limits=RateLimits(limits) if limits is not None else None,
+        seed_secret=FAIR_SECRET,
+        contribution_seconds=3600.0 if fair else None,
     )
     server = build_server(service.policy)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
@@ -176,6 +181,29 @@ def choose_tractor(actions: list[Any], rng: SeededRandom, *, pass_bids: bool) ->
     return actions[rng.below(len(actions))]
 
 
+FAIR_SECRET = b"engine-tests-server-seeds-secret!"
+"""The secret a fair test engine derives its server seeds from."""
+
+
+async def contribute_all(
+    stub: Any, game_id: str, game: str, shuffle: Any, *, observe: Observer, contributions: Callable[[int], bytes]
+) -> None:
+    """Every seat that has not yet contributed to the committed ``shuffle`` adds ``contributions(seat)`` with its own
+    player token (the last one makes the engine deal)."""
+    for seat in range(6 if game == "zlj" else 4):
+        if shuffle.contributed(seat):
+            continue
+        command = (ZLJ_COMMANDS if game == "zlj" else TRACTOR_COMMANDS).encode(Contribute(seat, contributions(seat)))
+        request = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex)
+        getattr(request, game).CopyFrom(command)
+        acted = await stub.Act(request, metadata=auth(token(Role.PLAYER, game_id, seat)))
+        observe("act", seat, acted)
+
+
+def _contribution(rng: SeededRandom) -> Callable[[int], bytes]:
+    return lambda seat: rng.next64().to_bytes(8, "big") + bytes([seat])
+
+
 async def play_tractor(
     stub: Any,
     game_id: str,
@@ -200,6 +228,11 @@ async def play_tractor(
         view = TRACTOR.decode(public.tractor, tractor_view.SeatView)
         if view.phase is TractorPhase.ENDED:
             return acts
+        if view.phase is TractorPhase.FLIP and view.shuffle is not None:  # a fair game: the seats contribute
+            await contribute_all(
+                stub, game_id, "tractor", view.shuffle, observe=observe, contributions=_contribution(rng)
+            )
+            continue
         if view.phase is TractorPhase.FLIP:
             command = cast(Any, TRACTOR_COMMANDS.encode(TractorRedeal(0)))  # the engine draws the seed
             acted = await stub.Act(
@@ -263,6 +296,10 @@ async def play_zlj(
         observe("view", None, public)
         if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
             return acts
+        if public.zlj.phase == zlj_pb2.ZLJ_PHASE_SHUFFLE:  # a fair match's first deal: the seats contribute
+            view = ZLJ.decode(public.zlj, ZljSeatView)
+            await contribute_all(stub, game_id, "zlj", view.shuffle, observe=observe, contributions=_contribution(rng))
+            continue
         assert public.zlj.HasField("turn"), f"nobody may act: {public}"
         seat = public.zlj.turn
         mine = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=players[seat])

@@ -15,7 +15,11 @@ rebuilt from the full log:
   cards played, the flipped card, revealed bids, tribute it may see, tribute shown on resistance); with
   several decks a card value alone proves nothing, so the check is on multisets: another seat's hand
   never fits inside what a seat knows;
-* no seed appears anywhere (not in any field, nor in any error text).
+* no seed appears anywhere (not in any field, nor in any error text), and a fair deal's server seed
+  (`paiju.rules.fair`) appears nowhere before the version that revealed it (as bytes or in hexadecimal).
+
+The games are dealt fairly, as the engine deals them in production: the sweep sees the commitments, the seats'
+contributions and the reveals.
 
 Replay gives full information to a player only after the game ended; a spectator's Watch holds no hand.
 """
@@ -45,6 +49,7 @@ from paiju.contract.games import (
 from paiju.platform.tokens import Identity, Role
 from paiju.rules.cards import Card, Cards, Suit, parse_card
 from paiju.rules.errors import RuleError
+from paiju.rules.fair import SeedRevealed
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor
@@ -106,6 +111,8 @@ class Truth:
         self.states: dict[int, Any] = {0: state}
         self.known: dict[int, dict[Receiver, Counter[int]]] = {0: {r: Counter() for r in self.receivers}}
         self.seeds: set[int] = set()
+        self.server_seeds: dict[bytes, int] = {}
+        """Each fair deal's server seed, and the version that revealed it (before which no client may see it)."""
         known = self.known[0]
         previous: Any = None
         for version in range(1, len(envelopes) + 1):
@@ -125,6 +132,8 @@ class Truth:
                 known = {r: known[r] + Counter(learned.get(r, ())) for r in self.receivers}
             if isinstance(event, zlj.HandsDealt | tractor.HandsDealt) and event.seed is not None:
                 self.seeds.add(event.seed)
+            if isinstance(event, SeedRevealed):
+                self.server_seeds[event.server_seed] = version
             state = evolve(state, event)
             self.states[version] = state
             self.known[version] = known
@@ -244,6 +253,7 @@ class Checker:
         self._done.add(key)
         where = f"{received.source} to {_who(received.receiver)} at version {received.version}"
         problems = [f"{where}: {p}" for p in self._seeds_in(key[2])]
+        problems += [f"{where}: {p}" for p in self._server_seeds_in(received.version, key[2])]
         if received.source in ENVELOPE_SOURCES:
             problems += [f"{where}: {p}" for p in self._envelope(received)]
         elif received.source == "view":
@@ -271,9 +281,21 @@ class Checker:
             or str(seed).encode() in serialized
         ]
 
+    def _server_seeds_in(self, version: int, data: bytes) -> list[str]:
+        """A fair deal's server seed before the version that revealed it: as bytes, or written in hexadecimal."""
+        return [
+            f"the server seed {seed.hex()[:16]}… appears before its reveal at version {revealed}"
+            for seed, revealed in self.truth.server_seeds.items()
+            if version < revealed
+            and (seed in data or seed.hex().encode() in data.lower() or seed[:8].hex().encode() in data.lower())
+        ]
+
     def _error(self, received: Received) -> list[str]:
         where = f"error to {_who(received.receiver)} at version {received.version}"
         problems = [f"{where}: {p}" for p in self._seeds(" ".join(received.texts))]
+        problems += [
+            f"{where}: {p}" for p in self._server_seeds_in(received.version, " ".join(received.texts).encode())
+        ]
         allowed = self.truth.known[received.version][received.receiver] | Counter(received.sent)
         allowed |= Counter(dict.fromkeys(received.level_cards, 99))
         for text in received.texts:
@@ -657,7 +679,7 @@ def test_no_tractor_message_shows_another_hand_a_concealed_bid_or_a_seed(
     store_kind: str, request: pytest.FixtureRequest
 ) -> None:
     async def body() -> None:
-        async with engine(store_kind, request) as (stub, games):
+        async with engine(store_kind, request, fair=True) as (stub, games):
             game_id = "h-tractor"
             service = auth(token(Role.SERVICE))
             await stub.CreateGame(
@@ -708,7 +730,7 @@ def test_no_zlj_message_shows_another_hand_hidden_tribute_or_a_seed(
     store_kind: str, request: pytest.FixtureRequest
 ) -> None:
     async def body() -> None:
-        async with engine(store_kind, request) as (stub, games):
+        async with engine(store_kind, request, fair=True) as (stub, games):
             game_id = "h-zlj"
             await stub.CreateGame(
                 seated(

@@ -82,6 +82,15 @@ async def play(addresses: list[str], kill: subprocess.Popen[bytes] | None, kill_
         view = await stub.GetView(engine_pb2.GetViewRequest(game_id="r1"), metadata=spectator)
         if view.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
             break
+        if view.zlj.phase == zlj_pb2.ZLJ_PHASE_SHUFFLE:  # every seat adds to the committed shuffle, which deals it
+            for seat in range(6):
+                mine = zlj_pb2.ZljContribute(seat=seat, contribution=b"seat %d" % seat)
+                contribute = zlj_pb2.ZljCommand(contribute=mine)
+                await stub.Act(
+                    engine_pb2.ActRequest(game_id="r1", command_id=f"c{acts}", zlj=contribute), metadata=seats[seat]
+                )
+                acts += 1
+            continue
         seat = view.zlj.turn
         legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id="r1"), metadata=seats[seat])
         last = engine_pb2.ActRequest(

@@ -31,6 +31,7 @@ import structlog
 
 from paiju.botrunner.leases import SeatLease, SeatSource
 from paiju.rules import registry
+from paiju.rules.fair import SeedCommitted
 from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.zlj import bots as zlj_bots
 from paiju.sdk import RETRY_SECONDS, SEAT_GONE, GameWatch, Stale, act, backoff, new_command_id, retryable_for
@@ -115,6 +116,7 @@ class SeatPlayer:
         self.log = log.bind(game=self.lease.game_id, seat=self.lease.seat, table=self.lease.table_id)
         self._dirty = asyncio.Event()
         self._refused_at = -1
+        self._shuffle_open = True  # a fair game's shuffle may wait for this seat's contribution: look at first
 
     def renew(self, lease: SeatLease) -> None:
         """The renewed lease: its token is used from the next call on."""
@@ -186,6 +188,8 @@ class SeatPlayer:
 
     async def _received(self, envelope: Envelope) -> None:
         self.watched = envelope.version
+        if isinstance(self.game.event(envelope), SeedCommitted):
+            self._shuffle_open = True
         if self.on_envelope is not None:
             self.on_envelope(self.lease, envelope)
         self._saw(envelope.version)
@@ -239,8 +243,12 @@ class SeatPlayer:
                 self._dirty.set()
 
     async def _turn(self) -> None:
-        """If the seat has legal actions now: decide from its view at the same version and act once."""
+        """If the seat has legal actions now: decide from its view at the same version and act once (after adding
+        to a fair game's committed shuffle, when one waits for the seat's contribution)."""
         game_id = self.lease.game_id
+        if self._shuffle_open:
+            self._shuffle_open = False
+            await self._contribute()
         legal = await self.engine.GetLegalActions(
             engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=self.known),
             metadata=self._metadata(),
@@ -259,7 +267,7 @@ class SeatPlayer:
             self._saw(int(viewed.version))
             return
         actions = self.game.actions(legal)
-        action = self._choose(self.game.view(viewed), actions, version)
+        action = self.game.with_contribution(self._choose(self.game.view(viewed), actions, version))
         if self.think > 0:
             await asyncio.sleep(self.think)
         command_id = new_command_id()
@@ -287,6 +295,32 @@ class SeatPlayer:
             raise
         self.stats.acts += 1
         self.log.debug("acted", version=acted, command=command_id, action=repr(action))
+        self._saw(acted)
+
+    async def _contribute(self) -> None:
+        """Add 16 random bytes of this machine to the committed shuffle, if it waits for this seat's (a refusal: the
+        shuffle was dealt meanwhile, or the seat contributed already)."""
+        viewed = await self.engine.GetView(
+            engine_pb2.GetViewRequest(game_id=self.lease.game_id, min_version=self.known),
+            metadata=self._metadata(),
+            timeout=self.call_timeout,
+        )
+        contribution = self.game.contribution(self.game.view(viewed), self.lease.seat)
+        if contribution is None:
+            return
+        try:
+            acted = await act(
+                self.engine,
+                self.game.act(self.lease.game_id, new_command_id(), contribution),
+                metadata=self._metadata,
+                timeout=self.call_timeout,
+                again=retryable_for(self.act_patience),
+            )
+        except grpc.aio.AioRpcError as e:
+            if e.code() in LOST:
+                raise
+            self.log.info("contribution not taken", reason=e.details())
+            return
         self._saw(acted)
 
     def _choose(self, seat_view: Any, actions: list[Any], version: int) -> Any:

@@ -8,16 +8,21 @@ up here, by name (`GAMES`), by the contract's ``Game`` value (`of_kind`) or by t
 
 from __future__ import annotations
 
+import dataclasses
+import secrets
 from dataclasses import dataclass
 from typing import Any
 
 from paiju.contract import games as contract
 from paiju.contract.games import GameCodecs, WithCodecs
-from paiju.rules import registry
+from paiju.rules import fair, registry
 from paiju.rules.registry import GameRules
 from paiju.rules.tractor.view import SeatView as TractorSeatView
 from paiju.rules.zlj.view import SeatView as ZljSeatView
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
+
+CONTRIBUTION_BYTES = 16
+"""The random bytes a client adds to a fair game's shuffle."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +70,24 @@ class GameContract(WithCodecs):
         if envelope.WhichOneof("payload") != self.name:
             return None
         return self.events.decode(getattr(envelope, self.name))
+
+    def contribution(self, view: Any, seat: int) -> fair.Contribute | None:
+        """What ``seat`` adds now to a fair game's committed shuffle (`paiju.rules.fair`): 16 random bytes drawn on
+        this machine, which the engine could not know when it committed; ``None`` when the seat has nothing to add
+        (no shuffle open, contributed already, or it is the cutter, who contributes with its cut)."""
+        shuffle = getattr(view, "shuffle", None)
+        if shuffle is None or shuffle.dealt or shuffle.contributed(seat):
+            return None
+        if view.phase.value == "cut" and view.turn == seat:
+            return None
+        return fair.Contribute(seat, secrets.token_bytes(CONTRIBUTION_BYTES))
+
+    @staticmethod
+    def with_contribution(action: Any) -> Any:
+        """A cut carries 16 random bytes of this machine as the cutter's contribution (other actions as they are)."""
+        if type(action).__name__ == "Cut" and not action.contribution:
+            return dataclasses.replace(action, contribution=secrets.token_bytes(CONTRIBUTION_BYTES))
+        return action
 
     def act(
         self, game_id: str, command_id: str, command: Any, expected_version: int | None = None

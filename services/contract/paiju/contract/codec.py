@@ -123,7 +123,7 @@ class Codec:
             setattr(message, name, int(value) + 1)
         elif isinstance(tp, type) and issubclass(tp, Enum):
             setattr(message, name, _enum_numbers(tp)[value])
-        elif tp in (int, bool, str):
+        elif tp in (int, bool, str, bytes):
             setattr(message, name, value)
         elif dataclasses.is_dataclass(tp):
             self._fill(getattr(message, name), value)
@@ -133,7 +133,7 @@ class Codec:
             for v in items:
                 if _is_card(item):
                     field.append(int(v) + 1)
-                elif item in (int, bool, str):
+                elif item in (int, bool, str, bytes):
                     field.append(v)
                 elif _homogeneous(item) is not None and _is_card(_homogeneous(item)):
                     field.add().cards.extend(int(c) + 1 for c in v)
@@ -193,7 +193,12 @@ class Codec:
             if _homogeneous(inner) is not None:
                 hidden, read_inner = f"{name}_hidden", self._reader(name, inner)
                 return lambda m: None if getattr(m, hidden) else read_inner(m)
-            if _is_card(inner) or _is_enum(inner) or dataclasses.is_dataclass(inner) or inner in (int, bool, str):
+            if (
+                _is_card(inner)
+                or _is_enum(inner)
+                or dataclasses.is_dataclass(inner)
+                or inner in (int, bool, str, bytes)
+            ):
                 read_present = self._reader(name, inner)
                 return lambda m: read_present(m) if m.HasField(name) else None
             return lambda m: self._get(m, name, tp)
@@ -201,7 +206,7 @@ class Codec:
             return lambda m: _card(getattr(m, name))
         if _is_enum(tp):
             return lambda m: _member(tp, getattr(m, name))
-        if tp in (int, bool, str):
+        if tp in (int, bool, str, bytes):
             return operator.attrgetter(name)
         if dataclasses.is_dataclass(tp):
             return lambda m: self._decoder(typing.cast(type, tp))(getattr(m, name))
@@ -209,7 +214,7 @@ class Codec:
         if item is not None and get_origin(tp) is tuple:
             if _is_card(item):
                 return lambda m: tuple(_card(c) for c in getattr(m, name))
-            if item in (int, bool, str):
+            if item in (int, bool, str, bytes):
                 return lambda m: tuple(getattr(m, name))
             if dataclasses.is_dataclass(item):
                 return lambda m: tuple(self._decoder(typing.cast(type, item))(v) for v in getattr(m, name))
@@ -228,7 +233,7 @@ class Codec:
             return _card(getattr(message, name))
         if isinstance(tp, type) and issubclass(tp, Enum):
             return _member(tp, getattr(message, name))
-        if tp in (int, bool, str):
+        if tp in (int, bool, str, bytes):
             return getattr(message, name)
         if dataclasses.is_dataclass(tp):
             return self.decode(getattr(message, name), typing.cast(type, tp))
@@ -237,7 +242,7 @@ class Codec:
             maker: Callable[[Any], Any]
             if _is_card(item):
                 maker = _card
-            elif item in (int, bool, str):
+            elif item in (int, bool, str, bytes):
                 maker = lambda v: v  # noqa: E731
             elif _homogeneous(item) is not None and _is_card(_homogeneous(item)):
                 maker = lambda v: tuple(_card(c) for c in v.cards)  # noqa: E731

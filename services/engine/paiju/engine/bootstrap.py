@@ -16,7 +16,7 @@ from paiju.engine.config import Settings
 from paiju.engine.games import Games
 from paiju.engine.live import KeyValueLiveGames, LiveGames
 from paiju.engine.matches import match_starter
-from paiju.engine.seeds import seed_secret_from_env, shuffle_seed
+from paiju.engine.seeds import seed_secret_from_env, server_seed, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.timers import expire_turns
 from paiju.platform.consumer import KeyValueTracking, in_background
@@ -75,6 +75,7 @@ async def build(
     *,
     live: LiveGames | None = None,
     owned: frozenset[int] | None = None,
+    contribution_seconds: float | None = None,
     **service: Any,
 ) -> tuple[Games, EngineService]:
     """The engine's games and service over ``store``, wired as every engine runs them — the games follow the
@@ -82,8 +83,15 @@ async def build(
     `EngineService`'s keyword arguments (seed secret or seeds, clock, rate limits). ``live``: the set of live
     games read at start (`paiju.engine.live`; without it, every game of the store). ``owned``: the partitions this
     replica owns at first (``None``: every game; `serve` starts with none and takes its share, `own_partitions`).
-    The tests build it here too."""
+    ``contribution_seconds``: new games are dealt from committed shuffles (`paiju.rules.fair`), a deal without a
+    cut waiting that long for the seats' contributions (``None``: from seeds, as the tests that do not look at
+    fairness keep it). The tests build it here too."""
     games = Games(store, live=live)
+    if contribution_seconds is not None:
+        secret = service.get("seed_secret")
+        if secret is None:
+            raise ValueError("dealing fairly needs the engine's seed secret")
+        games.deal_fairly(lambda game_id, number: server_seed(secret, game_id, number), contribution_seconds)
     await games.own(owned)
     await games.follow()
     return games, EngineService(games, trust, **service)
@@ -114,6 +122,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         owned=frozenset() if store.partitions else None,  # its share comes from the leases, below
         seed_secret=secret,
         limits=RateLimits.from_env(RATE_LIMITS, os.environ),
+        contribution_seconds=settings.contribution_seconds if settings.fair_dealing else None,
     )
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)

@@ -29,6 +29,12 @@ class Settings:
     partitions: int = PARTITIONS
     """How many partitions the games fall in when the engine creates the GAMES stream (PAIJU_GAME_PARTITIONS; 0:
     none, every replica follows every game). A stream keeps the number it was created with."""
+    fair_dealing: bool = True
+    """New games are dealt from committed shuffles that anyone can verify afterwards (PAIJU_FAIR_DEALING, ``on`` or
+    ``off``; docs/fairness.md). Games keep the way they were started with."""
+    contribution_seconds: float = 2.0
+    """How long a fair deal without a cut (a first deal) waits for the seats' contributions before the engine deals
+    it with those that came (PAIJU_CONTRIBUTION_SECONDS; 0: at once, without them)."""
     lobby_stream: str = "LOBBY"
     """The lobby's JetStream stream, whose match starts the engine turns into games (PAIJU_LOBBY_STREAM)."""
     lobby_prefix: str = "paiju.lobby"
@@ -48,6 +54,18 @@ class Settings:
             log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
             timer_seconds=float(values.get("PAIJU_TIMER_SECONDS", d.timer_seconds)),
             partitions=configured(dict(values)),
+            fair_dealing=_switch(values.get("PAIJU_FAIR_DEALING", "on"), "PAIJU_FAIR_DEALING"),
+            contribution_seconds=float(values.get("PAIJU_CONTRIBUTION_SECONDS", d.contribution_seconds)),
             lobby_stream=values.get("PAIJU_LOBBY_STREAM", d.lobby_stream),
             lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
         )
+
+
+def _switch(value: str, name: str) -> bool:
+    """``on`` / ``off`` (also true/false, 1/0, yes/no); `SystemExit` naming the variable otherwise."""
+    word = value.strip().lower()
+    if word in ("on", "true", "1", "yes"):
+        return True
+    if word in ("off", "false", "0", "no"):
+        return False
+    raise SystemExit(f"{name} must be on or off, not {value!r}")

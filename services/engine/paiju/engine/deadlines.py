@@ -2,9 +2,10 @@
 
 A game's deadline is the earliest of: its running turn's end (the last event's recorded time plus the game's turn
 seconds, while a seat's turn runs), at once when the game waits for the engine to deal again (a void first 拖拉机
-deal, D-TR-6.6), and when a timed round must be told the time (D-TR-9). It depends only on the game's log, so it
-changes only when the game does: the engine sets it each time a game it follows moves (`Games`), and a scan of the
-timers takes the games whose deadline has passed from a heap — a scan costs O(expired games), not O(games).
+deal, D-TR-6.6), when a timed round must be told the time (D-TR-9), and when a fair deal's contribution window
+closes (`paiju.rules.fair`). It depends only on the game's log, so it changes only when the game does: the engine
+sets it each time a game it follows moves (`Games`), and a scan of the timers takes the games whose deadline has
+passed from a heap — a scan costs O(expired games), not O(games).
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from datetime import UTC
 from typing import Any
 
 
-def due_of(game: Any) -> float | None:
+def due_of(game: Any, window: float = 0.0) -> float | None:
     """The engine time (seconds since the epoch) at which ``game`` next needs the engine; ``None``: never, unless
-    someone acts on it first (an untimed game between moves, an ended game)."""
+    someone acts on it first (an untimed game between moves, an ended game). ``window``: how long a fair deal waits
+    for the seats' contributions (`paiju.rules.fair`)."""
     state = game.state
     if state.phase.value == "ended" or not game.envelopes:
         return None
@@ -26,6 +28,9 @@ def due_of(game: Any) -> float | None:
     dues: list[float] = []
     if rules.deal_again(state, 0) is not None:
         dues.append(last)
+    step = rules.fair_step(state)
+    if step is not None:
+        dues.append(last + window if step.waits else last)
     seconds = state.options.turn_seconds
     if seconds > 0 and rules.waiting(state):
         dues.append(last + seconds)

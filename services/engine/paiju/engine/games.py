@@ -46,6 +46,8 @@ from paiju.platform.repository import (
 from paiju.platform.retry import report
 from paiju.platform.store import ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules import registry
+from paiju.rules.fair import Step, settle
+from paiju.rules.fair import command as step_command
 from paiju.rules.registry import GameRules
 from paiju.v1 import engine_pb2
 
@@ -227,6 +229,47 @@ class Games(Repository[Game]):
         self._unindexed: set[str] = set()  # moved (or known at start) but not read here since: deadline unknown
         self._owned: frozenset[int] | None = None
         """The partitions this replica owns (``None``: every game, a replica alone)."""
+        self._server_seeds: Callable[[str, int], bytes] | None = None
+        self.contribution_seconds = 0.0
+        """How long a fair deal without a cut waits for the seats' contributions (0: it is dealt at once)."""
+
+    def deal_fairly(self, server_seeds: Callable[[str, int], bytes], contribution_seconds: float) -> None:
+        """Start new games dealt from committed shuffles (`paiju.rules.fair`), with ``server_seeds`` (the server seed
+        of a game's n-th shuffle), and take each game's commit, deal and reveal steps in the append that makes them
+        due; a deal without a cut waits ``contribution_seconds`` for the seats' contributions (the timers deal it
+        then)."""
+        self._server_seeds = server_seeds
+        self.contribution_seconds = contribution_seconds
+
+    @property
+    def fair(self) -> bool:
+        """Whether new games are dealt from committed shuffles."""
+        return self._server_seeds is not None
+
+    def fair_command(self, game: Game, step: Step) -> Any:
+        """The engine's command for a fair game's due ``step`` (with that shuffle's server seed)."""
+        assert self._server_seeds is not None
+        return step_command(step, self._server_seeds(game.game_id, step.number))
+
+    def _settled(self, game_id: str, rules: GameRules, state: Any, events: Sequence[Any]) -> list[Any]:
+        """The events of the fair-dealing steps that ``events`` make due (`paiju.rules.fair.settle`): none in a game
+        not dealt fairly, or when this engine deals no game fairly."""
+        seeds = self._server_seeds
+        if seeds is None:
+            return []
+        for event in events:
+            if not isinstance(event, engine_pb2.SeatsAssigned):
+                state = rules.evolve(state, event)
+        if not getattr(state, "fair", False):
+            return []
+        return settle(
+            rules.decide,
+            rules.evolve,
+            rules.fair_step,
+            state,
+            lambda number: seeds(game_id, number),
+            window_over=self.contribution_seconds <= 0,
+        )
 
     async def follow(self) -> None:
         """Keep cached games current from the store's feed of appended events (call once, at start)."""
@@ -285,7 +328,7 @@ class Games(Repository[Game]):
         if cached is None:
             self._unindexed.add(game_id)
         else:
-            self.deadlines.set(game_id, due_of(cached))
+            self.deadlines.set(game_id, due_of(cached, self.contribution_seconds))
 
     def _observed(self, recorded: Recorded) -> None:
         FEED_EVENTS.inc()
@@ -306,7 +349,7 @@ class Games(Repository[Game]):
         if not self.owns(snapshot.game_id):
             return
         try:
-            due = due_of(snapshot)
+            due = due_of(snapshot, self.contribution_seconds)
         except Exception:
             # the feed delivers a command's events one by one, and a rules core need not tell who is waiting in a
             # state between two events of one command: the next scan reads the game as stored, whole commands only
@@ -405,6 +448,7 @@ class Games(Repository[Game]):
         if seats and len(seats) != seat_count(rules):
             raise ValueError(f"a {rules.name} game has {seat_count(rules)} seats, not {len(seats)}")
         events: list[Any] = list(rules.decide(rules.new_state(), start))
+        events += self._settled(game_id, rules.game, rules.new_state(), events)
         if seats:
             start_seats = engine_pb2.SeatsAssigned(change=engine_pb2.SEAT_CHANGE_START)
             for seat, player in enumerate(seats):
@@ -447,7 +491,8 @@ class Games(Repository[Game]):
         """
 
         def decide(game: Game) -> Sequence[Any]:
-            return game.rules.decide(game.state, command if prepare is None else prepare(command, game))
+            events = list(game.rules.decide(game.state, command if prepare is None else prepare(command, game)))
+            return events + self._settled(game_id, game.rules.game, game.state, events)
 
         game, stored = await self.execute(
             game_id,

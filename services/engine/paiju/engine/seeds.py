@@ -25,3 +25,10 @@ def shuffle_seed(secret: bytes, game_id: str, version: int) -> int:
     shuffle."""
     digest = hmac.new(secret, f"seed:{game_id}:{version}".encode(), hashlib.sha256).digest()
     return int.from_bytes(digest[:8], "big") >> 1
+
+
+def server_seed(secret: bytes, game_id: str, number: int) -> bytes:
+    """The server seed of a fair game's ``number``-th shuffle (`paiju.rules.fair`): 32 bytes of an HMAC of the
+    engine's secret, so every replica commits to, deals and reveals the same seed, and no client can know it before
+    the engine reveals it."""
+    return hmac.new(secret, f"server-seed:{game_id}:{number}".encode(), hashlib.sha256).digest()

@@ -49,6 +49,31 @@ async def _deal_again(games: Games, game: Game, command: Any) -> None:
     log.info("void first deal dealt again", game=game.game_id, version=game.version)
 
 
+async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
+    """A fair game whose next step is the engine's (`paiju.rules.fair`): a deal whose contribution window has
+    closed is dealt (with whatever contributions came); a step due at once (a game stored by an engine that does not
+    deal fairly, or a replica that went away between two appends) is taken. Whether the game had such a step."""
+    step = game.rules.game.fair_step(game.state) if games.fair else None
+    if step is None:
+        return False
+    if step.waits and game.envelopes:
+        last = game.envelopes[-1].recorded_at.ToDatetime(tzinfo=UTC)
+        if (now - last).total_seconds() < games.contribution_seconds:
+            return True
+    try:
+        await games.act(
+            game.game_id,
+            games.fair_command(game, step),
+            f"fair:{game.game_id}:{game.version}",
+            "engine",
+            expected_version=game.version,
+        )
+    except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
+        return True  # another replica took the step first, or a seat acted meanwhile
+    log.info("fair deal step taken", game=game.game_id, step=step.kind, shuffle=step.number, version=game.version)
+    return True
+
+
 async def _tick(games: Games, game: Game, command: Any) -> Game:
     """A game that keeps time (a timed 拖拉机 round, D-TR-9): tell it the engine's time, so it announces the two last
     deals when 25 minutes are left (the rules decide; nothing is stored before then)."""
@@ -85,6 +110,8 @@ async def _expire(games: Games, game: Game, now: datetime, seeds: Callable[[str,
     game_id = game.game_id
     done: list[tuple[str, int]] = []
     rules = game.rules.game
+    if await _deal_fairly(games, game, now):
+        return done
     again = rules.deal_again(game.state, seeds(game_id, game.version))
     if again is not None:
         await _deal_again(games, game, again)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paiju.rules.fair import ENGINE_COMMANDS, Step
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.tractor.settlement import announcement_at
@@ -49,8 +50,9 @@ class GameRules:
     """The command a timed-out ``seat``'s turn plays (its default action), with a shuffle seed."""
     options: type
     """The game's rule options (a frozen dataclass)."""
-    start: Callable[[int, Any, int], Any]
-    """The command that starts a game: (shuffle seed, options, the engine's time in seconds)."""
+    start: Callable[..., Any]
+    """The command that starts a game: (shuffle seed, options, the engine's time in seconds, ``fair=``: whether
+    every deal comes from a committed shuffle, `paiju.rules.fair`)."""
     system_commands: tuple[type, ...]
     """The commands only the engine issues (starts, timeouts, its own moves)."""
     referee_commands: tuple[type, ...]
@@ -63,6 +65,9 @@ class GameRules:
     tell_time: Callable[[Any, int], Any | None]
     """The command that tells the game the engine's time in seconds while the game needs to know it (拖拉机's timed
     rounds announce their last two deals, D-TR-9); ``None``: the game keeps no time now."""
+    fair_step: Callable[[Any], Step | None]
+    """The engine's next step of a game dealt from committed shuffles (`paiju.rules.fair`): commit, deal or reveal;
+    ``None``: nothing now."""
     time_due: Callable[[Any], int | None]
     """The engine time (seconds) from which `tell_time` changes the game (拖拉机: when a timed round's announcement is
     due); ``None``: telling the time changes nothing now. The engine's turn timers wake the game then."""
@@ -86,7 +91,7 @@ def _tractor_waiting(state: tractor_model.State) -> tuple[int, ...]:
 
 
 def _tractor_deal_again(state: tractor_model.State, seed: int) -> tractor_model.Redeal | None:
-    return tractor_model.Redeal(seed) if state.phase is tractor_model.Phase.FLIP else None
+    return tractor_model.Redeal(seed) if state.phase is tractor_model.Phase.FLIP and not state.fair else None
 
 
 def _tractor_tell_time(state: tractor_model.State, at: int) -> tractor_model.ClockTick | None:
@@ -118,15 +123,16 @@ ZLJ = GameRules(
     waiting=_zlj_waiting,
     view=zlj_seat_view,
     redact=zlj_redact,
-    between_deal_phases=frozenset({"new", "cut"}),
+    between_deal_phases=frozenset({"new", "shuffle", "cut"}),
     timeout=zlj_model.Timeout,
     options=zlj_model.Options,
-    start=lambda seed, options, at: zlj_model.StartMatch(seed, options),
-    system_commands=(zlj_model.StartMatch, zlj_model.Timeout, zlj_model.EndMatch),
+    start=lambda seed, options, at, fair=False: zlj_model.StartMatch(seed, options, fair),
+    system_commands=(zlj_model.StartMatch, zlj_model.Timeout, zlj_model.EndMatch, *ENGINE_COMMANDS),
     referee_commands=(),
     seeded_commands=(zlj_model.Cut, zlj_model.Timeout),
     deal_again=_never,
     tell_time=_never,
+    fair_step=zlj_game.fair_step,
     time_due=_no_time,
 )
 TRACTOR = GameRules(
@@ -143,12 +149,19 @@ TRACTOR = GameRules(
     between_deal_phases=frozenset({"new", "flip", "cut"}),
     timeout=tractor_model.Timeout,
     options=tractor_model.Options,
-    start=lambda seed, options, at: tractor_model.StartGame(seed, options, at=at),
-    system_commands=(tractor_model.StartGame, tractor_model.Redeal, tractor_model.Timeout, tractor_model.ClockTick),
+    start=lambda seed, options, at, fair=False: tractor_model.StartGame(seed, options, at=at, fair=fair),
+    system_commands=(
+        tractor_model.StartGame,
+        tractor_model.Redeal,
+        tractor_model.Timeout,
+        tractor_model.ClockTick,
+        *ENGINE_COMMANDS,
+    ),
     referee_commands=(tractor_model.Penalize, tractor_model.DeclareLabourReform),
     seeded_commands=(tractor_model.Cut, tractor_model.Timeout, tractor_model.Redeal),
     deal_again=_tractor_deal_again,
     tell_time=_tractor_tell_time,
+    fair_step=tractor_game.fair_step,
     time_due=_tractor_time_due,
 )
 GAMES: dict[str, GameRules] = {rules.name: rules for rules in (ZLJ, TRACTOR)}

@@ -7,7 +7,9 @@ A `GameFold` follows one game's envelopes in order and answers, for each, the ro
   (D-ZLJ-7: both kept and shown separately); the 拖拉机 levels after each deal (levels over time);
 - a `MatchRow` when the match ends: 砸六家 team and individual totals, 拖拉机 final levels; the difference
   (拖拉机: levels A − B, §10; 砸六家: team points A − B, paiju decision S-1) and both teams' victory points;
-- `StatDelta`s, one per seated player, to add to the player's statistics.
+- `StatDelta`s, one per seated player, to add to the player's statistics;
+- a `ShuffleRow` for each commitment and each revealed seed of a fair game (`paiju.rules.fair`), for the result
+  sheets.
 
 The seats' players come from the engine's `SeatsAssigned` events, so statistics follow people, not seats. Each
 game's own events are folded by its module (`paiju.scoring.zlj`, `paiju.scoring.tractor`), found in the registry of
@@ -20,11 +22,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from paiju.rules.fair import SeedCommitted, SeedRevealed
 from paiju.scoring.games import GAMES
-from paiju.scoring.rows import DealRow, LedgerRow, MatchRow, Row, StatDelta, team, time_of
+from paiju.scoring.rows import DealRow, LedgerRow, MatchRow, Row, ShuffleRow, StatDelta, team, time_of
 from paiju.v1 import engine_pb2
 
-__all__ = ["DealRow", "GameFold", "LedgerRow", "MatchRow", "Row", "StatDelta"]
+__all__ = [
+    "DealRow",
+    "GameFold",
+    "LedgerRow",
+    "MatchRow",
+    "Row",
+    "ShuffleRow",
+    "StatDelta",
+]
 
 
 @dataclass(slots=True)
@@ -65,7 +76,12 @@ class GameFold:
             return []
         game = GAMES[which]
         self.game = game.name
-        return game.fold(self, envelope, game.contract.events.decode(getattr(envelope, which)))
+        event = game.contract.events.decode(getattr(envelope, which))
+        if isinstance(event, SeedCommitted):
+            return [ShuffleRow(self.game_id, event.number, event.deal, commitment=event.commitment)]
+        if isinstance(event, SeedRevealed):
+            return [ShuffleRow(self.game_id, event.number, event.deal, server_seed=event.server_seed)]
+        return game.fold(self, envelope, event)
 
     def start_deal(self, envelope: engine_pb2.Envelope, deal: int) -> None:
         self.deal = deal

@@ -23,7 +23,7 @@ from paiju.platform.store import Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring import tournament as tm
 from paiju.scoring.contract import TOURNAMENT_EVENTS
-from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, StatDelta
+from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, ShuffleRow, StatDelta
 from paiju.v1 import engine_pb2, tournament_events_pb2
 
 READ_MODEL_TABLES = (
@@ -32,6 +32,7 @@ READ_MODEL_TABLES = (
     "scoring_ledger",
     "scoring_matches",
     "scoring_player_stats",
+    "scoring_shuffles",
 )
 STAT_FIELDS = tuple(f.name for f in fields(StatDelta) if f.name not in ("player_id", "game", "place"))
 
@@ -94,6 +95,17 @@ async def _write_folds(connection: Any, folds: list[GameFold]) -> None:
 
 
 async def _write_rows(connection: Any, rows: list[Row]) -> None:
+    shuffles = [r for r in rows if isinstance(r, ShuffleRow)]
+    if shuffles:  # in log order: a commitment, then its reveal
+        await connection.executemany(
+            """
+            INSERT INTO scoring_shuffles (game_id, number, deal, commitment, server_seed) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (game_id, number) DO UPDATE
+            SET commitment = COALESCE(EXCLUDED.commitment, scoring_shuffles.commitment),
+                server_seed = COALESCE(EXCLUDED.server_seed, scoring_shuffles.server_seed)
+            """,
+            [astuple(r) for r in shuffles],
+        )
     deals = [r for r in rows if isinstance(r, DealRow)]
     if deals:
         await connection.executemany(

@@ -84,7 +84,18 @@ class StatDelta:
     """Leaderboard score: 砸六家 individual + team points (D-ZLJ-7); 拖拉机 levels gained."""
 
 
-Row = DealRow | LedgerRow | MatchRow | StatDelta
+@dataclass(frozen=True, slots=True)
+class ShuffleRow:
+    """A fair game's committed shuffle (`paiju.rules.fair`): its commitment when recorded, its seed when revealed."""
+
+    game_id: str
+    number: int
+    deal: int
+    commitment: bytes | None = None
+    server_seed: bytes | None = None
+
+
+Row = DealRow | LedgerRow | MatchRow | StatDelta | ShuffleRow
 
 
 def team(seat: int) -> int:

@@ -15,6 +15,7 @@ confirms a sheet for their own team; any valid token reads.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import secrets
@@ -37,7 +38,7 @@ from paiju.platform.tokens import Identity, Role, Trust, Verifier
 from paiju.scoring import tournament as tm
 from paiju.scoring.games import GAMES
 from paiju.scoring.reports import result_sheet
-from paiju.scoring.sheets import sheet_csv, sheet_html
+from paiju.scoring.sheets import SheetDeal, sheet_csv, sheet_html
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
 
 RATE_LIMITS = """
@@ -363,7 +364,14 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     ) -> scoring_pb2.GetResultSheetResponse:
         state = await self._tournament(request.tournament_id)
         sheet = result_sheet(state, request.round)
+        sheet = dataclasses.replace(sheet, deals=await self._sheet_deals(state, request.round))
         response = scoring_pb2.GetResultSheetResponse()
+        for deal in sheet.deals:
+            entry = response.deals.add(
+                table=deal.table, game_id=deal.game_id, number=deal.number, deal=deal.deal, commitment=deal.commitment
+            )
+            if deal.server_seed is not None:
+                entry.server_seed = deal.server_seed
         for line in sheet.lines:
             row = response.lines.add(
                 table=line.table,
@@ -384,6 +392,22 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
             response.content = sheet_html(sheet).encode()
             response.content_type = "text/html; charset=utf-8"
         return response
+
+    async def _sheet_deals(self, state: tm.Tournament, number: int) -> tuple[SheetDeal, ...]:
+        """The deals of the round's games, with their commitments and revealed seeds, in table order."""
+        games = {t.result.game_id: t.table for t in state.round(number).tables if t.result and t.result.game_id}
+        if not games:
+            return ()
+        rows = await self._pool.fetch(
+            "SELECT game_id, number, deal, commitment, server_seed FROM scoring_shuffles "
+            "WHERE game_id = ANY($1::text[]) AND commitment IS NOT NULL ORDER BY game_id, number",
+            list(games),
+        )
+        deals = [
+            SheetDeal(games[r["game_id"]], r["game_id"], r["number"], r["deal"], r["commitment"], r["server_seed"])
+            for r in rows
+        ]
+        return tuple(sorted(deals, key=lambda d: (d.table, d.number)))
 
     # --- read models --------------------------------------------------------------------------------
 

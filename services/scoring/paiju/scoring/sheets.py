@@ -101,6 +101,20 @@ class SheetLine:
             )
 
 
+@dataclass(frozen=True, slots=True)
+class SheetDeal:
+    """One deal of a game played at a table of the round, as the referee verifies it (docs/fairness.md): the
+    commitment recorded before the deal and the server seed revealed after it (``None``: not revealed yet)."""
+
+    table: int
+    game_id: str
+    number: int
+    """The shuffle's number in its game."""
+    deal: int
+    commitment: bytes
+    server_seed: bytes | None = None
+
+
 @dataclass(frozen=True)
 class ResultSheet:
     """The result sheet of one tournament round (§10)."""
@@ -114,6 +128,9 @@ class ResultSheet:
     """The round's date."""
     lines: tuple[SheetLine, ...]
     """In table order, the better-placed team of a table first."""
+    deals: tuple[SheetDeal, ...] = ()
+    """Each deal of the round's games with its commitment and revealed seed (games dealt fairly only), so a referee
+    or an appeal can verify a deal without database access. The printed page lists them; the CSV does not."""
 
     def __post_init__(self) -> None:
         if self.game not in GAMES:
@@ -325,6 +342,11 @@ table.sheet th { font-weight: bold; white-space: nowrap; }
 td.table, td.draw, td.difference, td.vp { text-align: center; white-space: nowrap; }
 td.team, td.remarks { white-space: pre-wrap; overflow-wrap: anywhere; }
 tbody.table-group { border-top: 2.5px solid #000; }
+section.deals { margin-top: 1.5em; page-break-before: auto; font-size: 8pt; }
+section.deals h2 { font-size: 11pt; margin: 0 0 0.3em; }
+table.deal-list { width: 100%; border-collapse: collapse; }
+table.deal-list th, table.deal-list td { border: 1px solid #000; padding: 0.15em 0.3em; vertical-align: top; }
+table.deal-list td.hex { font-family: monospace; overflow-wrap: anywhere; }
 tr.signatures td { border-top-style: dashed; }
 .signature { display: inline-block; margin: 0.2em 2em 0.2em 0; white-space: pre-wrap; }
 .signature .blank { display: inline-block; min-width: 8em; border-bottom: 1px solid #000; margin-right: 0.3em; }
@@ -394,6 +416,31 @@ def _table_group(table: int, group: tuple[SheetLine, ...]) -> str:
     return f'<tbody class="table-group" data-table="{table}">\n' + "\n".join(rows) + "\n</tbody>"
 
 
+def _deals_section(deals: tuple[SheetDeal, ...]) -> str:
+    """The deals' commitments and seeds (nothing for a round without fair deals)."""
+    if not deals:
+        return ""
+    rows = "\n".join(
+        f'<tr class="deal" data-game-id="{_text(d.game_id)}"><td>{d.table}</td><td>{_text(d.game_id)}</td>'
+        f'<td>{d.deal}</td><td class="hex">{d.commitment.hex()}</td>'
+        f'<td class="hex">{d.server_seed.hex() if d.server_seed is not None else "未公开 not revealed"}</td></tr>'
+        for d in deals
+    )
+    return f"""<section class="deals">
+<h2>发牌验证 Deal verification</h2>
+<p>Each deal's commitment was recorded before the players contributed; its seed was revealed after the deal.
+SHA-256("paiju-seed-commitment-v1" || seed) must equal the commitment, and the game's replay must deal the seed and
+the recorded contributions into the recorded hands (paiju verify; docs/fairness.md).</p>
+<table class="deal-list">
+<thead><tr><th>桌号</th><th>牌局 game</th><th>盘 deal</th><th>承诺 commitment</th><th>种子 seed</th></tr></thead>
+<tbody>
+{rows}
+</tbody>
+</table>
+</section>
+"""
+
+
 def sheet_html(sheet: ResultSheet) -> str:
     """The sheet as one self-contained printable page (inline CSS, no scripts, no external resources, A4)."""
     game = games.GAMES[sheet.game]
@@ -402,6 +449,7 @@ def sheet_html(sheet: ResultSheet) -> str:
     headings = ("桌号", "签号", "队名", game.difference_heading, "胜利分", "备注")
     head = "".join(f"<th>{heading}</th>" for heading in headings)
     body = "\n".join(_table_group(table, group) for table, group in tables(sheet))
+    deals = _deals_section(sheet.deals)
     return f"""<!DOCTYPE html>
 <html lang="zh">
 <head>
@@ -420,6 +468,6 @@ def sheet_html(sheet: ResultSheet) -> str:
 <thead><tr>{head}</tr></thead>
 {body}
 </table>
-</body>
+{deals}</body>
 </html>
 """

@@ -159,6 +159,21 @@ class EngineClient:
                     raise
             await asyncio.sleep(0.25)
 
+    async def contribute(self) -> bool:
+        """Add this machine's random bytes to a fair game's committed shuffle when it waits for the caller's seat's
+        (docs/fairness.md); whether a contribution was made. A refusal (the shuffle was dealt meanwhile) is no
+        error."""
+        snap = await self.view()
+        seat = snap.view.seat
+        contribution = None if seat is None or self.game is None else self.game.contribution(snap.view, seat)
+        if contribution is None:
+            return False
+        try:
+            await self.act(contribution)
+        except Refused:
+            return False
+        return True
+
     async def legal(self, min_version: int = 0) -> tuple[int, list[Any]]:
         """The game's version and the caller's legal actions at it, as the rules cores' commands."""
         reply = await self._read(
@@ -175,6 +190,7 @@ class EngineClient:
         reuses the command id, so the command applies once (`paiju.sdk.act`). Raises `Refused` with the reason in
         plain words."""
         assert self.game is not None, "read the view first"
+        command = self.game.with_contribution(command)  # a cut adds this machine's random bytes to the shuffle
         request = self.game.act(self.game_id, new_command_id(), command, expected_version)
         try:
             return await act(

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 from paiju.rules.cards import format_cards
 from paiju.rules.errors import IllegalAction
+from paiju.rules.fair import SeedCommitted, SeedContributed, SeedRevealed
 from paiju.rules.tractor import model as tm
 from paiju.rules.tractor.combos import classify
 from paiju.rules.tractor.order import LEVEL_RANKS, Trumps
@@ -68,12 +69,28 @@ class Narration:
         raise NotImplementedError
 
 
+def fairness_lines(event: Any, seats: Seats) -> list[str] | None:
+    """Lines for the events of fair dealing (docs/fairness.md); ``None`` for any other event."""
+    if isinstance(event, SeedCommitted):
+        return [f"Deal {event.deal}'s shuffle is committed: {event.commitment.hex()[:16]}… (checked after the deal)"]
+    if isinstance(event, SeedContributed):
+        if event.cut is not None:
+            return []  # the cut itself is told with the deal
+        return [f"  {seats.label(event.seat)} adds to the shuffle"]
+    if isinstance(event, SeedRevealed):
+        return [f"Deal {event.deal}'s seed revealed: {event.server_seed.hex()[:16]}… (paiju verify checks the deal)"]
+    return None
+
+
 class ZljNarration(Narration):
     """Tells 砸六家 envelopes."""
 
     game = games.ZLJ
 
     def narrate(self, event: Any) -> list[str]:
+        fairness = fairness_lines(event, self.seats)
+        if fairness is not None:
+            return fairness
         return [relabel(line, self.seats) for line in zlj_narrator.narrate(event)]
 
 
@@ -92,6 +109,9 @@ class TractorNarration(Narration):
         return format_cards(cards, self.trumps.order_key if self.trumps is not None else None)
 
     def narrate(self, event: Any) -> list[str]:
+        fairness = fairness_lines(event, self.seats)
+        if fairness is not None:
+            return fairness
         label = self.seats.label
         if isinstance(event, tm.GameStarted):
             return ["Game starts (拖拉机): both teams at level 3."]

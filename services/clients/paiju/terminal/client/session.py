@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from paiju.rules.fair import SeedCommitted
 from paiju.terminal.client import render
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, GameFeed, Refused, Snapshot
@@ -43,6 +44,7 @@ class Session:
         self._catch_up_to: int | None = None
         self._feed_task: asyncio.Task[None] | None = None
         self._waiting_for: object = None
+        self._contributing: asyncio.Task[bool] | None = None
 
     # --- the feed ---------------------------------------------------------------------------------------
 
@@ -57,16 +59,29 @@ class Session:
         self._feed_task = asyncio.create_task(self.feed.run(0))
         if not await self.feed.wait_for(snap.version, timeout=10):
             self._flush_history()
+        self._contribute()  # a shuffle committed before the client came may wait for this seat's contribution
         return snap
 
     async def stop(self) -> None:
+        if self._contributing is not None:
+            self._contributing.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._contributing
         if self._feed_task is not None:
             self._feed_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._feed_task
 
+    def _contribute(self) -> None:
+        """A player's seat adds its random bytes to a committed shuffle, in the background (docs/fairness.md)."""
+        if self.seats.me is None or (self._contributing is not None and not self._contributing.done()):
+            return
+        self._contributing = asyncio.get_running_loop().create_task(self.engine.contribute())
+
     def _receive(self, envelope: engine_pb2.Envelope) -> None:
         assert self._narration is not None
+        if self._catch_up_to is None and isinstance(self._narration.game.event(envelope), SeedCommitted):
+            self._contribute()
         lines = self._narration.lines(envelope)
         if self._catch_up_to is not None:
             self._history.extend(lines)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import lru_cache
 
-from paiju.rules import deck
+from paiju.rules import deck, fair
 from paiju.rules.cards import Card, Cards, Rank, Suit, format_cards, missing_cards, remove_cards
 from paiju.rules.errors import IllegalAction, NotYourTurn, RuleError
 from paiju.rules.rng import SeededRandom
@@ -108,10 +108,11 @@ def flip_value(card: Card) -> int:
     return FLIP_VALUES.get(rank, rank + 2)
 
 
-def _first_deal(seed: int, deal_no: int) -> list[Event]:
-    """§8: a seeded seat flips a seeded non-joker card; counting from the flipper gives the first drawer."""
+def _first_deal(seed: int, deal_no: int, cards: list[Card] | None = None) -> list[Event]:
+    """§8: a seeded seat flips a seeded non-joker card; counting from the flipper gives the first drawer. ``cards``:
+    the shuffled deck (by default the one ``seed`` shuffles)."""
     rng = SeededRandom(seed).fork(FLIP)
-    cards = _shuffled(seed)
+    cards = _shuffled(seed) if cards is None else cards
     flipper = rng.below(SEATS)
     non_jokers = [c for c in cards if c < 52]
     card = non_jokers[rng.below(len(non_jokers))]
@@ -137,11 +138,19 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
             raise IllegalAction("the game has already started", fingerprint=fingerprint(state), rule="§2")
         if command.options.round_minutes < 0 or command.options.turn_seconds < 0:
             raise RuleError("round_minutes and turn_seconds are 0 (off) or more")
+        if command.fair:
+            return (GameStarted(command.options, command.at, fair=True),)
         return (GameStarted(command.options, command.at), *_first_deal(command.seed, 1))
     if isinstance(command, Redeal):
         if state.phase is not Phase.FLIP:
             raise IllegalAction(
                 "only a void first deal is dealt again", fingerprint=fingerprint(state), rule="D-TR-6.6"
+            )
+        if state.fair:
+            raise IllegalAction(
+                "a fair game deals again from a new committed shuffle, not from a seed",
+                fingerprint=fingerprint(state),
+                rule="D-TR-6.6",
             )
         return tuple(_first_deal(command.seed, state.deal))
     if isinstance(command, Timeout):
@@ -152,7 +161,51 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
         return tuple(_decide_referee(state, command))
     if isinstance(command, ChooseLabourReform):
         return tuple(_decide_reform_choice(state, command))
+    if isinstance(command, fair.Contribute):
+        cutter = state.turn if state.phase is Phase.CUT else None
+        return tuple(fair.decide_contribute(state, command, seats=SEATS, cutter=cutter, rule="§8"))
+    if isinstance(command, fair.CommitSeed):
+        deal = state.deal + 1 if state.phase is Phase.CUT or state.deal == 0 else state.deal
+        return tuple(fair.decide_commit(state, command, awaiting=_awaiting_deal(state), deal=deal, rule="§8"))
+    if isinstance(command, fair.DealShuffle):
+        return tuple(_decide_deal_shuffle(state, command))
+    if isinstance(command, fair.RevealSeed):
+        return tuple(fair.decide_reveal(state, command, over=_deal_over(state), rule="§8"))
     raise RuleError(f"unknown command {command!r}")
+
+
+# --- dealing fairly (paiju.rules.fair) ---------------------------------------------------------------------------
+
+
+def _awaiting_deal(state: State) -> bool:
+    return state.phase in (Phase.FLIP, Phase.CUT)
+
+
+def _deal_over(state: State) -> bool:
+    return state.phase in (Phase.FLIP, Phase.CUT, Phase.ENDED)
+
+
+def fair_step(state: State) -> fair.Step | None:
+    """The engine's next step of a fair game (`paiju.rules.fair.step`): a first deal (or a void first deal dealt
+    again) waits for every seat's contribution (or the engine's window); a later one is dealt once the dealer has
+    cut."""
+    return fair.step(
+        state, awaiting=_awaiting_deal(state), over=_deal_over(state), cut_deal=state.phase is Phase.CUT, seats=SEATS
+    )
+
+
+def _decide_deal_shuffle(state: State, command: fair.DealShuffle) -> list[Event]:
+    """A fair game's deal from its committed shuffle: a first deal with its flip (§8, drawn from the shuffle's draws
+    seed), a later one after the dealer's recorded cut."""
+    if not _awaiting_deal(state):
+        raise IllegalAction("the game waits for no deal now", fingerprint=fingerprint(state), rule="§8")
+    cards, seed = fair.dealt(state, command, DECKS, "§8")
+    if state.phase is Phase.FLIP:
+        return _first_deal(seed, state.deal or 1, cards)
+    cut = state.shuffle.cut if state.shuffle is not None else None
+    if cut is None or cut.cut is None:
+        raise IllegalAction("the dealer has not cut yet", fingerprint=fingerprint(state), rule="§8")
+    return _cut_deal(state, deck.cut(cards, cut.cut), seed, cut.cut, cut.seat)
 
 
 def _decide_clock(state: State, command: ClockTick) -> list[Event]:
@@ -227,10 +280,14 @@ def _decide_cut(state: State, command: Cut) -> list[Event]:
         raise NotYourTurn(f"the dealer, seat {state.turn}, cuts (§8)", fingerprint=fingerprint(state))
     if not 1 <= command.count <= DECK_SIZE - 1:
         raise IllegalAction(f"a cut moves 1..{DECK_SIZE - 1} cards, not {command.count}", rule="§8")
-    cards = deck.cut(_shuffled(command.seed), command.count)
-    return [
-        HandsDealt(state.deal + 1, command.seat, deck.deal(cards, command.seat, SEATS), command.seed, command.count)
-    ]
+    if state.fair:  # the cut is the dealer's contribution; the engine deals the committed shuffle after it
+        return [fair.cut_contribution(state, command.seat, command.count, command.contribution, "§8")]
+    return _cut_deal(state, deck.cut(_shuffled(command.seed), command.count), command.seed, command.count, command.seat)
+
+
+def _cut_deal(state: State, cards: list[Card], seed: int, count: int, dealer: int) -> list[Event]:
+    """§8: later deals: the dealer draws first from the cut deck."""
+    return [HandsDealt(state.deal + 1, dealer, deck.deal(cards, dealer, SEATS), seed, count)]
 
 
 def bid_count(state: State, suit: Suit, cards: Cards) -> int:
@@ -415,6 +472,8 @@ def default_action(state: State, seat: int, seed: int) -> SeatAction:
     if state.phase in (Phase.BID, Phase.COUNTER):
         return Pass(seat)
     if state.phase is Phase.CUT:
+        if state.fair:  # nothing the engine chooses after committing: the cut the commitment names
+            return Cut(seat, fair.default_cut(state, DECK_SIZE), seed, fair.TIMED_OUT)
         return Cut(seat, 1 + SeededRandom(seed).fork(TIMEOUT).below(DECK_SIZE - 1), seed)
     t = trumps(state)
     hand = state.hands[seat]
@@ -484,6 +543,7 @@ def evolve(state: State, event: Event) -> State:
     if isinstance(event, HandsDealt):
         return replace(
             state,
+            shuffle=fair.on_deal(state),
             phase=Phase.BID,
             deal=event.deal,
             dealer=event.first_drawer if event.cut is not None else None,
@@ -515,6 +575,8 @@ def evolve(state: State, event: Event) -> State:
     if isinstance(event, GameEnded):
         return replace(state, phase=Phase.ENDED, turn=None)
     if isinstance(event, GameStarted):
+        if event.fair:
+            return replace(state, options=event.options, started_at=event.at, fair=True, phase=Phase.FLIP)
         return replace(state, options=event.options, started_at=event.at)
     if isinstance(event, TurnTimedOut | LabourReformChosen):
         return state
@@ -524,6 +586,9 @@ def evolve(state: State, event: Event) -> State:
         return replace(state, penalty_points=state.penalty_points + event.points)
     if isinstance(event, LabourReformDeclared):
         return replace(state, phase=Phase.REFORM, reform_by=event.offending_team, turn=None)
+    changes = fair.evolve_shuffle(state, event)
+    if changes is not None:
+        return replace(state, **changes)
     raise TypeError(f"unknown event {event!r}")
 
 

@@ -6,6 +6,16 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from paiju.rules.cards import Card, Cards, Suit
+from paiju.rules.fair import (
+    CommitSeed,
+    Contribute,
+    DealShuffle,
+    RevealSeed,
+    SeedCommitted,
+    SeedContributed,
+    SeedRevealed,
+    Shuffle,
+)
 from paiju.rules.tractor.combos import Combo
 from paiju.rules.tractor.settlement import LabourReform, RoundClock
 
@@ -94,6 +104,12 @@ class State:
     clock: RoundClock = RoundClock()
     reform_by: int | None = None
     """The offending team after 劳改 is declared."""
+    fair: bool = False
+    """Every deal comes from a committed shuffle (`paiju.rules.fair`)."""
+    shuffle: Shuffle | None = None
+    """The committed shuffle of the coming deal, or the dealt one until its seed is revealed."""
+    commitments: int = 0
+    """The commitments recorded so far (the next one is number ``commitments + 1``)."""
 
 
 # --- commands ---------------------------------------------------------------------------------------
@@ -101,11 +117,13 @@ class State:
 
 @dataclass(frozen=True, slots=True)
 class StartGame:
-    """Start a game (system command): ``seed`` shuffles, ``at`` is the engine-recorded time in seconds."""
+    """Start a game (system command): ``seed`` shuffles, ``at`` is the engine-recorded time in seconds. A ``fair``
+    game deals every hand from a committed shuffle instead (`paiju.rules.fair`): its first deal waits for that."""
 
     seed: int
     options: Options = Options()
     at: int = 0
+    fair: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,9 +167,13 @@ class Redeal:
 
 @dataclass(frozen=True, slots=True)
 class Cut:
+    """The dealer cuts (§8). In a fair game the cut is the dealer's contribution to the committed shuffle
+    (``contribution``, or the count)."""
+
     seat: int
     count: int
     seed: int
+    contribution: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +222,10 @@ Command = (
     | Penalize
     | DeclareLabourReform
     | ChooseLabourReform
+    | CommitSeed
+    | Contribute
+    | DealShuffle
+    | RevealSeed
 )
 SeatAction = Cut | MakeBid | Counter | Pass | Play | ChooseLabourReform
 
@@ -211,6 +237,8 @@ SeatAction = Cut | MakeBid | Counter | Pass | Play | ChooseLabourReform
 class GameStarted:
     options: Options
     at: int = 0
+    fair: bool = False
+    """Every deal comes from a committed shuffle (`paiju.rules.fair`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,4 +383,7 @@ Event = (
     | PenaltyRecorded
     | LabourReformDeclared
     | LabourReformChosen
+    | SeedCommitted
+    | SeedContributed
+    | SeedRevealed
 )

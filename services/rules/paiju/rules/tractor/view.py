@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from paiju.rules.cards import Card, Cards, Suit
+from paiju.rules.fair import Shuffle
 from paiju.rules.tractor.model import (
     Bid,
     BidEntered,
@@ -47,6 +48,8 @@ class SeatView:
     tricks: tuple[Trick, ...]
     attackers_points: int
     settlement: DealSettled | None
+    shuffle: Shuffle | None = None
+    """The committed shuffle of a fair game (public: its commitment and the contributions so far)."""
 
 
 def view(state: State, seat: int | None) -> SeatView:
@@ -71,6 +74,7 @@ def view(state: State, seat: int | None) -> SeatView:
         tricks=state.tricks,
         attackers_points=state.attackers_points,
         settlement=state.settlement,
+        shuffle=state.shuffle,
     )
 
 

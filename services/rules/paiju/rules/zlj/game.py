@@ -14,6 +14,7 @@ from dataclasses import replace
 from functools import lru_cache
 from itertools import combinations_with_replacement
 
+from paiju.rules import fair
 from paiju.rules.cards import Card, Cards, add_cards, format_cards, missing_cards, remove_cards
 from paiju.rules.errors import IllegalAction, NotYourTurn, RuleError
 from paiju.rules.zlj.combos import (
@@ -44,6 +45,7 @@ from paiju.rules.zlj.dealing import (
     stream,
 )
 from paiju.rules.zlj.model import (
+    DECKS,
     SEATS,
     CardsPlayed,
     Command,
@@ -181,7 +183,49 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
         return tuple(_decide_timeout(state, command))
     if isinstance(command, EndMatch):
         return tuple(_decide_end_match(state))
+    if isinstance(command, fair.Contribute):
+        cutter = state.turn if state.phase is Phase.CUT else None
+        return tuple(fair.decide_contribute(state, command, seats=SEATS, cutter=cutter, rule="§9"))
+    if isinstance(command, fair.CommitSeed):
+        return tuple(fair.decide_commit(state, command, awaiting=_awaiting_deal(state), deal=state.deal + 1, rule="§9"))
+    if isinstance(command, fair.DealShuffle):
+        return tuple(_decide_deal_shuffle(state, command))
+    if isinstance(command, fair.RevealSeed):
+        return tuple(fair.decide_reveal(state, command, over=_deal_over(state), rule="§9"))
     raise RuleError(f"unknown command {command!r}")
+
+
+# --- dealing fairly (paiju.rules.fair) ---------------------------------------------------------------------------
+
+
+def _awaiting_deal(state: State) -> bool:
+    return state.phase in (Phase.SHUFFLE, Phase.CUT)
+
+
+def _deal_over(state: State) -> bool:
+    return state.phase in (Phase.CUT, Phase.ENDED)
+
+
+def fair_step(state: State) -> fair.Step | None:
+    """The engine's next step of a fair match (`paiju.rules.fair.step`): the first deal waits for every seat's
+    contribution (or the engine's window); a later one is dealt once the cutter has cut."""
+    return fair.step(
+        state, awaiting=_awaiting_deal(state), over=_deal_over(state), cut_deal=state.phase is Phase.CUT, seats=SEATS
+    )
+
+
+def _decide_deal_shuffle(state: State, command: fair.DealShuffle) -> list[Event]:
+    """A fair match's deal from its committed shuffle: the first one as §9 deals it (the first drawer and
+    rock-paper-scissors drawn from the shuffle's draws seed), a later one after the cut the cutter recorded."""
+    if not _awaiting_deal(state):
+        raise IllegalAction("the match waits for no deal now", fingerprint=fingerprint(state), rule="§9")
+    cards, seed = fair.dealt(state, command, DECKS, "§9")
+    if state.phase is Phase.SHUFFLE:
+        return _first_deal(cards, seed)
+    cut = state.shuffle.cut if state.shuffle is not None else None
+    if cut is None or cut.cut is None:
+        raise IllegalAction("the cutter has not cut yet", fingerprint=fingerprint(state), rule="§9")
+    return _cut_deal(state, cards, seed, cut.cut, cut.seat)
 
 
 def _decide_start(state: State, command: StartMatch) -> list[Event]:
@@ -192,14 +236,21 @@ def _decide_start(state: State, command: StartMatch) -> list[Event]:
         raise RuleError(f"deals must be 0 (open-ended) or more, got {options.deals}", rule="§13")
     if options.turn_seconds < 0:
         raise RuleError(f"turn_seconds must be 0 (no timer) or more, got {options.turn_seconds}", rule="§13")
-    first_drawer = stream(command.seed, FIRST_DRAWER_STREAM).below(SEATS)
-    hands = deal_hands(shuffled_deck(command.seed), first_drawer)
-    events: list[Event] = [MatchStarted(options), HandsDealt(1, first_drawer, hands, command.seed)]
+    if command.fair:
+        return [MatchStarted(options, fair=True)]
+    return [MatchStarted(options), *_first_deal(shuffled_deck(command.seed), command.seed)]
+
+
+def _first_deal(cards: list[Card], seed: int) -> list[Event]:
+    """§9: the first drawer is drawn from the deal seed; the ♠A holders' rock-paper-scissors too (D-ZLJ-8)."""
+    first_drawer = stream(seed, FIRST_DRAWER_STREAM).below(SEATS)
+    hands = deal_hands(cards, first_drawer)
+    events: list[Event] = [HandsDealt(1, first_drawer, hands, seed)]
     holders = tuple(s for s in range(SEATS) if ACE_OF_SPADES in hands[s])
     if len(holders) == 1:
         events.append(PlayStarted(holders[0], "holds both ♠A and leads (§9)"))
     else:
-        rounds, ranked = rock_paper_scissors(holders, stream(command.seed, LEAD_STREAM))
+        rounds, ranked = rock_paper_scissors(holders, stream(seed, LEAD_STREAM))
         events.append(RockPaperScissors("♠A lead", rounds, ranked))
         events.append(PlayStarted(ranked[0], "won rock-paper-scissors between the ♠A holders (§9)"))
     return events
@@ -209,12 +260,19 @@ def _decide_cut(state: State, command: Cut) -> list[Event]:
     _require_turn(state, command.seat, Phase.CUT, "cut")
     if not 1 <= command.count <= DECK_SIZE - 1:
         raise IllegalAction(f"a cut moves 1..{DECK_SIZE - 1} cards, not {command.count} (§9)")
+    if state.fair:  # the cut is the cutter's contribution; the engine deals the committed shuffle after it
+        return [fair.cut_contribution(state, command.seat, command.count, command.contribution, "§9")]
+    return _cut_deal(state, shuffled_deck(command.seed), command.seed, command.count, command.seat)
+
+
+def _cut_deal(state: State, cards: list[Card], seed: int, count: int, cutter: int) -> list[Event]:
+    """§9: the shuffled deck cut by ``count``, dealt from the previous 大贡; then the tribute (§10)."""
     previous = state.previous
     assert previous is not None
     big = previous.big_tribute
-    hands = deal_hands(cut_deck(shuffled_deck(command.seed), command.count), big)
-    events: list[Event] = [HandsDealt(state.deal + 1, big, hands, command.seed, command.count, command.seat)]
-    events.extend(start_tribute(previous, hands, state.options, stream(command.seed, TRIBUTE_STREAM)))
+    hands = deal_hands(cut_deck(cards, count), big)
+    events: list[Event] = [HandsDealt(state.deal + 1, big, hands, seed, count, cutter)]
+    events.extend(start_tribute(previous, hands, state.options, stream(seed, TRIBUTE_STREAM)))
     return events
 
 
@@ -371,6 +429,8 @@ def default_action(state: State, seat: int, seed: int) -> SeatAction:
             return Pass(seat)
         return Play(seat, (min(hand, key=lambda c: (LEVEL_OF[c], c)),))
     if state.phase is Phase.CUT:
+        if state.fair:  # nothing the engine chooses after committing: the cut the commitment names
+            return Cut(seat, fair.default_cut(state, DECK_SIZE), seed, fair.TIMED_OUT)
         return Cut(seat, 1 + stream(seed, TIMEOUT_STREAM).below(DECK_SIZE - 1), seed)
     tribute = state.tribute
     assert tribute is not None
@@ -481,10 +541,13 @@ def evolve(state: State, event: Event) -> State:
     if isinstance(event, MatchEnded):
         return replace(state, phase=Phase.ENDED, turn=None)
     if isinstance(event, MatchStarted):
+        if event.fair:
+            return replace(state, options=event.options, fair=True, phase=Phase.SHUFFLE)
         return replace(state, options=event.options)
     if isinstance(event, HandsDealt):
         return replace(
             state,
+            shuffle=fair.on_deal(state),
             deal=event.deal,
             hands=event.hands,
             dealt=tuple(sorted(c for h in event.hands for c in h)),
@@ -519,6 +582,9 @@ def evolve(state: State, event: Event) -> State:
         return _advance_tribute(
             _move_from_pool(state, event.seat, event.cards, picking=isinstance(event, TributePicked))
         )
+    changes = fair.evolve_shuffle(state, event)
+    if changes is not None:
+        return replace(state, **changes)
     raise TypeError(f"unknown event {event!r}")
 
 

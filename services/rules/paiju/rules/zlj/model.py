@@ -6,6 +6,16 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from paiju.rules.cards import Card, Cards
+from paiju.rules.fair import (
+    CommitSeed,
+    Contribute,
+    DealShuffle,
+    RevealSeed,
+    SeedCommitted,
+    SeedContributed,
+    SeedRevealed,
+    Shuffle,
+)
 from paiju.rules.zlj.combos import Combo
 
 SEATS = 6
@@ -67,6 +77,7 @@ class Phase(StrEnum):
     TAKE_BACK = "take_back"  # losers take the returned cards back (§11)
     PLAY = "play"
     ENDED = "ended"  # the match is over
+    SHUFFLE = "shuffle"  # a fair match before its first deal: the shuffle is committed, seats may contribute
 
 
 class Outcome(StrEnum):
@@ -177,6 +188,12 @@ class State:
     dealt: Cards = ()
     """All cards in play in this deal: hands + table + played + tribute pool always equal them."""
     shown_jokers: tuple[int, Cards] | None = None
+    fair: bool = False
+    """Every deal comes from a committed shuffle (`paiju.rules.fair`)."""
+    shuffle: Shuffle | None = None
+    """The committed shuffle of the coming deal, or the dealt one until its seed is revealed."""
+    commitments: int = 0
+    """The commitments recorded so far (the next one is number ``commitments + 1``)."""
 
 
 _new = object.__new__
@@ -196,19 +213,23 @@ def evolved(state: State, **changes: object) -> State:
 
 @dataclass(frozen=True, slots=True)
 class StartMatch:
-    """Start the match and deal the first hand (system command; ``seed`` from the engine)."""
+    """Start the match and deal the first hand (system command; ``seed`` from the engine). A ``fair`` match deals
+    every hand from a committed shuffle instead (`paiju.rules.fair`): its first deal waits for that."""
 
     seed: int
     options: Options = Options()
+    fair: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Cut:
-    """搬牌: the cutter moves ``count`` cards (1..107) from top to bottom (§9); ``seed`` shuffles the deck."""
+    """搬牌: the cutter moves ``count`` cards (1..107) from top to bottom (§9); ``seed`` shuffles the deck. In a fair
+    match the cut is the cutter's contribution to the committed shuffle (``contribution``, or the count)."""
 
     seat: int
     count: int
     seed: int
+    contribution: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +275,21 @@ class EndMatch:
     close a fixed-length match early this way (the totals so far stand)."""
 
 
-Command = StartMatch | Cut | PickTribute | ReturnTribute | TakeBack | Play | Pass | Timeout | EndMatch
+Command = (
+    StartMatch
+    | Cut
+    | PickTribute
+    | ReturnTribute
+    | TakeBack
+    | Play
+    | Pass
+    | Timeout
+    | EndMatch
+    | CommitSeed
+    | Contribute
+    | DealShuffle
+    | RevealSeed
+)
 SeatAction = Cut | PickTribute | ReturnTribute | TakeBack | Play | Pass
 
 
@@ -264,6 +299,8 @@ SeatAction = Cut | PickTribute | ReturnTribute | TakeBack | Play | Pass
 @dataclass(frozen=True, slots=True)
 class MatchStarted:
     options: Options
+    fair: bool = False
+    """Every deal comes from a committed shuffle (`paiju.rules.fair`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,4 +464,7 @@ Event = (
     | DealEnded
     | MatchEnded
     | TurnTimedOut
+    | SeedCommitted
+    | SeedContributed
+    | SeedRevealed
 )

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from paiju.rules.cards import Cards
+from paiju.rules.fair import Shuffle
 from paiju.rules.zlj.combos import Combo
 from paiju.rules.zlj.model import (
     SEATS,
@@ -57,6 +58,8 @@ class SeatView:
     results: tuple[DealResult, ...]
     team_points: tuple[int, int]
     individual: tuple[int, ...]
+    shuffle: Shuffle | None = None
+    """The committed shuffle of a fair game (public: its commitment and the contributions so far)."""
 
 
 def _may_see(seat: int | None, owner: int, team_seats: tuple[int, ...]) -> bool:
@@ -100,6 +103,7 @@ def view(state: State, seat: int | None) -> SeatView:
         results=state.results,
         team_points=team_points,
         individual=individual,
+        shuffle=state.shuffle,
     )
 
 

@@ -1,6 +1,6 @@
-"""``paiju replay`` and ``paiju export``: the analysts' commands over the event streams, and `export_games`, the
-export of an explicit list of games (for a tournament's games). Wire them into a command line with
-`add_parsers`."""
+"""``paiju replay``, ``paiju verify`` and ``paiju export``: the analysts' commands over the event streams, and
+`export_games`, the export of an explicit list of games (for a tournament's games). Wire them into a command line
+with `add_parsers`."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from paiju.tools.analyst.streams import (
     table_games,
     tournament_games,
 )
+from paiju.tools.analyst.verifying import verdict_lines, verdict_of
 
 LIVE_HELP = (
     "Games still being played are left out unless --include-live is given; then only their public rows are "
@@ -138,6 +139,32 @@ def run_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def run_verify(args: argparse.Namespace) -> int:
+    async def checked() -> list[tuple[Any, Any]]:
+        source = _source(args)
+        game_ids: list[str] | None = None
+        if args.game or args.table or args.tournament:
+            game_ids = list(args.game)
+            for table in args.table:
+                game_ids += await table_games(source, table)
+            for tournament in args.tournament:
+                game_ids += [g for g in await tournament_games(source, tournament) if g not in game_ids]
+        async with game_store(source) as store:
+            logs = await load_logs(store, game_ids)
+        return [(log, verdict_of(log)) for log in sorted(logs, key=lambda log: log.game_id)]
+
+    try:
+        verdicts = asyncio.run(checked())
+    except AnalystError as e:
+        return _fail("verify", e)
+    for log, verdict in verdicts:
+        sys.stdout.write("".join(line + "\n" for line in verdict_lines(log, verdict, details=args.details)))
+    failed = sum(1 for _, verdict in verdicts if not verdict.ok)
+    deals = sum(verdict.verified for _, verdict in verdicts)
+    print(f"{deals} deal(s) of {len(verdicts)} game(s) verified, {failed} game(s) failed")
+    return 1 if failed else 0
+
+
 def run_export(args: argparse.Namespace) -> int:
     async def exported() -> Exported:
         source = _source(args)
@@ -201,7 +228,7 @@ def _streams(p: argparse.ArgumentParser, *, lobby: bool) -> None:
 
 
 def add_parsers(subparsers: Any) -> None:
-    """Add the ``replay`` and ``export`` commands to an argparse sub-parser collection."""
+    """Add the ``replay``, ``verify`` and ``export`` commands to an argparse sub-parser collection."""
     p = subparsers.add_parser(
         "replay",
         help="tell a game from its event stream, deal by deal, for a person",
@@ -215,6 +242,29 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument("--at", type=int, metavar="VERSION", help="stop after this version and show the table there")
     _streams(p, lobby=False)
     p.set_defaults(func=run_replay)
+
+    p = subparsers.add_parser(
+        "verify",
+        help="check that every deal of games is the shuffle the engine committed to (docs/fairness.md)",
+        description=(
+            "Check the deals of the chosen games (--game, --table, --tournament, all repeatable; else every game of "
+            "the stream): each revealed server seed matches the commitment recorded before the players "
+            "contributed, and each deal's hands, first drawer, flipped card and rock-paper-scissors are exactly "
+            "what the seed and the contributions give. Games dealt before fair dealing are 'not committed'; a "
+            "deal not revealed yet (still being played) is listed as such. Names the first event that fails. "
+            "Exit 0 when nothing failed, 1 when a game failed, 2 for an unknown game."
+        ),
+    )
+    p.add_argument("--game", action="append", default=[], metavar="ID", help="a game to verify (repeatable)")
+    p.add_argument("--table", action="append", default=[], help="the games of this lobby table's matches (repeatable)")
+    p.add_argument(
+        "--tournament", action="append", default=[], metavar="ID", help="the games of this tournament (repeatable)"
+    )
+    p.add_argument(
+        "--details", action="store_true", help="print each shuffle's commitment, contributions and revealed seed"
+    )
+    _streams(p, lobby=True)
+    p.set_defaults(func=run_verify)
 
     p = subparsers.add_parser(
         "export",

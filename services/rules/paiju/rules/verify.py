@@ -1,0 +1,176 @@
+"""Verifying a game's deals from its log (`paiju verify`; docs/fairness.md, "Verifying a deal").
+
+`verify` replays a game's events with its rules core and checks each deal of a game dealt from committed shuffles
+(`paiju.rules.fair`):
+
+- every contribution names the shuffle committed before it, and no seat contributes twice;
+- every revealed server seed hashes to the commitment recorded for its shuffle;
+- every deal whose seed is revealed is exactly what dealing that shuffle gives: the deck shuffled from the seed and
+  the contributions in the order recorded, cut as the cutter cut, dealt from the recorded first drawer; and the
+  deal's other draws (the first drawer, the flipped card, rock–paper–scissors) from the same seed — the rules core
+  deals it again and every event it gives must equal the one in the log.
+
+It names the first event that fails. A game not dealt from committed shuffles (started before fair dealing, or by
+a tool that deals from a seed) is "not committed": there is nothing to check. A deal dealt but not revealed yet (a
+game still playing it) is "not revealed yet". Pure: the log in, a verdict out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from paiju.rules.errors import RuleError
+from paiju.rules.fair import DealShuffle, SeedCommitted, SeedContributed, SeedRevealed
+from paiju.rules.fairness import commitment
+from paiju.rules.registry import GameRules
+
+DEAL_EVENTS = frozenset({"HandsDealt", "CardFlipped"})
+"""The events that begin a deal (the first event a dealt shuffle gives)."""
+
+
+@dataclass(frozen=True, slots=True)
+class DealCheck:
+    """One committed shuffle of the game, as checked."""
+
+    number: int
+    deal: int
+    commitment: bytes
+    contributions: tuple[SeedContributed, ...] = ()
+    server_seed: bytes | None = None
+    """The revealed seed (``None``: not revealed yet)."""
+    status: str = "committed"
+    """``verified``; ``not revealed yet`` (dealt, its seed still secret); ``committed`` (not dealt yet); ``failed``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    index: int
+    """The failing event's position in the log (0-based)."""
+    version: int
+    """Its version in the game's stream."""
+    event: Any
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    committed: bool
+    """Whether the game deals from committed shuffles at all (``False``: "not committed")."""
+    shuffles: tuple[DealCheck, ...]
+    failure: Failure | None
+
+    @property
+    def ok(self) -> bool:
+        """No event failed (a game not committed is not a failure: it has nothing to check)."""
+        return self.failure is None
+
+    @property
+    def verified(self) -> int:
+        return sum(1 for s in self.shuffles if s.status == "verified")
+
+
+def _name(event: Any) -> str:
+    return type(event).__name__
+
+
+def verify(rules: GameRules, log: Sequence[tuple[int, Any]]) -> Verdict:
+    """Check the deals of a game's log: ``log`` is each stored event as (version, the rules core's event), ``None``
+    for the engine's own events (seat assignments), in order."""
+    committed: dict[int, SeedCommitted] = {}
+    revealed: dict[int, SeedRevealed] = {}
+    for _, event in log:
+        if isinstance(event, SeedCommitted):
+            committed.setdefault(event.number, event)
+        elif isinstance(event, SeedRevealed):
+            revealed.setdefault(event.number, event)
+    checks: dict[int, DealCheck] = {}
+    failure: Failure | None = None
+
+    def fail(index: int, reason: str) -> None:
+        nonlocal failure
+        if failure is None:
+            version, event = log[index]
+            failure = Failure(index, version, event, reason)
+
+    state = rules.new_state()
+    index = 0
+    while index < len(log) and failure is None:
+        _, event = log[index]
+        if event is None:
+            index += 1
+            continue
+        shuffle = getattr(state, "shuffle", None)
+        if isinstance(event, SeedCommitted):
+            if not state.fair:
+                fail(index, "a commitment in a game not dealt from committed shuffles")
+            elif shuffle is not None or event.number != state.commitments + 1:
+                fail(index, f"commitment number {event.number} out of order (the next is {state.commitments + 1})")
+            else:
+                checks[event.number] = DealCheck(event.number, event.deal, event.commitment)
+        elif isinstance(event, SeedContributed):
+            if shuffle is None or shuffle.dealt or event.number != shuffle.number:
+                fail(index, f"a contribution to shuffle {event.number}, which is not committed and waiting for one")
+            elif shuffle.contributed(event.seat):
+                fail(index, f"seat {event.seat} contributes to shuffle {event.number} a second time")
+        elif isinstance(event, SeedRevealed):
+            shuffle_commit = committed.get(event.number)
+            if shuffle is None or not shuffle.dealt or shuffle.number != event.number:
+                fail(index, f"a revealed seed for shuffle {event.number}, which was not the one dealt")
+            elif shuffle_commit is None or commitment(event.server_seed) != shuffle_commit.commitment:
+                fail(index, f"the revealed seed of shuffle {event.number} does not match its commitment")
+        elif state.fair and shuffle is not None and not shuffle.dealt and _name(event) in DEAL_EVENTS:
+            seed = revealed.get(shuffle.number)
+            check = DealCheck(shuffle.number, shuffle.deal, shuffle.commitment, shuffle.contributions)
+            if seed is None:
+                checks[shuffle.number] = _with(check, "not revealed yet", None)
+            elif commitment(seed.server_seed) != shuffle.commitment:  # the reveal is what fails, later in the log
+                checks[shuffle.number] = _with(check, "failed", seed.server_seed)
+                at = next(i for i, (_, e) in enumerate(log) if e is seed)
+                fail(at, f"the revealed seed of shuffle {shuffle.number} does not match its commitment")
+            else:
+                reason, bad = _redeal(rules, state, seed.server_seed, log, index)
+                if reason:
+                    checks[shuffle.number] = _with(check, "failed", seed.server_seed)
+                    fail(bad, reason)
+                else:  # the deal's events are the ones dealing gives: apply them all
+                    checks[shuffle.number] = _with(check, "verified", seed.server_seed)
+                    for _, dealt in log[index:bad]:
+                        if dealt is not None:
+                            state = rules.evolve(state, dealt)
+                    index = bad
+                    continue
+        if failure is None:
+            try:
+                state = rules.evolve(state, event)
+            except Exception as e:  # a tampered event the rules cannot even apply
+                fail(index, f"the event cannot be applied to the game as it stood ({e})")
+        index += 1
+    fair = bool(committed) or getattr(state, "fair", False)
+    return Verdict(fair, tuple(checks[n] for n in sorted(checks)), failure)
+
+
+def _with(check: DealCheck, status: str, seed: bytes | None) -> DealCheck:
+    return DealCheck(check.number, check.deal, check.commitment, check.contributions, seed, status)
+
+
+def _redeal(
+    rules: GameRules, state: Any, server_seed: bytes, log: Sequence[tuple[int, Any]], index: int
+) -> tuple[str, int]:
+    """Deal the committed shuffle again and compare with the log from ``index``: ("", the position after the deal's
+    events) when every event is equal, else the reason and the position of the first that is not."""
+    try:
+        expected = list(rules.decide(state, DealShuffle(server_seed)))
+    except RuleError as e:
+        return f"the shuffle cannot be dealt again: {e.reason}", index
+    recorded = [event for _, event in log[index:] if event is not None][: len(expected)]
+    positions = [i for i in range(index, len(log)) if log[i][1] is not None][: len(expected)]
+    for k, want in enumerate(expected):
+        if k >= len(recorded):
+            return f"the log ends before the deal's {_name(want)}", len(log) - 1
+        if recorded[k] != want:
+            got = recorded[k]
+            what = _name(want) if _name(got) == _name(want) else f"{_name(got)} where the deal gives {_name(want)}"
+            return f"{what} differs from dealing shuffle {state.shuffle.number} with its revealed seed", positions[k]
+    return "", positions[-1] + 1
