@@ -24,6 +24,7 @@
 // 4. Prints one JSON line: {"game", "acts", "events", "checked": [reasons seen], "ok": true, ...}; exit 0.
 //    Any failure: a message on stderr, {"ok": false, "error": ...} on stdout, exit 1.
 
+import { randomBytes } from 'node:crypto';
 import * as paiju from './paiju.js';
 
 const { grpc } = paiju;
@@ -118,6 +119,7 @@ class Session {
     this.rateLimited = 0;
     this.streams = [];
     this.resumed = 0; // watch streams opened again after the server ended them or the connection was cut
+    this.contributions = 0; // random bytes added to committed shuffles (fair dealing)
     this.notes = []; // where the servers' answers differ from what the protos' comments say (reported, not fatal)
   }
 
@@ -347,7 +349,31 @@ class Seat {
     this.watched = version;
     this.known = Math.max(this.known, version);
     this.match.event(this, envelope);
+    if (envelope.payload === this.game && envelope[this.game].event === 'seed_committed') this.contributing = true;
     this.wake();
+  }
+
+  /**
+   * Fair dealing (docs/fairness.md): add 16 random bytes of this machine to a committed shuffle the seat has not
+   * contributed to, as the engine's commitment asks. The cutter contributes with its cut instead (refused here:
+   * FAILED_PRECONDITION), and a shuffle dealt meanwhile refuses it too: neither is an error.
+   */
+  async contribute() {
+    const { session, match } = this;
+    this.contributing = false;
+    try {
+      const acted = await session.call(session.engine, 'Act', {
+        game_id: match.gameId,
+        command_id: paiju.commandId(),
+        [this.game]: { contribute: { seat: this.seat, contribution: randomBytes(16) } },
+      }, this.token);
+      session.contributions += 1;
+      this.known = Math.max(this.known, Number(acted.version));
+    } catch (err) {
+      if (err.refusal?.codeName !== 'FAILED_PRECONDITION') {
+        throw new Failure(`seat ${this.seat} could not contribute to the shuffle: ${err.message}`);
+      }
+    }
   }
 
   /** Decide whenever something happened (or every second, as a safety net), until the match stops. */
@@ -369,6 +395,7 @@ class Seat {
 
   async turn() {
     const { session, match } = this;
+    if (this.contributing) await this.contribute();
     if (this.readAt === this.known && !this.retry) return; // nothing new since the last read
     this.retry = false;
     const legal = await session.call(session.engine, 'GetLegalActions',
@@ -681,6 +708,7 @@ async function main() {
       notes: session.notes,
       rate_limited: session.rateLimited,
       resumed: session.resumed,
+      contributions: session.contributions,
       seconds: Math.round((Date.now() - started) / 100) / 10,
     })}\n`);
     return 0;

@@ -15,7 +15,7 @@ import pytest
 
 from paiju.contract.games import ZLJ_COMMANDS
 from paiju.engine.games import Games
-from paiju.engine.seeds import server_seed
+from paiju.engine.seeds import server_seed, server_seeds
 from paiju.engine.timers import expire_turns
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Role
@@ -33,9 +33,11 @@ T0 = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
 SECRET = b"fair-dealing-engine-tests-secret"
 
 
-def fair_games(clock: list[datetime], window: float) -> Games:
-    games = Games(MemoryEventStore(), clock=lambda: clock[0])
-    games.deal_fairly(lambda game_id, number: server_seed(SECRET, game_id, number), window)
+def fair_games(
+    clock: list[datetime], window: float, secrets: tuple[bytes, ...] = (SECRET,), store: MemoryEventStore | None = None
+) -> Games:
+    games = Games(store or MemoryEventStore(), clock=lambda: clock[0])
+    games.deal_fairly(lambda game_id, number: server_seeds(secrets, game_id, number), window)
     return games
 
 
@@ -70,6 +72,27 @@ def test_without_a_window_the_first_deal_is_dealt_in_the_creations_append() -> N
         names = [e.zlj.WhichOneof("event") for e in game.envelopes]
         assert names[:3] == ["match_started", "seed_committed", "hands_dealt"]
         assert game.state.phase.value == "play"
+
+    asyncio.run(main())
+
+
+def test_a_shuffle_committed_before_the_secret_changed_is_dealt_and_revealed_with_the_previous_one() -> None:
+    async def main() -> None:
+        store = MemoryEventStore()
+        clock = [T0]
+        before = fair_games(clock, 1.0, store=store)
+        await before.create("f3", "zlj", StartMatch(0, Options(deals=1), fair=True), "start", "engine")
+        rotated = b"the engine's new seed secret!!!!"
+        clock[0] = T0 + timedelta(seconds=5)
+        forgetful = fair_games(clock, 1.0, secrets=(rotated,), store=store)  # restarted without the old secret
+        await expire_turns(forgetful, clock[0])
+        assert (await forgetful.load("f3")).state.phase.value == "shuffle", "a seed that does not match: not dealt"
+        after = fair_games(clock, 1.0, secrets=(rotated, SECRET), store=store)  # PAIJU_PREVIOUS_SEED_SECRET set
+        await expire_turns(after, clock[0])
+        dealt = await after.load("f3")
+        assert dealt.state.phase.value == "play"
+        verdict = verify(ZLJ, [(e.version, ev) for e, ev in zip(dealt.envelopes, dealt.events, strict=True)])
+        assert verdict.ok
 
     asyncio.run(main())
 

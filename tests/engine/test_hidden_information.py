@@ -749,7 +749,7 @@ def test_no_zlj_message_shows_another_hand_hidden_tribute_or_a_seed(
             )
             sweep = Sweep(stub, games, "zlj", game_id)
             await sweep.start_watches()
-            await play_zlj(stub, game_id, SeededRandom(4), observe=sweep.observe, before_act=sweep.before_act)
+            await play_zlj(stub, game_id, SeededRandom(8), observe=sweep.observe, before_act=sweep.before_act)
             watched = await sweep.finish_watches()
             truth = Truth("zlj", (await games.load(game_id)).envelopes)
             check_all(truth, sweep.received)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import io
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +30,7 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
     folder.chmod(0o755)
     data = folder / ".data"
     progress: dict[str, int] = {}
+    verified: list[str] = []
 
     def bots_play(started: dict[str, Any]) -> None:
         now = int(time.time())
@@ -55,10 +58,26 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
                     pass
                 return found
 
-        deadline = time.monotonic() + 120
+        def verify() -> bool:
+            """`paiju verify` on the stack's stream, as its banner says: every deal so far verifies (the command exits
+            1 when one fails), and at least one 砸六家 deal has been revealed and checked."""
+            done = subprocess.run(
+                [sys.executable, "-m", "paiju.cli", "verify", "--nats", started["nats"]],
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            verified[:] = done.stdout.splitlines()
+            zlj = next(line for line in verified if line.startswith(f"{started['tables']['zlj']}-m1 "))
+            return "0 deal(s) verified" not in zlj
+
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             progress.update(asyncio.run(versions()))
-            if progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20 and progress.get("scored_seats"):
+            played = progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20 and progress.get("scored_seats")
+            if played and verify():
                 return
             time.sleep(0.5)
 
@@ -72,5 +91,8 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
     text = out.getvalue()
     assert progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20, f"bots did not play: {progress}"
     assert progress.get("scored_seats") == 6, f"scoring did not project the 砸六家 game: {progress}"
+    assert any("deal(s) verified" in line and "(砸六家)" in line for line in verified), verified
+    assert not any("FAILED" in line or "not committed" in line for line in verified), verified
+    assert "paiju verify" in text
     assert "paiju watch " + started["tables"]["zlj"] in text and "paiju play zlj" in text
     assert text.rstrip().endswith("Stopped.")

@@ -144,18 +144,28 @@ async def play_leased_bots(stack: Stack, game_id: str, rng: SeededRandom, *, unt
 
 @asynccontextmanager
 async def stack(
-    nats_url: str, database_dsn: str, *, grace: float = 0.3, limits: str | None = None, attendance: Any = None
+    nats_url: str,
+    database_dsn: str,
+    *,
+    grace: float = 0.3,
+    limits: str | None = None,
+    attendance: Any = None,
+    contribution_seconds: float = 0.0,
 ) -> AsyncIterator[Stack]:
     """The engine and the lobby in this process over real NATS and PostgreSQL (``limits``: the lobby's rate limits
     as `paiju.platform.limits` rules; none by default; ``attendance``: where the lobby keeps who watches which
-    table, given the lobby's store — by default its memory)."""
+    table, given the lobby's store — by default its memory; ``contribution_seconds``: how long a first deal waits for
+    the seats' contributions — by default not at all)."""
     suffix = uuid.uuid4().hex[:10]
     games_store = await JetStreamEventStore.connect(nats_url, stream=f"G{suffix.upper()}", prefix=f"g{suffix}.game")
     lobby_store = await JetStreamEventStore.connect(nats_url, stream=f"L{suffix.upper()}", prefix=f"l{suffix}.lobby")
     tournaments_store = await JetStreamEventStore.connect(
         nats_url, stream=f"T{suffix.upper()}", prefix=f"t{suffix}.tour"
     )
-    games, service = await build_engine(games_store, TRUST, seed_secret=SEED_SECRET)  # as every engine runs
+    # as every engine runs, dealing fairly
+    games, service = await build_engine(
+        games_store, TRUST, seed_secret=SEED_SECRET, contribution_seconds=contribution_seconds
+    )
     engine_server = build_server(service.policy)
     engine_pb2_grpc.add_EngineServiceServicer_to_server(service, engine_server)
     engine_port = engine_server.add_insecure_port("127.0.0.1:0")

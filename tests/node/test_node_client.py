@@ -103,7 +103,8 @@ def test_the_node_client_plays_a_deal_and_finds_the_error_model(
     node: str, nats_url: str, database_dsn: str, game: str
 ) -> None:
     async def main() -> dict[str, Any]:
-        async with stack(nats_url, database_dsn) as s:
+        # a first deal waits for every seat's contribution: the client's seats must send theirs for it to be dealt
+        async with stack(nats_url, database_dsn, contribution_seconds=600) as s:
             started = time.monotonic()
             code, out, err = await run_client(node, s.lobby_address, s.engine_address, game)
             print(f"play.js {game}: exit {code} in {time.monotonic() - started:.1f} s")
@@ -122,6 +123,7 @@ def test_the_node_client_plays_a_deal_and_finds_the_error_model(
     missing = REQUIRED - set(result["checked"])
     assert not missing, f"not checked: {sorted(missing)}"
     assert result["rule_violated"], "a RuleViolation names its rule"
+    assert result["contributions"] >= (6 if game == "zlj" else 4), "every seat added bytes to the first shuffle"
     if game == "tractor":
         follows = result["composed_follows"]
         assert follows["accepted"] > 0, f"no composed follow was accepted: {follows}"

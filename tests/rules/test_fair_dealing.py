@@ -61,7 +61,7 @@ class Table:
                 self.rules.evolve,
                 self.rules.fair_step,
                 self.state,
-                self.seeds,
+                lambda number, _: self.seeds(number),
                 window_over=window_over,
             )
         )
@@ -316,11 +316,13 @@ def test_the_cutter_contributes_with_its_cut_and_a_silent_cutter_with_what_the_c
         state = ZLJ.evolve(state, event)
     with pytest.raises(RuleError, match="does not match the commitment"):  # a deal needs the committed seed
         fair.settle(
-            ZLJ.decide, ZLJ.evolve, ZLJ.fair_step, state, lambda n: hashlib.sha256(b"x").digest(), window_over=True
+            ZLJ.decide, ZLJ.evolve, ZLJ.fair_step, state, lambda n, _: hashlib.sha256(b"x").digest(), window_over=True
         )
     again = Table.__new__(Table)
     again.rules, again.seeds, again.state, again.log = ZLJ, table.seeds, state, [*log, *((0, e) for e in events)]
-    again._apply(fair.settle(ZLJ.decide, ZLJ.evolve, ZLJ.fair_step, state, table.seeds, window_over=False))
+    again._apply(
+        fair.settle(ZLJ.decide, ZLJ.evolve, ZLJ.fair_step, state, lambda n, _: table.seeds(n), window_over=False)
+    )
     hands = next(e for _, e in again.log if isinstance(e, zm.HandsDealt) and e.deal == 2)
     assert (hands.cut, hands.cutter) == (expected_cut, cutter)
     assert state.shuffle.number == number

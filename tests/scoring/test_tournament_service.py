@@ -19,6 +19,7 @@ import pytest
 
 from paiju.cli import main as paiju_main
 from paiju.platform.tokens import Role
+from paiju.rules.fairness import commitment
 from paiju.rules.rng import SeededRandom
 from paiju.scoring.sheets import read_sheet_csv
 from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2, zlj_pb2
@@ -172,6 +173,20 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
             assert html.content_type.startswith("text/html")
             assert all(f"队{t}" in html.content.decode() for t in range(4))
 
+            # each game of the round is dealt fairly: once the games are projected, the sheet carries every deal's
+            # commitment and revealed seed, so a referee checks a deal without database access (docs/fairness.md)
+            await s.project()
+            fair = await s.scoring.GetResultSheet(
+                scoring_pb2.GetResultSheetRequest(tournament_id=tid, round=1, format=scoring_pb2.SHEET_FORMAT_HTML),
+                metadata=ADMIN,
+            )
+            assert {(d.table, d.deal) for d in fair.deals} == {(t.table, 1) for t in final.played[0].tables}
+            for deal in fair.deals:
+                assert deal.HasField("server_seed") and commitment(deal.server_seed) == deal.commitment
+                assert (
+                    deal.commitment.hex() in fair.content.decode() and deal.server_seed.hex() in fair.content.decode()
+                )
+            assert "发牌验证" in fair.content.decode()
             # confirmations: one of the team's players, once; not for another team
             team_ids = list(players)
             first = team_ids[0]

@@ -16,7 +16,7 @@ from paiju.engine.config import Settings
 from paiju.engine.games import Games
 from paiju.engine.live import KeyValueLiveGames, LiveGames
 from paiju.engine.matches import match_starter
-from paiju.engine.seeds import seed_secret_from_env, server_seed, shuffle_seed
+from paiju.engine.seeds import previous_seed_secret_from_env, seed_secret_from_env, server_seeds, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.timers import expire_turns
 from paiju.platform.consumer import KeyValueTracking, in_background
@@ -76,6 +76,7 @@ async def build(
     live: LiveGames | None = None,
     owned: frozenset[int] | None = None,
     contribution_seconds: float | None = None,
+    previous_secret: bytes | None = None,
     **service: Any,
 ) -> tuple[Games, EngineService]:
     """The engine's games and service over ``store``, wired as every engine runs them — the games follow the
@@ -85,13 +86,15 @@ async def build(
     replica owns at first (``None``: every game; `serve` starts with none and takes its share, `own_partitions`).
     ``contribution_seconds``: new games are dealt from committed shuffles (`paiju.rules.fair`), a deal without a
     cut waiting that long for the seats' contributions (``None``: from seeds, as the tests that do not look at
-    fairness keep it). The tests build it here too."""
+    fairness keep it); ``previous_secret``: the seed secret before the current one, whose committed shuffles are
+    still dealt and revealed. The tests build it here too."""
     games = Games(store, live=live)
     if contribution_seconds is not None:
         secret = service.get("seed_secret")
         if secret is None:
             raise ValueError("dealing fairly needs the engine's seed secret")
-        games.deal_fairly(lambda game_id, number: server_seed(secret, game_id, number), contribution_seconds)
+        secrets = [secret] if previous_secret is None else [secret, previous_secret]
+        games.deal_fairly(lambda game_id, number: server_seeds(secrets, game_id, number), contribution_seconds)
     await games.own(owned)
     await games.follow()
     return games, EngineService(games, trust, **service)
@@ -123,6 +126,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         seed_secret=secret,
         limits=RateLimits.from_env(RATE_LIMITS, os.environ),
         contribution_seconds=settings.contribution_seconds if settings.fair_dealing else None,
+        previous_secret=previous_seed_secret_from_env(),
     )
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)

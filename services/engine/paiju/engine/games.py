@@ -48,6 +48,7 @@ from paiju.platform.store import ConcurrencyConflict, EventStore, Position, Reco
 from paiju.rules import registry
 from paiju.rules.fair import Step, settle
 from paiju.rules.fair import command as step_command
+from paiju.rules.fairness import commitment
 from paiju.rules.registry import GameRules
 from paiju.v1 import engine_pb2
 
@@ -229,15 +230,16 @@ class Games(Repository[Game]):
         self._unindexed: set[str] = set()  # moved (or known at start) but not read here since: deadline unknown
         self._owned: frozenset[int] | None = None
         """The partitions this replica owns (``None``: every game, a replica alone)."""
-        self._server_seeds: Callable[[str, int], bytes] | None = None
+        self._server_seeds: Callable[[str, int], Sequence[bytes]] | None = None
         self.contribution_seconds = 0.0
         """How long a fair deal without a cut waits for the seats' contributions (0: it is dealt at once)."""
 
-    def deal_fairly(self, server_seeds: Callable[[str, int], bytes], contribution_seconds: float) -> None:
-        """Start new games dealt from committed shuffles (`paiju.rules.fair`), with ``server_seeds`` (the server seed
-        of a game's n-th shuffle), and take each game's commit, deal and reveal steps in the append that makes them
-        due; a deal without a cut waits ``contribution_seconds`` for the seats' contributions (the timers deal it
-        then)."""
+    def deal_fairly(self, server_seeds: Callable[[str, int], Sequence[bytes]], contribution_seconds: float) -> None:
+        """Start new games dealt from committed shuffles (`paiju.rules.fair`), with ``server_seeds`` (the candidate
+        server seeds of a game's n-th shuffle: the one of the engine's secret first, then those of its previous
+        secret, so a shuffle committed before the secret changed is still dealt and revealed), and take each game's
+        commit, deal and reveal steps in the append that makes them due; a deal without a cut waits
+        ``contribution_seconds`` for the seats' contributions (the timers deal it then)."""
         self._server_seeds = server_seeds
         self.contribution_seconds = contribution_seconds
 
@@ -248,14 +250,25 @@ class Games(Repository[Game]):
 
     def fair_command(self, game: Game, step: Step) -> Any:
         """The engine's command for a fair game's due ``step`` (with that shuffle's server seed)."""
+        shuffle = game.state.shuffle
+        committed = shuffle.commitment if shuffle is not None and step.kind != "commit" else None
+        return step_command(step, self._server_seed(game.game_id, step.number, committed))
+
+    def _server_seed(self, game_id: str, number: int, committed: bytes | None) -> bytes:
+        """The seed of a game's ``number``-th shuffle: the one that matches ``committed`` (the recorded commitment)
+        among the candidates, else the current secret's."""
         assert self._server_seeds is not None
-        return step_command(step, self._server_seeds(game.game_id, step.number))
+        candidates = self._server_seeds(game_id, number)
+        if committed is not None:
+            for seed in candidates:
+                if commitment(seed) == committed:
+                    return seed
+        return candidates[0]
 
     def _settled(self, game_id: str, rules: GameRules, state: Any, events: Sequence[Any]) -> list[Any]:
         """The events of the fair-dealing steps that ``events`` make due (`paiju.rules.fair.settle`): none in a game
         not dealt fairly, or when this engine deals no game fairly."""
-        seeds = self._server_seeds
-        if seeds is None:
+        if self._server_seeds is None:
             return []
         for event in events:
             if not isinstance(event, engine_pb2.SeatsAssigned):
@@ -267,7 +280,7 @@ class Games(Repository[Game]):
             rules.evolve,
             rules.fair_step,
             state,
-            lambda number: seeds(game_id, number),
+            lambda number, committed: self._server_seed(game_id, number, committed),
             window_over=self.contribution_seconds <= 0,
         )
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 SEED_SECRET_VARIABLE = "PAIJU_SEED_SECRET"
+PREVIOUS_SECRET_VARIABLE = "PAIJU_PREVIOUS_SEED_SECRET"
 MIN_SECRET_BYTES = 32
 
 
@@ -17,6 +18,22 @@ def seed_secret_from_env(env: Mapping[str, str] | None = None) -> bytes:
     if len(value.encode()) < MIN_SECRET_BYTES:
         raise SystemExit(f"{SEED_SECRET_VARIABLE} must hold a secret of at least {MIN_SECRET_BYTES} bytes")
     return value.encode()
+
+
+def previous_seed_secret_from_env(env: Mapping[str, str] | None = None) -> bytes | None:
+    """``PAIJU_PREVIOUS_SEED_SECRET``, the secret the engine used before the current one (``None``: none), so that
+    shuffles committed under it are still dealt and revealed after a change of secret; `SystemExit` when short."""
+    value = (os.environ if env is None else env).get(PREVIOUS_SECRET_VARIABLE, "")
+    if not value:
+        return None
+    if len(value.encode()) < MIN_SECRET_BYTES:
+        raise SystemExit(f"{PREVIOUS_SECRET_VARIABLE} must hold a secret of at least {MIN_SECRET_BYTES} bytes")
+    return value.encode()
+
+
+def server_seeds(secrets: Sequence[bytes], game_id: str, number: int) -> list[bytes]:
+    """The candidate server seeds of a fair game's ``number``-th shuffle: one per secret, the current one first."""
+    return [server_seed(secret, game_id, number) for secret in secrets]
 
 
 def shuffle_seed(secret: bytes, game_id: str, version: int) -> int:

@@ -170,18 +170,22 @@ def settle(
     evolve: Callable[[Any, Any], Any],
     next_step: Callable[[Any], Step | None],
     state: Any,
-    server_seed: Callable[[int], bytes],
+    server_seed: Callable[[int, bytes | None], bytes],
     *,
     window_over: bool,
 ) -> list[Any]:
     """The events of every step due in ``state`` now, taken one after another (a deal that may still wait for
-    contributions only when ``window_over``)."""
+    contributions only when ``window_over``). ``server_seed(number, commitment)`` gives the seed of shuffle
+    ``number``; ``commitment`` is the one recorded for it when there is one (a deal or a reveal: an engine that
+    changed its secret since it committed finds the seed that matches), ``None`` for a new commitment."""
     events: list[Any] = []
     for _ in range(8):  # at most reveal, commit, deal, reveal, commit: a bound against a rules bug looping
         due = next_step(state)
         if due is None or (due.waits and not window_over):
             break
-        for event in decide(state, command(due, server_seed(due.number))):
+        shuffle: Shuffle | None = state.shuffle
+        committed = shuffle.commitment if shuffle is not None and due.kind != "commit" else None
+        for event in decide(state, command(due, server_seed(due.number, committed))):
             state = evolve(state, event)
             events.append(event)
     return events

@@ -340,6 +340,9 @@ Replay a game, or export deals and plays, from the streams:
   NATS_URL={nats_url} {paiju} replay {first}-m1
   NATS_URL={nats_url} {paiju} export --table {first} --out exports/
 
+Check that every deal so far is the shuffle the engine committed to before the players contributed:
+  NATS_URL={nats_url} {paiju} verify
+
 Mint an operator's token (admin, referee or analyst) with the development admin key:
   {paiju} token you --role analyst --key {credentials.keys[Issuer.ADMIN]} --key-id admin.1
 

@@ -23,6 +23,7 @@ from paiju.tools.analyst.streams import (
     game_store,
     load_log,
     load_logs,
+    stored_logs,
     table_games,
     tournament_games,
 )
@@ -150,7 +151,7 @@ def run_verify(args: argparse.Namespace) -> int:
             for tournament in args.tournament:
                 game_ids += [g for g in await tournament_games(source, tournament) if g not in game_ids]
         async with game_store(source) as store:
-            logs = await load_logs(store, game_ids)
+            logs = await stored_logs(store, game_ids)
         return [(log, verdict_of(log)) for log in sorted(logs, key=lambda log: log.game_id)]
 
     try:

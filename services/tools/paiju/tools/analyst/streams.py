@@ -20,8 +20,8 @@ from paiju.platform.nats import servers
 from paiju.platform.store import Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring.config import Settings as ScoringSettings
-from paiju.tools.analyst.log import GameLog, from_game
-from paiju.v1 import lobby_events_pb2, tournament_events_pb2
+from paiju.tools.analyst.log import GameLog, decode, from_game
+from paiju.v1 import engine_pb2, lobby_events_pb2, tournament_events_pb2
 
 CONNECT_SECONDS = 5.0
 
@@ -114,6 +114,23 @@ async def load_logs(
     if game_ids is None:
         return [from_game(game) for game in (await games.load_all(partitions)).values()]
     return [await _loaded(games, game_id) for game_id in dict.fromkeys(game_ids)]
+
+
+async def stored_logs(store: JetStreamEventStore, game_ids: Sequence[str] | None = None) -> list[GameLog]:
+    """The logs of ``game_ids`` (each once), or of every game of the stream, as stored: decoded, never replayed, so
+    that a log the rules could not replay (a damaged or forged one) is still read whole (for `paiju verify`)."""
+    by_game: dict[str, list[Recorded]] = {}
+    if game_ids is None:
+        for recorded in await store.read_all():
+            by_game.setdefault(recorded.aggregate, []).append(recorded)
+    else:
+        for game_id in dict.fromkeys(game_ids):
+            check_id("game", game_id)
+            stored = await store.load(game_id)
+            if not stored:
+                raise AnalystError(f"there is no game {game_id!r}")
+            by_game[game_id] = list(stored)
+    return [decode([engine_pb2.Envelope.FromString(r.data) for r in tail]) for tail in by_game.values()]
 
 
 async def _stored(url: str, stream: str, prefix: str, kind: str, aggregate: str) -> list[Recorded]:

@@ -1,0 +1,129 @@
+"""`paiju verify` over a real nats-server, on games a fair engine recorded (`paiju.rules.fair`): honest games verify
+deal by deal, a forged copy fails at the forged event (exit 1), a game dealt from seeds is "not committed", a live
+game's deal still being played is "not revealed yet", and ``--details`` prints what a person needs to check a deal by
+hand; exit 2 for what is not there."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+import pytest
+
+from paiju.cli import main
+from paiju.contract.games import ZLJ_EVENTS
+from paiju.platform.store.jetstream import JetStreamEventStore
+from paiju.platform.tokens import Role
+from paiju.rules.rng import SeededRandom
+from paiju.rules.zlj import Options, StartMatch
+from paiju.rules.zlj import model as zlj
+from paiju.v1 import engine_pb2, zlj_pb2
+
+from ...engine.harness import auth, engine, play_zlj, seated, token
+from .recorded import copy
+
+pytestmark = pytest.mark.integration
+
+
+@dataclass(frozen=True)
+class Stream:
+    url: str
+    stream: str
+    prefix: str
+    forged_version: int
+
+    def args(self) -> list[str]:
+        return ["--nats", self.url, "--stream", self.stream, "--prefix", self.prefix]
+
+
+_streams: dict[str, Stream] = {}
+
+
+def recorded(request: pytest.FixtureRequest) -> Stream:
+    url: str = request.getfixturevalue("nats_url")
+    if url not in _streams:
+        _streams[url] = asyncio.run(_record(url, request))
+    return _streams[url]
+
+
+async def _record(url: str, request: pytest.FixtureRequest) -> Stream:
+    async with engine("jetstream", request, seed=3, fair=True) as (stub, games):
+        options = zlj_pb2.ZljOptions(deals=2)
+        create = engine_pb2.CreateGameRequest(game_id="fair", game=engine_pb2.GAME_ZLJ, zlj_options=options)
+        await stub.CreateGame(seated(create, zlj.SEATS), metadata=auth(token(Role.SERVICE)))
+        await play_zlj(stub, "fair", SeededRandom(6))
+        store = cast(JetStreamEventStore, games.store)
+        played = (await games.load("fair")).envelopes
+        # a forged copy: one card of the second deal's hands changed (a byte of the stored event)
+        dealt = [e for e in played if e.zlj.WhichOneof("event") == "hands_dealt"][1]
+        hands = ZLJ_EVENTS.decode(dealt.zlj)
+        first = list(hands.hands[0])
+        first[0] = (first[0] + 1) % 54
+        forged_event = replace(hands, hands=(tuple(sorted(first)), *hands.hands[1:]))
+        forged = []
+        for envelope in played:
+            changed = engine_pb2.Envelope()
+            changed.CopyFrom(envelope)
+            if envelope.version == dealt.version:
+                changed.zlj.CopyFrom(cast(Any, ZLJ_EVENTS.encode(forged_event)))
+            forged.append(changed)
+        await copy(store, forged, "forged")
+        # the first deal and a little of the second: its seed is not revealed yet
+        await copy(store, played[: dealt.version + 3], "live")
+        # a game dealt from a seed, as every game was before fair dealing
+        await games.create("seeded", "zlj", StartMatch(5, Options(deals=1)), "start", "engine")
+        stream = await store.client.jetstream().find_stream_name_by_subject(store.subject("fair"))
+        return Stream(url, stream, store.prefix, dealt.version)
+
+
+def verify(capsys: pytest.CaptureFixture[str], stream: Stream, *argv: str) -> tuple[int, str, str]:
+    code = main(["verify", *argv, *stream.args()])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def line_of(out: str, game: str) -> str:
+    return next(line for line in out.splitlines() if line.startswith(f"{game} "))
+
+
+def test_every_game_of_the_stream_is_checked_and_a_forged_one_fails_at_the_forged_event(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = recorded(request)
+    code, out, _ = verify(capsys, stream)
+    assert code == 1, out
+    assert line_of(out, "fair") == "fair (砸六家): 2 deal(s) verified"
+    forged = line_of(out, "forged")
+    assert forged.startswith(f"forged (砸六家): FAILED at version {stream.forged_version} (HandsDealt): ")
+    assert "differs from dealing shuffle 2" in forged
+    assert line_of(out, "seeded") == (
+        "seeded (砸六家): not committed (dealt from seeds before fair dealing): nothing to verify"
+    )
+    assert line_of(out, "live") == "live (砸六家): 1 deal(s) verified; shuffle 2 (deal 2) not revealed yet"
+    assert out.splitlines()[-1] == "4 deal(s) of 4 game(s) verified, 1 game(s) failed"
+
+
+def test_details_let_a_person_check_a_deal_by_hand(
+    request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]
+) -> None:
+    stream = recorded(request)
+    code, out, _ = verify(capsys, stream, "--game", "fair", "--details")
+    assert code == 0, out
+    commitments = re.findall(r"commitment +([0-9a-f]{64})", out)
+    seeds = re.findall(r"server seed +([0-9a-f]{64})", out)
+    assert len(commitments) == len(seeds) == 2
+    for committed, seed in zip(commitments, seeds, strict=True):
+        assert hashlib.sha256(b"paiju-seed-commitment-v1" + bytes.fromhex(seed)).hexdigest() == committed
+    assert len(re.findall(r"contribution seat \d", out)) >= 6, "every seat added bytes to the first deal"
+    assert re.search(r"contribution seat \d, cut \d+: ", out), "the second deal's cutter contributed with its cut"
+
+
+def test_an_unknown_game_exits_2(request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str]) -> None:
+    stream = recorded(request)
+    code, out, err = verify(capsys, stream, "--game", "no-such-game")
+    assert code == 2 and out == "" and "no-such-game" in err
+    code, out, err = verify(capsys, stream, "--game", "bad.id")
+    assert code == 2 and "not a game id" in err
