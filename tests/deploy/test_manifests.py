@@ -27,7 +27,11 @@ KUBERNETES_VERSIONS = ("1.33.0", "1.37.0")
 """The release the manifests are written for, and the newest schemas kubernetes-validate ships."""
 IMAGE = "ghcr.io/paiju/paiju"
 SERVERS = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
-SECRET_REFERENCES = {"PAIJU_SEED_SECRET": ("paiju-seed", "secret"), "DATABASE_URL": ("paiju-database", "url")}
+SECRET_REFERENCES = {
+    "PAIJU_SEED_SECRET": ("paiju-seed", "secret"),
+    "PAIJU_PREVIOUS_SEED_SECRET": ("paiju-seed", "previous"),
+    "DATABASE_URL": ("paiju-database", "url"),
+}
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|PRIVATE_KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
 URL_WITH_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)
 RANDOM_LOOKING = re.compile(r"^[A-Za-z0-9+/=_-]{32,}$")
@@ -237,7 +241,7 @@ def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -
 def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[Doc]]) -> None:
     _, docs = overlay
     needs = {
-        "engine": {"PAIJU_SEED_SECRET"},
+        "engine": {"PAIJU_SEED_SECRET", "PAIJU_PREVIOUS_SEED_SECRET"},
         "lobby": {"DATABASE_URL", "PAIJU_SIGNING_KEY_ID"},
         "scoring": {"DATABASE_URL"},
         "bots": {"PAIJU_SIGNING_KEY_ID"},

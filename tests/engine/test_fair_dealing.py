@@ -5,7 +5,9 @@ deal is over, and the API takes the seats' contributions with the refusals a cli
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
+import io
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any, cast
@@ -13,20 +15,25 @@ from typing import Any, cast
 import grpc
 import pytest
 
+from paiju.cli import main
 from paiju.contract.games import ZLJ_COMMANDS
+from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
 from paiju.engine.seeds import server_seed, server_seeds
 from paiju.engine.timers import expire_turns
+from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Role
 from paiju.rules import fair
 from paiju.rules.fairness import commitment
 from paiju.rules.registry import ZLJ
+from paiju.rules.rng import SeededRandom
 from paiju.rules.verify import verify
 from paiju.rules.zlj import Options, StartMatch
-from paiju.v1 import engine_pb2, zlj_pb2
+from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
-from .harness import FAIR_SECRET, auth, engine, error_texts, run, seated, token
+from ..support.credentials import TRUST
+from .harness import FAIR_SECRET, NOW, auth, engine, error_texts, play_zlj, run, seated, token
 
 pytestmark = pytest.mark.integration
 T0 = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -146,5 +153,40 @@ def test_the_api_takes_each_seats_contribution_and_refuses_what_breaks_the_proto
             mine = answer.events[1].zlj.hands_dealt
             assert [bool(h.cards) for h in mine.hands] == [s == 5 for s in range(6)], "the answer is redacted"
             assert not mine.HasField("seed")
+
+    run(body)
+
+
+def test_anyone_verifies_an_ended_game_from_the_engines_public_replay(request: pytest.FixtureRequest) -> None:
+    """`paiju verify GAME --engine ADDRESS --token T`: a spectator's token reads the ended game's Replay (whole, for
+    everyone, once a game has ended) and verifies every deal without access to the stream."""
+
+    async def body() -> None:
+        store = MemoryEventStore()
+        _, service = await build(store, TRUST, now=lambda: NOW, seed_secret=FAIR_SECRET, contribution_seconds=3600.0)
+        server = build_server(service.policy)
+        engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        try:
+            async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+                stub: Any = engine_pb2_grpc.EngineServiceStub(channel)
+                create = engine_pb2.CreateGameRequest(
+                    game_id="public", game=engine_pb2.GAME_ZLJ, zlj_options=zlj_pb2.ZljOptions(deals=2)
+                )
+                await stub.CreateGame(seated(create, 6), metadata=auth(token(Role.SERVICE)))
+                await play_zlj(stub, "public", SeededRandom(2))
+            watcher = token(Role.SPECTATOR, "public")
+            argv = ["verify", "public", "--engine", f"127.0.0.1:{port}", "--token", watcher]
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                code = await asyncio.to_thread(main, argv)
+            assert code == 0, out.getvalue()
+            assert out.getvalue().splitlines()[0] == "public (砸六家): 2 deal(s) verified"
+            refused = await asyncio.to_thread(main, [*argv[:4], "--token", "not-a-token"])
+            assert refused == 2
+        finally:
+            await server.stop(None)
+            await store.close()
 
     run(body)

@@ -361,3 +361,17 @@ def test_the_draws_seed_of_the_documents_test_vector() -> None:
     assert fair.draws_seed(seed, contributions) == 2062245181578769612
     assert 1 + int.from_bytes(commitment(seed)[:4], "big") % 107 == 65  # a silent 砸六家 cutter's cut
     assert 1 + int.from_bytes(commitment(seed)[:4], "big") % 323 == 267  # a silent 拖拉机 dealer's cut
+
+
+def test_a_live_games_log_as_a_client_receives_it_checks_the_seeds_and_waits_for_the_hands() -> None:
+    """A spectator's or a seat's log of a live game hides the hands: the revealed seeds are checked against their
+    commitments, the deals are "hands hidden" (not failed), and a changed seed still fails."""
+    for seat in (None, 0, 3):
+        log = [(v, ZLJ.redact(e, seat)) for v, e in HONEST[11]]
+        verdict = only(verify(ZLJ, log))
+        assert [s.status for s in verdict.shuffles] == ["hands hidden", "hands hidden", "not revealed yet"]
+        assert verdict.hidden == 2 and verdict.verified == 0
+        index = _indexes(log, fair.SeedRevealed)[1]
+        revealed = log[index][1]
+        bad = verify(ZLJ, tampered(log, index, replace(revealed, server_seed=_flip(revealed.server_seed, 5))))
+        assert bad.failure is not None and bad.failure.index == index

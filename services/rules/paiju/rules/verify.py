@@ -12,7 +12,9 @@
 
 It names the first event that fails. A game not dealt from committed shuffles (started before fair dealing, or by
 a tool that deals from a seed) is "not committed": there is nothing to check. A deal dealt but not revealed yet (a
-game still playing it) is "not revealed yet". Pure: the log in, a verdict out.
+game still playing it) is "not revealed yet". A live game's log as a seat or a spectator receives it hides the
+hands: its revealed seeds are checked against their commitments, its deals are "hands hidden" until the game ends
+(an ended game's `Replay` is whole for everyone). Pure: the log in, a verdict out.
 """
 
 from __future__ import annotations
@@ -41,7 +43,9 @@ class DealCheck:
     server_seed: bytes | None = None
     """The revealed seed (``None``: not revealed yet)."""
     status: str = "committed"
-    """``verified``; ``not revealed yet`` (dealt, its seed still secret); ``committed`` (not dealt yet); ``failed``."""
+    """``verified``; ``not revealed yet`` (dealt, its seed still secret); ``hands hidden`` (a log as a seat or a
+    spectator of a live game receives it: the hands cannot be compared until the game ends, the seed is checked);
+    ``committed`` (not dealt yet); ``failed``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,11 @@ class Verdict:
     def verified(self) -> int:
         return sum(1 for s in self.shuffles if s.status == "verified")
 
+    @property
+    def hidden(self) -> int:
+        """Deals whose hands this log does not show (a live game's log as a client receives it)."""
+        return sum(1 for s in self.shuffles if s.status == "hands hidden")
+
 
 def _name(event: Any) -> str:
     return type(event).__name__
@@ -85,6 +94,8 @@ def verify(rules: GameRules, log: Sequence[tuple[int, Any]]) -> Verdict:
             committed.setdefault(event.number, event)
         elif isinstance(event, SeedRevealed):
             revealed.setdefault(event.number, event)
+    if committed and _redacted(log):
+        return _seeds_only(log, committed)
     checks: dict[int, DealCheck] = {}
     failure: Failure | None = None
 
@@ -149,6 +160,40 @@ def verify(rules: GameRules, log: Sequence[tuple[int, Any]]) -> Verdict:
         index += 1
     fair = bool(committed) or getattr(state, "fair", False)
     return Verdict(fair, tuple(checks[n] for n in sorted(checks)), failure)
+
+
+def _redacted(log: Sequence[tuple[int, Any]]) -> bool:
+    """Whether the log reached its reader redacted (a live game's, as a seat or a spectator receives it): a deal's
+    `HandsDealt` without its seed. Its hands cannot be compared, nor the game replayed."""
+    return any(_name(e) == "HandsDealt" and e.seed is None for _, e in log)
+
+
+def _seeds_only(log: Sequence[tuple[int, Any]], committed: dict[int, SeedCommitted]) -> Verdict:
+    """A redacted log: each revealed seed checked against its commitment; the hands wait for the game's end."""
+    checks: dict[int, DealCheck] = {}
+    contributions: dict[int, list[SeedContributed]] = {}
+    for index, (version, event) in enumerate(log):
+        if isinstance(event, SeedCommitted):
+            checks[event.number] = DealCheck(event.number, event.deal, event.commitment, status="not revealed yet")
+        elif isinstance(event, SeedContributed):
+            if event.number not in checks:
+                return Verdict(
+                    True, tuple(checks.values()), Failure(index, version, event, "a contribution before its commitment")
+                )
+            contributions.setdefault(event.number, []).append(event)
+        elif isinstance(event, SeedRevealed):
+            shuffle = committed.get(event.number)
+            if shuffle is None or commitment(event.server_seed) != shuffle.commitment:
+                reason = f"the revealed seed of shuffle {event.number} does not match its commitment"
+                return Verdict(True, tuple(checks.values()), Failure(index, version, event, reason))
+            checks[event.number] = DealCheck(
+                shuffle.number, shuffle.deal, shuffle.commitment, (), event.server_seed, "hands hidden"
+            )
+    shuffles = tuple(
+        DealCheck(c.number, c.deal, c.commitment, tuple(contributions.get(n, ())), c.server_seed, c.status)
+        for n, c in sorted(checks.items())
+    )
+    return Verdict(True, shuffles, None)
 
 
 def _with(check: DealCheck, status: str, seed: bytes | None) -> DealCheck:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -27,7 +28,7 @@ from paiju.tools.analyst.streams import (
     table_games,
     tournament_games,
 )
-from paiju.tools.analyst.verifying import verdict_lines, verdict_of
+from paiju.tools.analyst.verifying import replayed_logs, verdict_lines, verdict_of
 
 LIVE_HELP = (
     "Games still being played are left out unless --include-live is given; then only their public rows are "
@@ -144,8 +145,16 @@ def run_verify(args: argparse.Namespace) -> int:
     async def checked() -> list[tuple[Any, Any]]:
         source = _source(args)
         game_ids: list[str] | None = None
-        if args.game or args.table or args.tournament:
-            game_ids = list(args.game)
+        if args.engine:
+            token = args.token or os.environ.get("PAIJU_TOKEN", "")
+            if not (args.games or args.game) or args.table or args.tournament or not token:
+                raise AnalystError(
+                    "--engine verifies named games (GAME or --game) with a token (--token or PAIJU_TOKEN)"
+                )
+            logs = await replayed_logs(args.engine, [*args.games, *args.game], token)
+            return [(log, verdict_of(log)) for log in logs]
+        if args.games or args.game or args.table or args.tournament:
+            game_ids = [*args.games, *args.game]
             for table in args.table:
                 game_ids += await table_games(source, table)
             for tournament in args.tournament:
@@ -256,6 +265,7 @@ def add_parsers(subparsers: Any) -> None:
             "Exit 0 when nothing failed, 1 when a game failed, 2 for an unknown game."
         ),
     )
+    p.add_argument("games", nargs="*", metavar="GAME", help="games to verify")
     p.add_argument("--game", action="append", default=[], metavar="ID", help="a game to verify (repeatable)")
     p.add_argument("--table", action="append", default=[], help="the games of this lobby table's matches (repeatable)")
     p.add_argument(
@@ -264,6 +274,13 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument(
         "--details", action="store_true", help="print each shuffle's commitment, contributions and revealed seed"
     )
+    p.add_argument(
+        "--engine",
+        metavar="ADDRESS",
+        help="read the named games' public Replay from this engine instead of the stream (what any player or "
+        "spectator can read: whole once a game has ended), with --token",
+    )
+    p.add_argument("--token", help="the token for --engine: a player's or spectator's game token (or PAIJU_TOKEN)")
     _streams(p, lobby=True)
     p.set_defaults(func=run_verify)
 
