@@ -314,10 +314,12 @@ def test_the_cutter_contributes_with_its_cut_and_a_silent_cutter_with_what_the_c
     assert other == events, "the engine's seed does not steer the default"
     for event in events:
         state = ZLJ.evolve(state, event)
-    with pytest.raises(RuleError, match="does not match the commitment"):  # a deal needs the committed seed
-        fair.settle(
-            ZLJ.decide, ZLJ.evolve, ZLJ.fair_step, state, lambda n, _: hashlib.sha256(b"x").digest(), window_over=True
-        )
+    wrong = fair.settle(  # a deal needs the committed seed: another is refused, and the deal stays due
+        ZLJ.decide, ZLJ.evolve, ZLJ.fair_step, state, lambda n, _: hashlib.sha256(b"x").digest(), window_over=True
+    )
+    assert wrong == [] and ZLJ.fair_step(state) == fair.Step("deal", state.shuffle.number)
+    with pytest.raises(RuleError, match="does not match the commitment"):
+        ZLJ.decide(state, fair.DealShuffle(hashlib.sha256(b"x").digest()))
     again = Table.__new__(Table)
     again.rules, again.seeds, again.state, again.log = ZLJ, table.seeds, state, [*log, *((0, e) for e in events)]
     again._apply(

@@ -270,6 +270,8 @@ class Games(Repository[Game]):
         not dealt fairly, or when this engine deals no game fairly."""
         if self._server_seeds is None:
             return []
+        if not getattr(state, "fair", False) and not any(getattr(e, "fair", False) for e in events):
+            return []  # a game dealt from seeds (only its start can make it fair)
         for event in events:
             if not isinstance(event, engine_pb2.SeatsAssigned):
                 state = rules.evolve(state, event)

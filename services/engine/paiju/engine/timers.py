@@ -68,7 +68,17 @@ async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
             "engine",
             expected_version=game.version,
         )
-    except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
+    except RuleError as e:
+        log.error(
+            "a fair deal step was refused: its seed does not match the commitment; did the seed secret change? "
+            "(PAIJU_PREVIOUS_SEED_SECRET gives the engine the old one)",
+            game=game.game_id,
+            step=step.kind,
+            shuffle=step.number,
+            reason=e.reason,
+        )
+        return True
+    except (CommandIdReused, ConcurrencyConflict, StaleVersion):
         return True  # another replica took the step first, or a seat acted meanwhile
     log.info("fair deal step taken", game=game.game_id, step=step.kind, shuffle=step.number, version=game.version)
     return True

@@ -177,7 +177,10 @@ def settle(
     """The events of every step due in ``state`` now, taken one after another (a deal that may still wait for
     contributions only when ``window_over``). ``server_seed(number, commitment)`` gives the seed of shuffle
     ``number``; ``commitment`` is the one recorded for it when there is one (a deal or a reveal: an engine that
-    changed its secret since it committed finds the seed that matches), ``None`` for a new commitment."""
+    changed its secret since it committed finds the seed that matches), ``None`` for a new commitment.
+
+    A step the rules refuse (a seed that does not match its commitment: the engine lost the secret it committed
+    with) ends the steps there: the command that made it due is still recorded, and the step stays due."""
     events: list[Any] = []
     for _ in range(8):  # at most reveal, commit, deal, reveal, commit: a bound against a rules bug looping
         due = next_step(state)
@@ -185,7 +188,11 @@ def settle(
             break
         shuffle: Shuffle | None = state.shuffle
         committed = shuffle.commitment if shuffle is not None and due.kind != "commit" else None
-        for event in decide(state, command(due, server_seed(due.number, committed))):
+        try:
+            taken = decide(state, command(due, server_seed(due.number, committed)))
+        except RuleError:
+            break
+        for event in taken:
             state = evolve(state, event)
             events.append(event)
     return events

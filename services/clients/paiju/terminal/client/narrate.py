@@ -74,9 +74,8 @@ def fairness_lines(event: Any, seats: Seats) -> list[str] | None:
     if isinstance(event, SeedCommitted):
         return [f"Deal {event.deal}'s shuffle is committed: {event.commitment.hex()[:16]}… (checked after the deal)"]
     if isinstance(event, SeedContributed):
-        if event.cut is not None:
-            return []  # the cut itself is told with the deal
-        return [f"  {seats.label(event.seat)} adds to the shuffle"]
+        return []  # a seat's random bytes say nothing to a player (the cut is told with the deal; `--details` of
+        # paiju verify lists every contribution)
     if isinstance(event, SeedRevealed):
         return [f"Deal {event.deal}'s seed revealed: {event.server_seed.hex()[:16]}… (paiju verify checks the deal)"]
     return None
