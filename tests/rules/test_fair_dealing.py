@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from paiju.rules import fair
+from paiju.rules.cards import format_card
 from paiju.rules.errors import IllegalAction, NotYourTurn, RuleError
 from paiju.rules.fairness import commitment
 from paiju.rules.registry import TRACTOR, ZLJ, GameRules
@@ -377,3 +378,29 @@ def test_a_live_games_log_as_a_client_receives_it_checks_the_seeds_and_waits_for
         revealed = log[index][1]
         bad = verify(ZLJ, tampered(log, index, replace(revealed, server_seed=_flip(revealed.server_seed, 5))))
         assert bad.failure is not None and bad.failure.index == index
+
+
+def test_the_draws_of_the_documents_test_vector() -> None:
+    """docs/fairness.md, "Checking the draws": the first deal of each game from the test vector's seed and
+    contributions, as the document states it."""
+    seed = bytes(range(32))
+    contributions = [bytes.fromhex("0a0b0c0d"), b"seat-3 cuts 42"]
+    draws = fair.draws_seed(seed, contributions)
+    assert SeededRandom(draws).next64() == 0x35853672C6446BCC
+    zlj_state = replace(
+        ZLJ.new_state(),
+        fair=True,
+        phase=zm.Phase.SHUFFLE,
+        shuffle=fair.Shuffle(
+            1,
+            1,
+            commitment(seed),
+            tuple(fair.SeedContributed(1, s, c) for s, c in zip((0, 3), contributions, strict=True)),
+        ),
+    )
+    dealt, rps, lead = ZLJ.decide(zlj_state, fair.DealShuffle(seed))
+    assert dealt.first_drawer == 5 and dealt.seed == draws
+    assert rps.rounds == (((0, 2), (4, 0)),) and lead.leader == 4  # scissors, rock: seat 4 leads
+    tractor_state = replace(TRACTOR.new_state(), fair=True, phase=tm.Phase.FLIP, shuffle=replace(zlj_state.shuffle))
+    flipped, _ = TRACTOR.decide(tractor_state, fair.DealShuffle(seed))
+    assert (flipped.flipper, format_card(flipped.card), flipped.first_drawer) == (3, "QH", 2)
