@@ -34,6 +34,8 @@ from ...engine.harness import NOW, auth, engine, play_tractor, play_zlj, seated,
 ZLJ_SEED = 4
 TRACTOR_SEED = 11
 COVERED_SEAT = 2
+NAMES = {f"player-{seat}": name for seat, name in enumerate(("Ann", "伯乐", "Cy", "Dee", "Ed", "Flo"))}
+"""The names the players registered under (the lobby's `AccountRegistered` events of the recorded lobby stream)."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,7 @@ async def _record(url: str, request: pytest.FixtureRequest) -> Recorded:
     try:
         await _start_matches(lobby, table, [(ZLJ, "zlj"), (TRACTOR, "tractor")])
         await _start_matches(lobby, "table-99999999", [(EARLY, "zlj")])
+        await _register(lobby, NAMES)
     finally:
         await lobby.close()
     return Recorded(url, stream, prefix, lobby_stream, lobby_prefix, logs, table)
@@ -193,6 +196,15 @@ async def _start_matches(lobby: JetStreamEventStore, table: str, games: Sequence
     for envelope in envelopes:
         stored = await lobby.append(table, position, envelope.command_id, [envelope.SerializeToString()])
         position = stored[-1].position
+
+
+async def _register(lobby: JetStreamEventStore, names: dict[str, str]) -> None:
+    """The players' accounts, as the lobby records them (their names)."""
+    for player_id, name in names.items():
+        registered = lobby_events_pb2.LobbyEnvelope(aggregate=player_id, version=1, command_id="register")
+        registered.event.account_registered.player_id = player_id
+        registered.event.account_registered.name = name
+        await lobby.append(player_id, Position(), "register", [registered.SerializeToString()])
 
 
 def public_cards(events: Sequence[Any]) -> Counter[Card]:

@@ -7,11 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import subprocess
+import sys
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pexpect
+import pyarrow.parquet as pq
 import pytest
 
 from paiju.cli import main
@@ -20,7 +24,9 @@ from paiju.rules.tractor import model as tractor
 from paiju.rules.tractor.settlement import level_name
 from paiju.rules.zlj import model as zlj
 from paiju.tools.analyst import GameLog, Source, export_games, game_rows, read_rows
+from paiju.tools.analyst.export import DEAL_COLUMNS, PLAY_COLUMNS
 from paiju.tools.analyst.log import recorded_at
+from paiju.tools.analyst.people import name_of
 
 from .recorded import (
     EARLY,
@@ -29,6 +35,7 @@ from .recorded import (
     LIVE_TRACTOR,
     LIVE_ZLJ,
     LIVE_ZLJ_TRIBUTE,
+    NAMES,
     TRACTOR,
     ZLJ,
     Recorded,
@@ -173,7 +180,7 @@ def test_export_writes_one_row_per_deal_and_per_play_with_the_events_values(game
     assert {p["action"] for p in plays} >= {"play", "pass", "four_take", "tribute", "return", "cut", "flip", "bid"}
     assert [p["game_id"] for p in plays] == sorted(p["game_id"] for p in plays), "games in id order"
     # the rows are a pure function of the decoded envelopes
-    pure = [game_rows(games.logs[g]) for g in (TRACTOR, ZLJ)]
+    pure = [game_rows(games.logs[g], NAMES) for g in (TRACTOR, ZLJ)]
     assert deals == [d for r in pure for d in r.deals] and plays == [p for r in pure for p in r.plays]
 
 
@@ -279,3 +286,50 @@ def test_an_unknown_game_or_table_exits_2(
     _, err = capsys.readouterr()
     assert code == 2 and err.startswith("paiju export: ") and message in err
     assert not (tmp_path / "deals.jsonl").exists()
+
+
+def test_players_are_named_as_the_lobby_showed_them_beside_their_ids(games: Recorded, tmp_path: Path) -> None:
+    deals, plays = export(games, tmp_path, "--game", ZLJ)
+    for row in deals:
+        assert [(row[f"player_{s}"], row[f"name_{s}"]) for s in range(6)] == list(NAMES.items())
+    named = {(p["player"], p["name"]) for p in plays}
+    assert set(NAMES.items()) <= named, "each player's actions carry their name"
+    assert name_of(NAMES, "bot-table-0a1b2c3d-2") == "Bot 2", "a bot is named as the lobby names bots"
+    # without the lobby's stream the ids are all there is: the names are empty, never made up
+    code = main(["export", "--game", ZLJ, "--out", str(tmp_path / "bare"), *games.args(), "--lobby-stream", "NOPE"])
+    assert code == 0
+    assert {r["name_0"] for r in read_rows(tmp_path / "bare" / "deals.jsonl")} == {""}
+
+
+def test_parquet_holds_the_rows_of_json_lines_with_the_documented_schema(games: Recorded, tmp_path: Path) -> None:
+    as_json = export(games, tmp_path / "jsonl", "--game", ZLJ, "--game", TRACTOR)
+    as_parquet = export(games, tmp_path / "parquet", "--game", ZLJ, "--game", TRACTOR, fmt="parquet")
+    assert as_parquet == as_json
+    for name, columns in (("deals", DEAL_COLUMNS), ("plays", PLAY_COLUMNS)):
+        schema = pq.read_schema(tmp_path / "parquet" / f"{name}.parquet")
+        assert [(f.name, str(f.type), f.nullable) for f in schema] == [
+            (c.name, {int: "int64", bool: "bool", str: "string"}[c.kind], c.kind is int) for c in columns
+        ]
+
+
+def test_exporting_a_live_game_says_how_to_include_it(
+    games: Recorded, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    code = main(["export", "--game", LIVE_ZLJ, "--out", str(tmp_path), *games.args(), *games.lobby_args()])
+    out = capsys.readouterr().out
+    assert code == 0 and out.startswith("0 deals and 0 plays of 0 games")
+    assert "1 game(s) still being played were left out: --include-live adds their public rows" in out
+
+
+def test_a_progress_bar_shows_on_a_terminal_only(games: Recorded, tmp_path: Path) -> None:
+    argv = ["-m", "paiju.cli", "export", "--game", ZLJ, *games.args(), *games.lobby_args()]
+    piped = subprocess.run(
+        [sys.executable, *argv, "--out", str(tmp_path / "piped")], capture_output=True, text=True, check=True
+    )
+    assert piped.stderr == "", "quiet when not on a terminal"
+    child = pexpect.spawn(sys.executable, [*argv, "--out", str(tmp_path / "tty")], encoding="utf-8", timeout=120)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "folding games" in (child.before or ""), "a progress bar on a terminal"

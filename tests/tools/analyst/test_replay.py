@@ -31,7 +31,7 @@ def games(request: pytest.FixtureRequest) -> Recorded:
 
 
 def replay(capsys: pytest.CaptureFixture[str], games: Recorded, *argv: str) -> tuple[int, str, str]:
-    code = main(["replay", *argv, *games.args()])
+    code = main(["replay", *argv, *games.args(), *games.lobby_args()])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -123,8 +123,14 @@ def test_an_ended_zlj_match_is_told_play_by_play_with_every_hand_and_the_result(
     assert f"Match over. Team points: A {ended.team_points[0]}, B {ended.team_points[1]}" in out
     assert "Round 1" in out and "Round 2" in out
     # the seats' players, and the bot that covered a seat for a while
-    assert "seat 2 (A, player-2)" in out and "(seat 2 (A, bot-2): a bot covers the seat)" in out
-    assert "(seat 2 (A, player-2): the player is back)" in out
+    # players by the names they registered under, bots as the lobby names them; the ids once, in the heading
+    assert "seat 2 (A, Cy)" in out and "(seat 2 (A, Bot 2): a bot covers the seat)" in out
+    assert (
+        "seat 1 (B, 伯乐)" in out
+        and "player-1" in out.splitlines()[3]
+        and "player-1" not in "".join(out.splitlines()[4:])
+    )
+    assert "(seat 2 (A, Cy): the player is back)" in out
 
 
 def test_an_ended_tractor_game_is_told_trick_by_trick_with_bids_hands_and_the_result(

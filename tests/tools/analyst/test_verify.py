@@ -80,6 +80,7 @@ async def _record(url: str, request: pytest.FixtureRequest) -> Stream:
 
 
 def verify(capsys: pytest.CaptureFixture[str], stream: Stream, *argv: str) -> tuple[int, str, str]:
+    capsys.readouterr()  # what recording the games printed
     code = main(["verify", *argv, *stream.args()])
     out, err = capsys.readouterr()
     return code, out, err

@@ -488,7 +488,8 @@ def _with_seat(table: Table, index: int, seat: Seat) -> Table:
     return replace(table, seats=tuple(seats))
 
 
-def _bot_name(player_id: str) -> str:
+def bot_name(player_id: str) -> str:
+    """The name a bot player is shown by (``Bot 3`` for ``bot-<table>-3``)."""
     return "Bot " + player_id.rsplit("-", 1)[-1] if player_id.startswith("bot-") else "Bot"
 
 
@@ -505,10 +506,10 @@ def evolve(table: Table, event: Any) -> Table:
         # a new bot plays on; when a bot was covering the seat, its runner keeps the lease
         left = table.seats[event.seat]
         player = bot_taking_over(table, event.seat)
-        seat = Seat(player, _bot_name(player), bot=True, ready=True, runner=left.runner, lease_until=left.lease_until)
+        seat = Seat(player, bot_name(player), bot=True, ready=True, runner=left.runner, lease_until=left.lease_until)
         return _with_seat(table, event.seat, seat if left.covered else replace(seat, runner="", lease_until=0))
     if isinstance(event, BotSeated):
-        return _with_seat(table, event.seat, Seat(event.player_id, _bot_name(event.player_id), bot=True, ready=True))
+        return _with_seat(table, event.seat, Seat(event.player_id, bot_name(event.player_id), bot=True, ready=True))
     if isinstance(event, SeatsSwapped):
         seats = list(table.seats)
         seats[event.seat], seats[event.other_seat] = seats[event.other_seat], seats[event.seat]

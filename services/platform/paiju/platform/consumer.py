@@ -151,9 +151,12 @@ class Consumer:
             tracked.advance(events[-1].sequence)
         return len(events)
 
-    async def catch_up(self, until: int | None = None, timeout: float | None = None) -> int:
+    async def catch_up(
+        self, until: int | None = None, timeout: float | None = None, on_step: Callable[[int], object] | None = None
+    ) -> int:
         """Handle batches until nothing is left after the checkpoint (with ``until``: until the checkpoint reaches
-        that stream sequence, waiting for it to be stored); the events read. `TimeoutError` after ``timeout``."""
+        that stream sequence, waiting for it to be stored); the events read. `TimeoutError` after ``timeout``.
+        ``on_step`` hears the events of each batch (a progress bar)."""
         read = 0
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
@@ -163,6 +166,8 @@ class Consumer:
             step = await self.step()
             read += step
             if step:
+                if on_step is not None:
+                    on_step(step)
                 continue
             if until is None:
                 return read

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import multiprocessing
 import os
+import sys
 import time
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -15,6 +16,7 @@ from typing import Any
 
 import asyncpg
 import structlog
+from tqdm import tqdm
 
 from paiju.platform import partitions
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
@@ -231,7 +233,9 @@ async def rebuild(settings: Settings, timeout: float = 3600.0, processes: int = 
 
 async def _catch_up(projector: Projector, timeout: float) -> dict[str, float]:
     started = time.perf_counter()
-    applied = await projector.catch_up(timeout=timeout)  # everything stored now
+    # a progress bar of the events applied, on a terminal only (quiet in logs, pipes and CI)
+    with tqdm(desc=f"rebuilding {projector.projection.name}", unit="event", disable=None, file=sys.stderr) as bar:
+        applied = await projector.catch_up(timeout=timeout, on_step=bar.update)  # everything stored now
     return {
         f"{projector.projection.name}_events": applied,
         f"{projector.projection.name}_seconds": round(time.perf_counter() - started, 3),

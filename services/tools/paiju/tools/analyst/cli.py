@@ -9,12 +9,14 @@ import asyncio
 import multiprocessing
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from tqdm import tqdm
 
 from paiju.tools.analyst.export import FORMATS, Rows, export_rows, write_rows
 from paiju.tools.analyst.replay import replay_lines
@@ -24,6 +26,7 @@ from paiju.tools.analyst.streams import (
     game_store,
     load_log,
     load_logs,
+    player_names,
     stored_logs,
     table_games,
     tournament_games,
@@ -46,6 +49,13 @@ class Exported:
     games: int
     deals: int
     plays: int
+    live_left_out: int = 0
+    """Games still being played that were left out (``include_live`` adds their public rows)."""
+
+
+def progress_bar(what: str, unit: str) -> Callable[[Iterable[Any]], Iterable[Any]]:
+    """A progress bar on stderr around an iterable, when stderr is a terminal (quiet otherwise: pipes, CI, logs)."""
+    return lambda items: tqdm(items, desc=what, unit=unit, disable=None, file=sys.stderr, leave=False)
 
 
 async def export_games(
@@ -64,12 +74,20 @@ async def export_games(
     ``processes``: for every game of a partitioned stream, how many processes read and fold its partitions at
     once (the files are the same)."""
     source = source or Source.from_env()
+    names = await player_names(source)
     async with game_store(source) as store:
         partitions = store.partitions
         parallel = game_ids is None and processes > 1 and partitions > 0
         logs = [] if parallel else await load_logs(store, game_ids)
     if not parallel:
-        rows = export_rows(logs, since=since, until=until, include_live=include_live)
+        rows = export_rows(
+            logs,
+            since=since,
+            until=until,
+            include_live=include_live,
+            names=names,
+            progress=progress_bar("folding games", "game"),
+        )
     else:
         count = min(processes, partitions)
         loop = asyncio.get_running_loop()
@@ -79,11 +97,7 @@ async def export_games(
                     loop.run_in_executor(
                         pool,
                         _export_part,
-                        source,
-                        frozenset(range(k, partitions, count)),
-                        since,
-                        until,
-                        include_live,
+                        _Part(source, frozenset(range(k, partitions, count)), since, until, include_live, names),
                     )
                     for k in range(count)
                 )
@@ -91,21 +105,32 @@ async def export_games(
         rows = Rows(  # each part in game id order: merged so, as one process would have written them
             sorted((d for part in parts for d in part.deals), key=lambda row: str(row["game_id"])),
             sorted((p for part in parts for p in part.plays), key=lambda row: str(row["game_id"])),
+            sum(part.live_left_out for part in parts),
         )
     files = write_rows(rows, out, fmt)
     games = len({row["game_id"] for row in rows.deals})
-    return Exported(tuple(files), games, len(rows.deals), len(rows.plays))
+    return Exported(tuple(files), games, len(rows.deals), len(rows.plays), rows.live_left_out)
 
 
-def _export_part(
-    source: Source, partitions: frozenset[int], since: datetime | None, until: datetime | None, include_live: bool
-) -> Rows:
-    """An export's worker process: the rows of the games in ``partitions``."""
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """What one worker process of an export reads and folds."""
+
+    source: Source
+    partitions: frozenset[int]
+    since: datetime | None
+    until: datetime | None
+    include_live: bool
+    names: dict[str, str]
+
+
+def _export_part(part: _Part) -> Rows:
+    """An export's worker process: the rows of the games in its partitions."""
 
     async def rows() -> Rows:
-        async with game_store(source) as store:
-            logs = await load_logs(store, partitions=partitions)
-        return export_rows(logs, since=since, until=until, include_live=include_live)
+        async with game_store(part.source) as store:
+            logs = await load_logs(store, partitions=part.partitions)
+        return export_rows(logs, since=part.since, until=part.until, include_live=part.include_live, names=part.names)
 
     return asyncio.run(rows())
 
@@ -129,9 +154,10 @@ def _fail(command: str, error: Exception) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     async def lines() -> list[str]:
-        async with game_store(_source(args)) as store:
+        source = _source(args)
+        async with game_store(source) as store:
             log = await load_log(store, args.game)
-        return replay_lines(log, args.at)
+        return replay_lines(log, args.at, await player_names(source))
 
     try:
         told = asyncio.run(lines())
@@ -202,6 +228,11 @@ def run_export(args: argparse.Namespace) -> int:
         return _fail("export", e)
     names = ", ".join(str(f) for f in done.files)
     print(f"{done.deals} deals and {done.plays} plays of {done.games} games: {names}")
+    if done.live_left_out:
+        print(
+            f"{done.live_left_out} game(s) still being played were left out: --include-live adds their public rows "
+            "(what a spectator may see)"
+        )
     return 0
 
 
@@ -250,7 +281,7 @@ def add_parsers(subparsers: Any) -> None:
     )
     p.add_argument("game", help="the game id")
     p.add_argument("--at", type=int, metavar="VERSION", help="stop after this version and show the table there")
-    _streams(p, lobby=False)
+    _streams(p, lobby=True)  # the lobby stream names the players
     p.set_defaults(func=run_replay)
 
     p = subparsers.add_parser(
@@ -286,9 +317,9 @@ def add_parsers(subparsers: Any) -> None:
 
     p = subparsers.add_parser(
         "export",
-        help="write the deals and plays of games as JSON Lines or CSV (deals.* and plays.*)",
+        help="write the deals and plays of games as JSON Lines, CSV or Parquet (deals.* and plays.*)",
         description=(
-            "Write one row per deal (deals.jsonl|csv) and one per seat action (plays.jsonl|csv) of the chosen "
+            "Write one row per deal (deals.jsonl|csv|parquet) and one per seat action (plays.*) of the chosen "
             "games: --game, --table and --tournament (all repeatable), else every game of the stream; "
             "--since/--until keep the deals that began in that range. " + LIVE_HELP
         ),

@@ -1,9 +1,11 @@
-"""Deals and plays of game logs as flat rows, and their files (JSON Lines or CSV).
+"""Deals and plays of game logs as flat rows, and their files (JSON Lines, CSV or Parquet).
 
 Row building is pure (`game_rows`, `export_rows`): logs in, rows out, the same for a game read from NATS
 or from anywhere else. Every row has every column of its file (`DEAL_COLUMNS`, `PLAY_COLUMNS`) and only
-scalar values, so the JSON Lines and CSV files of one export hold the same rows (`read_rows` reads either
-back). Columns that do not apply to a row's game are ``null`` (numbers) or empty (text).
+scalar values, so the JSON Lines, CSV and Parquet files of one export hold the same rows (`read_rows` reads each
+back). Columns that do not apply to a row's game are ``null`` (numbers) or empty (text). Players are in two
+columns each: their id (``player``) and the name they were shown by (``name``, from the lobby; empty when
+unknown).
 
 Hidden information (hands as dealt, concealed 拖拉机 bids, 砸六家 tribute cards) is exported only for games
 that have ended. Live games are left out unless asked for; then their rows hold only what a spectator may
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,10 +28,11 @@ from typing import Any
 from paiju.rules.cards import Card, format_cards
 from paiju.tools.analyst.games import GAMES, MAX_SEATS
 from paiju.tools.analyst.log import GameLog, recorded_at
+from paiju.tools.analyst.people import Names, name_of
 from paiju.tools.analyst.timeline import Moment, timeline
 
 Row = dict[str, Any]
-FORMATS = ("jsonl", "csv")
+FORMATS = ("jsonl", "csv", "parquet")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +59,7 @@ DEAL_COLUMNS = _columns(
     ("complete", bool),
     ("public", bool),
     *_per_seat("player", str),
+    *_per_seat("name", str),
     *_per_seat("hand", str),
     ("leader", int),
     # 砸六家 (§7-§8)
@@ -90,6 +94,7 @@ PLAY_COLUMNS = _columns(
     ("order", int),
     ("seat", int),
     ("player", str),
+    ("name", str),
     ("action", str),
     ("cards", str),
     ("count", int),
@@ -111,6 +116,8 @@ class Rows:
 
     deals: list[Row] = field(default_factory=list)
     plays: list[Row] = field(default_factory=list)
+    live_left_out: int = 0
+    """Games still being played that were left out (no ``include_live``)."""
 
 
 # --- building rows (pure) -----------------------------------------------------------------------------------
@@ -122,15 +129,19 @@ def export_rows(
     since: datetime | None = None,
     until: datetime | None = None,
     include_live: bool = False,
+    names: Names | None = None,
+    progress: Callable[[Iterable[GameLog]], Iterable[GameLog]] = lambda logs: logs,
 ) -> Rows:
     """The rows of the deals of ``logs`` that began in ``[since, until)``, games in id order; live games only
-    with ``include_live`` (public rows)."""
+    with ``include_live`` (public rows); players named by ``names``. ``progress`` wraps the games as they are
+    folded (a progress bar)."""
     since, until = _utc(since), _utc(until)
     rows = Rows()
-    for log in sorted(logs, key=lambda g: g.game_id):
+    for log in progress(sorted(logs, key=lambda g: g.game_id)):
         if not log.ended and not include_live:
+            rows.live_left_out += 1
             continue
-        game = game_rows(log)
+        game = game_rows(log, names)
         kept = {d["deal"] for d in game.deals if _within(d["started"], since, until)}
         rows.deals += [d for d in game.deals if d["deal"] in kept]
         rows.plays += [p for p in game.plays if p["deal"] in kept]
@@ -147,18 +158,19 @@ def _within(started: str, since: datetime | None, until: datetime | None) -> boo
     return (since is None or when >= since) and (until is None or when < until)
 
 
-def game_rows(log: GameLog) -> Rows:
-    """Every deal and play of one game, shown as `GameLog.shown` allows."""
+def game_rows(log: GameLog, names: Names | None = None) -> Rows:
+    """Every deal and play of one game, shown as `GameLog.shown` allows, its players named by ``names``."""
+    names = names or {}
     rows = Rows()
     deal: _Deal | None = None
     for moment in timeline(log):
         if moment.opens_deal:
-            deal = _Deal(log, moment)
+            deal = _Deal(log, moment, names)
             rows.deals.append(deal.row)
         if deal is None or moment.deal != deal.number:
             continue
         deal.see(moment)
-        play = _play(log, moment)
+        play = _play(log, moment, names)
         if play is not None:
             deal.actions += 1
             rows.plays.append({**play, "order": deal.actions})
@@ -184,7 +196,7 @@ def _seats(values: Sequence[Any], empty: Any) -> list[Any]:
 class _Deal:
     """The row of one deal, filled in as its moments pass."""
 
-    def __init__(self, log: GameLog, first: Moment) -> None:
+    def __init__(self, log: GameLog, first: Moment, names: Names) -> None:
         self.log = log
         self.game = GAMES[log.game]
         self.number = first.deal
@@ -194,6 +206,7 @@ class _Deal:
         self.row.update(public=not log.ended)
         for seat, player in enumerate(_seats(first.players, "")):
             self.row[f"player_{seat}"] = player
+            self.row[f"name_{seat}"] = name_of(names, player) if player else ""
         self.row.update(self.game.deal_columns)
 
     def see(self, moment: Moment) -> None:
@@ -207,7 +220,7 @@ class _Deal:
             self.row.update(ended=_times(moment), complete=True)
 
 
-def _play(log: GameLog, moment: Moment) -> Row | None:
+def _play(log: GameLog, moment: Moment, names: Names) -> Row | None:
     """The play row of one moment (``None`` when it is no seat's action)."""
     found = GAMES[log.game].action(moment)
     if found is None:
@@ -221,6 +234,7 @@ def _play(log: GameLog, moment: Moment) -> Row | None:
         "order": 0,
         "seat": seat,
         "player": moment.players[seat],
+        "name": name_of(names, moment.players[seat]) if moment.players[seat] else "",
         "action": action,
         "cards": _cards(log, moment, cards),
         "count": count,
@@ -246,6 +260,10 @@ def write_rows(rows: Rows, out: Path, fmt: str) -> list[Path]:
     for name, table in (("deals", rows.deals), ("plays", rows.plays)):
         path = out / f"{name}.{fmt}"
         columns = [c.name for c in FILES[name]]
+        if fmt == "parquet":
+            _write_parquet(path, FILES[name], table)
+            written.append(path)
+            continue
         with path.open("w", encoding="utf-8", newline="") as f:
             if fmt == "jsonl":
                 for row in table:
@@ -258,9 +276,35 @@ def write_rows(rows: Rows, out: Path, fmt: str) -> list[Path]:
     return written
 
 
+ARROW_TYPES = {int: "int64", bool: "bool_", str: "string"}
+"""Each column kind as a Parquet (Arrow) type: integers nullable, text never null (empty where it does not apply)."""
+
+
+def parquet_schema(columns: Sequence[Column]) -> Any:
+    """The Arrow schema of a file's columns (README.md, "Analysts", lists it)."""
+    import pyarrow as pa
+
+    return pa.schema([pa.field(c.name, getattr(pa, ARROW_TYPES[c.kind])(), nullable=c.kind is int) for c in columns])
+
+
+def _write_parquet(path: Path, columns: Sequence[Column], table: list[Row]) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    schema = parquet_schema(columns)
+    data = {c.name: [row[c.name] for row in table] for c in columns}
+    pq.write_table(pa.table(data, schema=schema), path, compression="zstd")
+
+
 def read_rows(path: Path) -> list[Row]:
-    """The rows of an exported file (``deals`` or ``plays``, JSON Lines or CSV), typed as the export made them."""
+    """The rows of an exported file (``deals`` or ``plays``: JSON Lines, CSV or Parquet), typed as the export made
+    them."""
     name, fmt = path.stem, path.suffix.removeprefix(".")
+    if fmt == "parquet":
+        import pyarrow.parquet as pq
+
+        rows: list[Row] = pq.read_table(path).to_pylist()
+        return rows
     with path.open(encoding="utf-8", newline="") as f:
         if fmt == "jsonl":
             return [json.loads(line) for line in f if line.strip()]

@@ -16,6 +16,7 @@ from paiju.terminal.client.narrate import seats_lines
 from paiju.terminal.client.render import Seats, wrapped
 from paiju.tools.analyst.games import GAMES
 from paiju.tools.analyst.log import GameLog, recorded_at
+from paiju.tools.analyst.people import Names, seat_names
 from paiju.tools.analyst.timeline import Moment, starting_players, timeline
 from paiju.v1 import engine_pb2
 
@@ -24,35 +25,40 @@ GUTTER = 7
 TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
 
 
-def replay_lines(log: GameLog, at: int | None = None) -> list[str]:
+def replay_lines(log: GameLog, at: int | None = None, names: Names | None = None) -> list[str]:
     """The game told up to version ``at`` (the whole game by default), then, with ``at``, the table at that
-    version. Raises `ValueError` for a version the game does not have."""
+    version; seats are labelled by their players' ``names`` (the ids are listed once, in the heading). Raises
+    `ValueError` for a version the game does not have."""
     if at is not None and not 1 <= at <= log.version:
         raise ValueError(f"game {log.game_id} has versions 1..{log.version}, not {at}")
-    lines = _heading(log, at)
-    teller = _Teller(log)
+    names = names or {}
+    lines = _heading(log, at, names)
+    teller = _Teller(log, names)
     last: Moment | None = None
     for moment in timeline(log.upto(at if at is not None else log.version)):
         lines += teller.lines(moment)
         last = moment
     if at is not None and last is not None:
         lines += ["", f"=== The table at version {at} ==="]
-        lines += table_lines(log, last)
+        lines += table_lines(log, last, names)
     return lines
 
 
-def _heading(log: GameLog, at: int | None) -> list[str]:
+def _heading(log: GameLog, at: int | None, names: Names) -> list[str]:
     started = recorded_at(log.envelopes[0]).strftime(TIME_FORMAT)
     if log.ended:
         status = f"ended, {log.version} events; full information (every hand as dealt)"
     else:
         status = f"live, {log.version} events so far; public information only (as a spectator sees it)"
-    seats = Seats(names={s: p for s, p in enumerate(starting_players(log)) if p})
+    players = starting_players(log)
+    seats = Seats(names=seat_names(players, names))
     lines = [
         f"{log.title} ({log.game}) game {log.game_id}: {status}",
         f"Started {started}",
         "Players: " + ", ".join(seats.label(s) for s in range(log.seats)),
     ]
+    if any(seats.names.get(s) != p for s, p in enumerate(players) if p):
+        lines.append("Player ids: " + ", ".join(f"seat {s} {p}" for s, p in enumerate(players) if p))
     if at is not None:
         lines.append(f"Replayed up to version {at}")
     return lines
@@ -62,14 +68,15 @@ class _Teller:
     """Tells one game's moments in order, keeping the players' names and the narration's context (拖拉机: the
     deal's trumps, the trick, the attackers' points)."""
 
-    def __init__(self, log: GameLog) -> None:
+    def __init__(self, log: GameLog, names: Names) -> None:
         self.log = log
+        self.names = names
         self.game = GAMES[log.game]
         self.seats = Seats()
         self.narration = self.game.presentation.narration(self.seats)
 
     def lines(self, moment: Moment) -> list[str]:
-        self.seats.names = {s: p for s, p in enumerate(moment.players) if p}
+        self.seats.names = seat_names(moment.players, self.names)
         head: list[str] = []
         if moment.opens_deal:
             when = recorded_at(moment.envelope).strftime(TIME_FORMAT)
@@ -94,9 +101,9 @@ class _Teller:
         return [line.strip() for line in seats_lines(change, self.seats)]  # nothing for the start (the heading)
 
 
-def table_lines(log: GameLog, moment: Moment) -> list[str]:
+def table_lines(log: GameLog, moment: Moment, names: Names | None = None) -> list[str]:
     """The table after ``moment`` as a spectator sees it, and every hand when the game has ended."""
-    seats = Seats(names={s: p for s, p in enumerate(moment.players) if p})
+    seats = Seats(names=seat_names(moment.players, names or {}))
     state: Any = moment.state
     shown = GAMES[log.game].presentation
     view = log.rules.game.view(state, None)

@@ -15,7 +15,7 @@ from nats.js.errors import NotFoundError
 
 from paiju.engine.config import Settings
 from paiju.engine.games import GameNotFound, Games
-from paiju.lobby.table import game_id_of
+from paiju.lobby.table import bot_name, game_id_of
 from paiju.platform.nats import servers
 from paiju.platform.store import Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
@@ -154,6 +154,29 @@ async def tournament_games(source: Source, tournament_id: str) -> list[str]:
         if envelope.event.WhichOneof("event") == "round_paired":
             games += [game_id_of(table.table_id, 1) for table in envelope.event.round_paired.tables]
     return games
+
+
+async def player_names(source: Source) -> dict[str, str]:
+    """The names the players were shown by, by player id, from the lobby's stream: each account's name as
+    registered, a substitute's or a seated player's as the table showed it, a bot's as the lobby names it. Empty
+    when the lobby's stream is not there (games created without the lobby): the ids are all there is."""
+    names: dict[str, str] = {}
+    try:
+        async with _store(source.url, source.lobby_stream, source.lobby_prefix) as store:
+            stored = await store.read_all()
+    except AnalystError:
+        return {}
+    for recorded in stored:
+        event = lobby_events_pb2.LobbyEnvelope.FromString(recorded.data).event
+        which = event.WhichOneof("event")
+        if which == "account_registered":
+            names[event.account_registered.player_id] = event.account_registered.name
+        elif which in ("seat_taken", "substituted"):
+            seated = getattr(event, which)
+            names.setdefault(seated.player_id, seated.name)
+        elif which == "bot_seated":
+            names.setdefault(event.bot_seated.player_id, bot_name(event.bot_seated.player_id))
+    return names
 
 
 async def table_games(source: Source, table_id: str) -> list[str]:
