@@ -94,5 +94,6 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
     assert any("deal(s) verified" in line and "(砸六家)" in line for line in verified), verified
     assert not any("FAILED" in line or "not committed" in line for line in verified), verified
     assert "paiju verify" in text
-    assert "paiju watch " + started["tables"]["zlj"] in text and "paiju play zlj" in text
+    here = f"--lobby {started['lobby']} --engine {started['engine']}"
+    assert f"paiju watch {started['tables']['zlj']} {here}" in text and f"paiju play zlj {here}" in text
     assert text.rstrip().endswith("Stopped.")

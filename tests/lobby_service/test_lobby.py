@@ -557,3 +557,32 @@ def test_a_guest_whose_random_name_is_taken_gets_another(
         assert first.name == "guest-0000aaaa" and second.name == "guest-0000bbbb"
 
     run(nats_url, database_dsn, body)
+
+
+def test_a_long_polling_runner_gets_the_bot_seats_of_a_match_the_moment_it_starts(
+    nats_url: str, database_dsn: str
+) -> None:
+    """`LeaseBotSeats` with ``wait_seconds``: with nothing new for the runner the lobby holds the answer, and answers
+    with the match's bot seats as soon as the match starts (the runner takes them at once, not at its next poll)."""
+
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        table_id = await s.table(owner, deals=1)
+        await seat_everyone(s, table_id, owner, [], bots=6)
+        ask = lobby_pb2.LeaseBotSeatsRequest(runner_id="test-runner", wait_seconds=10)
+        waiting = asyncio.ensure_future(s.lobby.LeaseBotSeats(ask, metadata=service_token()))
+        await asyncio.sleep(1.0)
+        assert not waiting.done(), "nothing to play yet: the lobby holds the answer"
+        started = time.monotonic()
+        await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)
+        answer = await asyncio.wait_for(waiting, 20)
+        assert sorted(seat.seat for seat in answer.seats) == list(range(6))
+        assert {seat.game_id for seat in answer.seats} == {f"{table_id}-m1"}
+        assert time.monotonic() - started < 8, "answered when the match started, not when the wait ran out"
+        # held already: a second call waits again, and answers with the same seats when nothing moved
+        again = await s.lobby.LeaseBotSeats(
+            lobby_pb2.LeaseBotSeatsRequest(runner_id="test-runner", wait_seconds=1), metadata=service_token()
+        )
+        assert sorted(seat.seat for seat in again.seats) == list(range(6))
+
+    run(nats_url, database_dsn, body)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import typing
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -164,5 +164,44 @@ def test_nothing_to_do_on_a_stale_cache_is_decided_again_on_the_store() -> None:
         await opening.act("table-1", [tb.SeatTaken(0, "p0", "P0")], "sit", "p0")  # another writer; feed not yet in
         after, events = await tables.act("table-1", 0, "leave", "p0")
         assert [type(e) for e in events] == [tb.SeatLeft] and after.version == 3
+
+    asyncio.run(main())
+
+
+def test_a_waiter_hears_the_moves_its_filter_names_and_which_aggregates_moved() -> None:
+    """`Aggregates.moved_after` (what a long-polling `LeaseBotSeats` waits on): woken by the feed for a move the
+    filter names (a bot seated), not for others (a lease renewed); a move between reading `moves` and waiting is not
+    missed; `moved_since` names the aggregates that moved."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        bots = frozenset({"bot_seated"})
+        tables = Aggregates(
+            store,
+            LOBBY_EVENTS,
+            tb.Table,
+            lambda _, events: events,
+            tb.evolve,
+            moves=lambda envelope: envelope.event.WhichOneof("event") in bots,
+        )
+        await tables.follow()
+        writer = events_as_commands(store)
+        await writer.act("table-1", [OPENED], "open", "owner")
+        moves = tables.moves
+        assert not await tables.moved_after(moves, 0.05), "a table opened is no move"
+        waiting = asyncio.create_task(tables.moved_after(moves, 30))
+        await asyncio.sleep(0)
+        await writer.act("table-1", [tb.SeatLeased(0, "r", 10)], "lease", "r")
+        await asyncio.sleep(0.05)
+        assert not waiting.done(), "a lease is no move: the waiter still waits"
+        await writer.act("table-1", [tb.BotSeated(1, "bot-table-1-1")], "bot", "owner")
+        assert await asyncio.wait_for(waiting, 5), "woken by the move, long before its 30 s"
+        assert tables.moved_since(moves) == ["table-1"]
+        before = tables.moves
+        await writer.act("table-2", [replace(OPENED, table_id="table-2")], "open2", "owner")
+        await writer.act("table-2", [tb.BotSeated(0, "bot-table-2-0")], "bot2", "owner")
+        await asyncio.sleep(0.05)
+        assert await tables.moved_after(before, 0), "a move before the wait began is not missed"
+        assert tables.moved_since(before) == ["table-2"] and tables.moved_since(tables.moves) == []
 
     asyncio.run(main())

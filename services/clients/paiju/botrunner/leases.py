@@ -69,6 +69,11 @@ class StaticSeatSource:
         return self._leases
 
 
+LONG_POLL_SECONDS = 8
+"""How long a runner's lease call may wait at the lobby for a new seat (below the lobby's limit of 10 s, so that the
+next call still renews the leases in time)."""
+
+
 class LobbySeatSource:
     """Asks `LobbyService.LeaseBotSeats` for this runner's seats, authenticated with a bot runner's token it signs
     itself with its own key (``PAIJU_SIGNING_KEY``, an issuer that vouches for that role only), whose subject is the
@@ -82,9 +87,13 @@ class LobbySeatSource:
         *,
         max_seats: int = 0,
         timeout: float = 10.0,
+        wait_seconds: int = LONG_POLL_SECONDS,
         now: Callable[[], float] = time.time,
     ) -> None:
+        """``wait_seconds``: how long the lobby may hold an answer with nothing new for this runner (long polling:
+        a new bot seat is taken the moment it appears; 0 answers at once)."""
         self._stub = stub
+        self.wait_seconds = wait_seconds
         self._runner_id = runner_id
         self._signer = signer
         self._max_seats = max_seats
@@ -108,8 +117,12 @@ class LobbySeatSource:
         return (("authorization", f"Bearer {self._token}"),)
 
     async def __call__(self) -> Sequence[SeatLease]:
-        request = lobby_pb2.LeaseBotSeatsRequest(runner_id=self._runner_id, max_seats=self._max_seats)
-        response = await self._stub.LeaseBotSeats(request, metadata=self._metadata(), timeout=self._timeout)
+        request = lobby_pb2.LeaseBotSeatsRequest(
+            runner_id=self._runner_id, max_seats=self._max_seats, wait_seconds=self.wait_seconds
+        )
+        response = await self._stub.LeaseBotSeats(
+            request, metadata=self._metadata(), timeout=self._timeout + self.wait_seconds
+        )
         leases = []
         for seat in response.seats:
             try:

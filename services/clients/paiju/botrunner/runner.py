@@ -363,6 +363,9 @@ class BotRunner:
         self._now = now
         self._players: dict[tuple[str, int], SeatPlayer] = {}
         self._tasks: dict[tuple[str, int], asyncio.Task[str]] = {}
+        self._answered = False
+        self._started = 0
+        """Seats the last answer started."""
         self.done: dict[tuple[str, int], str] = {}
         """Seats this runner stopped playing and why: "ended", "lost", "released" (no longer leased),
         "expired" (the lease ran out while the source could not be asked) or "failed"."""
@@ -382,9 +385,18 @@ class BotRunner:
         """Lease and play seats until ``stop`` is set (or the task is cancelled); then stop every seat."""
         stopping = stop or asyncio.Event()
         self.log.info("bot runner started", think=self.think)
+        long_polls = getattr(self._source, "wait_seconds", 0) > 0
         try:
             while not stopping.is_set():
-                wait = await self.refresh()
+                asked_at = time.monotonic()
+                wait, asked = await self._refresh_unless(stopping, long_polls)
+                if asked:
+                    # the lobby held the call until something moved (or a while), or gave a new seat: ask again at
+                    # once; one that answered at once with nothing new is asked at most once a second
+                    elapsed = time.monotonic() - asked_at
+                    if self._started or elapsed >= 1.0:
+                        continue
+                    wait = 1.0 - elapsed
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(wait):
                         await stopping.wait()
@@ -392,11 +404,29 @@ class BotRunner:
             await self.close()
             self.log.info("bot runner stopped", seats=len(self.stats), acts=sum(s.acts for s in self.stats.values()))
 
+    async def _refresh_unless(self, stopping: asyncio.Event, long_polls: bool) -> tuple[float, bool]:
+        """`refresh`, cut short when the runner stops (a long-polling call may be waiting at the lobby); the wait
+        until the next one, and whether the source answered."""
+        refreshing = asyncio.ensure_future(self.refresh())
+        stopped = asyncio.ensure_future(stopping.wait())
+        try:
+            await asyncio.wait((refreshing, stopped), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+        if not refreshing.done():
+            refreshing.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await refreshing
+            return 0.0, False
+        wait = refreshing.result()
+        return wait, long_polls and self._answered
+
     async def refresh(self) -> float:
         """Ask the source once and start, renew or stop seats; returns the seconds until it should ask again."""
         now = self._now()
+        self._answered = False
         try:
-            async with asyncio.timeout(self.call_timeout):
+            async with asyncio.timeout(self.call_timeout + getattr(self._source, "wait_seconds", 0)):
                 leases = await self._source()
         except Exception as e:  # the source is down: keep the seats whose leases still run
             self.log.warning("could not lease seats", error=repr(e))
@@ -404,6 +434,8 @@ class BotRunner:
                 if running.lease.expires_at <= now:
                     self._stop(key, "expired")
             return self._next(now, self.retry_every)
+        self._answered = True
+        self._started = 0
         current = {lease.key: lease for lease in leases}
         for key in [k for k in self._players if k not in current]:
             self._stop(key, "released")
@@ -416,6 +448,7 @@ class BotRunner:
             if reason == "ended" or (reason == "lost" and self._done_tokens.get(key) == lease.token):
                 continue  # over, or still refused to the same token: not again
             self._start(lease)
+            self._started += 1
         for key in [k for k in self.done if k not in current]:
             del self.done[key]
             self._done_tokens.pop(key, None)

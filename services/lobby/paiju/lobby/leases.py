@@ -7,7 +7,7 @@ table's append: one gets it, the other is told it is taken and skips it.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from paiju.lobby import table as tb
@@ -26,6 +26,8 @@ class Leased:
     seat: int
     holder: str
     expires: int
+    new: bool = False
+    """The runner did not hold the seat before this call."""
 
 
 class SeatLeases:
@@ -35,12 +37,13 @@ class SeatLeases:
         self._tables = tables
         self._playing = playing_tables_with_bots
 
-    async def lease(self, runner_id: str, now: int, max_seats: int = 0) -> list[Leased]:
+    async def lease(self, runner_id: str, now: int, max_seats: int = 0, also: Sequence[str] = ()) -> list[Leased]:
         """The bot seats ``runner_id`` holds after this call (at most ``max_seats``, 0: no limit), its leases
-        renewed or taken as above."""
+        renewed or taken as above. ``also``: tables to look at besides the playing ones the read model lists (a
+        table whose match just started, before the read model has it)."""
         until = now + LEASE_SECONDS
         leased: list[Leased] = []
-        for table_id in await self._playing():
+        for table_id in dict.fromkeys([*await self._playing(), *also]):
             loaded = await self._tables.load(table_id)  # kept current by the feed; a lease re-reads when it acts
             table = loaded.state
             if table.status is not tb.Status.PLAYING:
@@ -54,6 +57,7 @@ class SeatLeases:
                 if seat.runner and seat.runner != runner_id and seat.lease_until > now:
                     continue
                 expires = seat.lease_until
+                new = seat.runner != runner_id or seat.lease_until <= now
                 if seat.runner != runner_id or seat.lease_until - now < LEASE_SECONDS / 2:
                     command = tb.LeaseSeat(runner_id, i, now, until)
                     try:
@@ -61,5 +65,5 @@ class SeatLeases:
                     except tb.LobbyError:
                         continue  # another runner leased it meanwhile
                     expires = until
-                leased.append(Leased(table_id, table.game_id, table.game, i, holders[i], expires))
+                leased.append(Leased(table_id, table.game_id, table.game, i, holders[i], expires, new))
         return leased

@@ -138,8 +138,19 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
     return message
 
 
+BOT_SEAT_MOVES = frozenset(
+    {"match_started", "match_finished", "bot_seated", "seat_left", "seat_covered", "seat_returned", "substituted"}
+)
+"""The table events that may give a bot runner a seat to play or take one away (what a long-polling
+`LeaseBotSeats` waits for; a lease's own `seat_leased` is not one)."""
+
+
+def _bot_seat_move(envelope: Any) -> bool:
+    return envelope.event.WhichOneof("event") in BOT_SEAT_MOVES
+
+
 def new_tables(store: Any) -> Aggregates[tb.Table]:
-    return Aggregates(store, LOBBY_EVENTS, tb.Table, tb.decide, tb.evolve)
+    return Aggregates(store, LOBBY_EVENTS, tb.Table, tb.decide, tb.evolve, moves=_bot_seat_move)
 
 
 def new_accounts(store: Any) -> Aggregates[acc.Account | None]:
@@ -611,9 +622,17 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                 "a bot runner leases seats under its own id (the subject of its token)",
                 {"runner": who.subject},
             )
+        moves = self._tables.moves
         now = self._now()
+        held = await self.leases.lease(request.runner_id, now, request.max_seats)
+        # long polling: nothing new for this runner yet? answer when a table's bot seats move (or at the end)
+        waiting = request.wait_seconds and not any(leased.new for leased in held)
+        if waiting and await unless(self._tables.moved_after(moves, request.wait_seconds), self.draining):
+            now = self._now()
+            moved = self._tables.moved_since(moves)  # the tables that moved, whether or not the read model lists them
+            held = await self.leases.lease(request.runner_id, now, request.max_seats, also=moved)
         response = lobby_pb2.LeaseBotSeatsResponse()
-        for leased in await self.leases.lease(request.runner_id, now, request.max_seats):
+        for leased in held:
             token = self._token(
                 leased.holder, Role.PLAYER, leased.expires + LEASE_SECONDS - now, leased.game_id, leased.seat
             )

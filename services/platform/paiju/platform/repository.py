@@ -17,6 +17,8 @@ decides again (two players racing for one seat: one sits, the other is told the 
 from __future__ import annotations
 
 import asyncio
+import collections
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -560,6 +562,10 @@ class Repository(Generic[A]):
         raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")
 
 
+MOVES_KEPT = 1024
+"""How many of the last moves' aggregates `Aggregates` remembers."""
+
+
 class Aggregates(Repository["Loaded[S]"], Generic[S]):
     """The lobby's and scoring's aggregates of one kind: envelopes of one stream (``envelope``, e.g.
     `LobbyEnvelope`) around the events of one pure core (``initial``, ``decide``, ``evolve``)."""
@@ -574,13 +580,48 @@ class Aggregates(Repository["Loaded[S]"], Generic[S]):
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         envelope: type[Message] = lobby_events_pb2.LobbyEnvelope,
+        moves: Callable[[Any], bool] | None = None,
     ) -> None:
+        """``moves``: which stored envelopes count as moves that `moved_after` waits for (``None``: none)."""
         super().__init__(store, clock=clock)
         self._envelope = envelope
         self._codec = codec
         self._initial = initial
         self._decide = decide
         self._evolve = evolve
+        self._moves_filter = moves
+        self.moves = 0
+        """How many moves the feed has brought (see `moved_after`)."""
+        self._moved: collections.deque[str] = collections.deque(maxlen=MOVES_KEPT)
+        """The aggregates of the last moves, the latest last."""
+        self._move: asyncio.Event | None = None
+
+    def _observed(self, recorded: Recorded) -> None:
+        if self._moves_filter is None or not self._moves_filter(self._envelope.FromString(recorded.data)):
+            return
+        self.moves += 1
+        self._moved.append(recorded.aggregate)
+        waiting, self._move = self._move, None
+        if waiting is not None:
+            waiting.set()
+
+    def moved_since(self, moves: int) -> list[str]:
+        """The aggregates that moved after the first ``moves`` (the latest `MOVES_KEPT` at most), each once."""
+        count = min(self.moves - moves, len(self._moved))
+        return list(dict.fromkeys(list(self._moved)[len(self._moved) - count :])) if count > 0 else []
+
+    async def moved_after(self, moves: int, timeout: float) -> bool:
+        """Wait until the feed brings a move after the first ``moves`` (the value of `moves` read before), at most
+        ``timeout`` seconds; whether one came."""
+        if self.moves > moves:
+            return True
+        if self._move is None:
+            self._move = asyncio.Event()
+        waiting = self._move
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await waiting.wait()
+        return self.moves > moves
 
     def _absent(self, aggregate: str) -> Loaded[S]:
         return Loaded(aggregate, self._initial())

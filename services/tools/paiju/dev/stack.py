@@ -316,9 +316,12 @@ def run(
             paiju = Path(sys.executable).parent / "paiju"
             first = tables[next(iter(tables))]
             playing = " and ".join(f"a {GAMES[kind].title} table at {table}" for kind, table in tables.items())
-            watch = "\n".join(f"  {paiju} watch {table}" for table in tables.values())
+            # the addresses always: another stack (or PAIJU_*_ADDRESS in the shell) must not answer these commands
+            here = f"--lobby {lobby_address} --engine {engine_address}"
+            watch = "\n".join(f"  {paiju} watch {table} {here}" for table in tables.values())
             play = "\n".join(
-                f"  {paiju} play {kind}   (against {NUMBER_WORDS.get(rules.seats - 1, str(rules.seats - 1))} bots)"
+                f"  {paiju} play {kind} {here}   "
+                f"(against {NUMBER_WORDS.get(rules.seats - 1, str(rules.seats - 1))} bots)"
                 for kind, rules in GAMES.items()
             )
             print(
