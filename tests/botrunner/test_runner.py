@@ -7,11 +7,14 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections import defaultdict
+from typing import Any
 
 import pytest
 
+from paiju.botrunner.cli import load_agent
 from paiju.botrunner.leases import SeatLease, StaticSeatSource
 from paiju.botrunner.runner import BotRunner
+from paiju.envs.agent import PolicyBot
 from paiju.platform.tokens import Role
 from paiju.rules.verify import verify
 from paiju.sdk.games import GAMES
@@ -268,3 +271,30 @@ def test_bots_play_fair_games_whose_every_deal_verifies() -> None:
             assert total([runner], "fallbacks") == 0 and total([runner], "refused") == 0
 
     run(body)
+
+
+def test_a_policy_trained_on_the_environment_plays_real_seats_through_the_runner() -> None:
+    """`paiju bots --agent MODULE:FACTORY`: the runner makes each seat's bot with the factory; a `PolicyBot` (what a
+    policy trained on `paiju.envs` is wrapped in) plays a whole 砸六家 match over the API."""
+
+    def first_listed(observation: dict[str, Any]) -> int:
+        return 0
+
+    def factory(game: str, seed: int) -> PolicyBot:
+        return PolicyBot(game, first_listed)
+
+    async def body() -> None:
+        async with engine() as e:
+            await create_zlj(e, "agent", deals=1)
+            stub, channel = e.runner_stub()
+            runner = BotRunner(StaticSeatSource(leases("agent", "zlj", range(6))), stub, think=0, agent=factory)
+            await play_out(e, [runner], ["agent"], timeout=240)
+            await channel.close()
+            assert runner.done == {("agent", s): "ended" for s in range(6)}
+            assert total([runner], "fallbacks") == 0 and total([runner], "refused") == 0
+
+    run(body)
+    assert load_agent("paiju.envs.agent:PolicyBot") is PolicyBot
+    for wrong in ("paiju.envs.agent", "no.such.module:make", "paiju.envs.agent:nothing", "paiju.envs.aec:MAX_ACTIONS"):
+        with pytest.raises(ValueError):
+            load_agent(wrong)

@@ -116,9 +116,25 @@ async def open_tables(lobby_address: str) -> list[str]:
             table = (await lobby.CreateTable(request, metadata=md)).table
             for _ in range(6 if n < ZLJ_TABLES else 4):
                 await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table.table_id), metadata=md)
-            started = await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table.table_id), metadata=md)
-            games.append(started.table.game_id)
+            games.append(await start_match(lobby, table.table_id, md))
         return games
+
+
+async def start_match(lobby: Any, table_id: str, md: Any) -> str:
+    """Start a table's match as a client does: an UNAVAILABLE answer ("try again shortly": the engine was slow to
+    answer on the loaded machine) is retried, after reading whether the start was recorded before it."""
+    for _ in range(20):
+        try:
+            started = await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=md)
+            return str(started.table.game_id)
+        except grpc.aio.AioRpcError as e:
+            if e.code() != grpc.StatusCode.UNAVAILABLE:
+                raise
+        table = (await lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=md)).table
+        if table.status == lobby_pb2.TABLE_STATUS_PLAYING:
+            return str(table.game_id)
+        await asyncio.sleep(1.0)
+    raise AssertionError(f"the match of {table_id} could not be started")
 
 
 async def versions(engines: str, games: list[str]) -> dict[str, tuple[int, bool]]:

@@ -40,6 +40,7 @@ THINK_VARIABLE = "PAIJU_BOT_THINK_SECONDS"
 MAX_SEATS_VARIABLE = "PAIJU_BOT_MAX_SEATS"
 RENEW_VARIABLE = "PAIJU_BOT_RENEW_SECONDS"
 LOG_LEVEL_VARIABLE = "PAIJU_LOG_LEVEL"
+AGENT_VARIABLE = "PAIJU_BOT_AGENT"
 DEFAULT_LOBBY = "127.0.0.1:50052"
 DEFAULT_ENGINE = "127.0.0.1:50051"
 DEFAULT_THINK = 0.3
@@ -63,6 +64,8 @@ class Settings:
     max_seats: int = 0
     renew: float = DEFAULT_RENEW
     log_level: str = "info"
+    agent: str = ""
+    """``MODULE:FACTORY`` of the bots to play with (empty: the heuristic bots); README.md, "A bot-builder's kit"."""
 
     @classmethod
     def resolve(cls, args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:
@@ -79,6 +82,7 @@ class Settings:
             max_seats=int(pick(args.max_seats, MAX_SEATS_VARIABLE, "0")),
             renew=float(pick(args.renew, RENEW_VARIABLE, str(DEFAULT_RENEW))),
             log_level=pick(args.log_level, LOG_LEVEL_VARIABLE, "info"),
+            agent=pick(getattr(args, "agent", None), AGENT_VARIABLE, ""),
         )
 
 
@@ -110,6 +114,12 @@ def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--log-level", choices=["debug", "info", "warning", "error"], help=f"({LOG_LEVEL_VARIABLE}; info)"
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="MODULE:FACTORY",
+        help=f"play with your own bots ({AGENT_VARIABLE}): FACTORY(game, seed) returns an object with "
+        "choose_view(view, legal); e.g. a policy trained on paiju.envs, wrapped in paiju.envs.agent.PolicyBot",
     )
     parser.set_defaults(func=run)
     return parser
@@ -146,8 +156,31 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    asyncio.run(serve(settings, signer))
+    agent = None
+    if settings.agent:
+        try:
+            agent = load_agent(settings.agent)
+        except ValueError as e:
+            print(f"paiju bots: {e}", file=sys.stderr)
+            return 2
+    asyncio.run(serve(settings, signer, agent=agent))
     return 0
+
+
+def load_agent(spec: str) -> Any:
+    """``MODULE:FACTORY`` -> the factory (`ValueError` for a spec that names nothing callable)."""
+    import importlib
+
+    module, _, name = spec.partition(":")
+    if not module or not name:
+        raise ValueError(f"an agent is MODULE:FACTORY, not {spec!r}")
+    try:
+        factory = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as e:
+        raise ValueError(f"no agent factory {spec!r}: {e}") from None
+    if not callable(factory):
+        raise ValueError(f"{spec!r} is not callable")
+    return factory
 
 
 def main(argv: Sequence[str] | None = None) -> int:

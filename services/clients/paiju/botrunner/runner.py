@@ -106,13 +106,16 @@ class SeatPlayer:
     """The latest game version this seat knows of."""
     watched: int = 0
     """The last version the watch received: a new watch resumes after it."""
+    agent: Callable[[str, int], ViewBot] | None = None
+    """Makes the bot of a seat from the game's name and a seed (``paiju bots --agent``; default: `BOTS`)."""
     act_patience: float = RETRY_SECONDS
     """How long a move is sent again (with its command id, so it applies once) while the engine cannot be
     reached."""
 
     def __post_init__(self) -> None:
         self.game = GAMES[self.lease.game]
-        self.bot = BOTS[self.lease.game](bot_seed(self.lease.game_id, self.lease.seat))
+        seed = bot_seed(self.lease.game_id, self.lease.seat)
+        self.bot = BOTS[self.lease.game](seed) if self.agent is None else self.agent(self.lease.game, seed)
         self.log = log.bind(game=self.lease.game_id, seat=self.lease.seat, table=self.lease.table_id)
         self._dirty = asyncio.Event()
         self._refused_at = -1
@@ -350,8 +353,11 @@ class BotRunner:
         idle_check: float = 5.0,
         on_envelope: EnvelopeObserver | None = None,
         now: Callable[[], float] = time.time,
+        agent: Callable[[str, int], ViewBot] | None = None,
     ) -> None:
+        """``agent``: makes each seat's bot from the game's name and a seed (default: the heuristic `BOTS`)."""
         self._source = source
+        self._agent = agent
         self._engine = engine
         self.runner_id = runner_id
         self.think = think
@@ -473,6 +479,7 @@ class BotRunner:
             idle_check=self.idle_check,
             on_envelope=self._on_envelope,
             stats=self.stats.setdefault(key, SeatStats()),
+            agent=self._agent,
         )
         self._players[key] = player
         self.starts[key] += 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+from typing import Any
 
 import structlog
 
@@ -23,9 +24,11 @@ async def serve(
     *,
     stop: asyncio.Event | None = None,
     source: SeatSource | None = None,
+    agent: Any = None,
 ) -> BotRunner:
     """Play the seats the lobby leases (or ``source``'s) until ``stop`` is set or SIGTERM / SIGINT; then stop
-    every seat, close the channels and return the runner (its statistics)."""
+    every seat, close the channels and return the runner (its statistics). ``agent``: makes each seat's bot from the
+    game's name and a seed (``--agent``; default: the heuristic bots)."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.botrunner")
     stopping = stop or asyncio.Event()
@@ -46,6 +49,7 @@ async def serve(
         runner_id=settings.runner_id,
         think=settings.think,
         renew_every=settings.renew,
+        agent=agent,
     )
     log.info(
         "bot runner starting",
