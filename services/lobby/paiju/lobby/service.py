@@ -625,11 +625,17 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         moves = self._tables.moves
         now = self._now()
         held = await self.leases.lease(request.runner_id, now, request.max_seats)
-        # long polling: nothing new for this runner yet? answer when a table's bot seats move (or at the end)
-        waiting = request.wait_seconds and not any(leased.new for leased in held)
-        if waiting and await unless(self._tables.moved_after(moves, request.wait_seconds), self.draining):
-            now = self._now()
+        # long polling: nothing new for this runner yet? lease again each time a table's bot seats move, until one
+        # gives it a seat or the wait is over
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + request.wait_seconds
+        while request.wait_seconds and not any(leased.new for leased in held):
+            remaining = deadline - loop.time()
+            if remaining <= 0 or not await unless(self._tables.moved_after(moves, remaining), self.draining):
+                break
             moved = self._tables.moved_since(moves)  # the tables that moved, whether or not the read model lists them
+            moves = self._tables.moves
+            now = self._now()
             held = await self.leases.lease(request.runner_id, now, request.max_seats, also=moved)
         response = lobby_pb2.LeaseBotSeatsResponse()
         for leased in held:
