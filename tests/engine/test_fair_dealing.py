@@ -190,3 +190,23 @@ def test_anyone_verifies_an_ended_game_from_the_engines_public_replay(request: p
             await store.close()
 
     run(body)
+
+
+def test_with_fair_dealing_off_new_games_come_from_seeds_and_fair_ones_go_on_fairly() -> None:
+    """PAIJU_FAIR_DEALING=off: the engine starts new games from seeds, and still takes the steps of the fair games
+    started before (their deals and reveals need its server seeds)."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        clock = [T0]
+        await fair_games(clock, 1.0, store=store).create(
+            "before", "zlj", StartMatch(0, Options(deals=1), fair=True), "start", "engine"
+        )
+        off = Games(store, clock=lambda: clock[0])
+        off.deal_fairly(lambda game_id, number: server_seeds((SECRET,), game_id, number), 1.0, new_games=False)
+        assert not off.fair and off.takes_fair_steps
+        clock[0] = T0 + timedelta(seconds=2)
+        await expire_turns(off, clock[0])
+        assert (await off.load("before")).state.phase.value == "play", "the fair game was dealt"
+
+    asyncio.run(main())

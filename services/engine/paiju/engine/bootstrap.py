@@ -77,6 +77,7 @@ async def build(
     owned: frozenset[int] | None = None,
     contribution_seconds: float | None = None,
     previous_secret: bytes | None = None,
+    fair_new_games: bool = True,
     **service: Any,
 ) -> tuple[Games, EngineService]:
     """The engine's games and service over ``store``, wired as every engine runs them — the games follow the
@@ -87,14 +88,19 @@ async def build(
     ``contribution_seconds``: new games are dealt from committed shuffles (`paiju.rules.fair`), a deal without a
     cut waiting that long for the seats' contributions (``None``: from seeds, as the tests that do not look at
     fairness keep it); ``previous_secret``: the seed secret before the current one, whose committed shuffles are
-    still dealt and revealed. The tests build it here too."""
+    still dealt and revealed; ``fair_new_games``: new games start fair (else from seeds, while the fair games already
+    started go on fairly). The tests build it here too."""
     games = Games(store, live=live)
     if contribution_seconds is not None:
         secret = service.get("seed_secret")
         if secret is None:
             raise ValueError("dealing fairly needs the engine's seed secret")
         secrets = [secret] if previous_secret is None else [secret, previous_secret]
-        games.deal_fairly(lambda game_id, number: server_seeds(secrets, game_id, number), contribution_seconds)
+        games.deal_fairly(
+            lambda game_id, number: server_seeds(secrets, game_id, number),
+            contribution_seconds,
+            new_games=fair_new_games,
+        )
     await games.own(owned)
     await games.follow()
     return games, EngineService(games, trust, **service)
@@ -125,7 +131,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         owned=frozenset() if store.partitions else None,  # its share comes from the leases, below
         seed_secret=secret,
         limits=RateLimits.from_env(RATE_LIMITS, os.environ),
-        contribution_seconds=settings.contribution_seconds if settings.fair_dealing else None,
+        contribution_seconds=settings.contribution_seconds,  # fair games already started go on fairly either way
+        fair_new_games=settings.fair_dealing,
         previous_secret=previous_seed_secret_from_env(),
     )
     dependencies = Dependencies()

@@ -231,21 +231,35 @@ class Games(Repository[Game]):
         self._owned: frozenset[int] | None = None
         """The partitions this replica owns (``None``: every game, a replica alone)."""
         self._server_seeds: Callable[[str, int], Sequence[bytes]] | None = None
+        self._fair_new_games = False
         self.contribution_seconds = 0.0
         """How long a fair deal without a cut waits for the seats' contributions (0: it is dealt at once)."""
 
-    def deal_fairly(self, server_seeds: Callable[[str, int], Sequence[bytes]], contribution_seconds: float) -> None:
-        """Start new games dealt from committed shuffles (`paiju.rules.fair`), with ``server_seeds`` (the candidate
-        server seeds of a game's n-th shuffle: the one of the engine's secret first, then those of its previous
-        secret, so a shuffle committed before the secret changed is still dealt and revealed), and take each game's
-        commit, deal and reveal steps in the append that makes them due; a deal without a cut waits
-        ``contribution_seconds`` for the seats' contributions (the timers deal it then)."""
+    def deal_fairly(
+        self,
+        server_seeds: Callable[[str, int], Sequence[bytes]],
+        contribution_seconds: float,
+        *,
+        new_games: bool = True,
+    ) -> None:
+        """Take each fair game's commit, deal and reveal steps (`paiju.rules.fair`) in the append that makes them due,
+        with ``server_seeds`` (the candidate server seeds of a game's n-th shuffle: the one of the engine's secret
+        first, then those of its previous secret, so a shuffle committed before the secret changed is still dealt and
+        revealed); a deal without a cut waits ``contribution_seconds`` for the seats' contributions (the timers deal
+        it then). ``new_games``: new games are started fair too (else from seeds; the fair games already started go
+        on being dealt fairly either way)."""
         self._server_seeds = server_seeds
         self.contribution_seconds = contribution_seconds
+        self._fair_new_games = new_games
 
     @property
     def fair(self) -> bool:
         """Whether new games are dealt from committed shuffles."""
+        return self._server_seeds is not None and self._fair_new_games
+
+    @property
+    def takes_fair_steps(self) -> bool:
+        """Whether this engine takes fair games' steps (it has the server seeds)."""
         return self._server_seeds is not None
 
     def fair_command(self, game: Game, step: Step) -> Any:

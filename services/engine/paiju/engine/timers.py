@@ -53,7 +53,7 @@ async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
     """A fair game whose next step is the engine's (`paiju.rules.fair`): a deal whose contribution window has
     closed is dealt (with whatever contributions came); a step due at once (a game stored by an engine that does not
     deal fairly, or a replica that went away between two appends) is taken. Whether the game had such a step."""
-    step = game.rules.game.fair_step(game.state) if games.fair else None
+    step = game.rules.game.fair_step(game.state) if games.takes_fair_steps else None
     if step is None:
         return False
     if step.waits and game.envelopes:
