@@ -56,7 +56,8 @@ def narrate(event: Event) -> list[str]:
         deals = f"{o.deals} deals" if o.deals else "open-ended"
         return [f"Match starts: {deals}, reverse tribute {o.reverse_tribute.value}, resistance {o.resist.value}"]
     if isinstance(event, HandsDealt):
-        how = f"{seat_name(event.cutter)} cut {event.cut} cards; " if event.cutter is not None else ""
+        moved = f"{event.cut} card{'s' if event.cut != 1 else ''}"
+        how = f"{seat_name(event.cutter)} cut {moved}; " if event.cutter is not None else ""
         lines = [f"Deal {event.deal}: {how}dealing starts at {seat_name(event.first_drawer)}"]
         for s, hand in enumerate(event.hands):
             if hand:

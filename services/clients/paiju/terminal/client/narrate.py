@@ -69,6 +69,10 @@ class Narration:
         raise NotImplementedError
 
 
+def _count(n: int) -> str:
+    return f"{n} card{'s' if n != 1 else ''}"
+
+
 def fairness_lines(event: Any, seats: Seats) -> list[str] | None:
     """Lines for the events of fair dealing (docs/fairness.md); ``None`` for any other event."""
     if isinstance(event, SeedCommitted):
@@ -121,11 +125,11 @@ class TractorNarration(Narration):
             ]
         if isinstance(event, tm.HandsDealt):
             self.trumps, self.plays_in_trick, self.points = None, 0, 0
-            how = f"the dealer cut {event.cut} cards; " if event.cut is not None else ""
+            how = f"the dealer cut {_count(event.cut)}; " if event.cut is not None else ""
             lines = [f"Deal {event.deal}: {how}dealing starts at {label(event.first_drawer)}"]
             mine = [len(h) for h in event.hands if h]
             if mine:
-                lines.append(f"  you receive {mine[0]} cards")
+                lines.append(f"  you receive {_count(mine[0])}")
             return lines
         if isinstance(event, tm.BidEntered):
             return [self._bid_entered(event)]

@@ -79,12 +79,17 @@ class Combo:
         if self.kind is Kind.PAIR:
             return f"a pair of {top}"
         if self.kind is Kind.STRAIGHT:
-            return f"a {self.size}-card straight to {top}"
+            return f"{_a(self.size)} {self.size}-card straight to {top}"
         if self.kind is Kind.PAIR_STRAIGHT:
-            return f"a {self.size // 2}-pair pair-straight to {top}"
+            return f"{_a(self.size // 2)} {self.size // 2}-pair pair-straight to {top}"
         if self.kind is Kind.BOMB:
-            return f"a {self.size}-card bomb of {top}"
-        return f"a {self.size}-card joker bomb"
+            return f"{_a(self.size)} {self.size}-card bomb of {top}"
+        return f"{_a(self.size)} {self.size}-card joker bomb"
+
+
+def _a(n: int) -> str:
+    """The article before a number said aloud: "an 8-card", "an 11-card", "an 18-card"; "a 5-card"."""
+    return "an" if str(n).startswith("8") or n in (11, 18) else "a"
 
 
 def level_counts(cards: Iterable[Card]) -> list[int]:
