@@ -24,7 +24,7 @@ from paiju.rules.tractor.settlement import level_name
 from paiju.sdk import games
 from paiju.sdk.games import GameContract
 from paiju.terminal import zlj_narrator
-from paiju.terminal.client.render import SUIT_WORDS, Seats
+from paiju.terminal.client.render import SUIT_WORDS, Seats, card_count
 from paiju.v1 import engine_pb2
 
 SEAT = re.compile(r"seat (\d+) \(([AB])\)")
@@ -69,11 +69,7 @@ class Narration:
         raise NotImplementedError
 
 
-def _count(n: int) -> str:
-    return f"{n} card{'s' if n != 1 else ''}"
-
-
-def fairness_lines(event: Any, seats: Seats) -> list[str] | None:
+def fairness_lines(event: Any) -> list[str] | None:
     """Lines for the events of fair dealing (docs/fairness.md); ``None`` for any other event."""
     if isinstance(event, SeedCommitted):
         return [f"Deal {event.deal}'s shuffle is committed: {event.commitment.hex()[:16]}… (checked after the deal)"]
@@ -91,7 +87,7 @@ class ZljNarration(Narration):
     game = games.ZLJ
 
     def narrate(self, event: Any) -> list[str]:
-        fairness = fairness_lines(event, self.seats)
+        fairness = fairness_lines(event)
         if fairness is not None:
             return fairness
         return [relabel(line, self.seats) for line in zlj_narrator.narrate(event)]
@@ -112,7 +108,7 @@ class TractorNarration(Narration):
         return format_cards(cards, self.trumps.order_key if self.trumps is not None else None)
 
     def narrate(self, event: Any) -> list[str]:
-        fairness = fairness_lines(event, self.seats)
+        fairness = fairness_lines(event)
         if fairness is not None:
             return fairness
         label = self.seats.label
@@ -125,11 +121,11 @@ class TractorNarration(Narration):
             ]
         if isinstance(event, tm.HandsDealt):
             self.trumps, self.plays_in_trick, self.points = None, 0, 0
-            how = f"the dealer cut {_count(event.cut)}; " if event.cut is not None else ""
+            how = f"the dealer cut {card_count(event.cut)}; " if event.cut is not None else ""
             lines = [f"Deal {event.deal}: {how}dealing starts at {label(event.first_drawer)}"]
             mine = [len(h) for h in event.hands if h]
             if mine:
-                lines.append(f"  you receive {_count(mine[0])}")
+                lines.append(f"  you receive {card_count(mine[0])}")
             return lines
         if isinstance(event, tm.BidEntered):
             return [self._bid_entered(event)]

@@ -413,7 +413,8 @@ def tractor_table(view: TractorView, seats: Seats) -> list[str]:
     return lines
 
 
-def _count(n: int) -> str:
+def card_count(n: int) -> str:
+    """``1 card``, ``2 cards``."""
     return f"{n} card{'s' if n != 1 else ''}"
 
 
@@ -427,7 +428,7 @@ def tractor_follow_hint(view: TractorView) -> str | None:
     cls = CLASS_NAMES[req.suit_class]
     where = f"of {cls}" if req.free_of_suit else "of any suit"
     if not req.must_include:
-        owed = f"{_count(req.count)} {where}"
+        owed = f"{card_count(req.count)} {where}"
     elif not req.free:
         owed = f"{tractor_cards(view, req.must_include)} (pattern {req.pattern})"
     else:
@@ -600,6 +601,7 @@ __all__ = [
     "Option",
     "Problem",
     "Seats",
+    "card_count",
     "client_command",
     "cut_range",
     "interpret",

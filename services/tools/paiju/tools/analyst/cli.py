@@ -167,10 +167,24 @@ def run_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _chosen_games(
+    source: Source, games: Sequence[str], tables: Sequence[str], tournaments: Sequence[str]
+) -> list[str] | None:
+    """The games named, then those of the tables' matches and of the tournaments (``None``: none named, every game
+    of the stream)."""
+    if not (games or tables or tournaments):
+        return None
+    game_ids = list(games)
+    for table in tables:
+        game_ids += await table_games(source, table)
+    for tournament in tournaments:
+        game_ids += [g for g in await tournament_games(source, tournament) if g not in game_ids]
+    return game_ids
+
+
 def run_verify(args: argparse.Namespace) -> int:
     async def checked() -> list[tuple[Any, Any]]:
         source = _source(args)
-        game_ids: list[str] | None = None
         if args.engine:
             token = args.token or os.environ.get("PAIJU_TOKEN", "")
             if not (args.games or args.game) or args.table or args.tournament or not token:
@@ -179,12 +193,7 @@ def run_verify(args: argparse.Namespace) -> int:
                 )
             logs = await replayed_logs(args.engine, [*args.games, *args.game], token)
             return [(log, verdict_of(log)) for log in logs]
-        if args.games or args.game or args.table or args.tournament:
-            game_ids = [*args.games, *args.game]
-            for table in args.table:
-                game_ids += await table_games(source, table)
-            for tournament in args.tournament:
-                game_ids += [g for g in await tournament_games(source, tournament) if g not in game_ids]
+        game_ids = await _chosen_games(source, [*args.games, *args.game], args.table, args.tournament)
         async with game_store(source) as store:
             logs = await stored_logs(store, game_ids)
         return [(log, verdict_of(log)) for log in sorted(logs, key=lambda log: log.game_id)]
@@ -204,13 +213,7 @@ def run_verify(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     async def exported() -> Exported:
         source = _source(args)
-        game_ids: list[str] | None = None
-        if args.game or args.table or args.tournament:
-            game_ids = list(args.game)
-            for table in args.table:
-                game_ids += await table_games(source, table)
-            for tournament in args.tournament:
-                game_ids += [g for g in await tournament_games(source, tournament) if g not in game_ids]
+        game_ids = await _chosen_games(source, args.game, args.table, args.tournament)
         return await export_games(
             game_ids,
             args.out,
