@@ -29,6 +29,7 @@ from typing import Any
 import asyncpg
 import grpc
 import nats
+import nats.errors
 import pytest
 
 from paiju.dev.cluster import NatsCluster, messages_on
@@ -205,7 +206,17 @@ async def scoring_caught_up(dsn: str, url: str) -> bool:
 
 
 async def owners(url: str) -> dict[int, str]:
-    """Which process (by its HOSTNAME, the start of its member name) holds each partition's lease."""
+    """Which process (by its HOSTNAME, the start of its member name) holds each partition's lease (asked again
+    while the bucket answers no leader yet: just after a node is lost, its replicas may be electing one)."""
+    for _ in range(20):
+        try:
+            return await owners_once(url)
+        except (nats.errors.Error, TimeoutError):
+            await asyncio.sleep(0.5)
+    return await owners_once(url)
+
+
+async def owners_once(url: str) -> dict[int, str]:
     client = await nats.connect(servers=url.split(","), connect_timeout=2)
     try:
         kv = await client.jetstream(timeout=5).key_value("paiju-owners-GAMES")
@@ -479,10 +490,29 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
         passed = True
     finally:
         cluster.stop()
+        if not passed:
+            print_errors(folder / "logs")
         if not passed or os.environ.get("PAIJU_KEEP_REHEARSAL"):
             print("the rehearsal's logs and data are kept in", folder, file=sys.stderr)
         else:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def print_errors(logs: Path, most: int = 40) -> None:
+    """Print the services' warnings and errors (with their tracebacks) after a failed rehearsal: CI keeps no files,
+    so what went wrong must be in its output."""
+    for log in sorted(logs.glob("*.log")):
+        lines = log.read_text(errors="replace").splitlines()
+        picked = [
+            line
+            for line in lines
+            if any(word in line for word in ('"error"', '"warning"', "Traceback", "Error", "error:"))
+            or line.startswith((" ", "\t"))
+        ]
+        if picked:
+            print(f"\n--- {log.name}: {len(picked)} warning and error lines, the last {most} ---", file=sys.stderr)
+            for line in picked[-most:]:
+                print(line[:2000], file=sys.stderr)
 
 
 async def stream_leader(url: str, stream: str) -> str:

@@ -43,3 +43,14 @@ def test_a_downstream_refusal_of_our_own_credentials_or_rate_is_unavailable_not_
         refused = refusal_of_rpc_error(rpc_error(Refused(reason, "no")), "the engine")
         assert refused.reason is Reason.DEPENDENCY_UNAVAILABLE, reason
         assert refused.metadata == {"dependency": "the engine"}
+
+
+def test_a_stream_without_a_leader_is_a_dependency_gone_not_an_internal_error() -> None:
+    """What JetStream answers while a stream or bucket elects a leader (a node lost, a bucket just created on a
+    cluster) is answered UNAVAILABLE ("try again"), not INTERNAL: the cluster rehearsal once met a StartMatch
+    answered INTERNAL by a key-value put that got no response from its stream."""
+    from paiju.platform.edge import DEPENDENCY_ERRORS
+    from paiju.platform.nats import LEADERLESS
+
+    for error in LEADERLESS:
+        assert issubclass(error, DEPENDENCY_ERRORS), error

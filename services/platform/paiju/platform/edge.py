@@ -84,6 +84,7 @@ DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (
     nats.errors.TimeoutError,
     nats.errors.UnexpectedEOF,
     nats.js.errors.ServiceUnavailableError,
+    nats.js.errors.NoStreamResponseError,  # a stream or bucket without a leader (a node lost, an election)
     asyncpg.PostgresConnectionError,
     asyncpg.InterfaceError,
     asyncpg.exceptions.CannotConnectNowError,
