@@ -253,7 +253,7 @@ def test_tractor_narration_keeps_others_bids_concealed_and_follows_the_trick() -
     assert narration.narrate(tm.CardsPlayed(1, cards("4S 4S"))) == ["  seat 1 (B): 4S 4S   leads a pair of spades"]
     assert narration.narrate(tm.CardsPlayed(2, cards("5S 6S"))) == ["  seat 2 (A): 5S 6S"]
     won = narration.narrate(tm.TrickWon(0, 5, 5))
-    assert won == ["  -- trick to seat 0 (A, you) (5 points, attackers +5); attackers 5"]
+    assert won == ["  -- trick to seat 0 (A, you) (5 points, attackers +5); attackers 5 of the 240 they need"]
 
 
 def test_a_follower_is_told_what_the_lead_requires() -> None:

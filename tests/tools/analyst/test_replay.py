@@ -113,7 +113,8 @@ def test_an_ended_zlj_match_is_told_play_by_play_with_every_hand_and_the_result(
         if isinstance(event, zlj.DealEnded):
             r = event.result
             assert told[version][0].startswith(f"Deal {r.deal} over:")
-            assert f"order {list(r.order)}" in told[version][0]
+            finishing = told[version][0].split("finishing order ", 1)[1].split("; caught", 1)[0]
+            assert [int(s) for s in re.findall(r"seat (\d) \(", finishing)] == list(r.order)
             assert f"team points A {r.team_points[0]:+d}, B {r.team_points[1]:+d}" in told[version][1]
             assert told[version][2].startswith(f"Score after deal {r.deal}: team points")
         if isinstance(event, zlj.TributeGiven | zlj.TributeReturned):

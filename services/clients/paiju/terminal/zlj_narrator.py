@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from paiju.rules.cards import Cards, format_cards
-from paiju.rules.zlj.combos import order
+from paiju.rules.zlj.combos import LEVEL_NAMES, Combo, Kind, order
 from paiju.rules.zlj.dealing import THROW_NAMES
 from paiju.rules.zlj.model import (
     CardsPlayed,
@@ -37,10 +39,40 @@ OUTCOME_WORDS = {
     "DRAW": "平贡 draw",
     "REVERSE": "反逮 reverse catch",
 }
+JOKER_WORDS = {"SJ": "the small joker", "BJ": "the big joker"}
+NO_TEAM_POINTS = {
+    "DRAW": "a draw scores no team points (D-ZLJ-6)",
+    "REVERSE": "the winners of a 反逮 score no team points for it (D-ZLJ-6); it decides the next deal's tribute (§10)",
+}
+"""Why a deal's winners, or nobody, scored no team points, in the words of the rules (§8)."""
 
 
 def seat_name(seat: int) -> str:
     return f"seat {seat} ({team_of(seat).value})"
+
+
+def seat_list(seats: Iterable[int], last: str = "and") -> str:
+    """``seat 1 (B), seat 3 (B) and seat 5 (B)``: seats in words (the terminal client labels each with its
+    player); ``nobody`` for none."""
+    names = [seat_name(s) for s in seats]
+    if not names:
+        return "nobody"
+    if len(names) == 1:
+        return names[0]
+    return f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+
+def combo_words(combo: Combo) -> str:
+    """A combination in words: ``a pair of 7``, ``a 5-card straight to 9``; a single joker by its name."""
+    if combo.kind is Kind.SINGLE and LEVEL_NAMES[combo.top] in JOKER_WORDS:
+        return JOKER_WORDS[LEVEL_NAMES[combo.top]]
+    return combo.describe()
+
+
+def team_points_why(outcome: str) -> str:
+    """Why nobody scored team points in a deal with this outcome (``""`` when its winners scored)."""
+    why = NO_TEAM_POINTS.get(outcome)
+    return f": {why}" if why else ""
 
 
 def cards(cs: Cards | None, count: int = 0) -> str:
@@ -64,15 +96,15 @@ def narrate(event: Event) -> list[str]:
                 lines.append(f"  {seat_name(s)}: {cards(hand)}")
         return lines
     if isinstance(event, RockPaperScissors):
-        rounds = "; ".join(", ".join(f"{s}:{THROW_NAMES[t]}" for s, t in r) for r in event.rounds)
-        return [f"Rock-paper-scissors for {event.purpose}: {rounds} -> order {list(event.order)}"]
+        rounds = "; ".join(", ".join(f"{seat_name(s)} {THROW_NAMES[t]}" for s, t in r) for r in event.rounds)
+        return [f"Rock-paper-scissors for {event.purpose}: {rounds}; order: {seat_list(event.order, 'then')}"]
     if isinstance(event, TributeResisted):
         return [f"{seat_name(event.seat)} shows {cards(event.cards)}: tribute resisted (抗贡)"]
     if isinstance(event, TributeGiven):
         return [f"{seat_name(event.seat)} gives tribute {cards(event.cards, event.count)}"]
     if isinstance(event, TributeOrdered):
-        picks = ", ".join(f"{s} picks {n}" for s, n in event.winners)
-        return [f"Tribute: {picks}; take-back order {[s for s, _ in event.losers]}"]
+        picks = ", ".join(f"{seat_name(s)} picks {n}" for s, n in event.winners)
+        return [f"Tribute: {picks}; they take back in the order {seat_list((s for s, _ in event.losers), 'then')}"]
     if isinstance(event, TributePicked):
         return [f"{seat_name(event.seat)} picks {cards(event.cards, event.count)}"]
     if isinstance(event, TributeReturned):
@@ -82,7 +114,7 @@ def narrate(event: Event) -> list[str]:
     if isinstance(event, PlayStarted):
         return [f"{seat_name(event.leader)} leads: {event.reason}"]
     if isinstance(event, CardsPlayed):
-        return [f"  {seat_name(event.seat)}: {cards(event.cards)}   ({event.combo.describe()})"]
+        return [f"  {seat_name(event.seat)}: {cards(event.cards)}   ({combo_words(event.combo)})"]
     if isinstance(event, FourTake):
         return [
             f"  {seat_name(event.seat)}: {cards(event.fours)}   FOUR-TAKE 4取炸弹: takes {cards(event.taken)} "
@@ -98,12 +130,12 @@ def narrate(event: Event) -> list[str]:
         return [f"  -- round to {seat_name(event.winner)}, who is out: 接风 to {seat_name(event.leader)}"]
     if isinstance(event, DealEnded):
         r = event.result
-        caught = ", ".join(str(s) for s in r.caught)
         winners = f"team {r.winners.value} wins" if r.winners else "no winner"
         return [
-            f"Deal {r.deal} over: {OUTCOME_WORDS[r.outcome.value]} ({winners}); order {list(r.order)}, caught {caught}",
-            f"  team points A {r.team_points[0]:+d}, B {r.team_points[1]:+d}; individual "
-            + " ".join(f"{s}:{p:+d}" for s, p in enumerate(r.individual)),
+            f"Deal {r.deal} over: {OUTCOME_WORDS[r.outcome.value]} ({winners}); finishing order "
+            f"{seat_list(r.order, 'then')}; caught {seat_list(r.caught)}",
+            f"  team points A {r.team_points[0]:+d}, B {r.team_points[1]:+d}{team_points_why(r.outcome.value)}; "
+            "individual points " + ", ".join(f"{seat_name(s)} {p:+d}" for s, p in enumerate(r.individual)),
         ]
     if isinstance(event, MatchEnded):
         lines = [f"Match over. Team points: A {event.team_points[0]}, B {event.team_points[1]}"]

@@ -20,11 +20,18 @@ from paiju.rules.fair import SeedCommitted, SeedContributed, SeedRevealed
 from paiju.rules.tractor import model as tm
 from paiju.rules.tractor.combos import classify
 from paiju.rules.tractor.order import LEVEL_RANKS, Trumps
-from paiju.rules.tractor.settlement import level_name
+from paiju.rules.tractor.settlement import PAST_A, TAKE_DEAL, level_name
+from paiju.rules.zlj import model as zm
 from paiju.sdk import games
 from paiju.sdk.games import GameContract
 from paiju.terminal import zlj_narrator
-from paiju.terminal.client.render import SUIT_WORDS, Seats, card_count
+from paiju.terminal.client.render import (
+    SUIT_WORDS,
+    Seats,
+    card_count,
+    settlement_words,
+    tractor_combo_words,
+)
 from paiju.v1 import engine_pb2
 
 SEAT = re.compile(r"seat (\d+) \(([AB])\)")
@@ -69,6 +76,13 @@ class Narration:
         raise NotImplementedError
 
 
+def timed_out(seat: int, seats: Seats, rule: str) -> str:
+    """A seat's turn timer ran out: the events that follow are the move the engine made for it (``rule``)."""
+    if seat == seats.me:
+        return f"  Your time ran out: the engine moved for you ({rule}):"
+    return f"  {seats.label(seat)}'s turn timer ran out: the engine moves for it ({rule}):"
+
+
 def fairness_lines(event: Any) -> list[str] | None:
     """Lines for the events of fair dealing (docs/fairness.md); ``None`` for any other event."""
     if isinstance(event, SeedCommitted):
@@ -90,6 +104,8 @@ class ZljNarration(Narration):
         fairness = fairness_lines(event)
         if fairness is not None:
             return fairness
+        if isinstance(event, zm.TurnTimedOut):
+            return [timed_out(event.seat, self.seats, "§13")]
         return [relabel(line, self.seats) for line in zlj_narrator.narrate(event)]
 
 
@@ -103,6 +119,9 @@ class TractorNarration(Narration):
         self.trumps: Trumps | None = None
         self.plays_in_trick = 0
         self.points = 0
+        self.levels = (0, 0)
+        """Both teams' levels before the deal being played (for D-TR-1: a gain stopped at A)."""
+        self.dealer: int | None = None
 
     def _cards(self, cards: Any) -> str:
         return format_cards(cards, self.trumps.order_key if self.trumps is not None else None)
@@ -113,6 +132,7 @@ class TractorNarration(Narration):
             return fairness
         label = self.seats.label
         if isinstance(event, tm.GameStarted):
+            self.levels = (0, 0)
             return ["Game starts (拖拉机): both teams at level 3."]
         if isinstance(event, tm.CardFlipped):
             return [
@@ -142,6 +162,7 @@ class TractorNarration(Narration):
             return ["Nobody bid: the deal is void and dealt again (D-TR-6)"]
         if isinstance(event, tm.TrumpDeclared):
             self.trumps = Trumps(LEVEL_RANKS[min(event.level, 11)], event.trump)
+            self.dealer = event.dealer
             level = level_name(event.level)
             return [f"Trump: {SUIT_WORDS[event.trump]}, level {level}; {label(event.dealer)} deals and leads"]
         if isinstance(event, tm.CardsPlayed):
@@ -150,22 +171,27 @@ class TractorNarration(Narration):
             self.plays_in_trick = 0
             self.points += event.credited
             credit = f", attackers +{event.credited}" if event.credited else ""
-            return [f"  -- trick to {label(event.winner)} ({event.points} points{credit}); attackers {self.points}"]
-        if isinstance(event, tm.DealSettled):
             return [
-                f"Deal settled: attackers {event.attackers_points} points, {event.winner} win, "
-                f"+{event.levels_up} level(s); levels A {level_name(event.levels[0])}, "
-                f"B {level_name(event.levels[1])}; next dealer {label(event.next_dealer)}"
+                f"  -- trick to {label(event.winner)} ({event.points} points{credit}); attackers {self.points} "
+                f"of the {TAKE_DEAL} they need"
+            ]
+        if isinstance(event, tm.DealSettled):
+            words = settlement_words(event.attackers_points, event.winner, event.levels_up, self._gained(event))
+            self.levels = event.levels
+            return [
+                f"Deal settled: attackers {event.attackers_points} points: {words}. Levels now "
+                f"A {level_name(event.levels[0])}, B {level_name(event.levels[1])}; next dealer "
+                f"{label(event.next_dealer)}"
             ]
         if isinstance(event, tm.GameEnded):
             if event.winner is None:
                 return ["Game over: time is up with the teams on equal levels."]
             return [
-                f"Game over: team {'AB'[event.winner]} wins (levels A {level_name(event.levels[0])}, "
+                f"Game over: {self.seats.team(event.winner, 4)} wins (levels A {level_name(event.levels[0])}, "
                 f"B {level_name(event.levels[1])})."
             ]
         if isinstance(event, tm.TurnTimedOut):
-            return [f"  {label(event.seat)}'s turn timer ran out: the engine plays for it"]
+            return [timed_out(event.seat, self.seats, "§11")]
         if isinstance(event, tm.TwoMoreDeals):
             return ["Two more deals (宣布打2盘牌): the timed round is ending."]
         if isinstance(event, tm.PenaltyRecorded):
@@ -175,6 +201,16 @@ class TractorNarration(Narration):
         if isinstance(event, tm.LabourReformChosen):
             return [f"{label(event.seat)} chooses the remedy: {event.choice.value}"]
         return []
+
+    def _gained(self, event: tm.DealSettled) -> int | None:
+        """The levels the winners actually went up, when the levels before the deal are known."""
+        changed = [i for i in (0, 1) if event.levels[i] != self.levels[i]]
+        if not changed:
+            return 0 if event.levels_up else None
+        team = changed[0]
+        if event.levels[team] == PAST_A:
+            return None
+        return event.levels[team] - self.levels[team]
 
     def _bid_entered(self, event: tm.BidEntered) -> str:
         label = self.seats.label
@@ -193,6 +229,6 @@ class TractorNarration(Narration):
         line = f"  {self.seats.label(event.seat)}: {self._cards(event.cards)}"
         if self.plays_in_trick == 0 and self.trumps is not None:
             with contextlib.suppress(IllegalAction):
-                line += f"   leads {classify(event.cards, self.trumps).describe()}"
+                line += f"   leads {tractor_combo_words(classify(event.cards, self.trumps), event.cards)}"
         self.plays_in_trick += 1
         return line

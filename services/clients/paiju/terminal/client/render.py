@@ -19,13 +19,13 @@ from paiju.rules.registry import TRACTOR
 from paiju.rules.tractor import combos as tractor_combos
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.tractor.follow import requirement
-from paiju.rules.tractor.order import CLASS_NAMES, LEVEL_RANKS, Trumps
-from paiju.rules.tractor.settlement import LabourReform, level_name
+from paiju.rules.tractor.order import CLASS_NAMES, LEVEL_RANKS, TRUMP, Trumps
+from paiju.rules.tractor.settlement import BAND, TAKE_DEAL, LabourReform, Side, level_name, levels_gained
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.combos import classify, is_four_take, order
 from paiju.rules.zlj.view import SeatView as ZljView
-from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES
+from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES, combo_words, team_points_why
 
 WIDTH = 100
 """Lines are wrapped to this many characters."""
@@ -36,6 +36,7 @@ PROMPT_AGAIN = "(still your move)> "
 ZLJ_CUT_MAX = 107
 TRACTOR_CUT_MAX = 323
 SUIT_WORDS = {Suit.SPADES: "spades", Suit.HEARTS: "hearts", Suit.CLUBS: "clubs", Suit.DIAMONDS: "diamonds"}
+JOKER_NAMES = {Rank.SMALL_JOKER: "the small joker", Rank.BIG_JOKER: "the big joker"}
 SUIT_BY_LETTER = {"S": Suit.SPADES, "H": Suit.HEARTS, "C": Suit.CLUBS, "D": Suit.DIAMONDS}
 ZLJ_PHASES = {
     zlj_model.Phase.NEW: "starting",
@@ -56,6 +57,9 @@ TRACTOR_PHASES = {
     tractor_model.Phase.REFORM: "劳改: the non-offending team chooses",
     tractor_model.Phase.ENDED: "game over",
 }
+ZLJ_BEFORE_DEAL = (zlj_model.Phase.CUT, zlj_model.Phase.SHUFFLE, zlj_model.Phase.NEW)
+"""Phases in which no hand of the coming deal is dealt yet (the view still holds the finished deal's)."""
+TRACTOR_BEFORE_DEAL = (tractor_model.Phase.CUT, tractor_model.Phase.FLIP, tractor_model.Phase.NEW)
 TRIBUTE_PHASES = (zlj_model.Phase.PICK, zlj_model.Phase.RETURN, zlj_model.Phase.TAKE_BACK)
 HELP = (
     "Type the number of an option, or the cards themselves in the notation: rank then suit, e.g. `3S 3H`,\n"
@@ -83,6 +87,23 @@ class Seats:
         extra = ", you" if seat == self.me else (f", {self.names[seat]}" if self.names.get(seat) else "")
         return f"seat {seat} ({'AB'[seat % 2]}{extra})"
 
+    def short(self, seat: int) -> str:
+        """``you``, the player's name, or ``seat 3`` when the name is not known."""
+        if seat == self.me:
+            return "you"
+        return self.names.get(seat) or f"seat {seat}"
+
+    def listing(self, seats: Iterable[int], last: str = "and") -> str:
+        """``you, alice and seat 4``: seats by their short names (`short`)."""
+        names = [self.short(s) for s in seats]
+        if len(names) <= 1:
+            return names[0] if names else "nobody"
+        return f"{', '.join(names[:-1])} {last} {names[-1]}"
+
+    def team(self, team: int, seats: int) -> str:
+        """``team A (you and seat 2)``: a team with its players (partners sit every other seat)."""
+        return f"team {'AB'[team]} ({self.listing(range(team, seats, 2))})"
+
 
 # --- cards ------------------------------------------------------------------------------------------
 
@@ -92,16 +113,24 @@ def zlj_cards(cards: Iterable[Card]) -> str:
     return format_cards(cards, order) or "-"
 
 
+def tractor_dealer(view: TractorView) -> int | None:
+    """The deal's dealer: while the deck is cut, the next deal's (who cuts), not the finished deal's."""
+    if view.phase is tractor_model.Phase.CUT and view.turn is not None:
+        return view.turn
+    return view.dealer
+
+
 def tractor_level_rank(view: TractorView) -> Rank:
     """The deal's level rank: the dealer team's level (§2); 3 before the first dealer is known."""
-    if view.dealer is None:
+    dealer = tractor_dealer(view)
+    if dealer is None:
         return Rank.THREE
-    return LEVEL_RANKS[min(view.levels[view.dealer % 2], 11)]
+    return LEVEL_RANKS[min(view.levels[dealer % 2], 11)]
 
 
 def tractor_trumps(view: TractorView) -> Trumps | None:
-    """The deal's trumps once the trump suit is declared."""
-    if view.trump is None:
+    """The deal's trumps once the trump suit is declared (none while the next deal is not dealt yet)."""
+    if view.trump is None or view.phase in TRACTOR_BEFORE_DEAL:
         return None
     return Trumps(tractor_level_rank(view), view.trump)
 
@@ -150,12 +179,20 @@ def wrapped(prefix: str, text: str, width: int = WIDTH) -> list[str]:
     ) or [prefix.rstrip()]
 
 
+NOT_DEALT = "Your hand: not dealt yet (the cards are dealt after the cut)."
+"""The hand while the deck is cut: the finished deal's cards are gone, the next deal's not dealt yet."""
+
+
 def zlj_hand(view: ZljView) -> list[str]:
+    if view.phase in ZLJ_BEFORE_DEAL:
+        return [NOT_DEALT]
     return wrapped(f"Your hand ({len(view.hand)}): ", zlj_cards(view.hand))
 
 
 def tractor_hand(view: TractorView) -> list[str]:
     """The hand grouped by suit class, each group in the deal's order."""
+    if view.phase in TRACTOR_BEFORE_DEAL:
+        return [NOT_DEALT if view.phase is tractor_model.Phase.CUT else "Your hand: the deal is void; a new one comes."]
     lines = [f"Your hand ({len(view.hand)}):"]
     groups: dict[str, list[Card]] = {}
     for c in sort_cards(view.hand, tractor_order(view)):
@@ -178,7 +215,7 @@ class Option:
 
 def _combo_text(cards: Sequence[Card]) -> str:
     try:
-        return classify(cards).describe()
+        return combo_words(classify(cards))
     except IllegalAction:
         return "not a combination"
 
@@ -311,6 +348,9 @@ def zlj_table(view: ZljView, seats: Seats) -> list[str]:
     lines = [f"== 砸六家 · deal {view.deal}{deals} · {ZLJ_PHASES.get(view.phase, view.phase.value)} =="]
     width = max(len(seats.label(s)) for s in range(len(view.hand_sizes)))
     for s, size in enumerate(view.hand_sizes):
+        if view.phase in ZLJ_BEFORE_DEAL:  # the finished deal's hands are not this deal's
+            lines.append(f"  {seats.label(s):<{width}}  {'<- to cut' if s == view.turn else ''}".rstrip())
+            continue
         notes = []
         if s in view.out:
             notes.append(_place(view.out.index(s) + 1))
@@ -328,7 +368,7 @@ def zlj_table(view: ZljView, seats: Seats) -> list[str]:
         else:
             lines.append(
                 f"To beat: {seats.label(view.current_by)} played {zlj_cards(view.current_cards)} "
-                f"({view.current.describe()})"
+                f"({combo_words(view.current)})"
             )
         if view.leader is not None:
             lines.append(f"This deal was led by {seats.label(view.leader)}.")
@@ -348,13 +388,18 @@ def zlj_table(view: ZljView, seats: Seats) -> list[str]:
             lines.append(f"Returned: {seats.label(t.giver)} returned {zlj_cards(t.cards)} to {seats.label(t.receiver)}")
     if view.previous is not None:
         p = view.previous
-        lines.append(
-            f"Last deal: {OUTCOME_WORDS[p.outcome.value]}; order {', '.join(str(s) for s in p.order)}"
-            + (f"; caught {', '.join(str(s) for s in p.caught)}" if p.caught else "")
+        caught = f"; caught {seats.listing(p.caught)}" if p.caught else ""
+        lines += wrapped(
+            "Last deal: ",
+            f"{OUTCOME_WORDS[p.outcome.value]}{team_points_why(p.outcome.value)}; finishing order "
+            f"{seats.listing(p.order, 'then')}{caught}",
         )
     if view.results:
-        scores = " ".join(f"{s}:{p:+d}" for s, p in enumerate(view.individual))
-        lines.append(f"Match so far: team points A {view.team_points[0]}, B {view.team_points[1]}; individual {scores}")
+        scores = ", ".join(f"{seats.short(s)} {p:+d}" for s, p in enumerate(view.individual))
+        lines += wrapped(
+            "Match so far: ",
+            f"team points A {view.team_points[0]}, B {view.team_points[1]}; individual points {scores}",
+        )
     return lines
 
 
@@ -366,16 +411,23 @@ def tractor_table(view: TractorView, seats: Seats) -> list[str]:
     """The 拖拉机 table: levels, dealer, trump, bidding (only the viewer's own concealed bid), the trick, points."""
     lines = [f"== 拖拉机 · deal {view.deal} · {TRACTOR_PHASES.get(view.phase, view.phase.value)} =="]
     level = tractor_level_rank(view)
+    seated = TRACTOR.seats
     lines.append(
-        f"Levels: team A (seats 0, 2) {level_name(view.levels[0])}, team B (seats 1, 3) {level_name(view.levels[1])}"
+        f"Levels: {seats.team(0, seated)} {level_name(view.levels[0])}, "
+        f"{seats.team(1, seated)} {level_name(view.levels[1])}"
     )
-    trump = f", trump {SUIT_WORDS[view.trump]}" if view.trump is not None else ", trump not declared yet"
-    dealer = f"Dealer {seats.label(view.dealer)}" if view.dealer is not None else "Dealer not known yet"
+    declared = view.trump is not None and view.phase not in TRACTOR_BEFORE_DEAL
+    trump = f", trump {SUIT_WORDS[view.trump]}" if declared and view.trump is not None else ", trump not declared yet"
+    dealer_seat = tractor_dealer(view)
+    dealer = f"Dealer {seats.label(dealer_seat)}" if dealer_seat is not None else "Dealer not known yet"
     lines.append(f"{dealer}; level rank {'10' if level is Rank.TEN else level.symbol}{trump}")
     if view.flipped is not None and view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
         lines.append(f"Flipped card: {format_cards([view.flipped])} (a first-deal bid must show a copy of it)")
     width = max(len(seats.label(s)) for s in range(len(view.hand_sizes)))
     for s, size in enumerate(view.hand_sizes):
+        if view.phase in TRACTOR_BEFORE_DEAL:  # the finished deal's hands are not this deal's
+            lines.append(f"  {seats.label(s):<{width}}  {'<- to cut' if s == view.turn else ''}".rstrip())
+            continue
         notes = []
         if view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
             notes.append("has acted" if s in view.acted else "")
@@ -392,25 +444,107 @@ def tractor_table(view: TractorView, seats: Seats) -> list[str]:
         b = view.counter
         lines.append(f"Winning counter: {seats.label(b.seat)}, {SUIT_WORDS[b.suit]} with {b.count} level card(s)")
     if view.dealer is not None and view.phase is tractor_model.Phase.PLAY:
-        attackers = "B (seats 1, 3)" if view.dealer % 2 == 0 else "A (seats 0, 2)"
+        attackers = seats.team(1 - view.dealer % 2, seated)
         lines.append(
-            f"Attackers: team {attackers}, {view.attackers_points} points so far; {len(view.tricks)} tricks played"
+            f"Attackers: {attackers}, {attackers_progress(view.attackers_points)}; {len(view.tricks)} tricks played"
         )
     if view.trick is not None:
         t = view.trick
         plays = [
             f"{seats.label((t.leader + i) % TRACTOR.seats)}: {tractor_cards(view, p)}" for i, p in enumerate(t.plays)
         ]
-        lines += wrapped("Trick: ", f"{t.lead.describe()} led; " + "; ".join(plays))
+        lines += wrapped("Trick: ", f"{tractor_combo_words(t.lead, t.plays[0])} led; " + "; ".join(plays))
     elif view.phase is tractor_model.Phase.PLAY and view.turn is not None:
         lines.append(f"New trick: {'you lead' if view.turn == seats.me else _who(view.turn, seats) + ' leads'}.")
     if view.settlement is not None and view.phase is not tractor_model.Phase.PLAY:
         st = view.settlement
-        lines.append(
-            f"Last deal: attackers {st.attackers_points} points, {st.winner} +{st.levels_up} level(s); "
-            f"next dealer seat {st.next_dealer}"
+        words = settlement_words(st.attackers_points, st.winner, st.levels_up)
+        lines += wrapped(
+            "Last deal: ", f"attackers {st.attackers_points} points: {words}; next dealer {seats.label(st.next_dealer)}"
         )
     return lines
+
+
+def attackers_progress(points: int) -> str:
+    """``120 points of the 240 they need to take the deal`` (§9)."""
+    return f"{points} points of the {TAKE_DEAL} they need to take the deal"
+
+
+def level_count(n: int) -> str:
+    """``1 level``, ``no level``, ``3 levels``."""
+    return "no level" if n == 0 else f"{n} level{'s' if n != 1 else ''}"
+
+
+def _band(points: int) -> str:
+    """The row of §9's table an attackers' score below 240 falls in."""
+    if points <= 0:
+        return "0, a clean sweep 大光" if points == 0 else "below 0: 5, and one more for each 60 below 0"
+    low = points // BAND * BAND
+    return f"{max(low, 1)}-{low + BAND - 1}"
+
+
+def settlement_words(points: int, winner: str, levels_up: int, capped_at: int | None = None) -> str:
+    """Why a 拖拉机 deal settled as it did, in the words of §9: who takes or keeps the deal, and why it is worth
+    ``levels_up`` levels (0 for attackers who took the deal with 240-299 points). ``capped_at``: the levels the
+    winners actually went up when D-TR-1 stopped the gain at A."""
+    if (Side(winner), levels_up) != levels_gained(points):
+        why = f"劳改: the {winner} chose to go up {level_count(levels_up)} (§11)"
+    elif Side(winner) is Side.ATTACKERS:
+        why = f"the attackers take the deal (上台, {TAKE_DEAL} or more) "
+        if levels_up == 0:
+            why += (
+                f"but go up no level: each full {BAND} points above {TAKE_DEAL} is a level, "
+                f"so the first is at {TAKE_DEAL + BAND} (§9)"
+            )
+        else:
+            why += f"and go up {level_count(levels_up)}, one for each full {BAND} points above {TAKE_DEAL} (§9)"
+    else:
+        why = (
+            f"the attackers took fewer than the {TAKE_DEAL} needed, so the defenders keep the deal (连庄) "
+            f"and go up {level_count(levels_up)} ({_band(points)} points, §9)"
+        )
+    if capped_at is not None and capped_at < levels_up:
+        why += f"; gains stop at A (D-TR-1), so {level_count(capped_at)} taken"
+    return why
+
+
+NUMBER_WORDS = {1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
+UNIT_WORDS = {1: "single cards", 2: "pairs", 3: "triples", 4: "fours", 5: "fives", 6: "sixes"}
+"""Groups of identical cards by their size: a tractor of three *pairs*, a special tractor of two *triples*."""
+
+
+def _number(n: int) -> str:
+    return NUMBER_WORDS.get(n, str(n))
+
+
+def class_words(suit_class: int) -> str:
+    """``spades`` .. ``diamonds``, or ``trumps``."""
+    return "trumps" if suit_class == TRUMP else CLASS_NAMES[suit_class]
+
+
+def tractor_shape_words(kind: tractor_combos.Kind, unit: int, units: int) -> str:
+    """A 拖拉机 combination's shape in words (§4): ``a pair``, ``a 4-card bomb``, ``a tractor of three pairs``."""
+    if kind is tractor_combos.Kind.SINGLE:
+        return "a single card"
+    if kind is tractor_combos.Kind.BOMB:
+        return f"a {unit}-card bomb"
+    if kind is tractor_combos.Kind.TRACTOR:
+        return f"a tractor of {_number(units)} pairs"
+    if kind is tractor_combos.Kind.SPECIAL_TRACTOR:
+        return f"a special tractor of {_number(units)} {UNIT_WORDS.get(unit, f'groups of {unit}')}"
+    return f"a {kind.value}"
+
+
+def tractor_combo_words(combo: tractor_combos.Combo, cards: Sequence[Card] = ()) -> str:
+    """A 拖拉机 combination in words: ``a pair of spades``, ``a tractor of three pairs in hearts``, ``the big
+    joker`` (a single joker, when its ``cards`` are given)."""
+    if combo.kind is tractor_combos.Kind.SINGLE and len(cards) == 1 and SUIT_OF[cards[0]] is None:
+        return JOKER_NAMES[RANK_OF[cards[0]]]
+    shape = tractor_shape_words(combo.kind, combo.unit, combo.units)
+    if combo.kind is tractor_combos.Kind.SINGLE:
+        shape = "a single card"
+    linked = combo.kind in (tractor_combos.Kind.TRACTOR, tractor_combos.Kind.SPECIAL_TRACTOR)
+    return f"{shape} {'in' if linked else 'of'} {class_words(combo.suit_class)}"
 
 
 def card_count(n: int) -> str:
