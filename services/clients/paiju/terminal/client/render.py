@@ -23,7 +23,7 @@ from paiju.rules.tractor.order import CLASS_NAMES, LEVEL_RANKS, TRUMP, Trumps
 from paiju.rules.tractor.settlement import BAND, TAKE_DEAL, LabourReform, Side, level_name, levels_gained
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj import model as zlj_model
-from paiju.rules.zlj.combos import classify, is_four_take, order
+from paiju.rules.zlj.combos import LEVEL_NAMES, classify, is_four_take, order
 from paiju.rules.zlj.view import SeatView as ZljView
 from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES, combo_words, team_points_why
 
@@ -65,6 +65,7 @@ HELP = (
     "Type the number of an option, or the cards themselves in the notation: rank then suit, e.g. `3S 3H`,\n"
     "`10D` or `TD`, `SJ` / `BJ` for the jokers (order and case do not matter). Other commands:\n"
     "  p or pass   pass (when passing is allowed)\n"
+    "  m           more options, when the list has pages\n"
     "  t           show the table again\n"
     "  h or ?      this help\n"
     "  q           quit (Ctrl-D too)"
@@ -207,10 +208,50 @@ def tractor_hand(view: TractorView) -> list[str]:
 
 @dataclass(frozen=True)
 class Option:
-    """One legal action, numbered from 1 on screen."""
+    """One legal action, numbered from 1 on screen. A long list is shown grouped: ``group`` names the option's
+    kind (``singles``, ``straights of 5``) and ``short`` is its label inside the group (the cards alone)."""
 
     command: Any
     label: str
+    group: str = ""
+    short: str = ""
+
+    @property
+    def brief(self) -> str:
+        return self.short or self.label
+
+
+MAX_OPTION_LINES = 20
+"""A list of options longer than this is shown grouped by kind, and paged when still too long (`option_pages`)."""
+ZLJ_GROUPS = {
+    zlj_kind: i
+    for i, zlj_kind in enumerate(("pass", "single", "pair", "straight", "pair-straight", "bomb", "joker bomb"))
+}
+
+
+def _zlj_group(cards: Sequence[Card]) -> tuple[tuple[int, int], str, str]:
+    """(place of the group, group name, short label) of a 砸六家 play."""
+    try:
+        combo = classify(cards)
+    except IllegalAction:
+        return (99, 0), "other plays", zlj_cards(cards)
+    kind = combo.kind.value
+    place = ZLJ_GROUPS.get(kind, 98)
+    if kind == "straight":
+        low = LEVEL_NAMES[combo.top - combo.size + 1]
+        return (place, combo.size), f"{combo.size}-card straights", f"{low}-{LEVEL_NAMES[combo.top]}"
+    if kind == "pair-straight":
+        pairs = combo.size // 2
+        low = LEVEL_NAMES[combo.top - pairs + 1]
+        return (
+            (place, pairs),
+            f"{pairs}-pair pair-straights",
+            f"{low}{low}-{LEVEL_NAMES[combo.top]}{LEVEL_NAMES[combo.top]}",
+        )
+    if kind == "bomb":
+        return (place, combo.size), f"{combo.size}-card bombs", zlj_cards(cards)
+    names = {"single": "singles", "pair": "pairs", "joker bomb": "joker bombs"}
+    return (place, 0), names.get(kind, kind), zlj_cards(cards)
 
 
 def _combo_text(cards: Sequence[Card]) -> str:
@@ -221,15 +262,17 @@ def _combo_text(cards: Sequence[Card]) -> str:
 
 
 def zlj_options(view: ZljView, actions: Sequence[Any]) -> list[Option]:
-    """The legal 砸六家 actions as labelled options, in the engine's order (a pass first when allowed).
+    """The legal 砸六家 actions as labelled options: a pass first when allowed, then the plays by kind (singles,
+    pairs, straights by length, pair-straights, bombs), each kind in the engine's order.
 
     Cuts are not listed (there are 107): the player types how many cards to move."""
-    options = []
+    placed: list[tuple[tuple[int, int], Option]] = []
     for a in actions:
         if isinstance(a, zlj_model.Cut):
             continue
+        place, group, short = (0, 0), "", ""
         if isinstance(a, zlj_model.Pass):
-            label = "pass"
+            label, group = "pass", "pass"
         elif isinstance(a, zlj_model.Play):
             if is_four_take(a.cards, view.current):
                 taken_from = view.current_by if view.current_by is not None else -1
@@ -237,8 +280,14 @@ def zlj_options(view: ZljView, actions: Sequence[Any]) -> list[Option]:
                     f"{zlj_cards(a.cards)}  (FOUR-TAKE 4取炸弹: takes {zlj_cards(view.current_cards)} "
                     f"from seat {taken_from})"
                 )
+                place, group, short = (
+                    (97, 0),
+                    "four-takes",
+                    f"{zlj_cards(a.cards)} takes {zlj_cards(view.current_cards)}",
+                )
             else:
                 label = f"{zlj_cards(a.cards)}  ({_combo_text(a.cards)})"
+                place, group, short = _zlj_group(a.cards)
         elif isinstance(a, zlj_model.PickTribute):
             label = f"pick {zlj_cards(a.cards)}"
         elif isinstance(a, zlj_model.ReturnTribute):
@@ -247,8 +296,8 @@ def zlj_options(view: ZljView, actions: Sequence[Any]) -> list[Option]:
             label = f"take back {zlj_cards(a.cards)}"
         else:
             label = repr(a)
-        options.append(Option(a, label))
-    return options
+        placed.append((place, Option(a, label, group, short)))
+    return [o for _, o in sorted(placed, key=lambda po: po[0])]
 
 
 def bid_level_count(view: TractorView, suit: Suit, cards: Sequence[Card]) -> int:
@@ -265,6 +314,7 @@ def tractor_options(view: TractorView, actions: Sequence[Any]) -> list[Option]:
     for a in actions:
         if isinstance(a, tractor_model.Cut):
             continue
+        group = short = ""
         if isinstance(a, tractor_model.Pass):
             label = "pass (no counter)" if view.phase is tractor_model.Phase.COUNTER else "pass (no bid)"
         elif isinstance(a, tractor_model.MakeBid | tractor_model.Counter):
@@ -277,6 +327,7 @@ def tractor_options(view: TractorView, actions: Sequence[Any]) -> list[Option]:
                 label = f"{cards}  (a legal follow; you may type another)"
             elif trumps is not None:
                 label = f"{cards}  ({tractor_short(a.cards, trumps)})"
+                group, short = class_words(trumps.suit_class[a.cards[0]]), cards
             else:
                 label = cards
         elif isinstance(a, tractor_model.ChooseLabourReform):
@@ -287,7 +338,7 @@ def tractor_options(view: TractorView, actions: Sequence[Any]) -> list[Option]:
             )
         else:
             label = repr(a)
-        options.append(Option(a, label))
+        options.append(Option(a, label, group, short))
     trumps_now = tractor_trumps(view)
     if view.trick is None and trumps_now is not None:
         key = trumps_now.order_key
@@ -322,8 +373,8 @@ def cut_range(actions: Sequence[Any]) -> tuple[int, int] | None:
     return (min(counts), max(counts)) if counts else None
 
 
-def option_lines(options: Sequence[Option], width: int = WIDTH) -> list[str]:
-    """``Your options (N):`` and the numbered options, in columns when they are many and short."""
+def _flat_option_lines(options: Sequence[Option], width: int) -> list[str]:
+    """The numbered options one by one, in columns when they are many and short."""
     lines = [f"Your options ({len(options)}):"]
     items = [f"{i:>3}) {o.label}" for i, o in enumerate(options, start=1)]
     longest = max((len(s) for s in items), default=0) + 2
@@ -333,6 +384,65 @@ def option_lines(options: Sequence[Option], width: int = WIDTH) -> list[str]:
         row = [items[r + c * rows] for c in range(columns) if r + c * rows < len(items)]
         lines.append("".join(s.ljust(longest) for s in row).rstrip())
     return lines
+
+
+GROUP_WIDTH = 18
+"""The widest column of a grouped list's kinds (a longer kind gets a line of its own)."""
+
+
+def _grouped_option_blocks(options: Sequence[Option], width: int) -> list[list[str]]:
+    """The options grouped by kind, a block of lines for each kind (its name, then its options by their numbers
+    and short labels, wrapped in aligned columns)."""
+    groups: dict[str, list[str]] = {}
+    for i, o in enumerate(options, start=1):
+        groups.setdefault(o.group or "other", []).append(f"{i:>2}) {o.brief}")
+    column = min(GROUP_WIDTH, max(len(g) for g in groups) + 1)
+    indent = " " * (column + 3)
+    cell = max(len(item) for items in groups.values() for item in items) + 2
+    per_line = max(1, (width - len(indent)) // cell)
+    blocks = []
+    for group, items in groups.items():
+        block = [] if len(group) < column else [f"  {group}:"]
+        head = indent if block else f"  {group + ':':<{column + 1}}"
+        for start in range(0, len(items), per_line):
+            row = "".join(item.ljust(cell) for item in items[start : start + per_line]).rstrip()
+            block.append((head if start == 0 else indent) + row)
+        blocks.append(block)
+    return blocks
+
+
+def option_pages(options: Sequence[Option], width: int = WIDTH, most: int = MAX_OPTION_LINES) -> list[list[str]]:
+    """The options as pages of at most ``most`` lines: ``Your options (N):`` and the numbered options, in columns
+    when they are many and short; a list too long for that is grouped by kind (singles, pairs, straights of each
+    length …) with short labels, and split into pages (whole kinds where they fit) that end with how to see the
+    next (``m``). Every option keeps its number whatever page shows it."""
+    flat = _flat_option_lines(options, width)
+    if len(flat) <= most or not any(o.group for o in options):
+        return [flat]
+    head = f"Your options ({len(options)}): by kind; type a number, or the cards"
+    blocks = _grouped_option_blocks(options, width)
+    if 1 + sum(len(b) for b in blocks) <= most:
+        return [[head, *(line for b in blocks for line in b)]]
+    room = most - 2  # the heading and the page's last line
+    bodies: list[list[str]] = [[]]
+    for block in blocks:
+        if bodies[-1] and len(bodies[-1]) + len(block) > room:
+            bodies.append([])
+        for line in block:
+            if len(bodies[-1]) == room:
+                bodies.append([])
+            bodies[-1].append(line)
+    pages = []
+    for n, body in enumerate(bodies, start=1):
+        more = "type m for more" if n < len(bodies) else "type m to see the first page again"
+        pages.append([head if n == 1 else f"{head} (page {n})", *body, f"  (page {n} of {len(bodies)}: {more})"])
+    return pages
+
+
+def option_lines(options: Sequence[Option], width: int = WIDTH, page: int = 0) -> list[str]:
+    """Page ``page`` (counted from 0, round and round) of `option_pages`."""
+    pages = option_pages(options, width)
+    return pages[page % len(pages)]
 
 
 # --- the table --------------------------------------------------------------------------------------
@@ -629,7 +739,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class Command:
-    """A client command: ``quit``, ``help``, ``table`` or ``nothing`` (an empty line)."""
+    """A client command: ``quit``, ``help``, ``table``, ``more`` (the next page of options) or ``nothing`` (an
+    empty line)."""
 
     name: str
 
@@ -639,6 +750,7 @@ Intent = Act | Problem | Command
 QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"h", "help", "?"}
 TABLE_WORDS = {"t", "table"}
+MORE_WORDS = {"m", "more"}
 PASS_WORDS = {"p", "pass"}
 
 
@@ -653,6 +765,8 @@ def client_command(text: str) -> Command | None:
         return Command("help")
     if word in TABLE_WORDS:
         return Command("table")
+    if word in MORE_WORDS:
+        return Command("more")
     return None
 
 
@@ -740,6 +854,7 @@ __all__ = [
     "cut_range",
     "interpret",
     "option_lines",
+    "option_pages",
     "same_options",
     "tractor_cards",
     "tractor_hand",

@@ -125,6 +125,16 @@ class Session:
         lines.append(INSTRUCTIONS)
         self.console.lines(lines)
 
+    def show_page(self, options: list[render.Option], page: int) -> int:
+        """Show page ``page`` of a long list of options (the first again after the last); the page shown."""
+        pages = render.option_pages(options)
+        if len(pages) == 1:
+            self.console.line("All your options are on the list above (t shows it again).")
+            return 0
+        page %= len(pages)
+        self.console.lines(pages[page])
+        return page
+
     def waiting_text(self, snap: Snapshot) -> str:
         view = snap.view
         waiting = self.presentation.waiting(view)
@@ -163,6 +173,8 @@ class Session:
             self.console.line(render.HELP)
         elif command is not None and command.name == "table":
             self.console.lines(self.table_lines(snap))
+        elif command is not None and command.name == "more":
+            self.console.line(f"You have no options now. {self.waiting_text(snap)}")
         elif command is None:
             self.console.line(f"It is not your move. {self.waiting_text(snap)}")
         return True
@@ -223,6 +235,7 @@ class Session:
         concealed = phase in self.presentation.concealed
         expected: int | None = None if concealed else snap.version
         seen = snap.version
+        page = 0
         while True:
             if not self.console.prompting:
                 self.console.prompt(render.PROMPT, again=render.PROMPT_AGAIN)
@@ -250,6 +263,9 @@ class Session:
                     self.console.line(render.HELP)
                 elif intent.name == "table":
                     self.show_turn(snap, options)
+                    page = 0
+                elif intent.name == "more":
+                    page = self.show_page(options, page + 1)
                 continue
             if isinstance(intent, render.Problem):
                 self.console.line(intent.message)
