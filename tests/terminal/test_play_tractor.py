@@ -1,6 +1,6 @@
 """The terminal client at a 拖拉机 table (pexpect, real in-process engine, three bot seats over the API):
-concealed bidding shows only the player's own bid, follows are offered and typed, a wrong follow is explained,
-and Ctrl-D leaves cleanly."""
+concealed bidding shows only the player's own bid, a follow says what it owes in words and is typed, composed a
+few cards at a time or picked, a wrong follow is explained, and Ctrl-D leaves cleanly."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_tractor_bidding_and_tricks_at_the_terminal() -> None:
         log = io.StringIO()
         child.logfile_read = log
         bids = plays = 0
-        illegal = typed = False
+        illegal = typed = composed = False
         try:
             while plays < 15:
                 child.expect_exact(PROMPT)
@@ -48,7 +48,14 @@ def test_tractor_bidding_and_tricks_at_the_terminal() -> None:
                     child.expect_exact("Not allowed: the lead has")
                     illegal = True
                     continue
-                if following and not typed:
+                if following and not composed and n >= 2:
+                    (play,) = [a.tractor.play.cards for a in engine.legal("tr1", mine)]
+                    names = _names(list(play))
+                    child.sendline(names[0])  # one card, then the rest: checked by the engine, then played
+                    child.expect_exact(f"Chosen so far: {names[0]}. Type {n - 1} more")
+                    child.sendline(" ".join(names[1:]))
+                    composed = True
+                elif following and not typed:
                     (play,) = [a.tractor.play.cards for a in engine.legal("tr1", mine)]
                     child.sendline(" ".join(n.replace("T", "10").lower() for n in _names(list(play))))
                     typed = True
@@ -63,9 +70,11 @@ def test_tractor_bidding_and_tricks_at_the_terminal() -> None:
             child.close()
         output = log.getvalue()
         assert child.exit_code() == 0, output[-3000:]
-        assert bids >= 1 and illegal and typed
+        assert bids >= 1 and illegal and typed and composed
         # concealed bidding: the others' entries are only "bid or passed" until the reveal
         assert "has bid or passed (concealed)" in output
         assert not re.search(r"seat [1-3] \([AB]\) (bids|passes)", output)
         assert "Trump: " in output and "-- trick to " in output
+        owed = r"You must follow an? [a-z0-9 -]+ (of|in) (spades|hearts|clubs|diamonds|trumps) with \d+ card"
+        assert re.search(owed, output), "a follow says what it owes in words"
         assert re.search(r"Your hand \(\d+\):\n\s+spades", output.replace("\r", ""))

@@ -8,11 +8,9 @@ from dataclasses import replace
 import grpc
 import pytest
 
-from paiju.rules.cards import Cards, Rank, Suit, parse_cards
+from paiju.rules.cards import Cards, Suit, parse_cards
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tm
-from paiju.rules.tractor.combos import classify as tractor_classify
-from paiju.rules.tractor.order import Trumps
 from paiju.rules.tractor.view import view as tractor_view
 from paiju.rules.zlj import Options, Pass, PickTribute, Play, ReturnTribute, StartMatch, State, decide, replay
 from paiju.rules.zlj import legal_actions as zlj_legal
@@ -254,25 +252,3 @@ def test_tractor_narration_keeps_others_bids_concealed_and_follows_the_trick() -
     assert narration.narrate(tm.CardsPlayed(2, cards("5S 6S"))) == ["  seat 2 (A): 5S 6S"]
     won = narration.narrate(tm.TrickWon(0, 5, 5))
     assert won == ["  -- trick to seat 0 (A, you) (5 points, attackers +5); attackers 5 of the 240 they need"]
-
-
-def test_a_follower_is_told_what_the_lead_requires() -> None:
-    trumps = Trumps(Rank.THREE, Suit.HEARTS)
-    lead = tractor_classify(cards("4S 4S"), trumps)
-    base = replace(
-        tractor_view(tractor_start(), 0),
-        trump=Suit.HEARTS,
-        dealer=1,
-        phase=tm.Phase.PLAY,
-        turn=0,
-        trick=tm.Trick(1, (cards("4S 4S"),), lead),
-    )
-    pair = replace(base, hand=cards("7S 7S 9S KD"))
-    assert render.tractor_follow_hint(pair) == "Follow a pair of spades with 7S 7S (pattern P)."
-    one = replace(base, hand=cards("9S KD 5C"))
-    assert (
-        render.tractor_follow_hint(one)
-        == "Follow a pair of spades with 9S (pattern all of the suit) and 1 more card of any suit."
-    )
-    singles = replace(base, hand=cards("7S 9S KS"))
-    assert render.tractor_follow_hint(singles) == "Follow a pair of spades with 2 cards of spades."

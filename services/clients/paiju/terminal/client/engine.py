@@ -1,8 +1,9 @@
 """The client's side of the engine API: a seat's (or a spectator's) calls, the Watch stream resumed after a
 disconnect, and refusals explained in plain words.
 
-Only the public gRPC contract is used (protos/paiju/v1/engine.proto): GetView, GetLegalActions, Act with a
-client command id (a retry after a lost connection reuses it, so it applies once), Watch from a version.
+Only the public gRPC contract is used (protos/paiju/v1/engine.proto): GetView, GetLegalActions (with what a
+拖拉机 follow owes, ``tractor_follow``), Act with a client command id (a retry after a lost connection reuses it, so
+it applies once) or only to check a move (``validate_only``), Watch from a version.
 """
 
 from __future__ import annotations
@@ -14,9 +15,12 @@ from typing import Any
 
 import grpc
 
+from paiju.rules.cards import Card
+from paiju.rules.tractor.order import TRUMP
 from paiju.sdk import RETRYABLE, GameWatch, Stale, act, backoff, call, new_command_id, refusal_of
 from paiju.sdk.games import GameContract, of_command, of_view
-from paiju.v1 import engine_pb2, engine_pb2_grpc
+from paiju.terminal.client.render import FollowOwed
+from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2
 
 RETRY_SECONDS = 30.0
 """How long calls and the Watch stream keep retrying a lost engine before giving up."""
@@ -62,16 +66,48 @@ def explain(code: grpc.StatusCode, details: str, violation: engine_pb2.RuleViola
 
 
 class Refused(Exception):
-    """A call the engine answered with an error; ``message`` explains it to the player."""
+    """A call the engine answered with an error; ``message`` explains it to the player, ``rule`` is the id of the
+    rule a refused move broke (``§6.2``, ``D-TR-5``; empty when the refusal names none)."""
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, rule: str = "") -> None:
         super().__init__(message)
         self.code = code
         self.message = message
+        self.rule = rule
 
 
 def refused(error: grpc.aio.AioRpcError) -> Refused:
-    return Refused(error.code(), explain(error.code(), error.details() or "", rule_violation(error)))
+    violation = rule_violation(error)
+    rule = violation.rule if violation is not None else ""
+    return Refused(error.code(), explain(error.code(), error.details() or "", violation), rule)
+
+
+def _cards(values: Any) -> tuple[Card, ...]:
+    return tuple(Card(int(v) - 1) for v in values)
+
+
+def follow_owed(message: tractor_pb2.TractorFollowRequirement) -> FollowOwed:
+    """What a 拖拉机 follow owes, as `GetLegalActions` says it (``tractor_follow``, §6)."""
+    return FollowOwed(
+        count=message.count,
+        suit_class=TRUMP if message.trumps else int(message.suit) - 1,
+        suit_cards=_cards(message.suit_cards),
+        must_include=_cards(message.must_include),
+        exact=message.exact,
+        free=message.free,
+        free_of_suit=message.free_of_suit,
+        pattern=message.pattern,
+    )
+
+
+@dataclass(frozen=True)
+class Legal:
+    """The caller's legal actions at ``version`` (the rules cores' commands) and, when it is to follow a 拖拉机 lead,
+    what any legal follow owes (the engine lists one representative follow)."""
+
+    version: int
+    actions: list[Any]
+    follow: FollowOwed | None = None
 
 
 @dataclass(frozen=True)
@@ -174,8 +210,9 @@ class EngineClient:
             return False
         return True
 
-    async def legal(self, min_version: int = 0) -> tuple[int, list[Any]]:
-        """The game's version and the caller's legal actions at it, as the rules cores' commands."""
+    async def legal(self, min_version: int = 0) -> Legal:
+        """The game's version and the caller's legal actions at it, as the rules cores' commands, with what a
+        拖拉机 follow owes."""
         reply = await self._read(
             self.stub.GetLegalActions, engine_pb2.GetLegalActionsRequest(game_id=self.game_id, min_version=min_version)
         )
@@ -183,7 +220,22 @@ class EngineClient:
         for action in reply.actions:
             game = of_command(action)
             actions.append(game.commands.decode(getattr(action, game.name)))
-        return reply.version, actions
+        follow = follow_owed(reply.tractor_follow) if reply.HasField("tractor_follow") else None
+        return Legal(reply.version, actions, follow)
+
+    async def check(self, command: Any, expected_version: int | None = None) -> None:
+        """Ask the engine whether ``command`` would be accepted now, recording nothing (``validate_only``): a 拖拉机
+        follow the player composed is checked before it is played. Raises `Refused` as `act` does."""
+        assert self.game is not None, "read the view first"
+        request = self.game.act(self.game_id, new_command_id(), command, expected_version)
+        request.validate_only = True
+        patience = _Patience(self.notice, read=False)
+        try:
+            await call(
+                self.stub.Act, request, metadata=self._metadata, timeout=CALL_TIMEOUT, again=patience, pause=call_pause
+            )
+        except grpc.aio.AioRpcError as e:
+            raise refused(e) from None
 
     async def act(self, command: Any, expected_version: int | None = None) -> int:
         """Send a command for the caller's seat; the game's version after it. A retry after a lost connection

@@ -8,7 +8,9 @@ game's order (砸六家 §2; 拖拉机 §3 once the trump is known).
 
 from __future__ import annotations
 
+import re
 import textwrap
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +20,7 @@ from paiju.rules.errors import IllegalAction
 from paiju.rules.registry import TRACTOR
 from paiju.rules.tractor import combos as tractor_combos
 from paiju.rules.tractor import model as tractor_model
-from paiju.rules.tractor.follow import requirement
+from paiju.rules.tractor.follow import PATTERN_NAMES
 from paiju.rules.tractor.order import CLASS_NAMES, LEVEL_RANKS, TRUMP, Trumps
 from paiju.rules.tractor.settlement import BAND, TAKE_DEAL, LabourReform, Side, level_name, levels_gained
 from paiju.rules.tractor.view import SeatView as TractorView
@@ -66,6 +68,7 @@ HELP = (
     "`10D` or `TD`, `SJ` / `BJ` for the jokers (order and case do not matter). Other commands:\n"
     "  p or pass   pass (when passing is allowed)\n"
     "  m           more options, when the list has pages\n"
+    "  c           start a follow you are composing again (拖拉机)\n"
     "  t           show the table again\n"
     "  h or ?      this help\n"
     "  q           quit (Ctrl-D too)"
@@ -324,7 +327,7 @@ def tractor_options(view: TractorView, actions: Sequence[Any]) -> list[Option]:
         elif isinstance(a, tractor_model.Play):
             cards = tractor_cards(view, a.cards)
             if view.trick is not None:
-                label = f"{cards}  (a legal follow; you may type another)"
+                label = f"{cards}  (a legal follow the engine offers; you may compose another)"
             elif trumps is not None:
                 label = f"{cards}  ({tractor_short(a.cards, trumps)})"
                 group, short = class_words(trumps.suit_class[a.cards[0]]), cards
@@ -662,23 +665,231 @@ def card_count(n: int) -> str:
     return f"{n} card{'s' if n != 1 else ''}"
 
 
-def tractor_follow_hint(view: TractorView) -> str | None:
-    """What a follower owes now (§6), in words, or ``None`` when not following."""
+# --- following a 拖拉机 lead (§6) ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FollowOwed:
+    """What a 拖拉机 follow owes (§6), as the engine's `GetLegalActions` says it (``tractor_follow``): ``count``
+    cards; ``must_include`` one realisation of what the seat's cards of the led class (``suit_cards``) must give,
+    then ``free`` more (of the class when ``free_of_suit``); ``exact`` when the seat holds no more of the class than
+    the lead's count; ``pattern`` names the priority row or D-TR-5 realisation that applies."""
+
+    count: int
+    suit_class: int
+    suit_cards: tuple[Card, ...]
+    must_include: tuple[Card, ...]
+    exact: bool
+    free: int
+    free_of_suit: bool
+    pattern: str
+
+
+PATTERN_PARTS = {
+    "P": ("a pair", "pairs"),
+    "T": ("a triple", "triples"),
+    "B4": ("a 4-card bomb", "4-card bombs"),
+    "B5": ("a 5-card bomb", "5-card bombs"),
+    "B6": ("a 6-card bomb", "6-card bombs"),
+    "TR2": ("a tractor of two pairs", "tractors of two pairs"),
+    "TR3": ("a tractor of three pairs", "tractors of three pairs"),
+    "TR4": ("a tractor of four pairs", "tractors of four pairs"),
+    "ST3×2": ("a special tractor of two triples", "special tractors of two triples"),
+    "(TR2|B4)": ("a tractor of two pairs or a 4-card bomb", "tractors of two pairs or 4-card bombs"),
+}
+"""The parts of the follow patterns of tractor.md §6 (``P`` a pair, ``T`` a triple, ``Bn`` an n-bomb, ``TRk`` a
+tractor of k pairs, ``ST3×2`` a special tractor of two triples), in words."""
+
+
+def pattern_words(pattern: str) -> str:
+    """A follow pattern of §6 in words: ``P x x`` -> ``a pair and 2 more cards``, ``x×6`` -> ``any 6 cards``,
+    ``B4 P`` -> ``a 4-card bomb and a pair``; a D-TR-5 realisation (``a 6-card structure + a group of 2``) ->
+    ``a tractor or bomb of 6 cards and a pair``."""
+    if "structure" in pattern or "group of" in pattern:
+        return _realisation_words(pattern)
+    parts: dict[str, int] = {}
+    loose = 0
+    for token in pattern.replace("x x", "x×2").split():
+        if token.startswith("x"):
+            loose += int(token.split("×")[1]) if "×" in token else 1
+        else:
+            parts[token] = parts.get(token, 0) + 1
+    words = [
+        PATTERN_PARTS[t][0] if n == 1 else f"{_number(n)} {PATTERN_PARTS[t][1]}" if t in PATTERN_PARTS else t
+        for t, n in parts.items()
+    ]
+    if not words:
+        return f"any {card_count(loose)}"
+    if loose:
+        words.append(f"{'1 more card' if loose == 1 else f'{loose} more cards'}")
+    return _and(words)
+
+
+def _realisation_words(text: str) -> str:
+    """A D-TR-5 realisation of the rules core (``a 6-card structure + a group of 2``) in words."""
+    words = []
+    for part in text.split(" + "):
+        found = re.fullmatch(r"an? (\d+)-card structure", part)
+        group = re.fullmatch(r"a group of (\d+)", part)
+        if found:
+            words.append(f"a tractor or bomb of {found.group(1)} cards")
+        elif group:
+            n = int(group.group(1))
+            words.append({2: "a pair", 3: "a triple"}.get(n, f"{n} identical cards"))
+        else:
+            words.append(part)
+    return _and(words)
+
+
+def _and(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+def plain_reason(reason: str) -> str:
+    """A 拖拉机 refusal with the rules core's shorthand put in words: ``follow a pair of spades with P of spades,
+    which you hold (priority: P, §6)`` -> ``… with a pair of spades, which you hold (the first of: a pair, §6)``;
+    ``a 6-card structure + a group of 2`` -> ``a tractor or bomb of 6 cards and a pair``."""
+
+    def row(m: re.Match[str]) -> str:
+        priority = " → ".join(pattern_words(p) for p in m.group(3).split(" → "))
+        owed = pattern_words(m.group(1))
+        return f"with {owed} of {m.group(2)}, which you hold (the first your hand allows of: {priority}, §6)"
+
+    text = re.sub(r"with (.+?) of (\w+), which you hold \(priority: (.+?), §6\)", row, reason)
+    text = re.sub(r"\ba (\d)-bomb of", r"a \1-card bomb of", text)
+    text = re.sub(
+        r"\ba (tractor|special tractor) of (\d+) units of (\d+) in",
+        lambda m: tractor_shape_words(tractor_combos.Kind(m.group(1)), int(m.group(3)), int(m.group(2))) + " in",
+        text,
+    )
+    return re.sub(
+        r"(?:an? \d+-card structure|a group of \d+)(?: \+ (?:an? \d+-card structure|a group of \d+))*",
+        lambda m: _realisation_words(m.group(0)),
+        text,
+    )
+
+
+def shape_parts(cards: Sequence[Card], trumps: Trumps) -> list[tuple[tuple[Card, ...], str]]:
+    """Cards of one suit class split into the combinations they hold, each with its shape in words: a tractor (or
+    special tractor) for linked groups of the same size, else a pair, a triple, a bomb, single cards."""
+    try:
+        combo = tractor_combos.classify(cards, trumps)
+        return [(tuple(sort_cards(cards, trumps.order_key)), tractor_shape_words(combo.kind, combo.unit, combo.units))]
+    except IllegalAction:
+        pass
+    counts = Counter(cards)
+    distinct = sorted(counts, key=trumps.order_key)
+    used: set[Card] = set()
+    parts: list[tuple[tuple[Card, ...], str]] = []
+    for c in distinct:
+        if c in used:
+            continue
+        run = [c]
+        while counts[c] >= 2:
+            nxt = next(
+                (
+                    d
+                    for d in distinct
+                    if d not in used and d not in run and counts[d] == counts[c] and trumps.adjacent(run[-1], d)
+                ),
+                None,
+            )
+            if nxt is None:
+                break
+            run.append(nxt)
+        group = tuple(d for d in run for _ in range(counts[c]))
+        try:
+            combo = tractor_combos.classify(group, trumps)
+        except IllegalAction:
+            run = [c]
+            group = (c,) * counts[c]
+            combo = tractor_combos.classify(group, trumps)
+        used.update(run)
+        parts.append((group, tractor_shape_words(combo.kind, combo.unit, combo.units)))
+    return parts
+
+
+def _more(n: int, cls: str | None) -> str:
+    """``2 more spades``, ``1 more card of any suit``."""
+    if cls is None:
+        return f"{n} more card{'s' if n != 1 else ''} of any suit"
+    return f"{n} more {cls}" if n != 1 else f"1 more card of {cls}"
+
+
+def tractor_follow_lines(view: TractorView, owed: FollowOwed) -> list[str]:
+    """What a follower owes now (§6), in plain words, from the engine's requirement: the lead, the cards of its
+    suit the player holds, what they must include, and how to type a follow."""
     trumps = tractor_trumps(view)
-    if view.trick is None or trumps is None or view.seat is None or view.turn != view.seat:
-        return None
-    lead = view.trick.lead
-    req = requirement(lead, view.hand, trumps)
-    cls = CLASS_NAMES[req.suit_class]
-    where = f"of {cls}" if req.free_of_suit else "of any suit"
-    if not req.must_include:
-        owed = f"{card_count(req.count)} {where}"
-    elif not req.free:
-        owed = f"{tractor_cards(view, req.must_include)} (pattern {req.pattern})"
+    trick = view.trick
+    n, cls = owed.count, class_words(owed.suit_class)
+    lead = tractor_combo_words(trick.lead, trick.plays[0]) if trick is not None else f"the lead ({card_count(n)})"
+    held = len(owed.suit_cards)
+    if owed.exact:  # no more of the class than the lead's count: all of them, and any others (§6.1)
+        if held == 0:
+            owes = f"you have no {cls}, so play any {card_count(n)} (§6.1)."
+        elif owed.free == 0:
+            owes = f"you hold just {card_count(held)} of {cls}: play {'it' if held == 1 else 'them all'} (§6.1)."
+        else:
+            owes = (
+                f"you hold only {card_count(held)} of {cls}: play {'it' if held == 1 else 'them all'} "
+                f"and {_more(owed.free, None)} (§6.1)."
+            )
+    elif n == 1:
+        owes = f"you hold {cls}, so play one of them (§6.2)."
     else:
-        more = f"{req.free} more card{'s' if req.free != 1 else ''} {where}"
-        owed = f"{tractor_cards(view, req.must_include)} (pattern {req.pattern}) and {more}"
-    return f"Follow {lead.describe()} with {owed}."
+        owes = f"you hold more than {card_count(n)} of {cls}, so your {n} cards must all be {cls}"
+        if owed.must_include:
+            parts = shape_parts(owed.must_include, trumps) if trumps is not None else [(owed.must_include, "")]
+            named = _and(
+                [f"{shape} ({tractor_cards(view, cs)})" if shape else tractor_cards(view, cs) for cs, shape in parts]
+            )
+            owes += (
+                f" and include {named}, plus any {owed.free} more of your {cls}" if owed.free else f" and make {named}"
+            )
+        owes += " (§6.2)."
+        if "structure" in owed.pattern or "group of" in owed.pattern:
+            owes += " That is the best your hand allows, from the longest tractor down (D-TR-5)."
+        elif trick is not None and (trick.lead.kind, trick.lead.size) in PATTERN_NAMES:
+            rows = PATTERN_NAMES[(trick.lead.kind, trick.lead.size)]
+            if owed.pattern in rows and rows.index(owed.pattern) > 0:
+                order = " → ".join(pattern_words(r) for r in rows[: rows.index(owed.pattern) + 1])
+                owes += f" The order for this lead is {order}: the first your {cls} allow is owed."
+    lines = wrapped("", f"You must follow {lead} with {card_count(n)}: {owes}")
+    if held:
+        lines += wrapped(f"Your {cls} ({held}): ", tractor_cards(view, owed.suit_cards))
+    how = "the card you play" if n == 1 else f"the {n} cards you play, at once or a few at a time (c starts again)"
+    lines += wrapped("", f"Type {how}, or 1 for the follow offered.")
+    return lines
+
+
+@dataclass(frozen=True)
+class Composed:
+    """The cards chosen so far for a 拖拉机 follow, fewer than the lead's count."""
+
+    cards: tuple[Card, ...]
+    message: str
+
+
+def compose(
+    chosen: Sequence[Card], typed: Sequence[Card], owed: FollowOwed, hand: Sequence[Card]
+) -> Composed | Problem | tuple[Card, ...]:
+    """Add typed cards to a follow being composed: the whole follow once it has the lead's count (the engine
+    judges it), the cards so far while it has fewer, or a problem (more cards than the lead's, a card not held)."""
+    cards = (*chosen, *typed)
+    missing = Counter(cards) - Counter(hand)
+    if missing:
+        return Problem(f"You do not hold {format_cards(sorted(missing.elements()))}.")
+    if len(cards) >= owed.count and not chosen:
+        return cards  # typed at once: the engine judges it, a wrong count too
+    if len(cards) > owed.count:
+        return Problem(
+            f"That makes {card_count(len(cards))}; the lead has {owed.count}. Chosen so far: "
+            f"{format_cards(chosen)}; type {owed.count - len(chosen)} more, or c to start again."
+        )
+    if len(cards) == owed.count:
+        return cards
+    left = owed.count - len(cards)
+    return Composed(cards, f"Chosen so far: {format_cards(cards)}. Type {left} more (c starts again).")
 
 
 def zlj_prompt_hint(view: ZljView) -> str:
@@ -716,7 +927,10 @@ def tractor_prompt_hint(view: TractorView) -> str:
         return "Counter (反): show more level cards than the winning bid, or pass."
     if view.phase is tractor_model.Phase.REFORM:
         return "Choose your team's remedy for the other team's 劳改."
-    return tractor_follow_hint(view) or "You lead: play one combination (no throws)."
+    if view.trick is not None:
+        lead = tractor_combo_words(view.trick.lead, view.trick.plays[0])
+        return f"Follow {lead}: play {card_count(view.trick.lead.size)}."
+    return "You lead: play one combination (no throws)."
 
 
 # --- reading what the player types --------------------------------------------------------------------
@@ -739,8 +953,8 @@ class Problem:
 
 @dataclass(frozen=True)
 class Command:
-    """A client command: ``quit``, ``help``, ``table``, ``more`` (the next page of options) or ``nothing`` (an
-    empty line)."""
+    """A client command: ``quit``, ``help``, ``table``, ``more`` (the next page of options), ``clear`` (a follow
+    being composed) or ``nothing`` (an empty line)."""
 
     name: str
 
@@ -751,6 +965,7 @@ QUIT_WORDS = {"q", "quit", "exit"}
 HELP_WORDS = {"h", "help", "?"}
 TABLE_WORDS = {"t", "table"}
 MORE_WORDS = {"m", "more"}
+CLEAR_WORDS = {"c", "clear"}
 PASS_WORDS = {"p", "pass"}
 
 
@@ -767,6 +982,8 @@ def client_command(text: str) -> Command | None:
         return Command("table")
     if word in MORE_WORDS:
         return Command("more")
+    if word in CLEAR_WORDS:
+        return Command("clear")
     return None
 
 

@@ -18,7 +18,7 @@ import grpc
 from paiju.rules.fair import SeedCommitted
 from paiju.terminal.client import render
 from paiju.terminal.client.console import Console
-from paiju.terminal.client.engine import EngineClient, GameFeed, Refused, Snapshot
+from paiju.terminal.client.engine import EngineClient, GameFeed, Legal, Refused, Snapshot
 from paiju.terminal.client.games import PRESENTATIONS, Presentation
 from paiju.terminal.client.narrate import Narration
 from paiju.v1 import engine_pb2
@@ -117,9 +117,12 @@ class Session:
     def options(self, snap: Snapshot, actions: list[Any]) -> list[render.Option]:
         return self.presentation.options(snap.view, actions)
 
-    def show_turn(self, snap: Snapshot, options: list[render.Option]) -> None:
+    def show_turn(self, snap: Snapshot, options: list[render.Option], follow: render.FollowOwed | None = None) -> None:
         lines = ["", *self.table_lines(snap)]
-        lines += render.wrapped("", self.presentation.prompt_hint(snap.view))
+        if follow is not None:
+            lines += render.tractor_follow_lines(snap.view, follow)
+        else:
+            lines += render.wrapped("", self.presentation.prompt_hint(snap.view))
         if options:
             lines += render.option_lines(options)
         lines.append(INSTRUCTIONS)
@@ -194,11 +197,11 @@ class Session:
                 await self.feed.wait_beyond(snap.version, timeout=2)  # the stream closes after the last event
                 self.console.line("The match is over. Thanks for playing!")
                 return 0
-            version, actions = await self.engine.legal(min_version=snap.version)
-            if version != snap.version:
-                known = version
+            legal = await self.engine.legal(min_version=snap.version)
+            if legal.version != snap.version:
+                known = legal.version
                 continue
-            if not actions:
+            if not legal.actions:
                 result = await self._wait_for_others(snap)
                 if result == QUIT:
                     return 0
@@ -208,7 +211,7 @@ class Session:
                 known = max(known, self.feed.version)
                 continue
             self._waiting_for = None
-            result = await self._take_turn(snap, actions)
+            result = await self._take_turn(snap, legal)
             if result == QUIT:
                 return 0
             known = max(known, result)
@@ -225,10 +228,11 @@ class Session:
             if not self._client_command(self.console.take(), snap):
                 return QUIT
 
-    async def _take_turn(self, snap: Snapshot, actions: list[Any]) -> int:
+    async def _take_turn(self, snap: Snapshot, legal: Legal) -> int:
         """Ask for a move until one is accepted; the version after it (or `QUIT`)."""
+        actions, follow = legal.actions, legal.follow
         options = self.options(snap, actions)
-        self.show_turn(snap, options)
+        self.show_turn(snap, options, follow)
         phase = snap.view.phase
         seat = snap.view.seat
         assert seat is not None
@@ -236,6 +240,7 @@ class Session:
         expected: int | None = None if concealed else snap.version
         seen = snap.version
         page = 0
+        chosen: tuple[Any, ...] = ()  # the cards of a 拖拉机 follow being composed
         while True:
             if not self.console.prompting:
                 self.console.prompt(render.PROMPT, again=render.PROMPT_AGAIN)
@@ -245,12 +250,12 @@ class Session:
             if got == "moved":
                 # others moved (concealed bids, a turn timer): ask again only if the choice changed
                 seen = self.feed.version
-                version, again = await self.engine.legal(min_version=seen)
-                if [o.command for o in self.options(snap, again)] == [o.command for o in options] and again:
-                    expected = None if concealed else version
+                again = await self.engine.legal(min_version=seen)
+                if render.same_options(self.options(snap, again.actions), options) and again.actions:
+                    expected = None if concealed else again.version
                     continue
                 self.console.end_prompt()
-                return max(version, seen)
+                return max(again.version, seen)
             line = self.console.take()
             if line is None:
                 self.console.line("")  # end of input: the prompt's line ends here
@@ -262,18 +267,33 @@ class Session:
                 if intent.name == "help":
                     self.console.line(render.HELP)
                 elif intent.name == "table":
-                    self.show_turn(snap, options)
+                    self.show_turn(snap, options, follow)
                     page = 0
+                elif intent.name == "clear" and follow is not None:
+                    chosen = ()
+                    self.console.line(f"Start again: type the {render.card_count(follow.count)} you play.")
                 elif intent.name == "more":
                     page = self.show_page(options, page + 1)
                 continue
             if isinstance(intent, render.Problem):
                 self.console.line(intent.message)
                 continue
+            command = intent.command
+            if follow is not None and not line.strip().isdigit() and hasattr(command, "cards"):
+                composed = render.compose(chosen, command.cards, follow, snap.view.hand)
+                if isinstance(composed, render.Problem | render.Composed):
+                    if isinstance(composed, render.Composed):
+                        chosen = composed.cards
+                    self.console.line(composed.message)
+                    continue
+                chosen = ()
+                command = type(command)(seat, composed)
             try:
-                return await self.engine.act(intent.command, expected)
+                if follow is not None:
+                    await self.engine.check(command, expected)  # validate_only: a composed follow, checked first
+                return await self.engine.act(command, expected)
             except Refused as e:
-                self.console.line(e.message)
+                self.console.line(render.plain_reason(e.message) if follow is not None else e.message)
                 if e.code == grpc.StatusCode.ABORTED:
                     return self.feed.version
                 if e.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.NOT_FOUND):
