@@ -72,7 +72,11 @@ def test_a_whole_zlj_deal_played_at_the_terminal() -> None:
                 elif leading and not illegal and (pair := _not_a_combination(list(view.hand))) is not None:
                     child.sendline(" ".join(pair))
                     child.expect_exact("Not allowed: ")
-                    child.expect_exact("§3")
+                    child.expect_exact("(h shows rule §3)")
+                    child.expect_exact(PROMPT)
+                    child.sendline("h")  # the rule the engine cited, from docs/rules/zalioujia.md
+                    child.expect_exact("Rule §3 (docs/rules/zalioujia.md):")
+                    child.expect_exact("A play must be exactly one of these combinations.")
                     illegal = True
                 elif not typed:
                     plays = [

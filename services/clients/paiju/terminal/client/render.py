@@ -70,7 +70,7 @@ HELP = (
     "  m           more options, when the list has pages\n"
     "  c           start a follow you are composing again (拖拉机)\n"
     "  t           show the table again\n"
-    "  h or ?      this help\n"
+    "  h or ?      this help; after a refused move, first the text of the rule the engine cited\n"
     "  q           quit (Ctrl-D too)"
 )
 

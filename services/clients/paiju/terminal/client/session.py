@@ -21,6 +21,7 @@ from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, GameFeed, Legal, Refused, Snapshot
 from paiju.terminal.client.games import PRESENTATIONS, Presentation
 from paiju.terminal.client.narrate import Narration
+from paiju.terminal.client.rules_text import rule_lines
 from paiju.v1 import engine_pb2
 
 HISTORY_LINES = 12
@@ -241,6 +242,7 @@ class Session:
         seen = snap.version
         page = 0
         chosen: tuple[Any, ...] = ()  # the cards of a 拖拉机 follow being composed
+        rule = ""  # the rule the engine cited for the last refused move: h shows its text
         while True:
             if not self.console.prompting:
                 self.console.prompt(render.PROMPT, again=render.PROMPT_AGAIN)
@@ -265,6 +267,9 @@ class Session:
                 if intent.name == "quit":
                     return QUIT
                 if intent.name == "help":
+                    if rule:
+                        self.console.lines(rule_lines(self.presentation.name, rule))
+                        self.console.line("")
                     self.console.line(render.HELP)
                 elif intent.name == "table":
                     self.show_turn(snap, options, follow)
@@ -293,7 +298,9 @@ class Session:
                     await self.engine.check(command, expected)  # validate_only: a composed follow, checked first
                 return await self.engine.act(command, expected)
             except Refused as e:
-                self.console.line(render.plain_reason(e.message) if follow is not None else e.message)
+                message = render.plain_reason(e.message) if follow is not None else e.message
+                rule = e.rule or rule
+                self.console.line(f"{message} (h shows rule {e.rule})" if e.rule else message)
                 if e.code == grpc.StatusCode.ABORTED:
                     return self.feed.version
                 if e.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.NOT_FOUND):
