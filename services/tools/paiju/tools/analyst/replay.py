@@ -33,7 +33,7 @@ def replay_lines(log: GameLog, at: int | None = None, names: Names | None = None
         raise ValueError(f"game {log.game_id} has versions 1..{log.version}, not {at}")
     names = names or {}
     lines = _heading(log, at, names)
-    teller = _Teller(log, names)
+    teller = Teller(log, names)
     last: Moment | None = None
     for moment in timeline(log.upto(at if at is not None else log.version)):
         lines += teller.lines(moment)
@@ -64,7 +64,7 @@ def _heading(log: GameLog, at: int | None, names: Names) -> list[str]:
     return lines
 
 
-class _Teller:
+class Teller:
     """Tells one game's moments in order, keeping the players' names and the narration's context (拖拉机: the
     deal's trumps, the trick, the attackers' points)."""
 

@@ -1,0 +1,220 @@
+"""A table as the web view draws it: a plain JSON-ready dictionary (a *board*) made from a rules core's
+``SeatView`` for no seat (what a spectator may see) and, for an ended game only, every hand.
+
+Pure: a view, the seats' names and what else is known go in, a dictionary comes out. The page draws any board
+the same way (seats round the table, their card counts and notes, the cards in the middle, a list of facts), so it
+never branches on the game's rules; cards travel in the card notation of ``docs/rules/README.md`` (``QS``, ``10D``,
+``SJ``) and the page draws their suits.
+
+Nothing hidden is put in a board by this module: a live board is made from the spectator's view the engine
+answered (it carries no hand), and hands are added only by `with_hands`, which the replay of an ended game calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from paiju.rules.cards import Card, format_card
+from paiju.rules.tractor import model as tractor_model
+from paiju.rules.tractor.settlement import TAKE_DEAL, level_name
+from paiju.rules.tractor.view import SeatView as TractorView
+from paiju.rules.zlj import model as zlj_model
+from paiju.rules.zlj.view import SeatView as ZljView
+
+Board = dict[str, Any]
+Names = Mapping[int, str]
+
+ZLJ_PHASES = {
+    zlj_model.Phase.NEW: "starting",
+    zlj_model.Phase.SHUFFLE: "shuffling (the players add their randomness)",
+    zlj_model.Phase.CUT: "cutting the deck (搬牌)",
+    zlj_model.Phase.PICK: "the winners pick their tribute (进贡)",
+    zlj_model.Phase.RETURN: "the winners return cards (还贡)",
+    zlj_model.Phase.TAKE_BACK: "the losers take back returned cards",
+    zlj_model.Phase.PLAY: "play",
+    zlj_model.Phase.ENDED: "the match is over",
+}
+TRACTOR_PHASES = {
+    tractor_model.Phase.NEW: "starting",
+    tractor_model.Phase.FLIP: "waiting for the deal",
+    tractor_model.Phase.CUT: "the dealer cuts",
+    tractor_model.Phase.BID: "concealed bidding (暗叫)",
+    tractor_model.Phase.COUNTER: "concealed counters (反)",
+    tractor_model.Phase.PLAY: "play",
+    tractor_model.Phase.REFORM: "劳改: the other team chooses",
+    tractor_model.Phase.ENDED: "the game is over",
+}
+ZLJ_OUTCOMES = {
+    "CATCH3": "逮三家: three caught",
+    "CATCH2": "逮两家: two caught",
+    "CATCH1": "逮一家: one caught",
+    "DRAW": "平贡: a draw",
+    "REVERSE": "反逮: a reverse catch",
+}
+PLACES = {1: "1st out (大贡)", 2: "2nd out (二贡)", 3: "3rd out (三贡)", 4: "4th out", 5: "5th out"}
+SUITS = {0: "spades", 1: "hearts", 2: "clubs", 3: "diamonds"}
+
+
+def cards(hand: Sequence[Card]) -> list[str]:
+    """Cards in the notation, in the order given."""
+    return [format_card(c) for c in hand]
+
+
+def name_of(names: Names, seat: int) -> str:
+    return names.get(seat) or f"seat {seat}"
+
+
+def zlj_board(view: ZljView, names: Names) -> Board:
+    """A 砸六家 board: six seats (teams A 0·2·4 and B 1·3·5, §1), the play to beat, tribute, the match's points."""
+    seats = []
+    for s, size in enumerate(view.hand_sizes):
+        notes = []
+        if s in view.out:
+            notes.append(PLACES.get(view.out.index(s) + 1, "out"))
+        if s == view.current_by:
+            notes.append("made the play to beat")
+        if s in view.passed:
+            notes.append("passed")
+        seats.append(_seat(s, names, zlj_model.team_of(s).value, size, turn=view.turn, notes=notes))
+    center: dict[str, Any] | None = None
+    if view.phase is zlj_model.Phase.PLAY:
+        if view.current is not None and view.current_by is not None:
+            center = {
+                "label": f"To beat: {view.current.describe()} by {name_of(names, view.current_by)}",
+                "plays": [{"seat": view.current_by, "cards": cards(view.current_cards)}],
+            }
+        elif view.turn is not None:
+            center = {"label": f"A new round: {name_of(names, view.turn)} leads", "plays": []}
+    deals = f" of {view.options.deals}" if view.options.deals else ""
+    facts: list[list[str]] = [
+        ["Deal", f"{view.deal}{deals}"],
+        ["Now", ZLJ_PHASES.get(view.phase, view.phase.value)],
+        ["Team points", f"A {view.team_points[0]} · B {view.team_points[1]}"],
+    ]
+    for take in view.taken:
+        facts.append(
+            [
+                "Four-take",
+                f"{name_of(names, take.by)} took {' '.join(cards(take.cards))} from {name_of(names, take.taken_from)}",
+            ]
+        )
+    if view.shown_jokers is not None:
+        seat, jokers = view.shown_jokers
+        facts.append(["Tribute resisted (抗贡)", f"{name_of(names, seat)} showed {' '.join(cards(jokers))}"])
+    for t in view.tribute:
+        facts.append(["Tribute", f"{name_of(names, t.receiver)} took {len(t.cards)} from {name_of(names, t.giver)}"])
+    if view.previous is not None:
+        p = view.previous
+        won = f"team {p.winners.value} won" if p.winners is not None else "no team won"
+        facts.append(
+            [
+                "Last deal",
+                f"{ZLJ_OUTCOMES.get(p.outcome.value, p.outcome.value)}; {won}; "
+                f"points A {p.team_points[0]:+d} · B {p.team_points[1]:+d}",
+            ]
+        )
+    return _board(
+        "zlj",
+        "砸六家",
+        ended=view.phase is zlj_model.Phase.ENDED,
+        turn=view.turn,
+        seats=seats,
+        center=center,
+        facts=facts,
+    )
+
+
+def tractor_board(view: TractorView, names: Names) -> Board:
+    """A 拖拉机 board: four seats (teams A 0·2 and B 1·3), levels, dealer and trump, the trick, the attackers'
+    points. A concealed bid is never on it: the spectator's view says only who has acted (D-TR-6.2)."""
+    seats = []
+    for s, size in enumerate(view.hand_sizes):
+        notes = []
+        if s == view.dealer:
+            notes.append("dealer")
+        if view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER) and s in view.acted:
+            notes.append("has acted")
+        seats.append(_seat(s, names, "A" if s % 2 == 0 else "B", size, turn=view.turn, notes=notes))
+    center: dict[str, Any] | None = None
+    if view.trick is not None:
+        t = view.trick
+        center = {
+            "label": f"Trick {len(view.tricks) + 1}: {t.lead.describe()} led by {name_of(names, t.leader)}",
+            "plays": [
+                {"seat": (t.leader + i) % len(view.hand_sizes), "cards": cards(p)} for i, p in enumerate(t.plays)
+            ],
+        }
+    elif view.phase is tractor_model.Phase.PLAY and view.turn is not None:
+        center = {"label": f"Trick {len(view.tricks) + 1}: {name_of(names, view.turn)} leads", "plays": []}
+    facts: list[list[str]] = [
+        ["Deal", str(view.deal)],
+        ["Now", TRACTOR_PHASES.get(view.phase, view.phase.value)],
+        ["Levels", f"A {level_name(view.levels[0])} · B {level_name(view.levels[1])}"],
+        ["Trump", SUITS[int(view.trump)] if view.trump is not None else "not declared yet"],
+    ]
+    if view.dealer is not None and view.phase is tractor_model.Phase.PLAY:
+        attackers = "B" if view.dealer % 2 == 0 else "A"
+        facts.append(
+            [
+                "Attackers",
+                f"team {attackers}: {view.attackers_points} points in {len(view.tricks)} tricks, "
+                f"of the {TAKE_DEAL} they need to take the deal",
+            ]
+        )
+    if view.settlement is not None and view.phase is not tractor_model.Phase.PLAY:
+        st = view.settlement
+        up = f"up {st.levels_up} level{'s' if st.levels_up != 1 else ''}" if st.levels_up else "no level gained"
+        facts.append(["Last deal", f"attackers took {st.attackers_points} points; {st.winner}: {up}"])
+    return _board(
+        "tractor",
+        "拖拉机",
+        ended=view.phase is tractor_model.Phase.ENDED,
+        turn=view.turn,
+        seats=seats,
+        center=center,
+        facts=facts,
+    )
+
+
+BOARDS: dict[type, Callable[[Any, Names], Board]] = {ZljView: zlj_board, TractorView: tractor_board}
+"""The board of each game's view type."""
+
+
+def board(view: Any, names: Names) -> Board:
+    """The board of a spectator's view (a ``SeatView`` of either game, for no seat)."""
+    if view.seat is not None:
+        raise ValueError("a board is made from a spectator's view only")
+    return BOARDS[type(view)](view, names)
+
+
+def with_hands(found: Board, hands: Sequence[Sequence[Card]]) -> Board:
+    """``found`` with every seat's hand (an ended game's replay only: its whole record is public)."""
+    for seat, hand in zip(found["seats"], hands, strict=True):
+        seat["hand"] = cards(hand)
+    return found
+
+
+def _seat(s: int, names: Names, team: str, size: int, *, turn: int | None, notes: list[str]) -> dict[str, Any]:
+    return {"seat": s, "name": name_of(names, s), "team": team, "cards": size, "turn": s == turn, "notes": notes}
+
+
+def _board(
+    game: str,
+    title: str,
+    *,
+    ended: bool,
+    turn: int | None,
+    seats: list[dict[str, Any]],
+    center: dict[str, Any] | None,
+    facts: list[list[str]],
+) -> Board:
+    return {
+        "game": game,
+        "title": title,
+        "ended": ended,
+        "turn": turn,
+        "seats": seats,
+        "center": center,
+        "facts": facts,
+    }

@@ -1,0 +1,456 @@
+"""`paiju web`: the web view's server — the pages, and a small JSON and server-sent-events gateway over the public
+gRPC API (`paiju.tools.web.upstream`: a guest and a spectator, never more).
+
+Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP status of the gRPC refusal):
+
+- ``GET /`` and ``/static/…``: the page (one HTML file, its script and its style; no build step, no CDN);
+- ``GET /api/tables``: the lobby's tables;
+- ``GET /api/tables/{table}/live``: ``text/event-stream`` of the table as a spectator sees it — one ``board``
+  message at once, then one after each event of its game (the board, the event told in words, the turn timer's
+  deadline), ``ended`` when the game is over; then the table's next match, if it starts one;
+- ``GET /api/games/{game}/replay?table=…``: an ended game move by move, every hand shown (its record is public
+  once it has ended); a running game is refused (409: watch it live);
+- ``GET /api/tournaments/{tournament}``: a tournament, its standings and each round's result sheet;
+- ``GET /healthz``.
+
+A crowd costs the services nothing more than one viewer: each table is watched upstream once (`LiveTable`, shared
+by every page showing it, stopped when the last one leaves), and the tables list is cached for a second. Each
+client address has limits of its own (``PAIJU_WEB_RATE_LIMITS``, the rules of `paiju.platform.limits`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import grpc
+import structlog
+from aiohttp import web
+from google.protobuf import json_format
+
+from paiju.platform.edge import refusal_of_rpc_error
+from paiju.platform.errors import Refused
+from paiju.platform.limits import RateLimits
+from paiju.sdk.games import GAMES as CONTRACT_GAMES
+from paiju.sdk.games import of_kind, of_view
+from paiju.terminal.client.games import PRESENTATIONS
+from paiju.terminal.client.render import Seats
+from paiju.tools.analyst.games import GAMES as ANALYST_GAMES
+from paiju.tools.analyst.log import decode, recorded_at
+from paiju.tools.analyst.people import seat_names
+from paiju.tools.analyst.replay import Teller
+from paiju.tools.analyst.timeline import timeline
+from paiju.tools.web.boards import Board, board, with_hands
+from paiju.tools.web.upstream import Spectator, Upstream
+from paiju.v1 import engine_pb2, lobby_pb2
+
+log = structlog.get_logger("paiju.web")
+
+STATIC = Path(__file__).parent / "static"
+ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
+"""An id as the contract accepts one (paiju.v1.id): anything else is refused before any call is made."""
+VERSION_GUTTER = re.compile(r"^\d+\s\s")
+"""The version a replay's line starts with (the page shows the version beside the slider)."""
+LIMITS = "api:address=20/second; live:address=16/open; page:address=30/second"
+"""Each client address's limits: JSON calls per second, live tables open at once, page files per second."""
+LIMITS_VARIABLE = "PAIJU_WEB_RATE_LIMITS"
+IDLE_SECONDS = 30.0
+"""A table no page has shown for this long is no longer watched upstream."""
+NEXT_MATCH_POLL_SECONDS = 2.0
+TABLES_CACHE_SECONDS = 1.0
+STATUS_WORDS = {
+    lobby_pb2.TABLE_STATUS_OPEN: "open",
+    lobby_pb2.TABLE_STATUS_PLAYING: "playing",
+}
+HTTP_OF_REASON = {
+    "GAME_NOT_FOUND": 404,
+    "TABLE_NOT_FOUND": 404,
+    "TOURNAMENT_NOT_FOUND": 404,
+    "NOT_FOUND": 404,
+    "INVALID_REQUEST": 400,
+    "RATE_LIMITED": 429,
+    "DEPENDENCY_UNAVAILABLE": 503,
+}
+
+
+class Problem(Exception):
+    """An HTTP refusal: its status, a stable reason and words for a person."""
+
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.reason = reason
+        self.message = message
+
+
+def problem_of(error: grpc.aio.AioRpcError, what: str) -> Problem:
+    """A service's refusal as an HTTP one (the same reason and words; UNAVAILABLE when it could not answer)."""
+    refused = refusal_of_rpc_error(error, what)
+    reason = refused.reason.value
+    status = HTTP_OF_REASON.get(reason) or (404 if reason.endswith("_NOT_FOUND") else 502)
+    return Problem(status, reason, refused.message)
+
+
+def checked_id(value: str, what: str) -> str:
+    if not ID.match(value):
+        raise Problem(400, "INVALID_REQUEST", f"the {what} must be an id: 1 to 100 letters, digits, - or _")
+    return value
+
+
+# --- a table watched live ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class LiveTable:
+    """One table as a spectator sees it, followed upstream once for every page that shows it."""
+
+    table_id: str
+    upstream: Upstream
+    queues: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
+    last: dict[str, Any] | None = None
+    idle_since: float = field(default_factory=time.monotonic)
+    task: asyncio.Task[None] | None = None
+
+    def subscribe(self) -> asyncio.Queue[dict[str, Any]]:
+        queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(maxsize=256)
+        if self.last is not None:
+            queue.put_nowait(self.last)
+        self.queues.add(queue)
+        return queue
+
+    def unsubscribe(self, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        self.queues.discard(queue)
+        if not self.queues:
+            self.idle_since = time.monotonic()
+
+    def publish(self, message: dict[str, Any]) -> None:
+        if message.get("event") != "ended":
+            self.last = message
+        for queue in list(self.queues):
+            if queue.full():  # a page that reads nothing is not waited for: it gets the latest board next
+                with contextlib.suppress(asyncio.QueueEmpty):
+                    queue.get_nowait()
+            queue.put_nowait(message)
+
+    async def run(self) -> None:
+        """Follow the table's games until no page shows it (or it is gone)."""
+        seen_game = ""
+        while True:
+            try:
+                table = await self.upstream.table(self.table_id)
+                if not table.game_id or table.game_id == seen_game:
+                    self.publish(_waiting(table, seen_game))
+                    await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
+                    continue
+                spectator = await self.upstream.spectate(self.table_id)
+                await self._follow(table, spectator)
+                seen_game = spectator.game_id
+            except grpc.aio.AioRpcError as e:
+                problem = problem_of(e, "the lobby or the engine")
+                if problem.status == 404:
+                    self.publish({"event": "gone", "data": {"message": problem.message}})
+                    return
+                if e.code() is grpc.StatusCode.UNAUTHENTICATED:
+                    self.upstream.forget_session()
+                log.info("a live table's upstream failed; trying again", table=self.table_id, reason=problem.reason)
+                self.publish({"event": "trouble", "data": {"message": problem.message}})
+                await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
+
+    async def _follow(self, table: lobby_pb2.Table, spectator: Spectator) -> None:
+        names = {seat.seat: seat.name for seat in table.seats if seat.name}
+        game = of_kind(spectator.game)
+        if game is None:
+            raise Problem(502, "UNKNOWN_GAME", f"table {self.table_id} plays a game this page does not know")
+        seats = Seats(names=dict(names))
+        narration = PRESENTATIONS[game.name].narration(seats)
+        answer = await self.upstream.view(spectator)
+        version = answer.version
+        self.publish(self._board(table, spectator, answer, [], None))
+        while True:
+            if spectator.expires_at - 60 < time.time():
+                spectator = await self.upstream.spectate(self.table_id)
+            stream = self.upstream.watch(spectator, version)
+            ended = False
+            async for message in stream:
+                if message.HasField("end"):
+                    ended = message.end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED
+                    break
+                envelope = message.envelope
+                version = envelope.version
+                lines = [line.strip() for line in narration.lines(envelope) if line.strip()]
+                if envelope.WhichOneof("payload") == "seats_assigned":
+                    table = await self.upstream.table(self.table_id)
+                    seats.names = {seat.seat: seat.name for seat in table.seats if seat.name}
+                answer = await self.upstream.view(spectator, min_version=version)
+                self.publish(self._board(table, spectator, answer, lines, envelope))
+            if ended:
+                self.publish({"event": "ended", "data": {"game_id": spectator.game_id, "version": version}})
+                return
+
+    def _board(
+        self,
+        table: lobby_pb2.Table,
+        spectator: Spectator,
+        answer: engine_pb2.GetViewResponse,
+        lines: list[str],
+        envelope: engine_pb2.Envelope | None,
+    ) -> dict[str, Any]:
+        game = of_view(answer)
+        view = game.view(answer)
+        names = {seat.seat: seat.name for seat in table.seats if seat.name}
+        drawn: Board = board(view, names)
+        timer = int(getattr(view.options, "turn_seconds", 0) or 0)
+        deadline = None
+        if timer and drawn["turn"] is not None and envelope is not None:
+            deadline = int((recorded_at(envelope).timestamp() + timer) * 1000)
+        return {
+            "event": "board",
+            "data": {
+                "table_id": table.table_id,
+                "table": table.name,
+                "game_id": spectator.game_id,
+                "version": answer.version,
+                "board": drawn,
+                "lines": lines,
+                "deadline_ms": deadline,
+                "timer_seconds": timer,
+            },
+        }
+
+
+def _waiting(table: lobby_pb2.Table, seen_game: str) -> dict[str, Any]:
+    why = "its game has ended; waiting for its next match" if seen_game else "no match has started yet"
+    return {
+        "event": "waiting",
+        "data": {"table_id": table.table_id, "table": table.name, "message": why, "last_game_id": seen_game},
+    }
+
+
+# --- the server ---------------------------------------------------------------------------------------------------
+
+
+class Gateway:
+    """The web view's server state: the upstream client, the live tables, the limits and a short cache."""
+
+    def __init__(self, upstream: Upstream, limits: RateLimits) -> None:
+        self.upstream = upstream
+        self.limits = limits
+        self.live: dict[str, LiveTable] = {}
+        self._tables: tuple[float, list[dict[str, Any]]] | None = None
+        self._reaper: asyncio.Task[None] | None = None
+
+    def app(self) -> web.Application:
+        app = web.Application(middlewares=[self._errors])
+        app.router.add_get("/", self.index)
+        app.router.add_get("/healthz", self.health)
+        app.router.add_get("/api/tables", self.tables)
+        app.router.add_get("/api/tables/{table}/live", self.live_table)
+        app.router.add_get("/api/games/{game}/replay", self.replay)
+        app.router.add_get("/api/tournaments/{tournament}", self.tournament)
+        app.router.add_get("/static/{name}", self.static)
+        app.on_startup.append(self._start)
+        app.on_cleanup.append(self._stop)
+        return app
+
+    async def _start(self, _: web.Application) -> None:
+        self._reaper = asyncio.create_task(self._reap())
+
+    async def _stop(self, _: web.Application) -> None:
+        tasks = [t for t in (self._reaper, *(live.task for live in self.live.values())) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(BaseException):
+                await task
+        await self.upstream.close()
+
+    async def _reap(self) -> None:
+        """Stop following the tables no page has shown for `IDLE_SECONDS`."""
+        while True:
+            await asyncio.sleep(IDLE_SECONDS / 3)
+            now = time.monotonic()
+            for table_id, live in list(self.live.items()):
+                if not live.queues and now - live.idle_since > IDLE_SECONDS:
+                    if live.task is not None:
+                        live.task.cancel()
+                    del self.live[table_id]
+
+    @web.middleware
+    async def _errors(self, request: web.Request, handler: Callable[[web.Request], Awaitable[Any]]) -> Any:
+        kind = "live" if request.path.endswith("/live") else "api" if request.path.startswith("/api/") else "page"
+        try:
+            if kind != "live":
+                self.limits.check(kind, request.remote or "", None)
+            return await handler(request)
+        except Problem as e:
+            return _problem(e)
+        except web.HTTPException as e:  # the router's own answers (no such route, method not allowed): JSON too
+            if e.status < 400:
+                raise
+            reason = "NOT_FOUND" if e.status == 404 else "INVALID_REQUEST"
+            return _problem(Problem(e.status, reason, f"{e.reason}: {request.path[:100]}"))
+        except Refused as e:  # one of this client address's limits
+            delays = [d.retry_delay.ToTimedelta().total_seconds() for d in e.details if hasattr(d, "retry_delay")]
+            answer = _problem(Problem(429, e.reason.value, e.message))
+            answer.headers["Retry-After"] = str(max([1, *(round(d) for d in delays)]))
+            return answer
+        except grpc.aio.AioRpcError as e:
+            if e.code() is grpc.StatusCode.UNAUTHENTICATED:
+                self.upstream.forget_session()
+            return _problem(problem_of(e, "a Paiju service"))
+
+    async def index(self, request: web.Request) -> web.StreamResponse:
+        return web.FileResponse(STATIC / "index.html", headers=_page_headers())
+
+    async def static(self, request: web.Request) -> web.StreamResponse:
+        name = request.match_info["name"]
+        if name not in {"app.js", "style.css"}:
+            raise Problem(404, "NOT_FOUND", "no such file")
+        return web.FileResponse(STATIC / name, headers=_page_headers())
+
+    async def health(self, request: web.Request) -> web.StreamResponse:
+        return web.json_response({"status": "serving", "live_tables": len(self.live)})
+
+    async def tables(self, request: web.Request) -> web.StreamResponse:
+        now = time.monotonic()
+        if self._tables is None or now - self._tables[0] > TABLES_CACHE_SECONDS:
+            self._tables = (now, [_table_json(t) for t in await self.upstream.tables()])
+        return web.json_response({"tables": self._tables[1]})
+
+    async def live_table(self, request: web.Request) -> web.StreamResponse:
+        table_id = checked_id(request.match_info["table"], "table")
+        async with self.limits.stream("live", request.remote or "", None):
+            await self.upstream.table(table_id)  # a table that does not exist is refused before the stream opens
+            live = self.live.get(table_id)
+            if live is None:
+                live = self.live[table_id] = LiveTable(table_id, self.upstream)
+            if live.task is None or live.task.done():
+                live.task = asyncio.create_task(live.run())
+            queue = live.subscribe()
+            response = web.StreamResponse(
+                headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+            )
+            await response.prepare(request)
+            try:
+                while True:
+                    try:
+                        message = await asyncio.wait_for(queue.get(), timeout=15)
+                    except TimeoutError:
+                        await response.write(b": still here\n\n")  # keeps proxies from closing an idle stream
+                        continue
+                    data = json.dumps(message["data"], ensure_ascii=False, separators=(",", ":"))
+                    await response.write(f"event: {message['event']}\ndata: {data}\n\n".encode())
+            except (ConnectionResetError, asyncio.CancelledError):
+                pass
+            finally:
+                live.unsubscribe(queue)
+            return response
+
+    async def replay(self, request: web.Request) -> web.StreamResponse:
+        game_id = checked_id(request.match_info["game"], "game")
+        table_id = request.query.get("table", "")
+        names: dict[str, str] = {}
+        if table_id:
+            table = await self.upstream.table(checked_id(table_id, "table"))
+            names = {seat.player_id: seat.name for seat in table.seats if seat.player_id and seat.name}
+        try:
+            envelopes = await self.upstream.replay(game_id, await self.upstream.metadata())
+        except grpc.aio.AioRpcError as e:
+            if e.code() is not grpc.StatusCode.NOT_FOUND:
+                raise
+            raise Problem(
+                404,
+                "GAME_NOT_FOUND",
+                f"there is no ended game {game_id} (a game still being played is watched live, from its table)",
+            ) from None
+        if not envelopes:
+            raise Problem(404, "GAME_NOT_FOUND", f"there is no game {game_id}")
+        game_log = decode(envelopes)
+        if not game_log.ended:
+            raise Problem(409, "GAME_LIVE", f"game {game_id} is still being played: watch it live instead")
+        analyst = ANALYST_GAMES[game_log.game]
+        teller = Teller(game_log, names)
+        steps = []
+        for moment in timeline(game_log):
+            lines = [VERSION_GUTTER.sub("", line.strip()) for line in teller.lines(moment) if line.strip()]
+            state: Any = moment.state
+            view = game_log.rules.game.view(state, None)
+            order = analyst.card_order(state)
+            drawn = board(view, seat_names(moment.players, names))
+            with_hands(drawn, [sorted(hand, key=order) for hand in state.hands])
+            steps.append({"version": moment.version, "deal": moment.deal, "lines": lines, "board": drawn})
+        return web.json_response(
+            {"game_id": game_id, "title": game_log.title, "game": game_log.game, "steps": steps},
+            dumps=lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+        )
+
+    async def tournament(self, request: web.Request) -> web.StreamResponse:
+        tournament_id = checked_id(request.match_info["tournament"], "tournament")
+        found, standings, sheets = await self.upstream.tournament(tournament_id)
+
+        def as_json(message: Any) -> dict[str, Any]:
+            return json_format.MessageToDict(
+                message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
+            )
+
+        return web.json_response(
+            {
+                "tournament": as_json(found),
+                "standings": as_json(standings).get("standings", []),
+                "sheets": [{"round": n, "lines": as_json(sheet).get("lines", [])} for n, sheet in sheets],
+            },
+            dumps=lambda value: json.dumps(value, ensure_ascii=False),
+        )
+
+
+def _table_json(table: lobby_pb2.Table) -> dict[str, Any]:
+    game = of_kind(table.game)
+    return {
+        "table_id": table.table_id,
+        "name": table.name,
+        "game": game.name if game is not None else "",
+        "title": game.title if game is not None else "",
+        "status": STATUS_WORDS.get(table.status, "ended"),
+        "game_id": table.game_id,
+        "matches": table.matches,
+        "last_game_id": table.last_result.game_id if table.HasField("last_result") else "",
+        "seats": [{"seat": s.seat, "name": s.name, "bot": s.bot} for s in table.seats],
+    }
+
+
+def _problem(problem: Problem) -> web.Response:
+    return web.json_response({"reason": problem.reason, "message": problem.message}, status=problem.status)
+
+
+def _page_headers() -> dict[str, str]:
+    """The page loads nothing from elsewhere and runs no script but its own."""
+    return {
+        "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; frame-ancestors 'none'",
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-cache",
+    }
+
+
+assert set(CONTRACT_GAMES) == set(ANALYST_GAMES), "every game is drawn by the web view"
+
+
+async def serve(lobby: str, engine: str, scoring: str, *, host: str, port: int, limits: RateLimits) -> None:
+    """Serve until cancelled."""
+    gateway = Gateway(Upstream(lobby, engine, scoring), limits)
+    runner = web.AppRunner(gateway.app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    log.info("web view serving", url=f"http://{host}:{port}/")
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

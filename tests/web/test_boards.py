@@ -1,0 +1,64 @@
+"""The web view's boards (`paiju.tools.web.boards`): made from a spectator's view only, with no hand unless the
+replay of an ended game adds them, and plain JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paiju.rules.registry import GAMES, rules_of
+from paiju.tools.web.boards import board, with_hands
+
+pytestmark = pytest.mark.unit
+
+
+def dealt(name: str, moves: int = 0) -> object:
+    """A game of ``name`` started with seed 7 and played ``moves`` legal moves on (the first legal action each)."""
+    rules = rules_of(name)
+    state = rules.new_state()
+    for event in rules.decide(state, rules.start(7, rules.options(), 0)):
+        state = rules.evolve(state, event)
+    for _ in range(moves):
+        waiting = rules.waiting(state)
+        if not waiting:  # a step of the system's (a concealed stage closing): as far as the seats can take it
+            break
+        seat = waiting[0]
+        for event in rules.decide(state, rules.legal_actions(state, seat)[0]):
+            state = rules.evolve(state, event)
+    return state
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+@pytest.mark.parametrize("moves", [0, 12])
+def test_a_spectators_board_shows_card_counts_and_no_hand(name: str, moves: int) -> None:
+    rules = rules_of(name)
+    state: object = dealt(name, moves)
+    drawn = board(rules.view(state, None), {0: "Ann"})
+    text = json.dumps(drawn, ensure_ascii=False)
+    assert "hand" not in text
+    assert [seat["cards"] for seat in drawn["seats"]] == [len(h) for h in state.hands]  # type: ignore[attr-defined]
+    assert drawn["seats"][0]["name"] == "Ann" and drawn["seats"][1]["name"] == "seat 1"
+    turn = rules.waiting(state)
+    to_act = [seat["seat"] for seat in drawn["seats"] if seat["turn"]]
+    assert to_act == ([drawn["turn"]] if drawn["turn"] is not None else [])
+    assert drawn["turn"] is None or drawn["turn"] in turn
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_a_seats_view_is_never_made_a_board(name: str) -> None:
+    rules = rules_of(name)
+    state: object = dealt(name)
+    with pytest.raises(ValueError, match="spectator"):
+        board(rules.view(state, 0), {})
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_an_ended_games_replay_adds_every_hand_in_the_notation(name: str) -> None:
+    rules = rules_of(name)
+    state: object = dealt(name, 3)
+    hands = state.hands  # type: ignore[attr-defined]
+    drawn = with_hands(board(rules.view(state, None), {}), hands)
+    for seat, hand in zip(drawn["seats"], hands, strict=True):
+        assert len(seat["hand"]) == len(hand) == seat["cards"]
+        assert all(isinstance(code, str) and 2 <= len(code) <= 3 for code in seat["hand"])

@@ -1,0 +1,272 @@
+"""The web view as its users meet it: `paiju stack` (what `make run` starts) prints the page's URL; in a real headless
+Chromium the tables page lists the bot tables, a table's live page follows the bots' game as it is played, an ended
+game's replay shows at a chosen version exactly the hands its log holds there, and nothing hidden reaches a page —
+not in its DOM, not in any response or server-sent event it received. The gateway refuses hostile ids with a
+reason (never a server error) and throttles a flood.
+
+Screenshots of the pages are taken at desktop and phone widths; with ``PAIJU_SCREENSHOTS=DIR`` they are kept there
+(the README's come from ``PAIJU_SCREENSHOTS=docs/images``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+
+from paiju.platform.tokens import Identity, Role, load_signer
+from paiju.rules.cards import format_card
+from paiju.tools.analyst.log import decode
+from paiju.tools.analyst.timeline import timeline
+from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, zlj_pb2
+
+from .browser import Page, browser
+
+pytestmark = [
+    pytest.mark.e2e,  # the whole stack as processes, and a browser
+    pytest.mark.xdist_group("web"),  # one stack for the module: its tests run in one worker (make test: loadgroup)
+]
+
+SCREENSHOTS = os.environ.get("PAIJU_SCREENSHOTS")
+HIDDEN_KEYS = ("hand", "server_seed", "seed", "my_bid", "tribute_pool")
+"""Keys that would carry hidden information: no live page may receive any of them."""
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[dict[str, Any]]:
+    """`paiju stack` in a folder of its own, on free ports, bots thinking 0.1 s; what its banner printed."""
+    folder = Path(tempfile.mkdtemp(prefix="paiju-web-"))
+    folder.chmod(0o755)  # PostgreSQL runs as its own user when root starts it
+    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
+    env.update(PAIJU_STACK_PORTS="free", PAIJU_BOT_THINK_SECONDS="0.1")
+    log = (folder / "stack.out").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paiju.cli", "stack"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 180
+        text = ""
+        while "Ctrl-C stops everything." not in text:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError("paiju stack did not start:\n" + (folder / "stack.out").read_text()[-4000:])
+            time.sleep(0.5)
+            text = (folder / "stack.out").read_text()
+        found = {
+            "web": _field(r"web view\s+(http://\S+)", text),
+            "lobby": _field(r"lobby\s+(127\.0\.0\.1:\d+)", text),
+            "engine": _field(r"engine\s+(127\.0\.0\.1:\d+)", text),
+            "tables": re.findall(r"table at (table-[0-9a-f]+)", text),
+            "admin_key": folder / ".data" / "keys" / "admin.pem",
+            "banner": text,
+            "folder": folder,
+        }
+        yield found
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _field(pattern: str, text: str) -> str:
+    found = re.search(pattern, text)
+    assert found, f"the banner has no {pattern!r}:\n{text}"
+    return found.group(1)
+
+
+def get(url: str) -> tuple[int, Any]:
+    """GET ``url``: its status and JSON body."""
+    try:
+        with urllib.request.urlopen(url, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def shot(name: str) -> Path:
+    folder = Path(SCREENSHOTS) if SCREENSHOTS else Path(tempfile.gettempdir()) / "paiju-web-shots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
+
+
+def test_make_run_prints_the_web_views_url(stack: dict[str, Any]) -> None:
+    assert f"Watch them in a browser at {stack['web']}" in stack["banner"]
+    status, body = get(stack["web"] + "healthz")
+    assert status == 200 and body["status"] == "serving"
+
+
+def test_the_tables_page_lists_the_bot_tables_and_a_table_is_followed_live(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        async with browser() as page:
+            await page.goto(stack["web"])
+            listed = await page.wait_for(
+                "[...document.querySelectorAll('[data-table]')].map(e => e.getAttribute('data-table'))",
+                30,
+                "the tables",
+            )
+            assert set(stack["tables"]) <= set(listed)
+            await page.screenshot(shot("tables.png"), 1100, 520)
+            zlj = stack["tables"][0]
+            await page.goto(f"{stack['web']}#/table/{zlj}")
+            first = int(await page.wait_for(_version(), 30, "the live table"))
+            later = int(await page.wait_for(f"({_version()} || 0) > {first + 5} && {_version()}", 60, "moves"))
+            assert later > first + 5, "the page follows the game as the bots play"
+            seats = await page.evaluate("document.querySelectorAll('.seat').length")
+            assert seats == 6
+            counts = await page.evaluate(
+                "[...document.querySelectorAll('[data-testid=count]')].map(e => e.textContent)"
+            )
+            assert all(re.match(r"\d+ cards?", c) for c in counts), counts
+            told = await page.evaluate("document.querySelectorAll('[data-testid=log] p').length")
+            assert told > 0, "what happened is told"
+            await page.screenshot(shot("live.png"), 1100, 820)
+            await page.screenshot(shot("live-phone.png"), 390, 844)
+            width = await page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, f"the live page fits a phone's width (it is {width} px wide)"
+            await _nothing_hidden(page)
+            tractor = stack["tables"][1]
+            await page.goto(f"{stack['web']}#/table/{tractor}")
+            await page.wait_for(f"{_version()} && document.querySelectorAll('.seat').length == 4", 30, "拖拉机")
+            await asyncio.sleep(2)
+            await _nothing_hidden(page)
+            assert not page.errors, page.errors
+
+    asyncio.run(body())
+
+
+def test_an_ended_games_replay_shows_the_hands_its_log_holds_at_the_chosen_version(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        table_id, game_id = await _one_deal_of_bots(stack["lobby"])
+        envelopes = await _ended_log(stack, game_id)
+        log = decode(envelopes)
+        moments = {m.version: m for m in timeline(log)}
+        async with browser() as page:
+            await page.goto(stack["web"])
+            await page.wait_for(
+                f"!!document.querySelector('[data-table=\"{table_id}\"] [data-testid=replay]')", 30, "a replay link"
+            )
+            await page.goto(f"{stack['web']}#/replay/{game_id}?table={table_id}")
+            await page.wait_for("!!document.querySelector('[data-testid=slider]')", 60, "the replay")
+            for version in (1, len(envelopes) // 3, len(envelopes) // 2, len(envelopes)):
+                await page.evaluate(f"paijuReplayTo({version})")
+                shown = await page.evaluate(
+                    "[...document.querySelectorAll('.seat')].map(s => "
+                    "[...s.querySelectorAll('[data-testid=hand] .card')].map(c => c.getAttribute('data-card')))"
+                )
+                at = await page.evaluate("document.querySelector('[data-testid=at]').getAttribute('data-version')")
+                assert int(at) == version
+                hands = moments[version].state.hands
+                assert [Counter(h) for h in shown] == [Counter(format_card(c) for c in hand) for hand in hands], (
+                    f"the hands at version {version}"
+                )
+            await page.evaluate(f"paijuReplayTo({len(envelopes) // 2})")
+            await page.screenshot(shot("replay.png"), 1100, 900)
+            # a running game is not replayed (the engine does not even say to a guest that it exists)
+            status, answer = get(f"{stack['web']}api/games/{stack['tables'][0]}-m1/replay")
+            assert status == 404 and answer["reason"] == "GAME_NOT_FOUND", answer
+            assert "watched live" in answer["message"] and "steps" not in answer
+            assert not page.errors, page.errors
+
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "api/tables/%2E%2E/live",
+        "api/tables/" + "x" * 5000 + "/live",
+        "api/tables/a%00b/live",
+        "api/tables/table.*/live",
+        "api/games/%3E/replay",
+        "api/games/ok/replay?table=%00",
+        "api/tournaments/" + "%C3%A9" * 40,
+    ],
+)
+def test_hostile_ids_are_refused_with_a_reason(stack: dict[str, Any], path: str) -> None:
+    status, body = get(stack["web"] + path)
+    assert status in (400, 404), (status, body)
+    assert body.get("reason") in ("INVALID_REQUEST", "NOT_FOUND") and body.get("message"), body
+
+
+def test_an_unknown_table_or_game_is_not_found(stack: dict[str, Any]) -> None:
+    status, body = get(stack["web"] + "api/games/no-such-game/replay")
+    assert status == 404 and body["reason"] == "GAME_NOT_FOUND", body
+    status, body = get(stack["web"] + "api/tables/no-such-table/live")
+    assert status == 404 and body["reason"].endswith("NOT_FOUND"), body
+
+
+def test_a_flood_from_one_address_is_throttled(stack: dict[str, Any]) -> None:
+    answers = Counter(get(stack["web"] + "api/tables")[0] for _ in range(60))
+    assert answers[429] > 0 and answers[200] > 0, answers
+
+
+# --- helpers ------------------------------------------------------------------------------------------------------
+
+
+def _version() -> str:
+    return "document.querySelector('[data-testid=status]')?.getAttribute('data-version')"
+
+
+async def _nothing_hidden(page: Page) -> None:
+    """No hand in the live page's DOM, and no key of hidden information in anything it received."""
+    await page.settle()
+    assert await page.evaluate("document.querySelectorAll('[data-testid=hand], .hand').length") == 0
+    received = [t for t in page.traffic if t.startswith("{")]
+    assert received, "the page received the live boards"
+    for text in received:
+        for key in HIDDEN_KEYS:
+            assert f'"{key}"' not in text, f"a live page received {key!r}: {text[:300]}"
+
+
+async def _one_deal_of_bots(lobby_address: str) -> tuple[str, str]:
+    """A 砸六家 table of one deal, six bots, started; (table, game) once it has ended."""
+    async with grpc.aio.insecure_channel(lobby_address) as channel:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+        session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
+        md = (("authorization", f"Bearer {session.token}"),)
+        request = lobby_pb2.CreateTableRequest(name="one deal", game=engine_pb2.GAME_ZLJ)
+        request.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=1))
+        table = (await lobby.CreateTable(request, metadata=md)).table
+        for _ in range(6):
+            await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table.table_id), metadata=md)
+        game_id = (
+            await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table.table_id), metadata=md)
+        ).table.game_id
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            found = (await lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table.table_id), metadata=md)).table
+            if found.last_result.game_id == game_id:
+                return table.table_id, game_id
+            await asyncio.sleep(1)
+        raise AssertionError(f"the bots did not finish {game_id}")
+
+
+async def _ended_log(stack: dict[str, Any], game_id: str) -> list[engine_pb2.Envelope]:
+    """The game's whole log, read by an analyst straight from the engine (not through the web view)."""
+    signer = load_signer(stack["admin_key"], "admin.1")
+    token = signer.mint(Identity("web-test", Role.ANALYST, expires=int(time.time()) + 600))
+    async with grpc.aio.insecure_channel(stack["engine"]) as channel:
+        engine: Any = engine_pb2_grpc.EngineServiceStub(channel)
+        call = engine.Replay(
+            engine_pb2.ReplayRequest(game_id=game_id), metadata=(("authorization", f"Bearer {token}"),)
+        )
+        return [answer.envelope async for answer in call]
