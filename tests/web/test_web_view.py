@@ -34,7 +34,7 @@ from paiju.platform.tokens import Identity, Role, load_signer
 from paiju.rules.cards import format_card
 from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.timeline import timeline
-from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, zlj_pb2
+from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc, zlj_pb2
 
 from .browser import Page, browser
 
@@ -71,6 +71,7 @@ def stack() -> Iterator[dict[str, Any]]:
             "web": _field(r"web view\s+(http://\S+)", text),
             "lobby": _field(r"lobby\s+(127\.0\.0\.1:\d+)", text),
             "engine": _field(r"engine\s+(127\.0\.0\.1:\d+)", text),
+            "scoring": _field(r"scoring\s+(127\.0\.0\.1:\d+)", text),
             "tables": re.findall(r"table at (table-[0-9a-f]+)", text),
             "admin_key": folder / ".data" / "keys" / "admin.pem",
             "banner": text,
@@ -189,6 +190,26 @@ def test_an_ended_games_replay_shows_the_hands_its_log_holds_at_the_chosen_versi
     asyncio.run(body())
 
 
+def test_a_tournaments_standings_and_result_sheet_are_shown(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        tournament = await _league_with_a_forfeit(stack)
+        deadline = time.monotonic() + 60
+        while not get(f"{stack['web']}api/tournaments/{tournament}")[1].get("sheets"):  # scoring projects it
+            assert time.monotonic() < deadline, "round 1's sheet never came"
+            await asyncio.sleep(0.5)
+        async with browser() as page:
+            await page.goto(f"{stack['web']}#/tournament/{tournament}")
+            await page.wait_for("document.querySelectorAll('[data-testid=standings] tbody tr').length == 2", 30, "it")
+            text = await page.evaluate("document.body.innerText")
+            assert "Web League" in text and "League team 1" in text and "League team 2" in text
+            sheet = await page.evaluate("document.querySelector('[data-testid=sheet]').innerText")
+            assert "League team 1" in sheet and "League team 2" in sheet
+            await page.screenshot(shot("tournament.png"), 1100, 700)
+            assert not page.errors, page.errors
+
+    asyncio.run(body())
+
+
 @pytest.mark.parametrize(
     "path",
     [
@@ -258,6 +279,41 @@ async def _one_deal_of_bots(lobby_address: str) -> tuple[str, str]:
                 return table.table_id, game_id
             await asyncio.sleep(1)
         raise AssertionError(f"the bots did not finish {game_id}")
+
+
+async def _league_with_a_forfeit(stack: dict[str, Any]) -> str:
+    """A two-round 拖拉机 league of two teams of guests whose round 1 ended by a forfeit (so it has a sheet)."""
+    signer = load_signer(stack["admin_key"], "admin.1")
+    admin = (
+        ("authorization", f"Bearer {signer.mint(Identity('web-test', Role.ADMIN, expires=int(time.time()) + 600))}"),
+    )
+    async with (
+        grpc.aio.insecure_channel(stack["lobby"]) as lobby_channel,
+        grpc.aio.insecure_channel(stack["scoring"]) as scoring_channel,
+    ):
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(lobby_channel)
+        scoring: Any = scoring_pb2_grpc.ScoringServiceStub(scoring_channel)
+        create = scoring_pb2.CreateTournamentRequest(
+            command_id="web-league", name="Web League", game="tractor", rounds=2
+        )
+        league = (await scoring.CreateTournament(create, metadata=admin)).tournament.tournament_id
+        teams = []
+        for n in (1, 2):
+            team = scoring_pb2.RegisterTeamRequest(
+                command_id=f"web-team-{n}", tournament_id=league, name=f"League team {n}"
+            )
+            for _ in range(2):
+                guest = (await lobby.Guest(lobby_pb2.GuestRequest())).session
+                team.players.add(player_id=guest.player_id, name=guest.name)
+            teams.append((await scoring.RegisterTeam(team, metadata=admin)).team_id)
+        await scoring.PairRound(
+            scoring_pb2.PairRoundRequest(command_id="web-pair", tournament_id=league), metadata=admin
+        )
+        forfeit = scoring_pb2.RecordForfeitRequest(
+            command_id="web-forfeit", tournament_id=league, round=1, team_id=teams[1]
+        )
+        await scoring.RecordForfeit(forfeit, metadata=admin)
+        return str(league)
 
 
 async def _ended_log(stack: dict[str, Any], game_id: str) -> list[engine_pb2.Envelope]:

@@ -46,7 +46,7 @@ async function getJson(url) {
 
 function show(...nodes) {
   const m = main();
-  m.replaceChildren(...nodes);
+  m.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined));
 }
 
 function failure(error) {
@@ -79,6 +79,9 @@ async function tablesPage() {
         el("thead", {}, el("tr", {}, el("th", {}, "Table"), el("th", {}, "Status"), el("th", {}, "Players"), el("th", {}, ""))),
         el("tbody", {}, rows)) : el("p", { class: "muted" }, "No tables yet."),
       el("h2", {}, "Tournaments"), form);
+    const input = form.querySelector("input");
+    const again = () => (input.value ? refreshIn(5000, again) : tablesPage());  // not while a tournament is typed
+    refreshIn(5000, again);
   } catch (error) {
     show(el("h1", {}, "Tables"), failure(error), el("h2", {}, "Tournaments"), form);
   }
@@ -215,8 +218,16 @@ async function tournamentPage(id) {
         el("td", {}, l.table), el("td", {}, l.team_name), el("td", {}, l.difference), el("td", {}, l.vp),
         el("td", {}, l.remarks), el("td", {}, l.confirmed_by)))))]);
   show(el("h1", {}, t.name || id),
-    el("p", { class: "muted" }, `${t.game} · ${t.rounds} rounds · ${t.status}`),
+    el("p", { class: "muted" }, `${t.game} · ${t.rounds} rounds · ${t.status} · brought up to date every 15 s`),
     el("h2", {}, "Standings"), standings, sheets);
+  refreshIn(15000, () => tournamentPage(id));
+}
+
+function refreshIn(ms, again) {
+  // a page that shows data without a stream reads it again while it stays on screen
+  const hash = location.hash;
+  const timer = setTimeout(() => { if (location.hash === hash) again(); }, ms);
+  closeCurrent = () => clearTimeout(timer);
 }
 
 // --- routes -------------------------------------------------------------------------------------------------------
