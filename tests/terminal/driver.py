@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
@@ -24,6 +25,7 @@ from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS
 from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
+from paiju.engine.timers import expire_turns
 from paiju.platform.serving import build_server
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Role
@@ -160,17 +162,30 @@ class EngineThread:
 
         self.call(bounce)
 
-    def create(self, game_id: str, game: str = "zlj", deals: int = 1) -> int:
-        """Create a game with the players whose tokens `token` mints for each seat (砸六家: ``deals`` deals)."""
+    def run_timers(self, every: float = 0.2) -> Future[None]:
+        """Expire running turns every ``every`` seconds, as the engine's timers do (`paiju.engine.timers`)."""
+
+        async def scan() -> None:
+            assert self.games is not None
+            while True:
+                await expire_turns(self.games, datetime.now(UTC))
+                await asyncio.sleep(every)
+
+        return self.spawn(scan())
+
+    def create(self, game_id: str, game: str = "zlj", deals: int = 1, turn_seconds: int = 0) -> int:
+        """Create a game with the players whose tokens `token` mints for each seat (砸六家: ``deals`` deals), with a
+        turn timer of ``turn_seconds`` (0: none; `run_timers` expires the turns)."""
         seats = 6 if game == "zlj" else 4
         request = engine_pb2.CreateGameRequest(game_id=game_id)
         if game == "zlj":
             request.game = engine_pb2.GAME_ZLJ
             request.zlj_options.CopyFrom(ZLJ_ONE_DEAL)
             request.zlj_options.deals = deals
+            request.zlj_options.turn_seconds = turn_seconds
         else:
             request.game = engine_pb2.GAME_TRACTOR
-            request.tractor_options.CopyFrom(tractor_pb2.TractorOptions())
+            request.tractor_options.CopyFrom(tractor_pb2.TractorOptions(turn_seconds=turn_seconds))
         for seat in range(seats):
             request.seats.add(seat=seat, player_id=player_id(seat))
         service = token_metadata(role=Role.SERVICE, subject=SERVICE)

@@ -53,6 +53,7 @@ def test_tractor_bidding_and_tricks_at_the_terminal() -> None:
                     names = _names(list(play))
                     child.sendline(names[0])  # one card, then the rest: checked by the engine, then played
                     child.expect_exact(f"Chosen so far: {names[0]}. Type {n - 1} more")
+                    child.expect_exact(PROMPT)  # asked for the rest
                     child.sendline(" ".join(names[1:]))
                     composed = True
                 elif following and not typed:

@@ -13,6 +13,7 @@ import contextlib
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import TextIO
 
 
@@ -29,6 +30,7 @@ class Console:
         self._pending: asyncio.Task[str | None] | None = None
         self._prompt: str | None = None
         self._again: str | None = None
+        self._status: Callable[[], str] = lambda: ""
         self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- input ------------------------------------------------------------------------------------------
@@ -113,7 +115,7 @@ class Console:
             self.out.write("\n")
         self.out.write(text + "\n")
         if self._prompt is not None:
-            self.out.write(self._again or self._prompt)
+            self.out.write(self._status() + (self._again or self._prompt))
         self.out.flush()
 
     def lines(self, texts: list[str]) -> None:
@@ -132,11 +134,13 @@ class Console:
         """A prompt is on screen, waiting for a line."""
         return self._prompt is not None
 
-    def prompt(self, text: str, again: str | None = None) -> None:
+    def prompt(self, text: str, again: str | None = None, status: Callable[[], str] | None = None) -> None:
         """Ask for a line: the prompt stays at the end of the output until a line is read. When lines are
         printed meanwhile, it is shown again below them as ``again`` (default: the same), so that a reader
-        (a person or a test) can tell a new question from the same one repeated."""
-        self.out.write(text)
+        (a person or a test) can tell a new question from the same one repeated. ``status`` is put before the
+        prompt each time it is shown (the time left to move: ``[12 s left] your move> ``)."""
+        self._status = status or (lambda: "")
+        self.out.write(self._status() + text)
         self.out.flush()
         self._prompt = text
         self._again = again

@@ -76,6 +76,16 @@ class Narration:
         raise NotImplementedError
 
 
+def timed_out_seat(event: Any) -> int | None:
+    """The seat whose turn timer ran out with this event (the engine moves for it), else ``None``: a timeout of
+    either game, or a concealed 拖拉机 bid the timer entered (D-TR-6.2)."""
+    if isinstance(event, zm.TurnTimedOut | tm.TurnTimedOut):
+        return event.seat
+    if isinstance(event, tm.BidEntered) and event.timed_out:
+        return event.seat
+    return None
+
+
 def timed_out(seat: int, seats: Seats, rule: str) -> str:
     """A seat's turn timer ran out: the events that follow are the move the engine made for it (``rule``)."""
     if seat == seats.me:
@@ -214,6 +224,8 @@ class TractorNarration(Narration):
 
     def _bid_entered(self, event: tm.BidEntered) -> str:
         label = self.seats.label
+        if event.timed_out and event.seat == self.seats.me:
+            return "  Your time ran out: the engine passed for you (kept concealed, D-TR-6.2)"
         timer = " (turn timer)" if event.timed_out else ""
         if event.concealed:
             return f"  {label(event.seat)} has bid or passed (concealed){timer}"

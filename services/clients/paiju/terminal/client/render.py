@@ -8,6 +8,7 @@ game's order (砸六家 §2; 拖拉机 §3 once the trump is known).
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections import Counter
@@ -931,6 +932,38 @@ def tractor_prompt_hint(view: TractorView) -> str:
         lead = tractor_combo_words(view.trick.lead, view.trick.plays[0])
         return f"Follow {lead}: play {card_count(view.trick.lead.size)}."
     return "You lead: play one combination (no throws)."
+
+
+# --- the turn timer ------------------------------------------------------------------------------------
+
+COUNTDOWN_WARNINGS = (60, 30, 10, 5)
+"""Seconds left at which a running turn timer is told (those below the timer's own length)."""
+
+
+def turn_deadline(recorded_at: float, received_at: float, turn_seconds: int) -> float | None:
+    """When the player's turn runs out, in this machine's time: the engine times a turn from its game's last event
+    (the envelope's ``recorded_at``) for ``turn_seconds`` (the table's option; 0: no timer). The earlier of the
+    recorded time and the time the event arrived here counts, so that a clock running behind the engine's never
+    shows more time than there is."""
+    if turn_seconds <= 0:
+        return None
+    return min(recorded_at, received_at) + turn_seconds
+
+
+def countdown(left: float | None) -> str:
+    """The prompt's status while a turn timer runs: ``[12 s left] ``; nothing without a timer."""
+    return "" if left is None else f"[{max(0, math.ceil(left))} s left] "
+
+
+def countdown_warning(left: float, turn_seconds: int, told: set[int]) -> str | None:
+    """The line to print as the time left crosses a warning (`COUNTDOWN_WARNINGS`), once each: ``told`` keeps
+    the warnings given, and forgets those above the time left when the deadline moved later."""
+    told.difference_update({t for t in told if left > t})
+    crossed = {t for t in COUNTDOWN_WARNINGS if t < turn_seconds and left <= t} - told
+    if not crossed or left <= 0:
+        return None
+    told.update(crossed)
+    return f"  {math.ceil(left)} s left to move, then the engine moves for you."
 
 
 # --- reading what the player types --------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import deque
 from typing import Any
 
@@ -20,7 +21,7 @@ from paiju.terminal.client import render
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, GameFeed, Legal, Refused, Snapshot
 from paiju.terminal.client.games import PRESENTATIONS, Presentation
-from paiju.terminal.client.narrate import Narration
+from paiju.terminal.client.narrate import Narration, timed_out_seat
 from paiju.terminal.client.rules_text import rule_lines
 from paiju.v1 import engine_pb2
 
@@ -28,6 +29,8 @@ HISTORY_LINES = 12
 """How many lines of what happened before the client joined are shown."""
 INSTRUCTIONS = "Type a number or cards (e.g. 3S 3H, 10D); p = pass, t = table, h = help, q = quit."
 QUIT = -1
+TICK = 0.25
+"""Seconds between two looks at a running turn timer."""
 
 
 class Session:
@@ -46,6 +49,8 @@ class Session:
         self._feed_task: asyncio.Task[None] | None = None
         self._waiting_for: object = None
         self._contributing: asyncio.Task[bool] | None = None
+        self._last_event: tuple[float, float] | None = None
+        """When the game's last event was recorded (its envelope's time) and when it arrived here."""
 
     # --- the feed ---------------------------------------------------------------------------------------
 
@@ -81,8 +86,14 @@ class Session:
 
     def _receive(self, envelope: engine_pb2.Envelope) -> None:
         assert self._narration is not None
-        if self._catch_up_to is None and isinstance(self._narration.game.event(envelope), SeedCommitted):
+        now = time.time()
+        at = envelope.recorded_at
+        self._last_event = (at.seconds + at.nanos / 1e9 if at.seconds else now, now)
+        event = self._narration.game.event(envelope)
+        if self._catch_up_to is None and isinstance(event, SeedCommitted):
             self._contribute()
+        if self._catch_up_to is None and self.seats.me is not None and timed_out_seat(event) == self.seats.me:
+            self.console.end_prompt()  # the engine moved for the player: the question is no longer asked
         lines = self._narration.lines(envelope)
         if self._catch_up_to is not None:
             self._history.extend(lines)
@@ -147,6 +158,30 @@ class Session:
         if view.turn is None:
             return "Waiting for the table..."
         return f"Waiting for {self.seats.label(view.turn)}..."
+
+    # --- the turn timer -----------------------------------------------------------------------------------
+
+    def time_left(self, snap: Snapshot) -> float | None:
+        """Seconds left before the turn timer moves for the player (``None``: the table has no timer)."""
+        seconds = int(getattr(snap.view.options, "turn_seconds", 0) or 0)
+        if self._last_event is None:
+            return None
+        deadline = render.turn_deadline(*self._last_event, seconds)
+        return None if deadline is None else deadline - time.time()
+
+    async def _count_down(self, snap: Snapshot) -> None:
+        """While the prompt waits, tell the player as the turn timer runs low (the prompt shows the time left each
+        time it is shown)."""
+        seconds = int(getattr(snap.view.options, "turn_seconds", 0) or 0)
+        told: set[int] = set()
+        while True:
+            await asyncio.sleep(TICK)
+            left = self.time_left(snap)
+            if left is None or not self.console.prompting:
+                continue
+            warning = render.countdown_warning(left, seconds, told)
+            if warning is not None:
+                self.console.line(warning)
 
     # --- waiting ----------------------------------------------------------------------------------------
 
@@ -230,10 +265,21 @@ class Session:
                 return QUIT
 
     async def _take_turn(self, snap: Snapshot, legal: Legal) -> int:
-        """Ask for a move until one is accepted; the version after it (or `QUIT`)."""
+        """Ask for a move until one is accepted; the version after it (or `QUIT`). With a turn timer, the prompt
+        shows the time left and the player is told as it runs low."""
+        options = self.options(snap, legal.actions)
+        self.show_turn(snap, options, legal.follow)
+        ticking = asyncio.ensure_future(self._count_down(snap)) if self.time_left(snap) is not None else None
+        try:
+            return await self._ask(snap, legal, options)
+        finally:
+            if ticking is not None:
+                ticking.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await ticking
+
+    async def _ask(self, snap: Snapshot, legal: Legal, options: list[render.Option]) -> int:
         actions, follow = legal.actions, legal.follow
-        options = self.options(snap, actions)
-        self.show_turn(snap, options, follow)
         phase = snap.view.phase
         seat = snap.view.seat
         assert seat is not None
@@ -243,9 +289,13 @@ class Session:
         page = 0
         chosen: tuple[Any, ...] = ()  # the cards of a 拖拉机 follow being composed
         rule = ""  # the rule the engine cited for the last refused move: h shows its text
+
+        def status() -> str:
+            return render.countdown(self.time_left(snap))
+
         while True:
             if not self.console.prompting:
-                self.console.prompt(render.PROMPT, again=render.PROMPT_AGAIN)
+                self.console.prompt(render.PROMPT, again=render.PROMPT_AGAIN, status=status)
             got = await self._line_or_move(seen)
             if got == "finished":
                 return self.feed.version
