@@ -154,6 +154,24 @@ def test_the_tables_page_lists_the_bot_tables_and_a_table_is_followed_live(stack
     asyncio.run(body())
 
 
+def test_a_timed_tables_live_page_counts_the_turn_down(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        table_id = await _timed_table_of_bots(stack["lobby"])
+        async with browser() as page:
+            await page.goto(f"{stack['web']}#/table/{table_id}")
+            await page.wait_for(_version(), 60, "the timed table")
+            left = await page.wait_for(
+                "/^\\d+ s left$/.test(document.querySelector('[data-testid=timer]')?.textContent || '') && "
+                "document.querySelector('[data-testid=timer]').textContent",
+                60,
+                "the turn timer counting down",
+            )
+            assert 0 <= int(left.split()[0]) <= 10, left
+            await _nothing_hidden(page)
+
+    asyncio.run(body())
+
+
 def test_an_ended_games_replay_shows_the_hands_its_log_holds_at_the_chosen_version(stack: dict[str, Any]) -> None:
     async def body() -> None:
         table_id, game_id = await _one_deal_of_bots(stack["lobby"])
@@ -256,6 +274,22 @@ async def _nothing_hidden(page: Page) -> None:
     for text in received:
         for key in HIDDEN_KEYS:
             assert f'"{key}"' not in text, f"a live page received {key!r}: {text[:300]}"
+
+
+async def _timed_table_of_bots(lobby_address: str) -> str:
+    """A 砸六家 table with the tournament preset (the turn timer on), six bots, started."""
+    async with grpc.aio.insecure_channel(lobby_address) as channel:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+        session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
+        md = (("authorization", f"Bearer {session.token}"),)
+        request = lobby_pb2.CreateTableRequest(
+            name="timed", game=engine_pb2.GAME_ZLJ, preset=lobby_pb2.TABLE_PRESET_TOURNAMENT
+        )
+        table = (await lobby.CreateTable(request, metadata=md)).table
+        for _ in range(6):
+            await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table.table_id), metadata=md)
+        await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table.table_id), metadata=md)
+        return str(table.table_id)
 
 
 async def _one_deal_of_bots(lobby_address: str) -> tuple[str, str]:
