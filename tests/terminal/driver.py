@@ -34,6 +34,7 @@ from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
 from paiju.rules.tractor.view import SeatView as TractorView
+from paiju.terminal.client.style import SYMBOLS
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
 from ..support.credentials import TRUST, bearer
@@ -265,14 +266,26 @@ else:
     _Terminal = fdpexpect.fdspawn
 
 
+PLAIN_TERMINAL = {"NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+"""The client's environment in the tests: a UTF-8 terminal (cards with suit symbols) without colour (NO_COLOR), so
+that what it prints does not depend on the machine's locale and holds no escape codes."""
+
+
+def shown(card: str) -> str:
+    """A card as the client shows it on a UTF-8 terminal: ``7S`` -> ``7♠`` (jokers as they are)."""
+    return card if card in ("SJ", "BJ") else card[:-1] + SYMBOLS[card[-1]]
+
+
 class ClientTerminal(_Terminal):
     """The terminal client (``python -m paiju.terminal.client ...``) on a pseudo-terminal, driven with pexpect.
+    ``env`` is added to the client's environment (default `PLAIN_TERMINAL`).
 
     Started without forking this process (subprocess uses vfork here, which runs no fork handlers): the test
     process runs gRPC threads, and a plain fork of it (pexpect.spawn) can break the child before its exec."""
 
-    def __init__(self, argv: tuple[str, ...], timeout: float) -> None:
+    def __init__(self, argv: tuple[str, ...], timeout: float, env: dict[str, str] | None = None) -> None:
         controller, terminal = os.openpty()
+        environ = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "paiju.terminal.client", *argv],
             stdin=terminal,
@@ -280,6 +293,7 @@ class ClientTerminal(_Terminal):
             stderr=terminal,
             start_new_session=True,
             close_fds=True,
+            env={**environ, **(PLAIN_TERMINAL if env is None else env)},
         )
         os.close(terminal)
         super().__init__(controller, timeout=timeout, encoding="utf-8")
@@ -299,9 +313,9 @@ class ClientTerminal(_Terminal):
             super().close()
 
 
-def spawn_client(*argv: str, timeout: float = 30) -> ClientTerminal:
-    """The terminal client with these arguments, in a pseudo-terminal."""
-    return ClientTerminal(argv, timeout)
+def spawn_client(*argv: str, timeout: float = 30, env: dict[str, str] | None = None) -> ClientTerminal:
+    """The terminal client with these arguments, in a pseudo-terminal (``env``: see `ClientTerminal`)."""
+    return ClientTerminal(argv, timeout, env)
 
 
 def screen(child: ClientTerminal) -> str:

@@ -14,7 +14,7 @@ from paiju.rules.cards import Card, format_card
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import tractor_pb2
 
-from .driver import EngineThread, screen, spawn_client, token, tractor_bots
+from .driver import EngineThread, screen, shown, spawn_client, token, tractor_bots
 
 
 def _names(values: list[int]) -> list[str]:
@@ -52,7 +52,7 @@ def test_tractor_bidding_and_tricks_at_the_terminal() -> None:
                     (play,) = [a.tractor.play.cards for a in engine.legal("tr1", mine)]
                     names = _names(list(play))
                     child.sendline(names[0])  # one card, then the rest: checked by the engine, then played
-                    child.expect_exact(f"Chosen so far: {names[0]}. Type {n - 1} more")
+                    child.expect_exact(f"Chosen so far: {shown(names[0])}. Type {n - 1} more")
                     child.expect_exact(PROMPT)  # asked for the rest
                     child.sendline(" ".join(names[1:]))
                     composed = True

@@ -16,12 +16,16 @@ import threading
 from collections.abc import Callable
 from typing import TextIO
 
+from paiju.terminal.client.style import Style
+
 
 class Console:
-    """The player's terminal: `line` prints, `prompt` asks, `read` waits for the next typed line."""
+    """The player's terminal: `line` prints, `prompt` asks, `read` waits for the next typed line. Cards in printed
+    lines take the terminal's `Style` (suit symbols, colour)."""
 
-    def __init__(self, out: TextIO | None = None, fd: int | None = None) -> None:
+    def __init__(self, out: TextIO | None = None, fd: int | None = None, style: Style | None = None) -> None:
         self.out = out if out is not None else sys.stdout
+        self.style = style if style is not None else Style.of(self.out)
         self.fd = fd if fd is not None else sys.stdin.fileno()
         self._lines: asyncio.Queue[str | None] = asyncio.Queue()
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -113,7 +117,7 @@ class Console:
         """Print a line; a prompt on screen is shown again below it (as its ``again`` form)."""
         if self._prompt is not None:
             self.out.write("\n")
-        self.out.write(text + "\n")
+        self.out.write(self.style.apply(text) + "\n")
         if self._prompt is not None:
             self.out.write(self._status() + (self._again or self._prompt))
         self.out.flush()

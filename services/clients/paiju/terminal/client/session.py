@@ -23,6 +23,7 @@ from paiju.terminal.client.engine import EngineClient, GameFeed, Legal, Refused,
 from paiju.terminal.client.games import PRESENTATIONS, Presentation
 from paiju.terminal.client.narrate import Narration, timed_out_seat
 from paiju.terminal.client.rules_text import rule_lines
+from paiju.terminal.client.style import SUIT_LEGEND
 from paiju.v1 import engine_pb2
 
 HISTORY_LINES = 12
@@ -140,6 +141,11 @@ class Session:
         lines.append(INSTRUCTIONS)
         self.console.lines(lines)
 
+    def show_help(self) -> None:
+        self.console.line(render.HELP)
+        if self.console.style.symbols:
+            self.console.line(SUIT_LEGEND)
+
     def show_page(self, options: list[render.Option], page: int) -> int:
         """Show page ``page`` of a long list of options (the first again after the last); the page shown."""
         pages = render.option_pages(options)
@@ -209,7 +215,7 @@ class Session:
         if command is not None and command.name == "quit":
             return False
         if command is not None and command.name == "help":
-            self.console.line(render.HELP)
+            self.show_help()
         elif command is not None and command.name == "table":
             self.console.lines(self.table_lines(snap))
         elif command is not None and command.name == "more":
@@ -320,7 +326,7 @@ class Session:
                     if rule:
                         self.console.lines(rule_lines(self.presentation.name, rule))
                         self.console.line("")
-                    self.console.line(render.HELP)
+                    self.show_help()
                 elif intent.name == "table":
                     self.show_turn(snap, options, follow)
                     page = 0
