@@ -62,7 +62,7 @@ def test_zlj_timeouts_are_rows_and_a_cutter_s_timeout_begins_the_next_deal() -> 
         orders = [p["order"] for p in rows.plays if p["deal"] == deal]
         assert orders == list(range(1, len(orders) + 1))
     told = "\n".join(replay_lines(log))
-    assert "seat 2 (A, p2)'s turn timer ran out: the engine plays for it" in told
+    assert "seat 2 (A, p2)'s turn timer ran out: the engine moves for it (§13):" in told
 
 
 async def _tractor_with_referee() -> Game:
