@@ -73,6 +73,13 @@ def test_a_lower_row_of_the_priority_list_is_explained() -> None:
     assert "a 4-card bomb → a triple and 1 more card" in text
 
 
+def test_the_parts_owed_come_largest_first_and_like_parts_together() -> None:
+    view, owed = following("5S 5S 6S 6S 7S 7S", "4S 4S 9S 9S 9S 9S KS QS JS")
+    assert "make a 4-card bomb (9S 9S 9S 9S) and a pair (4S 4S) (§6.2)" in said(view, owed)
+    view, owed = following("5S 5S 6S 6S", "4S 4S 9S JS KS KS QS")
+    assert "make two pairs (4S 4S, KS KS) (§6.2)" in said(view, owed)
+
+
 def test_a_tractor_lead_is_followed_by_named_structures_not_sizes() -> None:
     view, owed = following("5S 5S 6S 6S 7S 7S", "8S 8S 9S 9S TS TS QS QS 4S KD")
     text = said(view, owed)
@@ -96,7 +103,9 @@ def test_a_follow_is_composed_a_few_cards_at_a_time() -> None:
     too_many = render.compose(first.cards, cards("9S 9S QS"), owed, view.hand)
     assert isinstance(too_many, render.Problem) and "That makes 5 cards; the lead has 4" in too_many.message
     not_held = render.compose(first.cards, cards("AS"), owed, view.hand)
-    assert isinstance(not_held, render.Problem) and not_held.message == "You do not hold AS."
+    assert isinstance(not_held, render.Problem) and not_held.message == "You do not hold 8S 8S AS: your hand has no AS."
+    one_more = render.compose((), cards("QS QS"), owed, view.hand)
+    assert isinstance(one_more, render.Problem) and one_more.message.endswith("your hand has 1 × QS.")
     # typed at once, the engine judges it (a wrong count too)
     assert render.compose((), cards("8S 8S 9S 9S QS"), owed, view.hand) == cards("8S 8S 9S 9S QS")
     assert render.client_command("c") == render.Command("clear")

@@ -810,6 +810,39 @@ def shape_parts(cards: Sequence[Card], trumps: Trumps) -> list[tuple[tuple[Card,
     return parts
 
 
+PLURALS = {"a single card": "single cards", "a pair": "pairs", "a triple": "triples"}
+
+
+def _plural(shape: str) -> str:
+    """``a pair`` -> ``pairs``, ``a 4-card bomb`` -> ``4-card bombs``, ``a tractor of two pairs`` -> ``tractors of
+    two pairs``."""
+    if shape in PLURALS:
+        return PLURALS[shape]
+    words = shape.split(" ", 1)[1].split(" ")
+    for i, word in enumerate(words):
+        if word in ("bomb", "tractor"):
+            words[i] = word + "s"
+            break
+    return " ".join(words)
+
+
+def _parts_words(view: TractorView, parts: Sequence[tuple[tuple[Card, ...], str]]) -> str:
+    """The parts of a follow, largest first, like parts together: ``a tractor of three pairs (7S 7S 8S 8S 9S 9S)
+    and two pairs (4S 4S, KS KS)``."""
+    shapes: dict[str, list[str]] = {}
+    for cards, shape in sorted(parts, key=lambda p: -len(p[0])):
+        shapes.setdefault(shape, []).append(tractor_cards(view, cards))
+    words = []
+    for shape, groups in shapes.items():
+        if not shape:
+            words.append(", ".join(groups))
+        elif len(groups) == 1:
+            words.append(f"{shape} ({groups[0]})")
+        else:
+            words.append(f"{_number(len(groups))} {_plural(shape)} ({', '.join(groups)})")
+    return _and(words)
+
+
 def _more(n: int, cls: str | None) -> str:
     """``2 more spades``, ``1 more card of any suit``."""
     if cls is None:
@@ -841,9 +874,7 @@ def tractor_follow_lines(view: TractorView, owed: FollowOwed) -> list[str]:
         owes = f"you hold more than {card_count(n)} of {cls}, so your {n} cards must all be {cls}"
         if owed.must_include:
             parts = shape_parts(owed.must_include, trumps) if trumps is not None else [(owed.must_include, "")]
-            named = _and(
-                [f"{shape} ({tractor_cards(view, cs)})" if shape else tractor_cards(view, cs) for cs, shape in parts]
-            )
+            named = _parts_words(view, parts)
             owes += (
                 f" and include {named}, plus any {owed.free} more of your {cls}" if owed.free else f" and make {named}"
             )
@@ -879,7 +910,9 @@ def compose(
     cards = (*chosen, *typed)
     missing = Counter(cards) - Counter(hand)
     if missing:
-        return Problem(f"You do not hold {format_cards(sorted(missing.elements()))}.")
+        held = Counter(hand)
+        have = ", ".join(f"{held[c]} × {format_cards([c])}" if held[c] else f"no {format_cards([c])}" for c in missing)
+        return Problem(f"You do not hold {format_cards(cards)}: your hand has {have}.")
     if len(cards) >= owed.count and not chosen:
         return cards  # typed at once: the engine judges it, a wrong count too
     if len(cards) > owed.count:

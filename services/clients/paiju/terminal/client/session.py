@@ -28,7 +28,7 @@ from paiju.v1 import engine_pb2
 
 HISTORY_LINES = 12
 """How many lines of what happened before the client joined are shown."""
-INSTRUCTIONS = "Type a number or cards (e.g. 3S 3H, 10D); p = pass, t = table, h = help, q = quit."
+INSTRUCTIONS = "Type a number or cards (e.g. `3S 3H`, `10D`); p = pass, t = table, h = help, q = quit."
 QUIT = -1
 TICK = 0.25
 """Seconds between two looks at a running turn timer."""
