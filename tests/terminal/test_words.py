@@ -17,6 +17,7 @@ from paiju.rules.zlj.combos import classify
 from paiju.rules.zlj.view import view as zlj_view
 from paiju.terminal.client import render
 from paiju.terminal.client.narrate import TractorNarration, ZljNarration
+from paiju.terminal.zlj_match import standings
 
 SEATS = render.Seats(me=0, names={1: "bob", 3: "cy"})
 REVERSE = zm.DealResult(
@@ -132,6 +133,8 @@ def test_seats_are_listed_by_their_players_not_as_numbers() -> None:
     assert "individual points seat 0 (A, you) +3, seat 1 (B, bob) +2" in second
     rps = ZljNarration(SEATS).narrate(zm.RockPaperScissors("the first lead", (((1, 0), (4, 1)),), (4, 1)))
     assert "seat 1 (B, bob) rock, seat 4 (A) paper; order: seat 4 (A) then seat 1 (B, bob)" in rps[0]
+    after = standings(replace(zlj_two_deals(), results=(REVERSE,)))
+    assert "match scores seat 0 (A) +3, seat 1 (B) +2, seat 2 (A) -1" in after and ":" not in after.split("scores")[1]
     base = tractor_view(tractor_game.replay(tractor_game.decide(tm.State(), tm.StartGame(4))), 0)
     levels = render.tractor_table(base, SEATS)[1]
     assert levels == "Levels: team A (you and seat 2) 3, team B (bob and cy) 3"

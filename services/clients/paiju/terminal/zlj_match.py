@@ -10,13 +10,13 @@ from paiju.rules.zlj import Command, Cut, Options, Phase, StartMatch, State, dec
 from paiju.rules.zlj.bots import HeuristicBot, RandomBot
 from paiju.rules.zlj.model import DealEnded
 from paiju.rules.zlj.outcome import match_score, match_totals
-from paiju.terminal.zlj_narrator import narrate
+from paiju.terminal.zlj_narrator import narrate, seat_name
 
 
 def standings(state: State) -> str:
     """The running ledgers after a deal: team points and each seat's match score (D-ZLJ-7)."""
     team, individual = match_totals(state.results)
-    scores = " ".join(f"{s}:{match_score(s, team, individual):+d}" for s in range(ZLJ.seats))
+    scores = ", ".join(f"{seat_name(s)} {match_score(s, team, individual):+d}" for s in range(ZLJ.seats))
     return f"After {len(state.results)} deal(s): team points A {team[0]}, B {team[1]}; match scores {scores}\n"
 
 
