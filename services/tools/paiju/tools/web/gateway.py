@@ -162,6 +162,13 @@ class LiveTable:
                 log.info("a live table's upstream failed; trying again", table=self.table_id, reason=problem.reason)
                 self.publish({"event": "trouble", "data": {"message": problem.message}})
                 await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
+            except Problem as e:
+                self.publish({"event": "gone", "data": {"message": e.message}})
+                return
+            except Exception:  # a bug must not leave the table's pages waiting on a task that died in silence
+                log.exception("a live table failed; following it again", table=self.table_id)
+                self.publish({"event": "trouble", "data": {"message": "the server failed to draw this table"}})
+                await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
 
     async def _follow(self, table: lobby_pb2.Table, spectator: Spectator) -> None:
         names = {seat.seat: seat.name for seat in table.seats if seat.name}
@@ -347,7 +354,7 @@ class Gateway:
                         continue
                     data = json.dumps(message["data"], ensure_ascii=False, separators=(",", ":"))
                     await response.write(f"event: {message['event']}\ndata: {data}\n\n".encode())
-            except (ConnectionResetError, asyncio.CancelledError):
+            except ConnectionResetError:  # the page went away
                 pass
             finally:
                 live.unsubscribe(queue)
