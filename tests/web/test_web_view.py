@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
@@ -29,6 +30,8 @@ from typing import Any
 
 import grpc
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from paiju.platform.tokens import Identity, Role, load_signer
 from paiju.rules.cards import format_card
@@ -36,6 +39,7 @@ from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.timeline import timeline
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc, zlj_pb2
 
+from ..support.profiles import profile
 from .browser import Page, browser
 
 pytestmark = [
@@ -244,6 +248,22 @@ def test_hostile_ids_are_refused_with_a_reason(stack: dict[str, Any], path: str)
     status, body = get(stack["web"] + path)
     assert status in (400, 404), (status, body)
     assert body.get("reason") in ("INVALID_REQUEST", "NOT_FOUND") and body.get("message"), body
+
+
+@given(
+    route=st.sampled_from(
+        ["api/tables/{}/live", "api/games/{}/replay", "api/tournaments/{}", "api/games/g/replay?table={}"]
+    ),
+    value=st.text(min_size=1, max_size=300),
+)
+@profile(60)
+def test_any_text_in_place_of_an_id_is_answered_with_a_reason_never_a_server_error(
+    stack: dict[str, Any], route: str, value: str
+) -> None:
+    time.sleep(0.06)  # below the address's 20 calls a second: each text reaches the checks, not the limit
+    status, body = get(stack["web"] + route.format(urllib.parse.quote(value, safe="")))
+    assert status in (400, 404), (status, body, value)
+    assert body.get("reason") and body.get("message"), body
 
 
 def test_an_unknown_table_or_game_is_not_found(stack: dict[str, Any]) -> None:
