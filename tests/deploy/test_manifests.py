@@ -195,6 +195,19 @@ def test_the_servers_have_grpc_health_probes_and_time_to_drain(overlay: tuple[st
     assert runner_id["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
 
 
+def test_the_web_view_serves_http_with_health_probes_and_is_open_to_browsers(overlay: tuple[str, list[Doc]]) -> None:
+    _, docs = overlay
+    web = named(docs, "Deployment", "web")
+    (container,) = web["spec"]["template"]["spec"]["containers"]
+    assert container["args"][0] == "web" and "0.0.0.0" in container["args"]
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"http": 8080}
+    for kind in ("readinessProbe", "livenessProbe"):
+        assert container[kind]["httpGet"] == {"path": "/healthz", "port": "http"}, kind
+    assert named(docs, "Service", "web")["spec"]["ports"][0]["port"] == 8080
+    assert pods_allowed(docs, web, "http") == {"*"}
+    assert web["spec"]["strategy"]["rollingUpdate"] == {"maxSurge": 1, "maxUnavailable": 0}
+
+
 def test_the_configuration_names_services_that_exist(overlay: tuple[str, list[Doc]]) -> None:
     _, docs = overlay
     config = generated(docs, "ConfigMap", "paiju-config")
@@ -203,6 +216,7 @@ def test_the_configuration_names_services_that_exist(overlay: tuple[str, list[Do
         ("NATS_URL", r"nats://(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
         ("PAIJU_ENGINE_ADDRESS", r"dns:///(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
         ("PAIJU_LOBBY_ADDRESS", r"(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
+        ("PAIJU_SCORING_ADDRESS", r"(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
     ):
         found = re.fullmatch(pattern, config["data"][variable])
         assert found, f"{variable}={config['data'][variable]}"
@@ -245,6 +259,7 @@ def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[
         "lobby": {"DATABASE_URL", "PAIJU_SIGNING_KEY_ID"},
         "scoring": {"DATABASE_URL"},
         "bots": {"PAIJU_SIGNING_KEY_ID"},
+        "web": set(),  # a guest and a spectator of the public API: no secret at all
     }
     found = {
         workload: {v["name"] for v in container.get("env", []) if "secretKeyRef" in v.get("valueFrom", {})}
@@ -276,7 +291,7 @@ def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[
             security = pod["securityContext"]
             assert security["fsGroup"] == security["runAsGroup"], workload
             assert volumes["signing-key"]["secret"]["defaultMode"] & 0o040, workload
-        if workload != "bots":
+        if workload not in ("bots", "web"):  # the clients verify no token
             assert volumes["trusted-keys"]["configMap"]["name"] == "paiju-trusted-keys", workload
             assert mounts["trusted-keys"] == "/etc/paiju/trusted", workload
 
