@@ -136,6 +136,7 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/fuzz.py
+	$(BIN)/python bench/web.py
 	$(BIN)/python bench/envs.py --rlcard-python $(BENCH_VENV)/bin/python
 
 clean:

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import grpc
 import pytest
 from hypothesis import given
@@ -58,7 +59,8 @@ def stack() -> Iterator[dict[str, Any]]:
     folder = Path(tempfile.mkdtemp(prefix="paiju-web-"))
     folder.chmod(0o755)  # PostgreSQL runs as its own user when root starts it
     env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
-    env.update(PAIJU_STACK_PORTS="free", PAIJU_BOT_THINK_SECONDS="0.1")
+    # every page of the crowd test comes from this machine: its address may hold more live tables than the default
+    env.update(PAIJU_STACK_PORTS="free", PAIJU_BOT_THINK_SECONDS="0.1", PAIJU_WEB_RATE_LIMITS="live:address=100/open")
     log = (folder / "stack.out").open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "paiju.cli", "stack"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT
@@ -172,6 +174,42 @@ def test_a_timed_tables_live_page_counts_the_turn_down(stack: dict[str, Any]) ->
             )
             assert 0 <= int(left.split()[0]) <= 10, left
             await _nothing_hidden(page)
+
+    asyncio.run(body())
+
+
+def test_a_crowd_of_pages_on_one_table_costs_the_services_one_watch(stack: dict[str, Any]) -> None:
+    crowd = 60
+    table = stack["tables"][1]
+
+    async def page(session: aiohttp.ClientSession, boards: list[int], stop: asyncio.Event) -> None:
+        async with session.get(f"{stack['web']}api/tables/{table}/live") as answer:
+            assert answer.status == 200
+            async for line in answer.content:
+                if line.startswith(b"event: board"):
+                    boards.append(1)
+                if stop.is_set():
+                    return
+
+    async def body() -> None:
+        before = get(stack["web"] + "healthz")[1]["upstream_calls"]
+        stop = asyncio.Event()
+        boards: list[list[int]] = [[] for _ in range(crowd)]
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=120)) as session:
+            tasks = [asyncio.create_task(page(session, boards[n], stop)) for n in range(crowd)]
+            deadline = time.monotonic() + 60
+            while not all(len(b) >= 3 for b in boards):  # each page received the board and two moves
+                assert time.monotonic() < deadline, f"pages with 3 boards: {sum(len(b) >= 3 for b in boards)}"
+                await asyncio.sleep(0.2)
+            health = get(stack["web"] + "healthz")[1]
+            stop.set()
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        assert health["pages"] >= crowd
+        watches = health["upstream_calls"].get("Watch", 0) - before.get("Watch", 0)
+        joins = health["upstream_calls"].get("JoinGame", 0) - before.get("JoinGame", 0)
+        assert watches <= 2 and joins <= 2, f"{crowd} pages made {watches} Watch and {joins} JoinGame calls"
 
     asyncio.run(body())
 

@@ -4,7 +4,7 @@ gRPC API (`paiju.tools.web.upstream`: a guest and a spectator, never more).
 Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP status of the gRPC refusal):
 
 - ``GET /`` and ``/static/…``: the page (one HTML file, its script and its style; no build step, no CDN);
-- ``GET /api/tables``: the lobby's tables;
+- ``GET /api/tables``: the lobby's tables (read at most every two seconds);
 - ``GET /api/tables/{table}/live``: ``text/event-stream`` of the table as a spectator sees it — one ``board``
   message at once, then one after each event of its game (the board, the event told in words, the turn timer's
   deadline), ``ended`` when the game is over; then the table's next match, if it starts one;
@@ -14,7 +14,8 @@ Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP sta
 - ``GET /healthz``.
 
 A crowd costs the services nothing more than one viewer: each table is watched upstream once (`LiveTable`, shared
-by every page showing it, stopped when the last one leaves), and the tables list is cached for a second. Each
+by every page showing it, stopped when the last one leaves), a table is read at most every two seconds for every
+page (`Upstream.table`), and so is the tables list. Each
 client address has limits of its own (``PAIJU_WEB_RATE_LIMITS``, the rules of `paiju.platform.limits`).
 """
 
@@ -63,8 +64,11 @@ LIMITS = "api:address=20/second; live:address=16/open; page:address=30/second"
 LIMITS_VARIABLE = "PAIJU_WEB_RATE_LIMITS"
 IDLE_SECONDS = 30.0
 """A table no page has shown for this long is no longer watched upstream."""
-NEXT_MATCH_POLL_SECONDS = 2.0
-TABLES_CACHE_SECONDS = 1.0
+NEXT_MATCH_POLL_SECONDS = 5.0
+"""How often a table between matches is looked at again (one guest's GetTable quota serves every table)."""
+TABLES_CACHE_SECONDS = 2.0
+BACK_OFF_SECONDS = 15.0
+"""How long a live table waits after the lobby said the gateway's guest is over a limit."""
 STATUS_WORDS = {
     lobby_pb2.TABLE_STATUS_OPEN: "open",
     lobby_pb2.TABLE_STATUS_PLAYING: "playing",
@@ -161,7 +165,7 @@ class LiveTable:
                     self.upstream.forget_session()
                 log.info("a live table's upstream failed; trying again", table=self.table_id, reason=problem.reason)
                 self.publish({"event": "trouble", "data": {"message": problem.message}})
-                await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
+                await asyncio.sleep(BACK_OFF_SECONDS if problem.reason == "RATE_LIMITED" else NEXT_MATCH_POLL_SECONDS)
             except Problem as e:
                 self.publish({"event": "gone", "data": {"message": e.message}})
                 return
@@ -193,7 +197,7 @@ class LiveTable:
                 version = envelope.version
                 lines = [line.strip() for line in narration.lines(envelope) if line.strip()]
                 if envelope.WhichOneof("payload") == "seats_assigned":
-                    table = await self.upstream.table(self.table_id)
+                    table = await self.upstream.table(self.table_id, fresh=True)
                     seats.names = {seat.seat: seat.name for seat in table.seats if seat.name}
                 answer = await self.upstream.view(spectator, min_version=version)
                 self.publish(self._board(table, spectator, answer, lines, envelope))
@@ -251,6 +255,7 @@ class Gateway:
         self.limits = limits
         self.live: dict[str, LiveTable] = {}
         self._tables: tuple[float, list[dict[str, Any]]] | None = None
+        self._tables_lock = asyncio.Lock()
         self._reaper: asyncio.Task[None] | None = None
 
     def app(self) -> web.Application:
@@ -323,19 +328,29 @@ class Gateway:
         return web.FileResponse(STATIC / name, headers=_page_headers())
 
     async def health(self, request: web.Request) -> web.StreamResponse:
-        return web.json_response({"status": "serving", "live_tables": len(self.live)})
+        return web.json_response(
+            {
+                "status": "serving",
+                "live_tables": len(self.live),
+                "pages": sum(len(live.queues) for live in self.live.values()),
+                "upstream_calls": dict(self.upstream.calls),
+            }
+        )
 
     async def tables(self, request: web.Request) -> web.StreamResponse:
-        now = time.monotonic()
-        if self._tables is None or now - self._tables[0] > TABLES_CACHE_SECONDS:
-            self._tables = (now, [_table_json(t) for t in await self.upstream.tables()])
+        async with self._tables_lock:  # the pages asking at once wait for one read
+            now = time.monotonic()
+            if self._tables is None or now - self._tables[0] > TABLES_CACHE_SECONDS:
+                self._tables = (now, [_table_json(t) for t in await self.upstream.tables()])
         return web.json_response({"tables": self._tables[1]})
 
     async def live_table(self, request: web.Request) -> web.StreamResponse:
         table_id = checked_id(request.match_info["table"], "table")
         async with self.limits.stream("live", request.remote or "", None):
-            await self.upstream.table(table_id)  # a table that does not exist is refused before the stream opens
-            live = self.live.get(table_id)
+            known = self.live.get(table_id)
+            if known is None or known.last is None:
+                await self.upstream.table(table_id)  # a table that does not exist is refused before the stream opens
+            live = self.live.get(table_id)  # (again: another page may have opened it meanwhile)
             if live is None:
                 live = self.live[table_id] = LiveTable(table_id, self.upstream)
             if live.task is None or live.task.done():

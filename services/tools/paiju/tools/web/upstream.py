@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,10 @@ from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, sco
 CALL_SECONDS = 10.0
 """How long one call to a service may take."""
 RENEW_BEFORE_SECONDS = 60
+TABLE_SECONDS = 2.0
+"""How long a table read from the lobby serves every page that asks for it."""
+TABLES_KEPT = 1000
+"""Past this many tables remembered, those not read lately are forgotten."""
 """A token is replaced this long before it expires."""
 
 
@@ -48,6 +53,10 @@ class Upstream:
         self.scoring: Any = scoring_pb2_grpc.ScoringServiceStub(self._channels[2])
         self._session: lobby_pb2.Session | None = None
         self._lock = asyncio.Lock()
+        self._table_cache: dict[str, tuple[float, lobby_pb2.Table]] = {}
+        self._table_calls: dict[str, asyncio.Future[lobby_pb2.Table]] = {}
+        self.calls: Counter[str] = Counter()
+        """The calls made to the services, by method (on the health page: a crowd must not multiply them)."""
 
     async def close(self) -> None:
         for channel in self._channels:
@@ -57,6 +66,7 @@ class Upstream:
         """The guest session's metadata (a new guest when there is none or it is about to expire)."""
         async with self._lock:
             if self._session is None or self._session.expires_at - RENEW_BEFORE_SECONDS < time.time():
+                self.calls["Guest"] += 1
                 answer = await self.lobby.Guest(lobby_pb2.GuestRequest(), timeout=CALL_SECONDS)
                 self._session = answer.session
             return (("authorization", f"Bearer {self._session.token}"),)
@@ -66,19 +76,41 @@ class Upstream:
         self._session = None
 
     async def tables(self) -> list[lobby_pb2.Table]:
+        self.calls["ListTables"] += 1
         answer = await self.lobby.ListTables(
             lobby_pb2.ListTablesRequest(limit=200), metadata=await self.metadata(), timeout=CALL_SECONDS
         )
         return list(answer.tables)
 
-    async def table(self, table_id: str) -> lobby_pb2.Table:
+    async def table(self, table_id: str, *, fresh: bool = False) -> lobby_pb2.Table:
+        """The table as the lobby has it: read at most once per `TABLE_SECONDS` however many pages ask (and once
+        for all the pages that ask at the same moment); ``fresh``: read now."""
+        cached = self._table_cache.get(table_id)
+        if cached is not None and not fresh and time.monotonic() - cached[0] < TABLE_SECONDS:
+            return cached[1]
+        pending = self._table_calls.get(table_id)
+        if pending is None:
+            pending = asyncio.ensure_future(self._get_table(table_id))
+            self._table_calls[table_id] = pending
+            pending.add_done_callback(lambda _: self._table_calls.pop(table_id, None))
+        return await asyncio.shield(pending)
+
+    async def _get_table(self, table_id: str) -> lobby_pb2.Table:
+        self.calls["GetTable"] += 1
         answer: lobby_pb2.GetTableResponse = await self.lobby.GetTable(
             lobby_pb2.GetTableRequest(table_id=table_id), metadata=await self.metadata(), timeout=CALL_SECONDS
         )
+        now = time.monotonic()
+        if len(self._table_cache) > TABLES_KEPT:  # the tables no page has asked for lately are forgotten
+            for key, (at, _) in list(self._table_cache.items()):
+                if now - at > TABLE_SECONDS:
+                    del self._table_cache[key]
+        self._table_cache[table_id] = (now, answer.table)
         return answer.table
 
     async def spectate(self, table_id: str) -> Spectator:
         """A spectator's token for the table's current game (the guest holds no seat, so the lobby gives one)."""
+        self.calls["JoinGame"] += 1
         answer = await self.lobby.JoinGame(
             lobby_pb2.JoinGameRequest(table_id=table_id), metadata=await self.metadata(), timeout=CALL_SECONDS
         )
@@ -87,6 +119,7 @@ class Upstream:
         return Spectator(table_id, answer.game_id, answer.game, answer.token, answer.expires_at)
 
     async def view(self, spectator: Spectator, min_version: int = 0) -> engine_pb2.GetViewResponse:
+        self.calls["GetView"] += 1
         answer: engine_pb2.GetViewResponse = await self.engine.GetView(
             engine_pb2.GetViewRequest(game_id=spectator.game_id, min_version=min_version),
             metadata=spectator.metadata,
@@ -95,6 +128,7 @@ class Upstream:
         return answer
 
     def watch(self, spectator: Spectator, from_version: int) -> AsyncIterator[engine_pb2.WatchResponse]:
+        self.calls["Watch"] += 1
         call: AsyncIterator[engine_pb2.WatchResponse] = self.engine.Watch(
             engine_pb2.WatchRequest(game_id=spectator.game_id, from_version=from_version),
             metadata=spectator.metadata,
@@ -103,12 +137,14 @@ class Upstream:
 
     async def replay(self, game_id: str, metadata: tuple[tuple[str, str], ...]) -> list[engine_pb2.Envelope]:
         """Every envelope of a game (unredacted once it has ended; as ``metadata``'s holder may see it before)."""
+        self.calls["Replay"] += 1
         call = self.engine.Replay(engine_pb2.ReplayRequest(game_id=game_id), metadata=metadata, timeout=60)
         return [answer.envelope async for answer in call]
 
     async def tournament(self, tournament_id: str) -> tuple[Any, Any, list[tuple[int, Any]]]:
         """A tournament, its standings and the result sheet of each round played."""
         md = await self.metadata()
+        self.calls["GetTournament"] += 1
         found = await self.scoring.GetTournament(
             scoring_pb2.GetTournamentRequest(tournament_id=tournament_id), metadata=md, timeout=CALL_SECONDS
         )
