@@ -182,8 +182,9 @@ class LiveTable:
         seats = Seats(names=dict(names))
         narration = PRESENTATIONS[game.name].narration(seats)
         answer = await self.upstream.view(spectator)
-        version = answer.version
+        first = answer.version
         self.publish(self._board(table, spectator, answer, [], None))
+        version = max(0, first - 1)  # the last event again: when it was recorded starts the running turn's time
         while True:
             if spectator.expires_at - 60 < time.time():
                 spectator = await self.upstream.spectate(self.table_id)
@@ -195,6 +196,10 @@ class LiveTable:
                     break
                 envelope = message.envelope
                 version = envelope.version
+                if version <= first:  # the event the first board was drawn after: now its turn's deadline is known
+                    if version == first:
+                        self.publish(self._board(table, spectator, answer, [], envelope))
+                    continue
                 lines = [line.strip() for line in narration.lines(envelope) if line.strip()]
                 if envelope.WhichOneof("payload") == "seats_assigned":
                     table = await self.upstream.table(self.table_id, fresh=True)
