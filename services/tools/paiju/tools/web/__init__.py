@@ -45,15 +45,16 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 def _run(args: argparse.Namespace) -> int:
     from paiju.platform.limits import RateLimits
     from paiju.platform.observability import configure_logging
-    from paiju.tools.web.gateway import LIMITS, LIMITS_VARIABLE, serve
+    from paiju.tools.web.gateway import LIMITS, LIMITS_VARIABLE, TRUSTED_PROXIES_VARIABLE, serve, trusted_proxies
 
     configure_logging(os.environ.get("PAIJU_LOG_LEVEL", "info"))
     limits = RateLimits(LIMITS, os.environ.get(LIMITS_VARIABLE))
+    trusted = trusted_proxies(os.environ.get(TRUSTED_PROXIES_VARIABLE, ""))
     import signal
 
     async def main() -> None:
         task = asyncio.create_task(
-            serve(args.lobby, args.engine, args.scoring, host=args.host, port=args.port, limits=limits)
+            serve(args.lobby, args.engine, args.scoring, host=args.host, port=args.port, limits=limits, trusted=trusted)
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -9,7 +9,7 @@ Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP sta
   message at once, then one after each event of its game (the board, the event told in words, the turn timer's
   deadline), ``ended`` when the game is over; then the table's next match, if it starts one;
 - ``GET /api/games/{game}/replay?table=…``: an ended game move by move, every hand shown (its record is public
-  once it has ended); a running game is refused (409: watch it live);
+  once it has ended); a running game is not found (404: the engine tells a guest nothing of it);
 - ``GET /api/tournaments/{tournament}``: a tournament, its standings and each round's result sheet;
 - ``GET /healthz``.
 
@@ -26,8 +26,10 @@ import contextlib
 import json
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections import Counter, OrderedDict
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,7 @@ from paiju.tools.analyst.people import seat_names
 from paiju.tools.analyst.replay import Teller
 from paiju.tools.analyst.timeline import timeline
 from paiju.tools.web.boards import Board, board, with_hands
-from paiju.tools.web.upstream import Spectator, Upstream
+from paiju.tools.web.upstream import RENEW_BEFORE_SECONDS, TABLES_PER_GUEST, Spectator, Upstream
 from paiju.v1 import engine_pb2, lobby_pb2
 
 log = structlog.get_logger("paiju.web")
@@ -62,11 +64,17 @@ VERSION_GUTTER = re.compile(r"^\d+\s\s")
 LIMITS = "api:address=20/second; live:address=16/open; page:address=30/second"
 """Each client address's limits: JSON calls per second, live tables open at once, page files per second."""
 LIMITS_VARIABLE = "PAIJU_WEB_RATE_LIMITS"
+TRUSTED_PROXIES_VARIABLE = "PAIJU_WEB_TRUSTED_PROXIES"
+"""The networks of the proxies in front (an Ingress controller) whose ``X-Forwarded-For`` names the client."""
 IDLE_SECONDS = 30.0
 """A table no page has shown for this long is no longer watched upstream."""
 NEXT_MATCH_POLL_SECONDS = 5.0
 """How often a table between matches is looked at again (one guest's GetTable quota serves every table)."""
 TABLES_CACHE_SECONDS = 2.0
+REPLAYS_KEPT = 16
+SHUTDOWN_SECONDS = 5.0
+CLOSING = {"event": "closing", "data": {"message": "the web view is restarting: this page reconnects by itself"}}
+DRAINING_PAUSE_SECONDS = 0.5
 BACK_OFF_SECONDS = 15.0
 """How long a live table waits after the lobby said the gateway's guest is over a limit."""
 STATUS_WORDS = {
@@ -117,6 +125,8 @@ class LiveTable:
 
     table_id: str
     upstream: Upstream
+    guest: int
+    """The guest this table is followed as (`Upstream.spectate`)."""
     queues: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
     last: dict[str, Any] | None = None
     idle_since: float = field(default_factory=time.monotonic)
@@ -135,7 +145,7 @@ class LiveTable:
             self.idle_since = time.monotonic()
 
     def publish(self, message: dict[str, Any]) -> None:
-        if message.get("event") != "ended":
+        if message.get("event") not in ("ended", "closing"):
             self.last = message
         for queue in list(self.queues):
             if queue.full():  # a page that reads nothing is not waited for: it gets the latest board next
@@ -153,7 +163,7 @@ class LiveTable:
                     self.publish(_waiting(table, seen_game))
                     await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
                     continue
-                spectator = await self.upstream.spectate(self.table_id)
+                spectator = await self._spectate()
                 await self._follow(table, spectator)
                 seen_game = spectator.game_id
             except grpc.aio.AioRpcError as e:
@@ -161,11 +171,10 @@ class LiveTable:
                 if problem.status == 404:
                     self.publish({"event": "gone", "data": {"message": problem.message}})
                     return
-                if e.code() is grpc.StatusCode.UNAUTHENTICATED:
-                    self.upstream.forget_session()
                 log.info("a live table's upstream failed; trying again", table=self.table_id, reason=problem.reason)
                 self.publish({"event": "trouble", "data": {"message": problem.message}})
-                await asyncio.sleep(BACK_OFF_SECONDS if problem.reason == "RATE_LIMITED" else NEXT_MATCH_POLL_SECONDS)
+                limited = e.code() is grpc.StatusCode.RESOURCE_EXHAUSTED  # a limit of the services: wait it out
+                await asyncio.sleep(BACK_OFF_SECONDS if limited else NEXT_MATCH_POLL_SECONDS)
             except Problem as e:
                 self.publish({"event": "gone", "data": {"message": e.message}})
                 return
@@ -173,6 +182,20 @@ class LiveTable:
                 log.exception("a live table failed; following it again", table=self.table_id)
                 self.publish({"event": "trouble", "data": {"message": "the server failed to draw this table"}})
                 await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
+
+    async def _spectate(self) -> Spectator:
+        try:
+            return await self.upstream.spectate(self.table_id, self.guest)
+        except grpc.aio.AioRpcError as e:
+            if e.code() is grpc.StatusCode.UNAUTHENTICATED:  # the lobby no longer takes the guest's session
+                self.upstream.forget_session(self.guest)
+            raise
+
+    async def _fresh(self, spectator: Spectator) -> Spectator:
+        """The spectator's token, taken again from the lobby when it is about to expire."""
+        if spectator.expires_at - RENEW_BEFORE_SECONDS < time.time():
+            return await self._spectate()
+        return spectator
 
     async def _follow(self, table: lobby_pb2.Table, spectator: Spectator) -> None:
         names = {seat.seat: seat.name for seat in table.seats if seat.name}
@@ -186,13 +209,14 @@ class LiveTable:
         self.publish(self._board(table, spectator, answer, [], None))
         version = max(0, first - 1)  # the last event again: when it was recorded starts the running turn's time
         while True:
-            if spectator.expires_at - 60 < time.time():
-                spectator = await self.upstream.spectate(self.table_id)
+            spectator = await self._fresh(spectator)
             stream = self.upstream.watch(spectator, version)
             ended = False
             async for message in stream:
                 if message.HasField("end"):
                     ended = message.end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED
+                    if not ended:  # the engine replica is draining: another answers in a moment
+                        await asyncio.sleep(DRAINING_PAUSE_SECONDS)
                     break
                 envelope = message.envelope
                 version = envelope.version
@@ -204,6 +228,7 @@ class LiveTable:
                 if envelope.WhichOneof("payload") == "seats_assigned":
                     table = await self.upstream.table(self.table_id, fresh=True)
                     seats.names = {seat.seat: seat.name for seat in table.seats if seat.name}
+                spectator = await self._fresh(spectator)
                 answer = await self.upstream.view(spectator, min_version=version)
                 self.publish(self._board(table, spectator, answer, lines, envelope))
             if ended:
@@ -255,12 +280,18 @@ def _waiting(table: lobby_pb2.Table, seen_game: str) -> dict[str, Any]:
 class Gateway:
     """The web view's server state: the upstream client, the live tables, the limits and a short cache."""
 
-    def __init__(self, upstream: Upstream, limits: RateLimits) -> None:
+    def __init__(
+        self, upstream: Upstream, limits: RateLimits, trusted: Sequence[IPv4Network | IPv6Network] = ()
+    ) -> None:
         self.upstream = upstream
         self.limits = limits
+        self.trusted = tuple(trusted)
+        """The proxies whose ``X-Forwarded-For`` names the client."""
         self.live: dict[str, LiveTable] = {}
         self._tables: tuple[float, list[dict[str, Any]]] | None = None
         self._tables_lock = asyncio.Lock()
+        self._replays: OrderedDict[str, bytes] = OrderedDict()
+        """The last `REPLAYS_KEPT` replays answered (an ended game never changes)."""
         self._reaper: asyncio.Task[None] | None = None
 
     def app(self) -> web.Application:
@@ -273,11 +304,17 @@ class Gateway:
         app.router.add_get("/api/tournaments/{tournament}", self.tournament)
         app.router.add_get("/static/{name}", self.static)
         app.on_startup.append(self._start)
+        app.on_shutdown.append(self._closing)
         app.on_cleanup.append(self._stop)
         return app
 
     async def _start(self, _: web.Application) -> None:
         self._reaper = asyncio.create_task(self._reap())
+
+    async def _closing(self, _: web.Application) -> None:
+        """Shutting down: every page's stream is ended (browsers reconnect by themselves, to another replica)."""
+        for live in self.live.values():
+            live.publish(CLOSING)
 
     async def _stop(self, _: web.Application) -> None:
         tasks = [t for t in (self._reaper, *(live.task for live in self.live.values())) if t is not None]
@@ -299,12 +336,20 @@ class Gateway:
                         live.task.cancel()
                     del self.live[table_id]
 
+    def _guest_for_a_table(self) -> int:
+        """The guest a newly followed table is watched as: the first (from 1) following fewer than
+        `TABLES_PER_GUEST` tables, so that no guest holds more watches open than the engine allows one account."""
+        following = Counter(live.guest for live in self.live.values())
+        guest = 1
+        while following[guest] >= TABLES_PER_GUEST:
+            guest += 1
+        return guest
+
     @web.middleware
     async def _errors(self, request: web.Request, handler: Callable[[web.Request], Awaitable[Any]]) -> Any:
-        kind = "live" if request.path.endswith("/live") else "api" if request.path.startswith("/api/") else "page"
+        kind = "api" if request.path.startswith("/api/") else "page"
         try:
-            if kind != "live":
-                self.limits.check(kind, request.remote or "", None)
+            self.limits.check(kind, self.client(request), None)  # a live table's opening counts as an API call
             return await handler(request)
         except Problem as e:
             return _problem(e)
@@ -322,6 +367,18 @@ class Gateway:
             if e.code() is grpc.StatusCode.UNAUTHENTICATED:
                 self.upstream.forget_session()
             return _problem(problem_of(e, "a Paiju service"))
+
+    def client(self, request: web.Request) -> str:
+        """The client's address: the connection's, or, from a trusted proxy (`PAIJU_WEB_TRUSTED_PROXIES`), the
+        nearest address in ``X-Forwarded-For`` that is not one of the proxies."""
+        remote = request.remote or ""
+        if not self.trusted or not _within(remote, self.trusted):
+            return remote
+        for part in reversed(request.headers.get("X-Forwarded-For", "").split(",")):
+            hop = part.strip()
+            if hop and not _within(hop, self.trusted):
+                return hop
+        return remote
 
     async def index(self, request: web.Request) -> web.StreamResponse:
         return web.FileResponse(STATIC / "index.html", headers=_page_headers())
@@ -351,21 +408,22 @@ class Gateway:
 
     async def live_table(self, request: web.Request) -> web.StreamResponse:
         table_id = checked_id(request.match_info["table"], "table")
-        async with self.limits.stream("live", request.remote or "", None):
+        async with self.limits.stream("live", self.client(request), None):
             known = self.live.get(table_id)
             if known is None or known.last is None:
                 await self.upstream.table(table_id)  # a table that does not exist is refused before the stream opens
             live = self.live.get(table_id)  # (again: another page may have opened it meanwhile)
             if live is None:
-                live = self.live[table_id] = LiveTable(table_id, self.upstream)
+                live = self.live[table_id] = LiveTable(table_id, self.upstream, self._guest_for_a_table())
             if live.task is None or live.task.done():
                 live.task = asyncio.create_task(live.run())
-            queue = live.subscribe()
             response = web.StreamResponse(
                 headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
             )
-            await response.prepare(request)
+            queue: asyncio.Queue[dict[str, Any]] | None = None
             try:
+                await response.prepare(request)
+                queue = live.subscribe()
                 while True:
                     try:
                         message = await asyncio.wait_for(queue.get(), timeout=15)
@@ -374,15 +432,23 @@ class Gateway:
                         continue
                     data = json.dumps(message["data"], ensure_ascii=False, separators=(",", ":"))
                     await response.write(f"event: {message['event']}\ndata: {data}\n\n".encode())
+                    if message is CLOSING:
+                        break
             except ConnectionResetError:  # the page went away
                 pass
             finally:
-                live.unsubscribe(queue)
+                if queue is not None:
+                    live.unsubscribe(queue)
             return response
 
     async def replay(self, request: web.Request) -> web.StreamResponse:
         game_id = checked_id(request.match_info["game"], "game")
         table_id = request.query.get("table", "")
+        key = f"{game_id} {table_id}"
+        cached = self._replays.get(key)
+        if cached is not None:
+            self._replays.move_to_end(key)
+            return web.Response(body=cached, content_type="application/json")
         names: dict[str, str] = {}
         if table_id:
             table = await self.upstream.table(checked_id(table_id, "table"))
@@ -413,10 +479,15 @@ class Gateway:
             drawn = board(view, seat_names(moment.players, names))
             with_hands(drawn, [sorted(hand, key=order) for hand in state.hands])
             steps.append({"version": moment.version, "deal": moment.deal, "lines": lines, "board": drawn})
-        return web.json_response(
+        body = json.dumps(
             {"game_id": game_id, "title": game_log.title, "game": game_log.game, "steps": steps},
-            dumps=lambda value: json.dumps(value, ensure_ascii=False, separators=(",", ":")),
-        )
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ).encode()
+        self._replays[key] = body
+        while len(self._replays) > REPLAYS_KEPT:
+            self._replays.popitem(last=False)
+        return web.Response(body=body, content_type="application/json")
 
     async def tournament(self, request: web.Request) -> web.StreamResponse:
         tournament_id = checked_id(request.match_info["tournament"], "tournament")
@@ -435,6 +506,19 @@ class Gateway:
             },
             dumps=lambda value: json.dumps(value, ensure_ascii=False),
         )
+
+
+def _within(address: str, networks: Sequence[IPv4Network | IPv6Network]) -> bool:
+    try:
+        found = ip_address(address)
+    except ValueError:
+        return False
+    return any(found in network for network in networks)
+
+
+def trusted_proxies(text: str) -> list[IPv4Network | IPv6Network]:
+    """The networks of ``PAIJU_WEB_TRUSTED_PROXIES`` (comma-separated, e.g. ``10.0.0.0/8,fd00::/8``)."""
+    return [ip_network(part.strip(), strict=False) for part in text.split(",") if part.strip()]
 
 
 def _table_json(table: lobby_pb2.Table) -> dict[str, Any]:
@@ -469,10 +553,19 @@ def _page_headers() -> dict[str, str]:
 assert set(CONTRACT_GAMES) == set(ANALYST_GAMES), "every game is drawn by the web view"
 
 
-async def serve(lobby: str, engine: str, scoring: str, *, host: str, port: int, limits: RateLimits) -> None:
-    """Serve until cancelled."""
-    gateway = Gateway(Upstream(lobby, engine, scoring), limits)
-    runner = web.AppRunner(gateway.app(), access_log=None)
+async def serve(
+    lobby: str,
+    engine: str,
+    scoring: str,
+    *,
+    host: str,
+    port: int,
+    limits: RateLimits,
+    trusted: Sequence[IPv4Network | IPv6Network] = (),
+) -> None:
+    """Serve until cancelled (then the pages' streams are ended and the server stops within `SHUTDOWN_SECONDS`)."""
+    gateway = Gateway(Upstream(lobby, engine, scoring), limits, trusted)
+    runner = web.AppRunner(gateway.app(), access_log=None, shutdown_timeout=SHUTDOWN_SECONDS)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()

@@ -20,11 +20,21 @@ from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, sco
 CALL_SECONDS = 10.0
 """How long one call to a service may take."""
 RENEW_BEFORE_SECONDS = 60
+"""A token is replaced this long before it expires."""
+TABLES_PER_GUEST = 12
+"""Tables one guest follows at most (under the engine's 16 open watches per account)."""
+NOT_FOUND_SECONDS = 5.0
+"""How long a table the lobby does not know is answered so without asking it again."""
+KEEPALIVE = (("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 10_000))
+"""A connection that died in silence is noticed within 40 s (a table's watch is then opened again)."""
 TABLE_SECONDS = 2.0
 """How long a table read from the lobby serves every page that asks for it."""
 TABLES_KEPT = 1000
 """Past this many tables remembered, those not read lately are forgotten."""
-"""A token is replaced this long before it expires."""
+
+
+def _bearer(token: str) -> tuple[tuple[str, str], ...]:
+    return (("authorization", f"Bearer {token}"),)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,18 +53,20 @@ class Spectator:
 
 
 class Upstream:
-    """Channels to the lobby, the engine and scoring, and a guest session of the lobby (made again when it nears
-    its expiry or is refused)."""
+    """Channels to the lobby, the engine and scoring, and guest sessions of the lobby: guest 0 for reading tables,
+    games and tournaments, and one guest for every `TABLES_PER_GUEST` tables followed (the engine lets one account
+    hold 16 watches open)."""
 
     def __init__(self, lobby: str, engine: str, scoring: str) -> None:
-        self._channels = [grpc.aio.insecure_channel(address) for address in (lobby, engine, scoring)]
+        self._channels = [grpc.aio.insecure_channel(address, options=KEEPALIVE) for address in (lobby, engine, scoring)]
         self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self._channels[0])
         self.engine: Any = engine_pb2_grpc.EngineServiceStub(self._channels[1])
         self.scoring: Any = scoring_pb2_grpc.ScoringServiceStub(self._channels[2])
-        self._session: lobby_pb2.Session | None = None
+        self._sessions: dict[int, lobby_pb2.Session] = {}
         self._lock = asyncio.Lock()
         self._table_cache: dict[str, tuple[float, lobby_pb2.Table]] = {}
         self._table_calls: dict[str, asyncio.Future[lobby_pb2.Table]] = {}
+        self._missing: dict[str, tuple[float, grpc.aio.AioRpcError]] = {}
         self.calls: Counter[str] = Counter()
         """The calls made to the services, by method (on the health page: a crowd must not multiply them)."""
 
@@ -62,18 +74,31 @@ class Upstream:
         for channel in self._channels:
             await channel.close()
 
-    async def metadata(self) -> tuple[tuple[str, str], ...]:
-        """The guest session's metadata (a new guest when there is none or it is about to expire)."""
+    async def metadata(self, guest: int = 0) -> tuple[tuple[str, str], ...]:
+        """The metadata of guest number ``guest`` (0: the one every call but a table's `spectate` uses): signed in
+        as a guest when first needed, renewed (`RenewSession`) when about to expire, a new guest when refused."""
         async with self._lock:
-            if self._session is None or self._session.expires_at - RENEW_BEFORE_SECONDS < time.time():
+            session = self._sessions.get(guest)
+            if session is not None and session.expires_at - RENEW_BEFORE_SECONDS < time.time():
+                try:
+                    self.calls["RenewSession"] += 1
+                    renewed = await self.lobby.RenewSession(
+                        lobby_pb2.RenewSessionRequest(), metadata=_bearer(session.token), timeout=CALL_SECONDS
+                    )
+                    session = self._sessions[guest] = renewed.session
+                except grpc.aio.AioRpcError as e:
+                    if e.code() is not grpc.StatusCode.UNAUTHENTICATED:
+                        raise
+                    session = None
+            if session is None:
                 self.calls["Guest"] += 1
                 answer = await self.lobby.Guest(lobby_pb2.GuestRequest(), timeout=CALL_SECONDS)
-                self._session = answer.session
-            return (("authorization", f"Bearer {self._session.token}"),)
+                session = self._sessions[guest] = answer.session
+            return _bearer(session.token)
 
-    def forget_session(self) -> None:
-        """Drop the session (after it was refused as UNAUTHENTICATED): the next call makes a new guest."""
-        self._session = None
+    def forget_session(self, guest: int = 0) -> None:
+        """Drop a guest's session (the lobby refused it as UNAUTHENTICATED): the next call signs in a new guest."""
+        self._sessions.pop(guest, None)
 
     async def tables(self) -> list[lobby_pb2.Table]:
         self.calls["ListTables"] += 1
@@ -88,6 +113,9 @@ class Upstream:
         cached = self._table_cache.get(table_id)
         if cached is not None and not fresh and time.monotonic() - cached[0] < TABLE_SECONDS:
             return cached[1]
+        missing = self._missing.get(table_id)
+        if missing is not None and time.monotonic() - missing[0] < NOT_FOUND_SECONDS:
+            raise missing[1]
         pending = self._table_calls.get(table_id)
         if pending is None:
             pending = asyncio.ensure_future(self._get_table(table_id))
@@ -97,9 +125,16 @@ class Upstream:
 
     async def _get_table(self, table_id: str) -> lobby_pb2.Table:
         self.calls["GetTable"] += 1
-        answer: lobby_pb2.GetTableResponse = await self.lobby.GetTable(
-            lobby_pb2.GetTableRequest(table_id=table_id), metadata=await self.metadata(), timeout=CALL_SECONDS
-        )
+        try:
+            answer: lobby_pb2.GetTableResponse = await self.lobby.GetTable(
+                lobby_pb2.GetTableRequest(table_id=table_id), metadata=await self.metadata(), timeout=CALL_SECONDS
+            )
+        except grpc.aio.AioRpcError as e:
+            if e.code() is grpc.StatusCode.NOT_FOUND:  # remembered: a flood of made-up ids asks the lobby once each
+                if len(self._missing) >= TABLES_KEPT:
+                    self._missing.pop(next(iter(self._missing)))
+                self._missing[table_id] = (time.monotonic(), e)
+            raise
         now = time.monotonic()
         if len(self._table_cache) > TABLES_KEPT:  # the tables no page has asked for lately are forgotten
             for key, (at, _) in list(self._table_cache.items()):
@@ -108,11 +143,12 @@ class Upstream:
         self._table_cache[table_id] = (now, answer.table)
         return answer.table
 
-    async def spectate(self, table_id: str) -> Spectator:
-        """A spectator's token for the table's current game (the guest holds no seat, so the lobby gives one)."""
+    async def spectate(self, table_id: str, guest: int = 0) -> Spectator:
+        """A spectator's token for the table's current game, as guest number ``guest`` (who holds no seat, so the
+        lobby gives a spectator's token: the engine counts its watches against that guest's account)."""
         self.calls["JoinGame"] += 1
         answer = await self.lobby.JoinGame(
-            lobby_pb2.JoinGameRequest(table_id=table_id), metadata=await self.metadata(), timeout=CALL_SECONDS
+            lobby_pb2.JoinGameRequest(table_id=table_id), metadata=await self.metadata(guest), timeout=CALL_SECONDS
         )
         if answer.HasField("seat"):
             raise RuntimeError("the web view's guest was given a seat: it must only ever spectate")

@@ -5,6 +5,7 @@
 const SUITS = { S: "♠", H: "♥", C: "♣", D: "♦" };
 const main = () => document.getElementById("main");
 let closeCurrent = () => {};
+let shown = 0; // the route on screen: a page whose data comes after the reader left it draws nothing
 
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -56,6 +57,7 @@ function failure(error) {
 // --- the tables ---------------------------------------------------------------------------------------------------
 
 async function tablesPage() {
+  const mine = shown;
   show(el("h1", {}, "Tables"), el("p", { class: "muted" }, "Loading the lobby's tables…"));
   const form = el("form", { class: "inline", onsubmit: (e) => {
     e.preventDefault();
@@ -65,6 +67,7 @@ async function tablesPage() {
   el("button", { type: "submit" }, "Show tournament"));
   try {
     const { tables } = await getJson("/api/tables");
+    if (mine !== shown) return;
     const rows = tables.map((t) => el("tr", { "data-table": t.table_id },
       el("td", {}, el("strong", {}, t.name), el("div", { class: "muted" }, t.title)),
       el("td", {}, el("span", { class: "pill " + t.status }, t.status)),
@@ -83,6 +86,7 @@ async function tablesPage() {
     const again = () => (input.value ? refreshIn(5000, again) : tablesPage());  // not while a tournament is typed
     refreshIn(5000, again);
   } catch (error) {
+    if (mine !== shown) return;
     show(el("h1", {}, "Tables"), failure(error), el("h2", {}, "Tournaments"), form);
   }
 }
@@ -137,14 +141,19 @@ function livePage(tableId) {
     for (const line of data.lines) log.prepend(el("p", {}, line));
     while (log.childElementCount > 200) log.lastElementChild.remove();
   });
-  source.addEventListener("ended", (e) => {
-    const data = JSON.parse(e.data);
+  const over = (gameId, words) => {
     deadline = null;
-    status.replaceChildren("The game is over. ", el("a", {
-      href: "#/replay/" + encodeURIComponent(data.game_id) + "?table=" + encodeURIComponent(tableId),
+    status.replaceChildren(words, " ", el("a", {
+      href: "#/replay/" + encodeURIComponent(gameId) + "?table=" + encodeURIComponent(tableId),
       "data-testid": "replay-link" }, "Replay it move by move"), " — or stay for the table's next match.");
+  };
+  source.addEventListener("ended", (e) => over(JSON.parse(e.data).game_id, "The game is over."));
+  source.addEventListener("waiting", (e) => {
+    const data = JSON.parse(e.data);
+    if (data.last_game_id) over(data.last_game_id, "The game is over: " + data.message + ".");
+    else status.textContent = data.message;
   });
-  source.addEventListener("waiting", (e) => { status.textContent = JSON.parse(e.data).message; });
+  source.addEventListener("closing", (e) => { status.textContent = JSON.parse(e.data).message; });
   source.addEventListener("trouble", (e) => { status.textContent = "Reconnecting: " + JSON.parse(e.data).message; });
   source.addEventListener("gone", (e) => { status.textContent = JSON.parse(e.data).message; source.close(); });
   source.onerror = () => { status.textContent = "Connection lost; trying again…"; };
@@ -154,15 +163,17 @@ function livePage(tableId) {
 // --- a game, replayed ---------------------------------------------------------------------------------------------
 
 async function replayPage(gameId, tableId) {
+  const mine = shown;
   show(el("h1", {}, "Replay of " + gameId), el("p", { class: "muted" }, "Loading every move…"));
   let replay;
   try {
     replay = await getJson("/api/games/" + encodeURIComponent(gameId) + "/replay" +
       (tableId ? "?table=" + encodeURIComponent(tableId) : ""));
   } catch (error) {
-    show(el("h1", {}, "Replay of " + gameId), failure(error));
+    if (mine === shown) show(el("h1", {}, "Replay of " + gameId), failure(error));
     return;
   }
+  if (mine !== shown) return;
   const steps = replay.steps;
   const slider = el("input", { type: "range", min: "0", max: String(steps.length - 1), value: "0",
     "aria-label": "move", "data-testid": "slider" });
@@ -196,14 +207,16 @@ async function replayPage(gameId, tableId) {
 // --- a tournament -------------------------------------------------------------------------------------------------
 
 async function tournamentPage(id) {
+  const mine = shown;
   show(el("h1", {}, "Tournament " + id), el("p", { class: "muted" }, "Loading…"));
   let found;
   try {
     found = await getJson("/api/tournaments/" + encodeURIComponent(id));
   } catch (error) {
-    show(el("h1", {}, "Tournament " + id), failure(error));
+    if (mine === shown) show(el("h1", {}, "Tournament " + id), failure(error));
     return;
   }
+  if (mine !== shown) return;
   const t = found.tournament;
   const standings = el("table", { class: "list", "data-testid": "standings" },
     el("thead", {}, el("tr", {}, ["Rank", "Team", "VP", "Rounds won", "VP by round"].map((h) => el("th", {}, h)))),
@@ -232,11 +245,20 @@ function refreshIn(ms, again) {
 
 // --- routes -------------------------------------------------------------------------------------------------------
 
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part; // a malformed %: the server refuses the id with a reason
+  }
+}
+
 function route() {
   closeCurrent();
   closeCurrent = () => {};
+  shown += 1;
   const [path, query] = location.hash.replace(/^#/, "").split("?");
-  const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
+  const parts = path.split("/").filter(Boolean).map(decoded);
   const params = new URLSearchParams(query || "");
   if (parts[0] === "table" && parts[1]) livePage(parts[1]);
   else if (parts[0] === "replay" && parts[1]) replayPage(parts[1], params.get("table"));
