@@ -38,6 +38,7 @@ from paiju.platform.tokens import Identity, Role, load_signer
 from paiju.rules.cards import format_card
 from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.timeline import timeline
+from paiju.tools.web.boards import board
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc, zlj_pb2
 
 from ..support.profiles import profile
@@ -150,11 +151,13 @@ def test_the_tables_page_lists_the_bot_tables_and_a_table_is_followed_live(stack
             width = await page.evaluate("document.documentElement.scrollWidth")
             assert width <= 390, f"the live page fits a phone's width (it is {width} px wide)"
             await _nothing_hidden(page)
+            await _boards_are_what_a_spectator_sees(stack, page)
             tractor = stack["tables"][1]
             await page.goto(f"{stack['web']}#/table/{tractor}")
             await page.wait_for(f"{_version()} && document.querySelectorAll('.seat').length == 4", 30, "拖拉机")
             await asyncio.sleep(2)
             await _nothing_hidden(page)
+            await _boards_are_what_a_spectator_sees(stack, page)
             assert not page.errors, page.errors
 
     asyncio.run(body())
@@ -414,8 +417,23 @@ async def _league_with_a_forfeit(stack: dict[str, Any]) -> str:
         return str(league)
 
 
+async def _boards_are_what_a_spectator_sees(stack: dict[str, Any], page: Page) -> None:
+    """Every board a live page received is, to the letter, the board of the public view of the game at its version
+    (folded from the game's whole log, read by an analyst): nothing else reached the page."""
+    boards = [json.loads(t) for t in page.traffic if t.startswith("{") and '"board"' in t]
+    assert boards
+    for game_id in {b["game_id"] for b in boards}:
+        log = decode(await _ended_log(stack, game_id))
+        states = {m.version: m.state for m in timeline(log)}
+        for found in (b for b in boards if b["game_id"] == game_id):
+            names = {seat["seat"]: seat["name"] for seat in found["board"]["seats"]}
+            expected = board(log.rules.game.view(states[found["version"]], None), names)
+            assert found["board"] == json.loads(json.dumps(expected)), f"{game_id} at version {found['version']}"
+
+
 async def _ended_log(stack: dict[str, Any], game_id: str) -> list[engine_pb2.Envelope]:
-    """The game's whole log, read by an analyst straight from the engine (not through the web view)."""
+    """The game's whole log (every hand, even while it is played), read by an analyst straight from the engine, not
+    through the web view."""
     signer = load_signer(stack["admin_key"], "admin.1")
     token = signer.mint(Identity("web-test", Role.ANALYST, expires=int(time.time()) + 600))
     async with grpc.aio.insecure_channel(stack["engine"]) as channel:
