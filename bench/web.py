@@ -40,7 +40,9 @@ PAGE = os.sysconf("SC_PAGE_SIZE")
 def start_stack(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
     env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
     env.update(
-        PAIJU_STACK_PORTS="free", PAIJU_BOT_THINK_SECONDS="0.3", PAIJU_WEB_RATE_LIMITS="live:address=100000/open; api:address=100000/second"
+        PAIJU_STACK_PORTS="free",
+        PAIJU_BOT_THINK_SECONDS="0.3",
+        PAIJU_WEB_RATE_LIMITS="live:address=100000/open; api:address=100000/second",
     )
     out = folder / "stack.out"
     process = subprocess.Popen(
