@@ -10,7 +10,6 @@ import csv
 import datetime as dt
 import io
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterator
@@ -34,6 +33,7 @@ from paiju.scoring.sheets import (
     sheet_html,
 )
 
+from ..support.chromium import chromium_binary
 from ..support.profiles import examples
 
 UTC = dt.UTC
@@ -240,18 +240,6 @@ def test_the_page_is_self_contained() -> None:
 
 
 # --- the page in headless Chromium ------------------------------------------------------------------------------
-
-
-def chromium_binary() -> str:
-    """Debian's chromium; a missing one fails the test (it is installed by .ci/run)."""
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.fail(
-            "Debian's chromium is not on PATH: install it with `apt-get update && apt-get install -y chromium` "
-            "(.ci/run installs it on CI)",
-            pytrace=False,
-        )
-    return binary
 
 
 def run_chromium(page: Path, *flags: str) -> str:

@@ -19,14 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import pytest
 
-
-def chromium_binary() -> str:
-    binary = shutil.which("chromium")
-    if binary is None:
-        pytest.fail("Debian's chromium is not on PATH: `make chromium` installs it (make test does)")
-    return binary
+from ..support.chromium import chromium_binary
 
 
 class Page:

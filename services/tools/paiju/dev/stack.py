@@ -45,6 +45,7 @@ from paiju.platform.tokens import (
     load_signer,
 )
 from paiju.rules.registry import GAMES, GameRules
+from paiju.terminal.client.render import NUMBER_WORDS
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 ENGINE_PORT = 50051
@@ -232,9 +233,6 @@ class Services:
                 process.kill()
                 process.wait()
             log.close()
-
-
-NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight"}
 
 
 def wait_until_answering(url: str, timeout: float) -> None:

@@ -43,6 +43,7 @@ JOKER_NAMES = {Rank.SMALL_JOKER: "the small joker", Rank.BIG_JOKER: "the big jok
 SUIT_BY_LETTER = {"S": Suit.SPADES, "H": Suit.HEARTS, "C": Suit.CLUBS, "D": Suit.DIAMONDS}
 ZLJ_PHASES = {
     zlj_model.Phase.NEW: "starting",
+    zlj_model.Phase.SHUFFLE: "shuffling (the players add their randomness)",
     zlj_model.Phase.CUT: "cutting the deck (搬牌)",
     zlj_model.Phase.PICK: "winners pick tribute (进贡)",
     zlj_model.Phase.RETURN: "winners return cards (还贡)",

@@ -1,10 +1,11 @@
 """A table as the web view draws it: a plain JSON-ready dictionary (a *board*) made from a rules core's
 ``SeatView`` for no seat (what a spectator may see) and, for an ended game only, every hand.
 
-Pure: a view, the seats' names and what else is known go in, a dictionary comes out. The page draws any board
-the same way (seats round the table, their card counts and notes, the cards in the middle, a list of facts), so it
-never branches on the game's rules; cards travel in the card notation of ``docs/rules/README.md`` (``QS``, ``10D``,
-``SJ``) and the page draws their suits.
+Pure: a view, the seats' names and what else is known go in, a dictionary comes out. Its words are the
+terminal client's (`paiju.terminal.client.render`, `paiju.terminal.zlj_narrator`), so both clients say the same.
+The page draws any board the same way (seats round the table, their card counts and notes, the cards in the
+middle, a list of facts), so it never branches on the game's rules; cards travel in the card notation of
+``docs/rules/README.md`` (``QS``, ``10D``, ``SJ``) and the page draws their suits.
 
 Nothing hidden is put in a board by this module: a live board is made from the spectator's view the engine
 answered (it carries no hand), and hands are added only by `with_hands`, which the replay of an ended game calls.
@@ -17,43 +18,15 @@ from typing import Any
 
 from paiju.rules.cards import Card, format_card
 from paiju.rules.tractor import model as tractor_model
-from paiju.rules.tractor.settlement import TAKE_DEAL, level_name
+from paiju.rules.tractor.settlement import level_name
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.view import SeatView as ZljView
+from paiju.terminal.client.render import SUIT_WORDS, TRACTOR_PHASES, ZLJ_PHASES, attackers_progress, level_count
+from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES
 
 Board = dict[str, Any]
 Names = Mapping[int, str]
-
-ZLJ_PHASES = {
-    zlj_model.Phase.NEW: "starting",
-    zlj_model.Phase.SHUFFLE: "shuffling (the players add their randomness)",
-    zlj_model.Phase.CUT: "cutting the deck (搬牌)",
-    zlj_model.Phase.PICK: "the winners pick their tribute (进贡)",
-    zlj_model.Phase.RETURN: "the winners return cards (还贡)",
-    zlj_model.Phase.TAKE_BACK: "the losers take back returned cards",
-    zlj_model.Phase.PLAY: "play",
-    zlj_model.Phase.ENDED: "the match is over",
-}
-TRACTOR_PHASES = {
-    tractor_model.Phase.NEW: "starting",
-    tractor_model.Phase.FLIP: "waiting for the deal",
-    tractor_model.Phase.CUT: "the dealer cuts",
-    tractor_model.Phase.BID: "concealed bidding (暗叫)",
-    tractor_model.Phase.COUNTER: "concealed counters (反)",
-    tractor_model.Phase.PLAY: "play",
-    tractor_model.Phase.REFORM: "劳改: the other team chooses",
-    tractor_model.Phase.ENDED: "the game is over",
-}
-ZLJ_OUTCOMES = {
-    "CATCH3": "逮三家: three caught",
-    "CATCH2": "逮两家: two caught",
-    "CATCH1": "逮一家: one caught",
-    "DRAW": "平贡: a draw",
-    "REVERSE": "反逮: a reverse catch",
-}
-PLACES = {1: "1st out (大贡)", 2: "2nd out (二贡)", 3: "3rd out (三贡)", 4: "4th out", 5: "5th out"}
-SUITS = {0: "spades", 1: "hearts", 2: "clubs", 3: "diamonds"}
 
 
 def cards(hand: Sequence[Card]) -> list[str]:
@@ -71,7 +44,7 @@ def zlj_board(view: ZljView, names: Names) -> Board:
     for s, size in enumerate(view.hand_sizes):
         notes = []
         if s in view.out:
-            notes.append(PLACES.get(view.out.index(s) + 1, "out"))
+            notes.append(PLACE_NAMES.get(view.out.index(s) + 1, "out"))
         if s == view.current_by:
             notes.append("made the play to beat")
         if s in view.passed:
@@ -110,7 +83,7 @@ def zlj_board(view: ZljView, names: Names) -> Board:
         facts.append(
             [
                 "Last deal",
-                f"{ZLJ_OUTCOMES.get(p.outcome.value, p.outcome.value)}; {won}; "
+                f"{OUTCOME_WORDS.get(p.outcome.value, p.outcome.value)}; {won}; "
                 f"points A {p.team_points[0]:+d} · B {p.team_points[1]:+d}",
             ]
         )
@@ -151,21 +124,21 @@ def tractor_board(view: TractorView, names: Names) -> Board:
         ["Deal", str(view.deal)],
         ["Now", TRACTOR_PHASES.get(view.phase, view.phase.value)],
         ["Levels", f"A {level_name(view.levels[0])} · B {level_name(view.levels[1])}"],
-        ["Trump", SUITS[int(view.trump)] if view.trump is not None else "not declared yet"],
+        ["Trump", SUIT_WORDS[view.trump] if view.trump is not None else "not declared yet"],
     ]
     if view.dealer is not None and view.phase is tractor_model.Phase.PLAY:
         attackers = "B" if view.dealer % 2 == 0 else "A"
         facts.append(
             [
                 "Attackers",
-                f"team {attackers}: {view.attackers_points} points in {len(view.tricks)} tricks, "
-                f"of the {TAKE_DEAL} they need to take the deal",
+                f"team {attackers}, {len(view.tricks)} tricks: {attackers_progress(view.attackers_points)}",
             ]
         )
     if view.settlement is not None and view.phase is not tractor_model.Phase.PLAY:
         st = view.settlement
-        up = f"up {st.levels_up} level{'s' if st.levels_up != 1 else ''}" if st.levels_up else "no level gained"
-        facts.append(["Last deal", f"attackers took {st.attackers_points} points; {st.winner}: {up}"])
+        facts.append(
+            ["Last deal", f"attackers took {st.attackers_points} points; {st.winner}: up {level_count(st.levels_up)}"]
+        )
     return _board(
         "tractor",
         "拖拉机",

@@ -198,11 +198,10 @@ class LiveTable:
         return spectator
 
     async def _follow(self, table: lobby_pb2.Table, spectator: Spectator) -> None:
-        names = {seat.seat: seat.name for seat in table.seats if seat.name}
         game = of_kind(spectator.game)
         if game is None:
             raise Problem(502, "UNKNOWN_GAME", f"table {self.table_id} plays a game this page does not know")
-        seats = Seats(names=dict(names))
+        seats = Seats(names=_names(table))
         narration = PRESENTATIONS[game.name].narration(seats)
         answer = await self.upstream.view(spectator)
         first = answer.version
@@ -227,7 +226,7 @@ class LiveTable:
                 lines = [line.strip() for line in narration.lines(envelope) if line.strip()]
                 if envelope.WhichOneof("payload") == "seats_assigned":
                     table = await self.upstream.table(self.table_id, fresh=True)
-                    seats.names = {seat.seat: seat.name for seat in table.seats if seat.name}
+                    seats.names = _names(table)
                 spectator = await self._fresh(spectator)
                 answer = await self.upstream.view(spectator, min_version=version)
                 self.publish(self._board(table, spectator, answer, lines, envelope))
@@ -245,8 +244,7 @@ class LiveTable:
     ) -> dict[str, Any]:
         game = of_view(answer)
         view = game.view(answer)
-        names = {seat.seat: seat.name for seat in table.seats if seat.name}
-        drawn: Board = board(view, names)
+        drawn: Board = board(view, _names(table))
         timer = int(getattr(view.options, "turn_seconds", 0) or 0)
         deadline = None
         if timer and drawn["turn"] is not None and envelope is not None:
@@ -264,6 +262,11 @@ class LiveTable:
                 "timer_seconds": timer,
             },
         }
+
+
+def _names(table: lobby_pb2.Table) -> dict[int, str]:
+    """Each seat's player's name as the lobby shows it."""
+    return {seat.seat: seat.name for seat in table.seats if seat.name}
 
 
 def _waiting(table: lobby_pb2.Table, seen_game: str) -> dict[str, Any]:
