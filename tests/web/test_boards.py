@@ -4,6 +4,7 @@ replay of an ended game adds them, and plain JSON."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -37,7 +38,8 @@ def test_a_spectators_board_shows_card_counts_and_no_hand(name: str, moves: int)
     drawn = board(rules.view(state, None), {0: "Ann"})
     text = json.dumps(drawn, ensure_ascii=False)
     assert "hand" not in text
-    assert [seat["cards"] for seat in drawn["seats"]] == [len(h) for h in state.hands]  # type: ignore[attr-defined]
+    counts = [len(h) if drawn["dealt"] else 0 for h in state.hands]  # type: ignore[attr-defined]
+    assert [seat["cards"] for seat in drawn["seats"]] == counts
     assert drawn["seats"][0]["name"] == "Ann" and drawn["seats"][1]["name"] == "seat 1"
     turn = rules.waiting(state)
     to_act = [seat["seat"] for seat in drawn["seats"] if seat["turn"]]
@@ -62,3 +64,25 @@ def test_an_ended_games_replay_adds_every_hand_in_the_notation(name: str) -> Non
     for seat, hand in zip(drawn["seats"], hands, strict=True):
         assert len(seat["hand"]) == len(hand) == seat["cards"]
         assert all(isinstance(code, str) and 2 <= len(code) <= 3 for code in seat["hand"])
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_before_the_next_deal_no_seat_shows_the_finished_deals_cards(name: str) -> None:
+    """Before a deal is dealt (the next deal's cut; a void first 拖拉机 deal waiting to be dealt again, D-TR-6.6) the
+    state still holds the cards the last deal left: a board shows none of them (as the terminal does), and the
+    replay's hands are empty until the deal."""
+    rules = rules_of(name)
+    state: Any = dealt(name)
+    for _ in range(20_000):
+        if state.phase.value in ("cut", "flip", "shuffle") and any(state.hands):
+            break
+        waiting = rules.waiting(state)
+        command = rules.legal_actions(state, waiting[0])[0] if waiting else rules.deal_again(state, 7)
+        assert command is not None, f"the game waits for nobody at {state.phase}"
+        for event in rules.decide(state, command):
+            state = rules.evolve(state, event)
+    else:
+        raise AssertionError("no deal ended")
+    drawn = with_hands(board(rules.view(state, None), {}), state.hands)
+    assert not drawn["dealt"]
+    assert all(seat["cards"] == 0 and seat["hand"] == [] for seat in drawn["seats"])

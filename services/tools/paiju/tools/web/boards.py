@@ -22,10 +22,19 @@ from paiju.rules.tractor.settlement import level_name
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.view import SeatView as ZljView
-from paiju.terminal.client.render import SUIT_WORDS, TRACTOR_PHASES, ZLJ_PHASES, attackers_progress, level_count
+from paiju.terminal.client.render import (
+    SUIT_WORDS,
+    TRACTOR_BEFORE_DEAL,
+    TRACTOR_PHASES,
+    ZLJ_BEFORE_DEAL,
+    ZLJ_PHASES,
+    attackers_progress,
+    level_count,
+)
 from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES
 
 Board = dict[str, Any]
+NOT_DEALT = "not dealt yet"
 Names = Mapping[int, str]
 
 
@@ -41,8 +50,12 @@ def name_of(names: Names, seat: int) -> str:
 def zlj_board(view: ZljView, names: Names) -> Board:
     """A 砸六家 board: six seats (teams A 0·2·4 and B 1·3·5, §1), the play to beat, tribute, the match's points."""
     seats = []
+    dealt = view.phase not in ZLJ_BEFORE_DEAL
     for s, size in enumerate(view.hand_sizes):
         notes = []
+        if not dealt:  # the view still holds the finished deal's hands: they are not this deal's
+            seats.append(_seat(s, names, zlj_model.team_of(s).value, 0, turn=view.turn, notes=[NOT_DEALT]))
+            continue
         if s in view.out:
             notes.append(PLACE_NAMES.get(view.out.index(s) + 1, "out"))
         if s == view.current_by:
@@ -90,6 +103,7 @@ def zlj_board(view: ZljView, names: Names) -> Board:
     return _board(
         "zlj",
         "砸六家",
+        dealt=dealt,
         ended=view.phase is zlj_model.Phase.ENDED,
         turn=view.turn,
         seats=seats,
@@ -102,8 +116,10 @@ def tractor_board(view: TractorView, names: Names) -> Board:
     """A 拖拉机 board: four seats (teams A 0·2 and B 1·3), levels, dealer and trump, the trick, the attackers'
     points. A concealed bid is never on it: the spectator's view says only who has acted (D-TR-6.2)."""
     seats = []
-    for s, size in enumerate(view.hand_sizes):
-        notes = []
+    dealt = view.phase not in TRACTOR_BEFORE_DEAL
+    for s, held in enumerate(view.hand_sizes):
+        notes = [] if dealt else [NOT_DEALT]
+        size = held if dealt else 0  # (the finished deal's hands are not this deal's)
         if s == view.dealer:
             notes.append("dealer")
         if view.phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER) and s in view.acted:
@@ -142,6 +158,7 @@ def tractor_board(view: TractorView, names: Names) -> Board:
     return _board(
         "tractor",
         "拖拉机",
+        dealt=dealt,
         ended=view.phase is tractor_model.Phase.ENDED,
         turn=view.turn,
         seats=seats,
@@ -162,9 +179,10 @@ def board(view: Any, names: Names) -> Board:
 
 
 def with_hands(found: Board, hands: Sequence[Sequence[Card]]) -> Board:
-    """``found`` with every seat's hand (an ended game's replay only: its whole record is public)."""
+    """``found`` with every seat's hand (an ended game's replay only: its whole record is public); none before a
+    deal is dealt (the state still holds the finished deal's)."""
     for seat, hand in zip(found["seats"], hands, strict=True):
-        seat["hand"] = cards(hand)
+        seat["hand"] = cards(hand) if found["dealt"] else []
     return found
 
 
@@ -176,6 +194,7 @@ def _board(
     game: str,
     title: str,
     *,
+    dealt: bool,
     ended: bool,
     turn: int | None,
     seats: list[dict[str, Any]],
@@ -186,6 +205,7 @@ def _board(
         "game": game,
         "title": title,
         "ended": ended,
+        "dealt": dealt,
         "turn": turn,
         "seats": seats,
         "center": center,
