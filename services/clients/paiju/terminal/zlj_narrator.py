@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from paiju.rules.cards import Cards, format_cards
 from paiju.rules.zlj.combos import LEVEL_NAMES, Combo, Kind, order
@@ -55,11 +55,12 @@ def seat_list(seats: Iterable[int], last: str = "and") -> str:
     """``seat 1 (B), seat 3 (B) and seat 5 (B)``: seats in words (the terminal client labels each with its
     player); ``nobody`` for none."""
     names = [seat_name(s) for s in seats]
-    if not names:
-        return "nobody"
-    if len(names) == 1:
-        return names[0]
-    return f"{', '.join(names[:-1])} {last} {names[-1]}"
+    return listed(names, last) if names else "nobody"
+
+
+def listed(words: Sequence[str], last: str = "and") -> str:
+    """``a, b and c``: words in a list as a sentence says them."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} {last} {words[-1]}"
 
 
 def combo_words(combo: Combo) -> str:

@@ -3,7 +3,7 @@ disconnect, and refusals explained in plain words.
 
 Only the public gRPC contract is used (protos/paiju/v1/engine.proto): GetView, GetLegalActions (with what a
 拖拉机 follow owes, ``tractor_follow``), Act with a client command id (a retry after a lost connection reuses it, so
-it applies once) or only to check a move (``validate_only``), Watch from a version.
+it applies once), Watch from a version.
 """
 
 from __future__ import annotations
@@ -222,20 +222,6 @@ class EngineClient:
             actions.append(game.commands.decode(getattr(action, game.name)))
         follow = follow_owed(reply.tractor_follow) if reply.HasField("tractor_follow") else None
         return Legal(reply.version, actions, follow)
-
-    async def check(self, command: Any, expected_version: int | None = None) -> None:
-        """Ask the engine whether ``command`` would be accepted now, recording nothing (``validate_only``): a 拖拉机
-        follow the player composed is checked before it is played. Raises `Refused` as `act` does."""
-        assert self.game is not None, "read the view first"
-        request = self.game.act(self.game_id, new_command_id(), command, expected_version)
-        request.validate_only = True
-        patience = _Patience(self.notice, read=False)
-        try:
-            await call(
-                self.stub.Act, request, metadata=self._metadata, timeout=CALL_TIMEOUT, again=patience, pause=call_pause
-            )
-        except grpc.aio.AioRpcError as e:
-            raise refused(e) from None
 
     async def act(self, command: Any, expected_version: int | None = None) -> int:
         """Send a command for the caller's seat; the game's version after it. A retry after a lost connection

@@ -28,7 +28,7 @@ from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.combos import LEVEL_NAMES, classify, is_four_take, order
 from paiju.rules.zlj.view import SeatView as ZljView
-from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES, combo_words, team_points_why
+from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES, combo_words, listed, team_points_why
 
 WIDTH = 100
 """Lines are wrapped to this many characters."""
@@ -724,7 +724,7 @@ def pattern_words(pattern: str) -> str:
         return f"any {card_count(loose)}"
     if loose:
         words.append(f"{'1 more card' if loose == 1 else f'{loose} more cards'}")
-    return _and(words)
+    return listed(words)
 
 
 def _realisation_words(text: str) -> str:
@@ -740,11 +740,7 @@ def _realisation_words(text: str) -> str:
             words.append({2: "a pair", 3: "a triple"}.get(n, f"{n} identical cards"))
         else:
             words.append(part)
-    return _and(words)
-
-
-def _and(words: Sequence[str]) -> str:
-    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+    return listed(words)
 
 
 def plain_reason(reason: str) -> str:
@@ -841,7 +837,7 @@ def _parts_words(view: TractorView, parts: Sequence[tuple[tuple[Card, ...], str]
             words.append(f"{shape} ({groups[0]})")
         else:
             words.append(f"{_number(len(groups))} {_plural(shape)} ({', '.join(groups)})")
-    return _and(words)
+    return listed(words)
 
 
 def _more(n: int, cls: str | None) -> str:

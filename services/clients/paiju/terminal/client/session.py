@@ -349,9 +349,7 @@ class Session:
                     continue
                 chosen = ()
                 command = type(command)(seat, composed)
-            try:
-                if follow is not None:
-                    await self.engine.check(command, expected)  # validate_only: a composed follow, checked first
+            try:  # a composed follow is checked by the engine as it is played: a refused one changes nothing
                 return await self.engine.act(command, expected)
             except Refused as e:
                 message = render.plain_reason(e.message) if follow is not None else e.message
