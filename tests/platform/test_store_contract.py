@@ -190,6 +190,39 @@ def test_jetstream_a_batch_cut_off_before_its_commit_stores_nothing(nats_url: st
     asyncio.run(main())
 
 
+def test_jetstream_reads_its_own_writes_when_a_replica_answers_behind(nats_url: str) -> None:
+    """A direct get may be answered by any replica of a replicated stream, one not caught up with an append just
+    acknowledged (the cluster rehearsal once created a game and then read it as absent). Here every direct get
+    answers as such a replica would, from before the appends: the store still reads what it wrote, from the
+    leader."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            first = await store.append("g1", Position(), "c1", events("a"))
+            real_last, real_get = store._js.get_last_msg, store._js.get_msg
+            behind = {"last": await real_last(stream, store.subject("g1"), direct=True)}
+
+            async def lagging_last(name: str, subject: str, direct: bool = False) -> Any:
+                return behind["last"] if direct else await real_last(name, subject, direct=False)
+
+            async def lagging_get(name: str, **kwargs: Any) -> Any:
+                if kwargs.get("direct"):
+                    raise AssertionError("a lagging replica was asked for what it does not hold")
+                return await real_get(name, **kwargs)
+
+            store._js.get_last_msg = lagging_last  # type: ignore[method-assign,assignment]
+            store._js.get_msg = lagging_get  # type: ignore[method-assign,assignment]
+            second = await store.append("g1", first[-1].position, "c2", events("b", "c"))
+            assert await store.load("g1") == [*first, *second]
+            assert await store.load("g1", first[-1].position) == second
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
 def test_load_after_a_position_returns_only_the_newer_events(run_with: Callable[[Scenario], None]) -> None:
     async def scenario(store: EventStore) -> None:
         first = await store.append("g1", Position(), "c1", events("a", "b"))

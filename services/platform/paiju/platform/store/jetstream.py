@@ -53,6 +53,9 @@ log = structlog.get_logger("paiju.store")
 VERSION = "Paiju-Version"
 COMMAND = "Paiju-Command-Id"
 BUSY_RETRIES = 200
+WRITES_KEPT = 10_000
+"""How many aggregates a store remembers its last append to (read your own writes on a replicated stream, whose
+direct gets any replica answers, caught up or not: a read right after a write is what needs it)."""
 WRONG_LAST_SEQUENCE = 10071
 DUPLICATE_IN_BATCH = 10201
 DUPLICATE_IN_PROCESS = 10158
@@ -83,6 +86,8 @@ class JetStreamEventStore:
         self._nc = client
         self._partitions = partitions
         self._legacy: set[str] = set()
+        self._written: dict[str, int] = {}
+        """The last sequence this store appended to each aggregate lately: a read of it must see at least that."""
         """Aggregates of a partitioned stream stored before it was (on ``<prefix>.<aggregate>``), as met."""
         self._before = False
         """Whether the stream may hold aggregates stored before it had partitions."""
@@ -245,28 +250,45 @@ class JetStreamEventStore:
 
     # --- reading ------------------------------------------------------------------------------------
 
-    async def _last(self, aggregate: str) -> RawStreamMsg | None:
+    async def _last(self, aggregate: str, *, leader: bool = False) -> RawStreamMsg | None:
+        """The aggregate's last message: by a direct get, which any replica of the stream may answer, or, with
+        ``leader`` or when the answer is older than what this store appended (a replica not caught up yet), by the
+        leader's get, which holds every acknowledged append (read your own writes)."""
+        last = await self._last_at(aggregate, direct=not leader)
+        written = self._written.get(aggregate, 0)
+        if not leader and written and (last is None or (last.seq or 0) < written):
+            last = await self._last_at(aggregate, direct=False)
+        return last
+
+    async def _last_at(self, aggregate: str, *, direct: bool) -> RawStreamMsg | None:
         try:
-            return await self._js.get_last_msg(self._stream, self.subject(aggregate), direct=True)
+            return await self._js.get_last_msg(self._stream, self.subject(aggregate), direct=direct)
         except NotFoundError:
             pass
         if not self._before or aggregate in self._legacy:
             return None
         try:  # stored before the stream had partitions?
-            last = await self._js.get_last_msg(self._stream, f"{self._prefix}.{aggregate}", direct=True)
+            last = await self._js.get_last_msg(self._stream, f"{self._prefix}.{aggregate}", direct=direct)
         except NotFoundError:
             return None
         self._legacy.add(aggregate)
         return last
 
+    def _wrote(self, aggregate: str, sequence: int) -> None:
+        """Remember the last sequence this store appended to ``aggregate`` (the most recent `WRITES_KEPT`)."""
+        self._written[aggregate] = max(sequence, self._written.pop(aggregate, 0))
+        while len(self._written) > WRITES_KEPT:
+            del self._written[next(iter(self._written))]
+
     async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
         last = await self._last(aggregate)
         if last is None or last.seq is None or last.seq <= after.sequence:
             return []
+        direct = last.seq > self._written.get(aggregate, 0)  # else a replica may not hold all of it yet
         if after.sequence:
             if last.headers and last.headers.get(VERSION) == str(after.version + 1):
                 return [_recorded(aggregate, last.seq, last.headers, last.data)]  # the one new event: no more to get
-            return await self._tail(aggregate, after.sequence, last.seq)
+            return await self._tail(aggregate, after.sequence, last.seq, direct=direct)
         return await self._replay(aggregate, last.seq)
 
     async def _replay(self, aggregate: str, last_sequence: int) -> list[Recorded]:
@@ -485,13 +507,16 @@ class JetStreamEventStore:
 
         return stop
 
-    async def _tail(self, aggregate: str, after_sequence: int, last_sequence: int) -> list[Recorded]:
-        """The few events after a known position, by direct gets (no consumer to create and delete)."""
+    async def _tail(
+        self, aggregate: str, after_sequence: int, last_sequence: int, *, direct: bool = True
+    ) -> list[Recorded]:
+        """The few events after a known position, by gets (no consumer to create and delete): direct ones, which
+        any replica answers, or the leader's."""
         stored: list[Recorded] = []
         sequence = after_sequence
         while sequence < last_sequence:
             msg = await self._js.get_msg(
-                self._stream, seq=sequence + 1, subject=self.subject(aggregate), direct=True, next=True
+                self._stream, seq=sequence + 1, subject=self.subject(aggregate), direct=direct, next=True
             )
             assert msg.seq is not None
             sequence = msg.seq
@@ -515,17 +540,22 @@ class JetStreamEventStore:
             # another writer (the same message id in process): wait for it to commit, then the answer is known
             await asyncio.sleep(0.002 * (attempt + 1))
         if reply.get("duplicate"):
+            if reply.get("seq"):
+                self._wrote(aggregate, int(reply["seq"]))
             return [r for r in await self.load(aggregate) if r.command_id == command_id]
         error = reply.get("error")
         if error is None:
             last_sequence = int(reply["seq"])
+            self._wrote(aggregate, last_sequence)
             first = last_sequence - len(events) + 1
             return [
                 Recorded(aggregate, expected.version + i, first + i - 1, command_id, bytes(data))
                 for i, data in enumerate(events, start=1)
             ]
         if error.get("err_code") in (WRONG_LAST_SEQUENCE, DUPLICATE_IN_BATCH):
-            last = await self._last(aggregate)
+            last = await self._last(aggregate, leader=True)  # newer than expected: a replica may not have it yet
+            if last is not None and last.seq is not None:
+                self._wrote(aggregate, last.seq)
             if last is not None and last.headers is not None and last.headers.get(COMMAND) == command_id:
                 return [r for r in await self.load(aggregate) if r.command_id == command_id]
             raise ConcurrencyConflict(
