@@ -101,7 +101,7 @@ async def _replay(nats_url: str, stream: str, prefix: str) -> dict[str, float]:
         started = time.perf_counter()
         games = await Games(store).load_all()
         elapsed = time.perf_counter() - started
-        events = sum(g.version for g in games.values())
+        events = sum(g.game.version for g in games.values())
         one_by_one = Games(store)
         started = time.perf_counter()
         for game_id in games:

@@ -79,7 +79,7 @@ class Engine:
 
     async def _serve(self) -> None:
         server = build_server(self.service.policy)
-        engine_pb2_grpc.add_EngineServiceServicer_to_server(self.service, server)
+        self.service.add_to(server)
         self.port = server.add_insecure_port(f"127.0.0.1:{self.port}")
         await server.start()
         self._server = server
@@ -106,7 +106,7 @@ class Engine:
         return (await self.games.load(game_id)).state
 
     async def log(self, game_id: str) -> tuple[engine_pb2.Envelope, ...]:
-        return (await self.games.refresh(game_id)).envelopes
+        return (await self.games.history(game_id)).envelopes
 
     async def ended(self, game_id: str) -> bool:
         return bool((await self.state(game_id)).phase.value == "ended")

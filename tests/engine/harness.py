@@ -78,7 +78,7 @@ async def engine(
         contribution_seconds=3600.0 if fair else None,
     )
     server = build_server(service.policy)
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+    service.add_to(server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")

@@ -30,7 +30,7 @@ def test_calls_are_counted_by_method_and_status_and_timed() -> None:
         serving = await serve_grpc(
             "127.0.0.1:0",
             "paiju.v1.EngineService",
-            lambda server: engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server),
+            service.add_to,
             policy=service.policy,
         )
         before = (calls("GetView", "NOT_FOUND"), calls("GetView", "UNAUTHENTICATED"), calls("Watch", "NOT_FOUND"))

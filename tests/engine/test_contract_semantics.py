@@ -187,7 +187,7 @@ def test_a_watch_ends_with_a_message_saying_why() -> None:
         await games.follow()
         service = EngineService(games, TRUST, seed_secret=b"contract-semantics-seeds-" * 2)
         server = build_server(service.policy)
-        engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+        service.add_to(server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         try:

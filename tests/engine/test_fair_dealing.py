@@ -53,17 +53,17 @@ def test_the_engine_commits_at_creation_and_deals_a_silent_table_when_the_window
         clock = [T0]
         games = fair_games(clock, 2.0)
         game = await games.create("f1", "zlj", StartMatch(0, Options(deals=1), fair=True), "start", "engine")
-        names = [e.zlj.WhichOneof("event") for e in game.envelopes]
+        names = [e.zlj.WhichOneof("event") for e in game.recent]
         assert names == ["match_started", "seed_committed"], "committed in the creation's own append"
-        assert game.envelopes[1].zlj.seed_committed.commitment == commitment(server_seed(SECRET, "f1", 1))
+        assert game.recent[1].zlj.seed_committed.commitment == commitment(server_seed(SECRET, "f1", 1))
         clock[0] = T0 + timedelta(seconds=1)
         await games.act("f1", fair.Contribute(4, b"only seat 4"), "c4", "player")
         assert await expire_turns(games, T0 + timedelta(seconds=2.5)) == []
         assert (await games.load("f1")).state.phase.value == "shuffle", "the window runs from the last event"
         clock[0] = T0 + timedelta(seconds=3)
         await expire_turns(games, clock[0])
-        dealt = await games.load("f1")
-        assert dealt.state.phase.value == "play"
+        dealt = await games.history("f1")
+        assert dealt.game.state.phase.value == "play"
         assert dealt.envelopes[3].command_id == "fair:f1:3", "the engine's own step, once, by command id"
         verdict = verify(ZLJ, [(e.version, ev) for e, ev in zip(dealt.envelopes, dealt.events, strict=True)])
         assert verdict.ok and [len(s.contributions) for s in verdict.shuffles] == [1]
@@ -76,7 +76,7 @@ def test_without_a_window_the_first_deal_is_dealt_in_the_creations_append() -> N
     async def main() -> None:
         games = fair_games([T0], 0.0)
         game = await games.create("f2", "zlj", StartMatch(0, Options(deals=1), fair=True), "start", "engine")
-        names = [e.zlj.WhichOneof("event") for e in game.envelopes]
+        names = [e.zlj.WhichOneof("event") for e in game.recent]
         assert names[:3] == ["match_started", "seed_committed", "hands_dealt"]
         assert game.state.phase.value == "play"
 
@@ -96,8 +96,8 @@ def test_a_shuffle_committed_before_the_secret_changed_is_dealt_and_revealed_wit
         assert (await forgetful.load("f3")).state.phase.value == "shuffle", "a seed that does not match: not dealt"
         after = fair_games(clock, 1.0, secrets=(rotated, SECRET), store=store)  # PAIJU_PREVIOUS_SEED_SECRET set
         await expire_turns(after, clock[0])
-        dealt = await after.load("f3")
-        assert dealt.state.phase.value == "play"
+        dealt = await after.history("f3")
+        assert dealt.game.state.phase.value == "play"
         verdict = verify(ZLJ, [(e.version, ev) for e, ev in zip(dealt.envelopes, dealt.events, strict=True)])
         assert verdict.ok
 
@@ -165,7 +165,7 @@ def test_anyone_verifies_an_ended_game_from_the_engines_public_replay(request: p
         store = MemoryEventStore()
         _, service = await build(store, TRUST, now=lambda: NOW, seed_secret=FAIR_SECRET, contribution_seconds=3600.0)
         server = build_server(service.policy)
-        engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+        service.add_to(server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         try:

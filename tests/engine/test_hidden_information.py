@@ -47,6 +47,7 @@ from paiju.contract.games import (
     ZLJ_EVENTS,
 )
 from paiju.platform.tokens import Identity, Role
+from paiju.rules import registry
 from paiju.rules.cards import Card, Cards, Suit, parse_card
 from paiju.rules.errors import RuleError
 from paiju.rules.fair import SeedRevealed
@@ -258,6 +259,8 @@ class Checker:
             problems += [f"{where}: {p}" for p in self._envelope(received)]
         elif received.source == "view":
             problems += [f"{where}: {p}" for p in self._view(received)]
+        elif received.source == "turn":
+            problems += [f"{where}: {p}" for p in self._turn(received)]
         elif received.source == "legal":
             problems += [f"{where}: {p}" for p in self._legal(received)]
         allowed = self.truth.known[received.version][received.receiver]
@@ -358,9 +361,41 @@ class Checker:
             problems.append(f"{got} differs from the stored {true} (nothing in it is hidden)")
         return problems
 
+    def _turn(self, received: Received) -> list[str]:
+        """A turn: who may act is what the rules say at its version; a seat's legal actions, fair-dealing step and
+        view only to that seat, and only when it may act (or asked for views: the even seats, the spectator)."""
+        turn = received.message
+        assert isinstance(turn, engine_pb2.Turn)
+        seat, state = received.receiver, self.truth.states[turn.version]
+        rules = registry.GAMES[self.game]
+        contributors = rules.contributors(state)
+        may = sorted({*rules.waiting(state), *contributors})
+        problems = []
+        if list(turn.seats) != may:
+            problems.append(f"the turn names seats {list(turn.seats)}, the rules {may}")
+        acts = seat is not None and seat in may
+        codec = ZLJ_COMMANDS if self.game == "zlj" else TRACTOR_COMMANDS
+        listed = [codec.decode(getattr(a, self.game)) for a in turn.actions]
+        if not acts and (listed or turn.HasField("fair_step") or turn.HasField("tractor_follow")):
+            problems.append("a turn the receiver may not act in carries actions or a step")
+        if acts and seat is not None:
+            if listed != list(rules.legal_actions(state, seat)):
+                problems.append("the turn's actions are not the seat's legal actions")
+            if turn.HasField("fair_step") != (seat in contributors):
+                problems.append("the fair-dealing step is not the seat's")
+        views = seat is None or seat % 2 == 0
+        if turn.WhichOneof("view") is None:
+            if acts or views:
+                problems.append("no view in a turn that should carry one")
+        else:
+            if not (acts or views):
+                problems.append("a view the receiver did not ask for")
+            problems += self._view(received)
+        return problems
+
     def _view(self, received: Received) -> list[str]:
         response = received.message
-        assert isinstance(response, engine_pb2.GetViewResponse)
+        assert isinstance(response, engine_pb2.GetViewResponse | engine_pb2.Turn)
         seat = received.receiver
         state = self.truth.states[received.version]
         if self.game == "zlj":
@@ -420,6 +455,7 @@ class Sweep:
     live_replays: list[tuple[Receiver, list[engine_pb2.Envelope]]] = field(default_factory=list)
     watches: list[Any] = field(default_factory=list)
     codes: Counter[str] = field(default_factory=Counter)
+    turn_versions: dict[Receiver, list[int]] = field(default_factory=dict)
     steps: int = 0
 
     def __post_init__(self) -> None:
@@ -443,14 +479,17 @@ class Sweep:
     # -- Watch, from version 0 while the game is live --------------------------------------------------
 
     async def start_watches(self) -> None:
+        """A Watch from version 0 for every seat and a spectator: the spectator and the even seats ask for their
+        view in every turn, the odd seats get it only in the turns they may act in."""
         for receiver in (*range(self.seats), None):
+            views = receiver is None or receiver % 2 == 0
             stream = self.stub.Watch(
-                engine_pb2.WatchRequest(game_id=self.game_id, from_version=0), metadata=self.md(receiver)
+                engine_pb2.WatchRequest(game_id=self.game_id, from_version=0, views=views), metadata=self.md(receiver)
             )
             self.watches.append((receiver, stream))
 
     async def finish_watches(self) -> dict[Receiver, list[int]]:
-        """Read every Watch to its end (the server ends it when the game ends)."""
+        """Read every Watch to its end (the server ends it when the game ends); keep its events and turns."""
         versions: dict[Receiver, list[int]] = {}
         for receiver, stream in self.watches:
             replies = [r async for r in stream]
@@ -458,9 +497,16 @@ class Sweep:
             assert replies[-1].HasField("end") and not replies[-1].HasField("envelope"), receiver
             assert replies[-1].end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED, receiver
             assert not any(r.HasField("end") for r in replies[:-1]), receiver
-            got = [r.envelope for r in replies[:-1]]
+            got = [r.envelope for r in replies[:-1] if r.HasField("envelope")]
             versions[receiver] = [e.version for e in got]
             self.received.extend(Received(receiver, "watch", e.version, e) for e in got)
+            turns = [r for r in replies[:-1] if r.HasField("turn")]
+            for reply in turns:
+                # a turn comes with the newest envelope of a change, at that envelope's version
+                assert not reply.HasField("envelope") or reply.envelope.version == reply.turn.version, receiver
+                self.received.append(Received(receiver, "turn", reply.turn.version, reply.turn))
+            assert turns and turns[-1].turn.version == versions[receiver][-1], "the last change has its turn"
+            self.turn_versions[receiver] = [r.turn.version for r in turns]
         return versions
 
     # -- at chosen moments: every seat's view, live replays, error probes ------------------------------
@@ -651,6 +697,8 @@ async def check_after_the_end(sweep: Sweep, truth: Truth, watched: dict[Receiver
     every = list(range(1, truth.version + 1))
     for receiver, versions in watched.items():
         assert versions == every, f"the Watch of {_who(receiver)} missed or repeated versions"
+        turns = sweep.turn_versions[receiver]
+        assert turns == sorted(set(turns)) and len(turns) > len(every) // 3, f"{_who(receiver)}: turns in order"
     # a live replay was redacted: each seat got only its own hand, a spectator none
     assert sweep.live_replays, "replays were made while the game was live"
     for receiver, envelopes in sweep.live_replays:
@@ -703,7 +751,7 @@ def test_no_tractor_message_shows_another_hand_a_concealed_bid_or_a_seed(
                 stub, game_id, SeededRandom(11), void_deals=1, observe=sweep.observe, before_act=sweep.before_act
             )
             watched = await sweep.finish_watches()
-            truth = Truth("tractor", (await games.load(game_id)).envelopes)
+            truth = Truth("tractor", (await games.history(game_id)).envelopes)
             check_all(truth, sweep.received)
             await check_after_the_end(sweep, truth, watched)
 
@@ -751,7 +799,7 @@ def test_no_zlj_message_shows_another_hand_hidden_tribute_or_a_seed(
             await sweep.start_watches()
             await play_zlj(stub, game_id, SeededRandom(8), observe=sweep.observe, before_act=sweep.before_act)
             watched = await sweep.finish_watches()
-            truth = Truth("zlj", (await games.load(game_id)).envelopes)
+            truth = Truth("zlj", (await games.history(game_id)).envelopes)
             check_all(truth, sweep.received)
             await check_after_the_end(sweep, truth, watched)
 

@@ -45,7 +45,7 @@ def test_a_hundred_watchers_of_an_idle_game_cost_nothing(nats_url: str) -> None:
         await games.follow()
         service = EngineService(games, TRUST, seed_secret=b"idle-watchers-seeds-" * 2)
         server = build_server(service.policy)
-        engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+        service.add_to(server)
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
         channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")

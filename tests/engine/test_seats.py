@@ -107,7 +107,7 @@ def test_a_token_acts_only_while_its_player_holds_the_seat(store_kind: str, requ
             assert await status_of(stub.GetView(view, metadata=bot)) == grpc.StatusCode.PERMISSION_DENIED
 
             # every seat change is an event of the game, public to every watcher
-            kinds = [e.WhichOneof("payload") for e in (await games.load("s1")).envelopes]
+            kinds = [e.WhichOneof("payload") for e in (await games.history("s1")).envelopes]
             assert kinds.count("seats_assigned") == 3
 
     run(body)

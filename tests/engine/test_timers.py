@@ -26,8 +26,8 @@ def test_an_expired_turn_is_played_by_the_engine_and_recorded() -> None:
         assert await expire_turns(games, clock[0]) == [("z1", leader)]
         after = await games.load("z1")
         assert after.version > game.version
-        assert after.envelopes[game.version].command_id == f"timeout:z1:{game.version}:{leader}"
-        assert after.envelopes[game.version].zlj.WhichOneof("event") == "turn_timed_out"
+        assert (await games.history("z1")).envelopes[game.version].command_id == f"timeout:z1:{game.version}:{leader}"
+        assert (await games.history("z1")).envelopes[game.version].zlj.WhichOneof("event") == "turn_timed_out"
         assert after.state.turn != leader, "the lowest single was played for the leader"
         # the next turn started when the timeout was recorded: nothing expires at once
         assert await expire_turns(games, clock[0]) == []
@@ -47,8 +47,7 @@ def test_two_replicas_expiring_the_same_turn_store_it_once() -> None:
         await second.load("z2")  # both replicas have seen the expired turn
         done = await asyncio.gather(expire_turns(first, later), expire_turns(second, later))
         assert sorted(len(d) for d in done) == [0, 1]
-        final = await first.load("z2")
-        timeouts = [e for e in final.envelopes if e.command_id.startswith("timeout:")]
+        timeouts = [e for e in (await first.history("z2")).envelopes if e.command_id.startswith("timeout:")]
         assert {r.command_id for r in timeouts} == {f"timeout:z2:{game.version}:{game.state.turn}"}
 
     asyncio.run(main())
@@ -81,7 +80,7 @@ def test_a_void_first_tractor_deal_is_dealt_again_by_the_engine() -> None:
         assert await expire_turns(games, T0, lambda g, v: 1000 + v) == []
         again = await games.load("t9")
         assert again.state.phase is tractor_model.Phase.BID and again.version > game.version
-        assert again.envelopes[game.version].command_id == f"redeal:t9:{game.version}"
+        assert (await games.history("t9")).envelopes[game.version].command_id == f"redeal:t9:{game.version}"
         await expire_turns(games, T0, lambda g, v: 1000 + v)
         assert (await games.load("t9")).version == again.version, "dealt again once"
 
@@ -236,7 +235,7 @@ def test_a_game_the_feed_skipped_events_of_is_looked_at_again() -> None:
         await asyncio.sleep(0)
         assert await games.due(T0.timestamp()) == []
         game = await games.load("g")
-        skipped = game.envelopes[-1]
+        skipped = game.recent[-1]
         late = Recorded("g", game.version + 2, 10_000, "elsewhere", skipped.SerializeToString())
         games._observe(late)  # the feed delivers an event two versions ahead: the game is dropped from memory
         assert await games.due(T0.timestamp()) == ["g"], "its deadline may have moved: the next scan reads it"

@@ -167,7 +167,7 @@ async def stack(
         games_store, TRUST, seed_secret=SEED_SECRET, contribution_seconds=contribution_seconds
     )
     engine_server = build_server(service.policy)
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(service, engine_server)
+    service.add_to(engine_server)
     engine_port = engine_server.add_insecure_port("127.0.0.1:0")
     await engine_server.start()
     engine_address = f"127.0.0.1:{engine_port}"

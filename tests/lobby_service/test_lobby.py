@@ -53,7 +53,7 @@ def test_a_match_of_bots_from_the_lobby_to_the_read_models_result(nats_url: str,
         await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_PLAYING)
         await play_leased_bots(s, started.game_id, SeededRandom(1))
         listed = await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_FINISHED)
-        *_, final, revealed = (await s.games.refresh(started.game_id)).envelopes
+        *_, final, revealed = (await s.games.history(started.game_id)).envelopes
         assert final.zlj.WhichOneof("event") == "match_ended"
         assert revealed.zlj.WhichOneof("event") == "seed_revealed", "the last deal's seed, once the match is over"
         assert listed.last_result.game_id == started.game_id

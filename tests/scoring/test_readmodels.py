@@ -83,8 +83,9 @@ def decoded(game: Any) -> list[tuple[engine_pb2.Envelope, Any]]:
 def test_deals_ledgers_matches_and_statistics_follow_the_events(nats_url: str, database_dsn: str) -> None:
     async def body() -> None:
         async with scoring(nats_url, database_dsn) as (games, projector, pool):
-            zlj = await record_zlj(games, "z-1", ZLJ_PLAYERS, seed=7, deals=3)
-            tractor = await record_tractor(games, "t-1", TRACTOR_PLAYERS, seed=8)
+            await record_zlj(games, "z-1", ZLJ_PLAYERS, seed=7, deals=3)
+            await record_tractor(games, "t-1", TRACTOR_PLAYERS, seed=8)
+            zlj, tractor = await games.history("z-1"), await games.history("t-1")
             await projector.catch_up()
 
             # 砸六家: one deal row per DealEnded, the ledgers' running totals, the match's VP (S-1)

@@ -114,7 +114,7 @@ class EngineThread:
         assert self.service is not None
         service = self.service
         server = build_server(service.policy)
-        engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+        service.add_to(server)
         self.port = server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
         self.server = server

@@ -92,7 +92,7 @@ async def _record(url: str, request: pytest.FixtureRequest) -> Recorded:
         store = cast(JetStreamEventStore, games.store)
         stream = await store.client.jetstream().find_stream_name_by_subject(store.subject(ZLJ))
         prefix = store.prefix
-        played = {g: tuple((await games.load(g)).envelopes) for g in (ZLJ, TRACTOR)}
+        played = {g: (await games.history(g)).envelopes for g in (ZLJ, TRACTOR)}
         zlj_cut = _version_of(played[ZLJ], lambda e: isinstance(e, zlj.CardsPlayed), 8)
         tribute_cut = _version_of(played[ZLJ], lambda e: isinstance(e, zlj.TributeGiven), 1)
         tractor_cut = _version_of(played[TRACTOR], lambda e: isinstance(e, tractor.TrickWon), 3)
@@ -101,7 +101,7 @@ async def _record(url: str, request: pytest.FixtureRequest) -> Recorded:
         await copy(store, played[TRACTOR][:tractor_cut], LIVE_TRACTOR)
         await copy(store, played[ZLJ], EARLY, EARLY_START)
         await copy(store, played[TRACTOR], LATE, LATE_START)
-        logs = {g: decode((await games.load(g)).envelopes) for g in await store.aggregates()}
+        logs = {g: decode((await games.history(g)).envelopes) for g in await store.aggregates()}
     lobby_stream = "L" + uuid.uuid4().hex[:12].upper()
     lobby_prefix = f"l.{lobby_stream.lower()}"
     table = "table-0a1b2c3d"

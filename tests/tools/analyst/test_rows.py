@@ -9,7 +9,7 @@ import asyncio
 import dataclasses
 from typing import Any
 
-from paiju.engine.games import Game, Games
+from paiju.engine.games import Games, History
 from paiju.platform.store import MemoryEventStore
 from paiju.rules.cards import parse_cards
 from paiju.rules.rng import SeededRandom
@@ -23,7 +23,7 @@ from paiju.tools.analyst import GameLog, decode, game_rows, replay_lines
 TIMER = 30
 
 
-async def _zlj_with_timeouts() -> Game:
+async def _zlj_with_timeouts() -> History:
     """A two-deal match; the timer runs out on the third turn of the first deal and on the second deal's cut."""
     rng = SeededRandom(3)
     games = Games(MemoryEventStore())
@@ -33,7 +33,7 @@ async def _zlj_with_timeouts() -> Game:
     for n in range(10_000):
         state = game.state
         if state.phase is zlj.Phase.ENDED:
-            return game
+            return await games.history("z")
         assert state.turn is not None
         command: Any = bots[state.turn].choose(state, state.turn)
         if n == 2 or state.phase is zlj.Phase.CUT:
@@ -65,7 +65,7 @@ def test_zlj_timeouts_are_rows_and_a_cutter_s_timeout_begins_the_next_deal() -> 
     assert "seat 2 (A, p2)'s turn timer ran out: the engine moves for it (§13):" in told
 
 
-async def _tractor_with_referee() -> Game:
+async def _tractor_with_referee() -> History:
     """A deal played until its fourth trick, with a bid's timer running out, a play's, and a penalty."""
     rng = SeededRandom(8)
     games = Games(MemoryEventStore())
@@ -76,7 +76,7 @@ async def _tractor_with_referee() -> Game:
     for n in range(10_000):
         state = game.state
         if len(state.tricks) == 4:
-            return game
+            return await games.history("t")
         if state.phase is tractor.Phase.FLIP:
             command: Any = tractor.Redeal(rng.next64())
         else:
@@ -127,4 +127,4 @@ def test_tractor_timeouts_and_a_referee_penalty_are_rows_and_a_timed_out_bid_sta
 def test_decoded_logs_equal_the_engine_s() -> None:
     game = asyncio.run(_tractor_with_referee())
     log: GameLog = decode(game.envelopes)
-    assert (log.game_id, log.game, log.events, log.version) == ("t", "tractor", game.events, game.version)
+    assert (log.game_id, log.game, log.events, log.version) == ("t", "tractor", game.events, game.game.version)

@@ -56,7 +56,7 @@ async def _record(url: str, request: pytest.FixtureRequest) -> Stream:
         await stub.CreateGame(seated(create, zlj.SEATS), metadata=auth(token(Role.SERVICE)))
         await play_zlj(stub, "fair", SeededRandom(6))
         store = cast(JetStreamEventStore, games.store)
-        played = (await games.load("fair")).envelopes
+        played = (await games.history("fair")).envelopes
         # a forged copy: one card of the second deal's hands changed (a byte of the stored event)
         dealt = [e for e in played if e.zlj.WhichOneof("event") == "hands_dealt"][1]
         hands = ZLJ_EVENTS.decode(dealt.zlj)

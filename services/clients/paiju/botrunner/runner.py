@@ -1,14 +1,16 @@
 """The bot runner: plays leased bot seats through the engine's public gRPC API with the heuristic bots.
 
 A bot is an ordinary client (docs/architecture.md, "Clients and bots"): for each seat it holds only the seat's
-token, follows the game with `EngineService.Watch` (resuming from the last version received after a disconnect)
-and, whenever the seat has legal actions, reads them and the seat's view at the same version, lets the game's
-`HeuristicBot.choose_view` decide from what the seat may see, and acts with a fresh command id and the
-version it decided at as ``expected_version`` (`paiju.sdk.act`: sent again with the same command id while the
-engine cannot be reached, so it applies once). The engine refuses a stale move (ABORTED): the seat reads
-again and decides anew, so two runners playing one seat never make two moves for one decision.
-FAILED_PRECONDITION (the rules refuse the move) also reads again, and then plays the first action the engine
-lists; PERMISSION_DENIED or UNAUTHENTICATED means the seat is no longer this token's: the seat is dropped.
+token and follows the game with `EngineService.Watch` (resuming from the last version received after a disconnect),
+which tells it everything it needs: the newest event of each change carries the turn it leads to, and in the stream
+of a seat that may act, the turn holds the seat's legal actions and its view at that version. So a seat asks the
+engine nothing between moves: when a turn says it may act, it lets the game's `HeuristicBot.choose_view` decide from
+what the seat may see and acts with a fresh command id and the turn's version as ``expected_version``
+(`paiju.sdk.act`: sent again with the same command id while the engine cannot be reached, so it applies once); when
+a fair deal's committed shuffle waits for its contribution, it adds 16 random bytes. The engine refuses a stale move
+(ABORTED): the seat waits for the next turn, so two runners playing one seat never make two moves for one decision.
+FAILED_PRECONDITION (the rules refuse the move) plays the first action the turn lists instead; PERMISSION_DENIED or
+UNAUTHENTICATED means the seat is no longer this token's: the seat is dropped.
 
 `BotRunner` asks its seat source (`paiju.botrunner.leases`) for the leased seats before the leases expire,
 starts one asyncio task per new seat, hands renewed tokens to the running ones and stops the seats the
@@ -31,7 +33,6 @@ import structlog
 
 from paiju.botrunner.leases import SeatLease, SeatSource
 from paiju.rules import registry
-from paiju.rules.fair import SeedCommitted
 from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.zlj import bots as zlj_bots
 from paiju.sdk import RETRY_SECONDS, SEAT_GONE, GameWatch, Stale, act, backoff, new_command_id, retryable_for
@@ -90,7 +91,8 @@ class SeatStats:
 
 @dataclass
 class SeatPlayer:
-    """Plays one leased seat until its game ends, the seat is lost, or the task is cancelled."""
+    """Plays one leased seat until its game ends, the seat is lost, or the task is cancelled: from the turns its
+    Watch stream brings, asking nothing in between."""
 
     lease: SeatLease
     engine: Any
@@ -98,12 +100,8 @@ class SeatPlayer:
     think: float = 0.3
     """Seconds the bot waits before each move (its pace at a table with people)."""
     call_timeout: float = 10.0
-    idle_check: float = 5.0
-    """Look at the legal actions after this many seconds without news from the watch (a safety net)."""
     on_envelope: EnvelopeObserver | None = None
     stats: SeatStats = field(default_factory=SeatStats)
-    known: int = 0
-    """The latest game version this seat knows of."""
     watched: int = 0
     """The last version the watch received: a new watch resumes after it."""
     agent: Callable[[str, int], ViewBot] | None = None
@@ -117,9 +115,13 @@ class SeatPlayer:
         seed = bot_seed(self.lease.game_id, self.lease.seat)
         self.bot = BOTS[self.lease.game](seed) if self.agent is None else self.agent(self.lease.game, seed)
         self.log = log.bind(game=self.lease.game_id, seat=self.lease.seat, table=self.lease.table_id)
-        self._dirty = asyncio.Event()
-        self._refused_at = -1
-        self._shuffle_open = True  # a fair game's shuffle may wait for this seat's contribution: look at first
+        self._turn: engine_pb2.Turn | None = None
+        """The latest turn the watch brought."""
+        self._turned = asyncio.Event()
+        self._done_at = 0
+        """The latest version this seat acted at (or was refused at, or contributed at)."""
+        self._contributed: set[int] = set()
+        """The committed shuffles this seat added its contribution to."""
 
     def renew(self, lease: SeatLease) -> None:
         """The renewed lease: its token is used from the next call on."""
@@ -128,15 +130,8 @@ class SeatPlayer:
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {self.lease.token}"),)
 
-    def _saw(self, version: int) -> None:
-        self.known = max(self.known, version)
-        self._dirty.set()
-
     async def play(self) -> str:
         """Play until the game ends ("ended") or the engine refuses the token ("lost")."""
-        first = await self._first_read()
-        self.watched = self.known = first
-        self._dirty.set()
         watch = asyncio.create_task(self._watch(), name=f"watch {self.lease.key}")
         decide = asyncio.create_task(self._decide(), name=f"decide {self.lease.key}")
         try:
@@ -152,30 +147,11 @@ class SeatPlayer:
                 task.cancel()
             await asyncio.gather(watch, decide, return_exceptions=True)
 
-    async def _first_read(self) -> int:
-        """The game's version now (0 when the seat has nothing to do yet), waiting for a game not yet created."""
-        failures = 0
-        while True:
-            try:
-                legal = await self.engine.GetLegalActions(
-                    engine_pb2.GetLegalActionsRequest(game_id=self.lease.game_id),
-                    metadata=self._metadata(),
-                    timeout=self.call_timeout,
-                )
-                return int(legal.version)
-            except grpc.aio.AioRpcError as e:
-                if e.code() in LOST:
-                    raise SeatLost(e.details() or e.code().name) from None
-                failures += 1
-                self.stats.errors += 1
-                self.log.info("engine not ready for the seat", status=e.code().name, details=e.details())
-                await asyncio.sleep(backoff(failures))
-
     # --- following the game -----------------------------------------------------------------------------
 
     async def _watch(self) -> str:
-        """Follow the game's events (`paiju.sdk.GameWatch`: resumed from the last version after a disconnect).
-        Returns at the game's end."""
+        """Follow the game's events and turns (`paiju.sdk.GameWatch`: resumed from the last version after a
+        disconnect; a game not created yet is watched again after a back-off). Returns at the game's end."""
         watch = GameWatch(
             self.engine,
             self.lease.game_id,
@@ -184,6 +160,7 @@ class SeatPlayer:
             metadata=self._metadata,
             on_break=self._watch_broke,
             on_close=self._watch_closed,
+            on_turn=self._new_turn,
         )
         await watch.run()
         self.log.info("game over", version=self.watched, acts=self.stats.acts)
@@ -191,15 +168,20 @@ class SeatPlayer:
 
     async def _received(self, envelope: Envelope) -> None:
         self.watched = envelope.version
-        if isinstance(self.game.event(envelope), SeedCommitted):
-            self._shuffle_open = True
         if self.on_envelope is not None:
             self.on_envelope(self.lease, envelope)
-        self._saw(envelope.version)
+
+    async def _new_turn(self, turn: engine_pb2.Turn) -> None:
+        self._turn = turn
+        self._turned.set()
 
     async def _watch_broke(self, error: grpc.aio.AioRpcError) -> bool:
         if error.code() in LOST:
             raise SeatLost(error.details() or error.code().name) from None
+        if error.code() is grpc.StatusCode.NOT_FOUND:
+            self.stats.errors += 1  # the game is not created yet (the match starter is behind): watch again
+            self.log.info("game not there yet", status=error.code().name)
+            return True
         self.stats.resumes += 1
         self.log.info("watch cut, resuming", version=self.watched, status=error.code().name)
         return True
@@ -225,16 +207,17 @@ class SeatPlayer:
     # --- deciding -----------------------------------------------------------------------------------------
 
     async def _decide(self) -> str:
+        """Act on each turn the watch brings in which the seat may act (the latest one, when several came
+        meanwhile); nothing is asked of the engine in between."""
         failures = 0
         while True:
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation that arrives
-            # as the event is set, and the seat would never stop
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.idle_check):
-                    await self._dirty.wait()
-            self._dirty.clear()
+            await self._turned.wait()
+            self._turned.clear()
+            turn = self._turn
+            if turn is None or turn.version <= self._done_at or self.lease.seat not in turn.seats:
+                continue
             try:
-                await self._turn()
+                await self._take(turn)
                 failures = 0
             except grpc.aio.AioRpcError as e:
                 if e.code() in LOST:
@@ -243,78 +226,61 @@ class SeatPlayer:
                 self.stats.errors += 1
                 self.log.info("engine call failed, retrying", status=e.code().name, details=e.details())
                 await asyncio.sleep(backoff(failures))
-                self._dirty.set()
+                if self._turn is turn:
+                    self._turned.set()  # nothing newer came meanwhile: try this turn again
 
-    async def _turn(self) -> None:
-        """If the seat has legal actions now: decide from its view at the same version and act once (after adding
-        to a fair game's committed shuffle, when one waits for the seat's contribution)."""
-        game_id = self.lease.game_id
-        if self._shuffle_open:
-            self._shuffle_open = False
-            await self._contribute()
-        legal = await self.engine.GetLegalActions(
-            engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=self.known),
-            metadata=self._metadata(),
-            timeout=self.call_timeout,
-        )
-        version = int(legal.version)
-        self.known = max(self.known, version)
-        if not legal.actions:
+    async def _take(self, turn: engine_pb2.Turn) -> None:
+        """The seat's part of ``turn``: its contribution to a committed shuffle that waits for it, else a move
+        decided from the turn's view and legal actions, acted at the turn's version."""
+        version = turn.version
+        if turn.fair_step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE:
+            if turn.fair_step.shuffle not in self._contributed:
+                self._contributed.add(turn.fair_step.shuffle)
+                await self._contribute()
+            if not turn.actions:
+                return
+        actions = self.game.actions(turn)
+        if not actions:
             return
-        viewed = await self.engine.GetView(
-            engine_pb2.GetViewRequest(game_id=game_id, min_version=version),
-            metadata=self._metadata(),
-            timeout=self.call_timeout,
-        )
-        if viewed.version != version:  # the game moved between the two reads: read both again
-            self._saw(int(viewed.version))
-            return
-        actions = self.game.actions(legal)
-        action = self.game.with_contribution(self._choose(self.game.view(viewed), actions, version))
+        action = self.game.with_contribution(self._choose(self.game.view(turn), actions, version))
         if self.think > 0:
             await asyncio.sleep(self.think)
-        command_id = new_command_id()
-        try:
-            acted = await act(
-                self.engine,
-                self.game.act(game_id, command_id, action, version),
-                metadata=self._metadata,
-                timeout=self.call_timeout,
-                again=retryable_for(self.act_patience),
-            )
-        except Stale:  # someone moved first (another seat, another runner)
-            self.stats.aborted += 1
-            self._dirty.set()
-            return
-        except grpc.aio.AioRpcError as e:
-            if e.code() in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS):
+        for attempt in range(2):
+            command_id = new_command_id()
+            try:
+                acted = await act(
+                    self.engine,
+                    self.game.act(self.lease.game_id, command_id, action, version),
+                    metadata=self._metadata,
+                    timeout=self.call_timeout,
+                    again=retryable_for(self.act_patience),
+                )
+            except Stale:  # someone moved first (another seat, another runner, the turn timer): the next turn says
+                self.stats.aborted += 1
+                self._done_at = version
+                return
+            except grpc.aio.AioRpcError as e:
+                if e.code() not in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS):
+                    raise
                 self.stats.refused += 1
                 self.log.warning("move refused", version=version, action=repr(action), reason=e.details())
-                if self._refused_at == version:
-                    await asyncio.sleep(backoff(self.stats.refused))
-                self._refused_at = version
-                self._dirty.set()
+                if attempt == 0 and action != actions[0]:
+                    action = self.game.with_contribution(actions[0])  # the engine's own first listed action
+                    continue
+                self._done_at = version
                 return
-            raise
-        self.stats.acts += 1
-        self.log.debug("acted", version=acted, command=command_id, action=repr(action))
-        self._saw(acted)
+            self._done_at = version
+            self.stats.acts += 1
+            self.log.debug("acted", version=acted, command=command_id, action=repr(action))
+            return
 
     async def _contribute(self) -> None:
-        """Add 16 random bytes of this machine to the committed shuffle, if it waits for this seat's (a refusal: the
-        shuffle was dealt meanwhile, or the seat contributed already)."""
-        viewed = await self.engine.GetView(
-            engine_pb2.GetViewRequest(game_id=self.lease.game_id, min_version=self.known),
-            metadata=self._metadata(),
-            timeout=self.call_timeout,
-        )
-        contribution = self.game.contribution(self.game.view(viewed), self.lease.seat)
-        if contribution is None:
-            return
+        """Add 16 random bytes of this machine to the committed shuffle that waits for this seat's contribution (a
+        refusal: the shuffle was dealt meanwhile, or the seat contributed already)."""
         try:
-            acted = await act(
+            await act(
                 self.engine,
-                self.game.act(self.lease.game_id, new_command_id(), contribution),
+                self.game.act(self.lease.game_id, new_command_id(), self.game.contribute(self.lease.seat)),
                 metadata=self._metadata,
                 timeout=self.call_timeout,
                 again=retryable_for(self.act_patience),
@@ -323,12 +289,8 @@ class SeatPlayer:
             if e.code() in LOST:
                 raise
             self.log.info("contribution not taken", reason=e.details())
-            return
-        self._saw(acted)
 
     def _choose(self, seat_view: Any, actions: list[Any], version: int) -> Any:
-        if self._refused_at == version:  # the bot's move was refused at this version: the engine's own
-            return actions[0]
         try:
             return self.bot.choose_view(seat_view, actions)
         except Exception:
@@ -350,7 +312,6 @@ class BotRunner:
         renew_every: float = 10.0,
         retry_every: float = 2.0,
         call_timeout: float = 10.0,
-        idle_check: float = 5.0,
         on_envelope: EnvelopeObserver | None = None,
         now: Callable[[], float] = time.time,
         agent: Callable[[str, int], ViewBot] | None = None,
@@ -364,7 +325,6 @@ class BotRunner:
         self.renew_every = renew_every
         self.retry_every = retry_every
         self.call_timeout = call_timeout
-        self.idle_check = idle_check
         self._on_envelope = on_envelope
         self._now = now
         self._players: dict[tuple[str, int], SeatPlayer] = {}
@@ -476,7 +436,6 @@ class BotRunner:
             self._engine,
             think=self.think,
             call_timeout=self.call_timeout,
-            idle_check=self.idle_check,
             on_envelope=self._on_envelope,
             stats=self.stats.setdefault(key, SeatStats()),
             agent=self._agent,

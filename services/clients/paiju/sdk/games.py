@@ -53,12 +53,12 @@ class GameContract(WithCodecs):
         """The contract's ``Game`` value of the game."""
         return self.contract.kind
 
-    def view(self, response: engine_pb2.GetViewResponse) -> Any:
-        """The seat view a `GetView` answer carries."""
+    def view(self, response: engine_pb2.GetViewResponse | engine_pb2.Turn) -> Any:
+        """The seat view a `GetView` answer or a `Turn` carries."""
         return self.codec.decode(getattr(response, self.name), self.view_type)
 
-    def actions(self, response: engine_pb2.GetLegalActionsResponse) -> list[Any]:
-        """The legal actions a `GetLegalActions` answer lists, as the rules core's commands."""
+    def actions(self, response: engine_pb2.GetLegalActionsResponse | engine_pb2.Turn) -> list[Any]:
+        """The legal actions a `GetLegalActions` answer or a `Turn` lists, as the rules core's commands."""
         return [self.commands.decode(getattr(action, self.name)) for action in response.actions]
 
     def ended(self, response: engine_pb2.GetViewResponse) -> bool:
@@ -80,6 +80,12 @@ class GameContract(WithCodecs):
             return None
         if view.phase.value == "cut" and view.turn == seat:
             return None
+        return fair.Contribute(seat, secrets.token_bytes(CONTRIBUTION_BYTES))
+
+    @staticmethod
+    def contribute(seat: int) -> fair.Contribute:
+        """``seat``'s contribution to a committed shuffle (a turn's ``fair_step`` asks for it): 16 random bytes drawn
+        on this machine, which the engine could not know when it committed."""
         return fair.Contribute(seat, secrets.token_bytes(CONTRIBUTION_BYTES))
 
     @staticmethod

@@ -1,11 +1,14 @@
 """Following a game: `GameWatch` keeps one game's `EngineService.Watch` stream open across broken connections
-and restarting engines, and hands every envelope to the client once, in version order.
+and restarting engines, and hands every envelope to the client once, in version order, and every turn as it comes.
 
 The engine's stream sends the game's envelopes after ``from_version``, then the new ones as they are recorded, and
 ends with a ``WatchEnd``: the game is over (``GAME_ENDED``), or the server is stopping (``DRAINING``: another
-replica answers the next watch). A stream can also break (the connection is lost, the engine restarts). Each new
-stream asks for the envelopes after the last version received, so none is missed, and an envelope at or below it
-is skipped, so none is handed over twice.
+replica answers the next watch). The newest envelope of each change carries the ``Turn`` it leads to — who may act
+and, for the client's seat when it may, its legal actions and view — and a stream that opens at the game's current
+version starts with the turn alone: a client learns of its turn here and needs no other call to play. A stream can
+also break (the connection is lost, the engine restarts). Each new stream asks for the envelopes after the last
+version received, so none is missed, and an envelope at or below it is skipped, so none is handed over twice; a
+turn older than the last one handed over is skipped too.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from paiju.sdk.refusals import RETRYABLE, backoff
 from paiju.v1 import engine_pb2
 
 Received = Callable[[engine_pb2.Envelope], Awaitable[None]]
+Turned = Callable[[engine_pb2.Turn], Awaitable[None]]
 
 
 async def _retryable(error: grpc.aio.AioRpcError) -> bool:
@@ -35,6 +39,10 @@ async def _nothing() -> None:
     return None
 
 
+async def _no_turn(turn: engine_pb2.Turn) -> None:
+    return None
+
+
 class GameWatch:
     """Follows one game's Watch stream from ``version`` on until the game is over (as the hooks judge it).
 
@@ -42,6 +50,9 @@ class GameWatch:
 
     - ``received(envelope)``: every envelope after the last received, in version order, each once; `version` is
       already the envelope's when it is called.
+    - ``on_turn(turn)``: each turn the stream brings, after the envelope it goes with, never one older than the last
+      handed over (`turn` is already it when it is called). Watching with ``views`` asks for the client's view in
+      every turn, not only in those its seat may act in.
     - ``on_break(error) -> bool``: the stream broke with ``error``: watch again (True) or stop following (False);
       raise to stop with an error. Default: watch again after a retryable failure (`RETRYABLE`).
     - ``on_close(reason) -> bool``: the stream ended, with its ``WatchEnd`` reason (``None`` without one): watch
@@ -63,6 +74,8 @@ class GameWatch:
         on_break: Callable[[grpc.aio.AioRpcError], Awaitable[bool]] = _retryable,
         on_close: Callable[[int | None], Awaitable[bool]] = _draining,
         on_reconnect: Callable[[], Awaitable[None]] = _nothing,
+        on_turn: Turned = _no_turn,
+        views: bool = False,
         pause: Callable[[int], float] = backoff,
     ) -> None:
         self.stub = stub
@@ -74,7 +87,11 @@ class GameWatch:
         self.on_break = on_break
         self.on_close = on_close
         self.on_reconnect = on_reconnect
+        self.on_turn = on_turn
+        self.views = views
         self.pause = pause
+        self.turn: engine_pb2.Turn | None = None
+        """The last turn handed over."""
         self.failures = 0
         """Broken or ended streams since the last envelope received."""
 
@@ -82,7 +99,7 @@ class GameWatch:
         """Follow the game until a hook says to stop (or raises, or the task is cancelled)."""
         broken = False
         while True:
-            request = engine_pb2.WatchRequest(game_id=self.game_id, from_version=self.version)
+            request = engine_pb2.WatchRequest(game_id=self.game_id, from_version=self.version, views=self.views)
             stream = self.stub.Watch(request, metadata=tuple(self.metadata()))
             reason: int | None = None
             try:
@@ -93,12 +110,14 @@ class GameWatch:
                     if reply.HasField("end"):  # the stream's last message
                         reason = reply.end.reason
                         break
-                    envelope = reply.envelope
-                    if envelope.version <= self.version:
-                        continue
-                    self.version = envelope.version
-                    self.failures = 0
-                    await self.received(envelope)
+                    if reply.HasField("envelope") and reply.envelope.version > self.version:
+                        self.version = reply.envelope.version
+                        self.failures = 0
+                        await self.received(reply.envelope)
+                    if reply.HasField("turn") and (self.turn is None or reply.turn.version >= self.turn.version):
+                        self.turn = reply.turn
+                        self.failures = 0
+                        await self.on_turn(reply.turn)
             except grpc.aio.AioRpcError as e:
                 self.failures += 1
                 broken = True

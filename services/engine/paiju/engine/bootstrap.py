@@ -13,7 +13,7 @@ import structlog
 
 from paiju.engine import metrics
 from paiju.engine.config import Settings
-from paiju.engine.games import Games
+from paiju.engine.games import CACHED_GAME_BYTES, Games
 from paiju.engine.live import KeyValueLiveGames, LiveGames
 from paiju.engine.matches import match_starter
 from paiju.engine.seeds import previous_seed_secret_from_env, seed_secret_from_env, server_seeds, shuffle_seed
@@ -29,7 +29,7 @@ from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Trust, trust_from_env
-from paiju.v1 import engine_pb2, engine_pb2_grpc
+from paiju.v1 import engine_pb2
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
 CHECKPOINTS = "paiju-engine-checkpoints"
@@ -78,6 +78,7 @@ async def build(
     contribution_seconds: float | None = None,
     previous_secret: bytes | None = None,
     fair_new_games: bool = True,
+    cache_bytes: int = CACHED_GAME_BYTES,
     **service: Any,
 ) -> tuple[Games, EngineService]:
     """The engine's games and service over ``store``, wired as every engine runs them — the games follow the
@@ -89,8 +90,9 @@ async def build(
     cut waiting that long for the seats' contributions (``None``: from seeds, as the tests that do not look at
     fairness keep it); ``previous_secret``: the seed secret before the current one, whose committed shuffles are
     still dealt and revealed; ``fair_new_games``: new games start fair (else from seeds, while the fair games already
-    started go on fairly). The tests build it here too."""
-    games = Games(store, live=live)
+    started go on fairly); ``cache_bytes``: the games held in memory, by their estimated bytes. The tests build it here
+    too."""
+    games = Games(store, live=live, cache_bytes=cache_bytes)
     if contribution_seconds is not None:
         secret = service.get("seed_secret")
         if secret is None:
@@ -134,6 +136,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         contribution_seconds=settings.contribution_seconds,  # fair games already started go on fairly either way
         fair_new_games=settings.fair_dealing,
         previous_secret=previous_seed_secret_from_env(),
+        cache_bytes=settings.cache_mib << 20,
     )
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
@@ -141,7 +144,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     serving = await serve_grpc(
         settings.address,
         SERVICE_NAME,
-        lambda server: engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server),
+        service.add_to,
         settings.metrics_port,
         service.policy,
         dependencies=dependencies,

@@ -35,6 +35,9 @@ class Settings:
     contribution_seconds: float = 2.0
     """How long a fair deal without a cut (a first deal) waits for the seats' contributions before the engine deals
     it with those that came (PAIJU_CONTRIBUTION_SECONDS; 0: at once, without them)."""
+    cache_mib: int = 128
+    """The games this replica holds in memory, at most this many MiB by their estimate (PAIJU_GAME_CACHE_MIB): the
+    least recently moved beyond it are read from the store again when asked for."""
     lobby_stream: str = "LOBBY"
     """The lobby's JetStream stream, whose match starts the engine turns into games (PAIJU_LOBBY_STREAM)."""
     lobby_prefix: str = "paiju.lobby"
@@ -56,6 +59,7 @@ class Settings:
             partitions=configured(dict(values)),
             fair_dealing=_switch(values.get("PAIJU_FAIR_DEALING", "on"), "PAIJU_FAIR_DEALING"),
             contribution_seconds=float(values.get("PAIJU_CONTRIBUTION_SECONDS", d.contribution_seconds)),
+            cache_mib=int(values.get("PAIJU_GAME_CACHE_MIB", d.cache_mib)),
             lobby_stream=values.get("PAIJU_LOBBY_STREAM", d.lobby_stream),
             lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
         )

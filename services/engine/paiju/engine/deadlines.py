@@ -21,10 +21,11 @@ def due_of(game: Any, window: float = 0.0) -> float | None:
     someone acts on it first (an untimed game between moves, an ended game). ``window``: how long a fair deal waits
     for the seats' contributions (`paiju.rules.fair`)."""
     state = game.state
-    if state.phase.value == "ended" or not game.envelopes:
+    recorded = game.last_recorded
+    if state.phase.value == "ended" or recorded is None:
         return None
     rules = game.rules.game
-    last = game.envelopes[-1].recorded_at.ToDatetime(tzinfo=UTC).timestamp()
+    last = recorded.ToDatetime(tzinfo=UTC).timestamp()
     dues: list[float] = []
     if rules.deal_again(state, 0) is not None:
         dues.append(last)

@@ -61,9 +61,9 @@ class Rules(WithCodecs):
     (`paiju.contract.games`), and what the engine adds to a seat's legal actions."""
 
     contract: GameCodecs
-    legal_extras: Callable[[Any, int, engine_pb2.GetLegalActionsResponse], None]
-    """Adds to a `GetLegalActions` answer what the game tells a seat beside its legal actions (拖拉机: what a follow
-    owes, ``tractor_follow``)."""
+    legal_extras: Callable[[Any, int, engine_pb2.GetLegalActionsResponse | engine_pb2.Turn], None]
+    """Adds to a `GetLegalActions` answer or a seat's `Turn` what the game tells a seat beside its legal actions
+    (拖拉机: what a follow owes, ``tractor_follow``)."""
 
     @property
     def game(self) -> GameRules:
@@ -82,7 +82,7 @@ class Rules(WithCodecs):
         return self.game.evolve
 
 
-def _nothing_more(state: Any, seat: int, response: engine_pb2.GetLegalActionsResponse) -> None:
+def _nothing_more(state: Any, seat: int, response: engine_pb2.GetLegalActionsResponse | engine_pb2.Turn) -> None:
     """A game whose legal actions say everything."""
 
 
@@ -97,27 +97,71 @@ class GameNotFound(Exception):
     """No game has this id."""
 
 
+RECENT = 24
+"""How many of a game's latest events the engine keeps in memory beside its state: enough for every watcher a few
+moves behind and for a retry of a recent command. Older events are read from the store when someone asks for them
+(a watch from the beginning, a replay, a retry long after), so a game's memory does not grow with its length."""
+GAME_BYTES = 16_384
+"""What the engine counts for a cached game beside its recent envelopes (its state, the codecs' objects): the cache
+of games is bounded in bytes by this estimate (`Game.weight`)."""
+CACHED_GAME_BYTES = 128 << 20
+"""The default bound of the games held in memory, by their estimated bytes (`Game.weight`)."""
+COMMAND_BYTES = 120
+"""What the engine counts per command id it remembers (the one index of a game that grows with its length: a retry
+is recognised however long ago its command was stored)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Game:
-    """A game as loaded: its rules, state, position in the store and envelopes (the stored bytes themselves are
-    not kept: the envelopes say everything, each command id among them)."""
+    """A game as the engine holds it: its rules, state and position in the store, its latest envelopes (`RECENT`), and
+    the indexes that answer for the rest — which command stored which events, who held each seat when. Not its
+    history: that is in the store (`Games.history`). Successive snapshots share the indexes, which only grow."""
 
     game_id: str
     rules: Rules
     state: Any
     position: Position
-    envelopes: tuple[engine_pb2.Envelope, ...]
-    events: tuple[Any, ...]
-    """Each envelope's rules event, decoded once (``None`` for the engine's own events, e.g. seats)."""
+    recent: tuple[engine_pb2.Envelope, ...]
+    """The latest envelopes, oldest first: versions `first_recent` to `version` (at most `RECENT`)."""
+    recent_events: tuple[Any, ...]
+    """Each recent envelope's rules event, decoded once (``None`` for the engine's own events, e.g. seats)."""
     commands: dict[str, int]
-    """Command id -> index of its first event. Shared by a game's successive snapshots (append-only): an
-    entry at or past a snapshot's version belongs to a later snapshot."""
+    """Command id -> index (version - 1) of its first event. Shared by a game's successive snapshots (append-only):
+    an entry at or past a snapshot's version belongs to a later snapshot."""
     seats: tuple[str, ...] = ()
     """The player id in each seat (``()``: a game created without seat assignments, e.g. for development)."""
+    holders: tuple[tuple[int, tuple[str, ...]], ...] = ()
+    """Who sat where from which version on: (version of the seat change, the seats after it), oldest first."""
+    recent_bytes: int = 0
+    """The serialized size of the recent envelopes (for the cache's bound in bytes)."""
 
     @property
     def version(self) -> int:
         return self.position.version
+
+    @property
+    def first_recent(self) -> int:
+        """The version of the oldest envelope held in memory (``version + 1`` when none is)."""
+        return self.version - len(self.recent) + 1
+
+    @property
+    def weight(self) -> int:
+        """An estimate of the bytes this game holds in memory (`GAME_BYTES`, the recent envelopes, its commands)."""
+        return GAME_BYTES + 2 * self.recent_bytes + COMMAND_BYTES * len(self.commands)
+
+    @property
+    def last_recorded(self) -> Timestamp | None:
+        """When the engine recorded the game's last event (``None``: it has none)."""
+        return self.recent[-1].recorded_at if self.recent else None
+
+    def envelope(self, version: int) -> engine_pb2.Envelope | None:
+        """The envelope of ``version`` when it is held in memory (``None``: read it from the store)."""
+        index = version - self.first_recent
+        return self.recent[index] if 0 <= index < len(self.recent) else None
+
+    def event(self, version: int) -> Any:
+        """The rules event of a ``version`` held in memory (``None`` for the engine's own events)."""
+        return self.recent_events[version - self.first_recent]
 
     def extended(
         self,
@@ -127,18 +171,36 @@ class Game:
         recorded: Sequence[Recorded],
         seats: tuple[str, ...] | None = None,
     ) -> Game:
-        """This game after ``recorded`` (whose envelopes are ``envelopes``) brought it to ``state``."""
+        """This game after ``recorded`` (whose envelopes are ``envelopes``) brought it to ``state``: its latest
+        envelopes and indexes move on; nothing older is copied (an append costs the same however long the game)."""
         for i, r in enumerate(recorded, start=self.version):
             self.commands.setdefault(r.command_id, i)
+        holders = self.holders
+        for envelope in envelopes:
+            if envelope.WhichOneof("payload") == "seats_assigned":
+                before = holders[-1][1] if holders else ()
+                holders = (
+                    *holders,
+                    (envelope.version, assigned(before, envelope.seats_assigned, seat_count(self.rules))),
+                )
+        recent = (*self.recent, *envelopes)
+        recent_events = (*self.recent_events, *events)
+        size = self.recent_bytes + sum(len(r.data) for r in recorded)
+        if len(recent) > RECENT:
+            dropped = len(recent) - RECENT
+            size -= sum(e.ByteSize() for e in recent[:dropped])
+            recent, recent_events = recent[dropped:], recent_events[dropped:]
         return Game(
             self.game_id,
             self.rules,
             state,
             recorded[-1].position,
-            (*self.envelopes, *envelopes),
-            (*self.events, *events),
+            recent,
+            recent_events,
             self.commands,
             self.seats if seats is None else seats,
+            holders,
+            size,
         )
 
     def holds(self, seat: int, player: str) -> bool:
@@ -146,42 +208,83 @@ class Game:
         seat assignments)."""
         return 0 <= seat < seat_count(self.rules) and (not self.seats or self.seats[seat] == player)
 
-    def held(self, seat: int, player: str) -> list[bool]:
-        """For each version, whether ``player`` held ``seat`` when it was stored: a seat's hidden information goes
-        to whoever held the seat then, never to a later holder (a swap, a substitute). The events stored with the
-        game's creation come before its first seat assignment and belong to its first holders; in a game created
-        without seat assignments any player holds every seat."""
-        count = seat_count(self.rules)
-        seats: tuple[str, ...] = ()
-        holders: list[tuple[str, ...]] = []
-        for envelope in self.envelopes:
-            if envelope.WhichOneof("payload") == "seats_assigned":
-                seats = assigned(seats, envelope.seats_assigned, count)
-            holders.append(seats)
-        first = next((s for s in holders if s), ())
-        return [0 <= seat < count and (not (s or first) or (s or first)[seat] == player) for s in holders]
+    def held_at(self, seat: int, player: str, version: int) -> bool:
+        """Whether ``player`` held ``seat`` when ``version`` was stored: a seat's hidden information goes to whoever
+        held the seat then, never to a later holder (a swap, a substitute). The events stored with the game's
+        creation come before its first seat assignment and belong to its first holders; in a game created without
+        seat assignments any player holds every seat."""
+        if not 0 <= seat < seat_count(self.rules):
+            return False
+        if not self.holders:
+            return True
+        seats = self.holders[0][1]
+        for changed, after in self.holders:
+            if changed > version:
+                break
+            seats = after
+        return seats[seat] == player
 
 
-def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
-    """``game`` (``None``: a game not seen yet) after the stored events ``tail``."""
+@dataclass(frozen=True, slots=True)
+class History:
+    """A game's whole log as read from the store: its envelopes and their rules events (``None`` for the engine's
+    own), and the game they fold to."""
+
+    game: Game
+    envelopes: tuple[engine_pb2.Envelope, ...]
+    events: tuple[Any, ...]
+
+
+def _decoded(
+    game_id: str, rules: Rules | None, tail: Sequence[Recorded]
+) -> tuple[Rules, list[engine_pb2.Envelope], list[Any]]:
+    """The envelopes of stored events and their rules events (``rules``: the game's, when known)."""
     envelopes = [upcast(engine_pb2.Envelope.FromString(r.data)) for r in tail]
-    if game is None:
+    if rules is None:
         rules = next(RULES[w] for e in envelopes if (w := e.WhichOneof("payload")) in RULES)
-        game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})
-    rules, state, seats = game.rules, game.state, game.seats
     events: list[Any] = []
     for envelope in envelopes:
         which = envelope.WhichOneof("payload")
         if which == "seats_assigned":
-            seats = assigned(seats, envelope.seats_assigned, seat_count(rules))
             events.append(None)
-            continue
-        if which != rules.name:
+        elif which == rules.name:
+            events.append(rules.events.decode(getattr(envelope, which)))
+        else:
             raise ValueError(f"event {envelope.version} of {game_id} is a {which} event in a {rules.name} game")
-        event = rules.events.decode(getattr(envelope, which))
-        state = rules.evolve(state, event)
-        events.append(event)
+    return rules, envelopes, events
+
+
+def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
+    """``game`` (``None``: a game not seen yet) after the stored events ``tail``."""
+    rules, envelopes, events = _decoded(game_id, game.rules if game is not None else None, tail)
+    return _folded(game_id, rules, game, tail, envelopes=envelopes, events=events)
+
+
+def _folded(
+    game_id: str,
+    rules: Rules,
+    game: Game | None,
+    tail: Sequence[Recorded],
+    *,
+    envelopes: Sequence[engine_pb2.Envelope],
+    events: Sequence[Any],
+) -> Game:
+    if game is None:
+        game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})
+    state, seats = game.state, game.seats
+    for envelope, event in zip(envelopes, events, strict=True):
+        if event is None:
+            seats = assigned(seats, envelope.seats_assigned, seat_count(rules))
+        else:
+            state = rules.evolve(state, event)
     return game.extended(state, envelopes, events, tail, seats)
+
+
+def replayed(game_id: str, stored: Sequence[Recorded]) -> History:
+    """A game's whole log (``stored``: every event of it, in order) with the game it folds to."""
+    rules, envelopes, events = _decoded(game_id, None, stored)
+    game = _folded(game_id, rules, None, stored, envelopes=envelopes, events=events)
+    return History(game, tuple(envelopes), tuple(events))
 
 
 def seat_count(rules: Rules) -> int:
@@ -218,10 +321,14 @@ class Games(Repository[Game]):
         store: EventStore,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         live: LiveGames | None = None,
+        cache_bytes: int = CACHED_GAME_BYTES,
     ) -> None:
         """``live``: where the games that may still need the engine are kept (`paiju.engine.live`), read at start
-        instead of every game of the store."""
-        super().__init__(store, clock=clock, on_conflict=CONFLICTS.inc)
+        instead of every game of the store. ``cache_bytes``: the games held in memory, by their estimated bytes
+        (`Game.weight`)."""
+        super().__init__(
+            store, clock=clock, on_conflict=CONFLICTS.inc, weigh=lambda game: game.weight, cache_bytes=cache_bytes
+        )
         self._live = live
         self._ending: set[asyncio.Task[None]] = set()
         self._gone: Recent[str, bool] = Recent(CACHED_AGGREGATES)  # ended games this process took off the live set
@@ -394,12 +501,16 @@ class Games(Repository[Game]):
     def _extend(self, aggregate: str, snapshot: Game | None, tail: Sequence[Recorded]) -> Game:
         return _extend(aggregate, snapshot, tail)
 
-    def _stored(self, snapshot: Game, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+    async def _stored(self, snapshot: Game, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
         index = snapshot.commands.get(command_id)
         if index is None or index >= snapshot.version:
             return None
-        envelopes = snapshot.envelopes
-        return envelopes[index].command_digest, [e for e in envelopes[index:] if e.command_id == command_id]
+        if index + 1 >= snapshot.first_recent:
+            envelopes: Sequence[engine_pb2.Envelope] = snapshot.recent[index + 1 - snapshot.first_recent :]
+        else:  # a retry of a command older than the game's recent events: its answer is read from the store
+            envelopes = (await self.history(snapshot.game_id, index)).envelopes
+        answer = [e for e in envelopes[: snapshot.version - index] if e.command_id == command_id]
+        return answer[0].command_digest, answer
 
     def _encode(self, snapshot: Game, events: Sequence[Any], stamp: Stamp) -> list[Any]:
         return _envelopes(snapshot.game_id, snapshot.position, _payloads(snapshot.rules, events), stamp)
@@ -448,16 +559,26 @@ class Games(Repository[Game]):
         game.rules.decide(game.state, command)
         return game
 
-    async def load_all(self, partitions: frozenset[int] | None = None) -> dict[str, Game]:
-        """Every stored game (of ``partitions`` only, when given: one reader of several in parallel), rebuilt from
-        one read of the stream (replaces what the cache held)."""
+    async def load_all(self, partitions: frozenset[int] | None = None) -> dict[str, History]:
+        """Every stored game's whole log (of ``partitions`` only, when given: one reader of several in parallel), from
+        one read of the stream; the games they fold to are cached (replacing what the cache held)."""
         by_game: dict[str, list[Recorded]] = {}
         for recorded in await self._store.read_all(partitions=partitions):
             by_game.setdefault(recorded.aggregate, []).append(recorded)
-        games = {game_id: _extend(game_id, None, tail) for game_id, tail in by_game.items()}
-        for game in games.values():
-            self._remember(game.game_id, game)
-        return games
+        histories = {game_id: replayed(game_id, tail) for game_id, tail in by_game.items()}
+        for history in histories.values():
+            self._remember(history.game.game_id, history.game)
+        return histories
+
+    async def history(self, game_id: str, after: int = 0) -> History:
+        """The game's log as stored now, read from the store: its envelopes and events after version ``after`` (all
+        of them by default), and the game they fold to. `GameNotFound` when there is none."""
+        stored = await self._store.load(game_id)
+        if not stored:
+            raise GameNotFound(f"there is no game {game_id!r}")
+        whole = replayed(game_id, stored)
+        self._remember(game_id, whole.game)
+        return History(whole.game, whole.envelopes[after:], whole.events[after:])
 
     async def create(
         self,
@@ -496,7 +617,7 @@ class Games(Repository[Game]):
             if [r.data for r in recorded] == written and recorded[0].version == 1:
                 ACTIVE_GAMES.inc()  # a retried creation is not another game
         created = await self.refresh(game_id)
-        first = created.envelopes[0]
+        first = created.envelope(1) or (await self.history(game_id)).envelopes[0]
         if first.command_id != command_id or first.command_digest != digest:
             raise CommandIdReused(f"game {game_id} exists already")
         return created
@@ -617,11 +738,13 @@ def command_digest(rules: Rules, command: Any) -> bytes:
 
 
 __all__ = [
+    "RECENT",
     "RULES",
     "CommandIdReused",
     "Game",
     "GameNotFound",
     "Games",
+    "History",
     "Rules",
     "SeatChangeRefused",
     "StaleVersion",
@@ -629,5 +752,6 @@ __all__ = [
     "assigned",
     "between_deals",
     "command_digest",
+    "replayed",
     "seat_count",
 ]

@@ -35,6 +35,7 @@ from paiju.engine.games import (
 from paiju.engine.metrics import ACTS, LATENCY
 from paiju.engine.seeds import shuffle_seed
 from paiju.engine.timers import waiting_seats
+from paiju.engine.watching import FULL, Encodings, audience, event_bytes, redacted, register
 from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
@@ -112,11 +113,17 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._seeds = seeds
         self.creation = GameCreation(games, seeds, now)
         """Creating games: for CreateGame and for the match starter."""
+        self.encodings = Encodings(lambda: games.contribution_seconds)
+        """What Watch streams send, encoded once per audience and shared (`paiju.engine.watching`)."""
         self.draining = asyncio.Event()
         """Set when the server shuts down: open watch streams end with a WatchEnd saying so."""
         self.verifier = Verifier(trust, now)
         self.policy = Policy(authenticator=self.verifier, limits=limits, roles=ROLES)
         """What the gRPC edge does for this service (every method needs a token)."""
+
+    def add_to(self, server: grpc.aio.Server) -> None:
+        """Serve this service on ``server`` (its Watch streams send bytes encoded once per audience)."""
+        register(self, server)
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -180,16 +187,13 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     def _redact(game: Game, envelope: engine_pb2.Envelope, seat: int | None, full: bool) -> engine_pb2.Envelope:
         """``envelope`` (one of ``game``'s) as ``seat`` may see it (``full``: every hand, as stored). Command
         digests never leave the engine."""
-        out = engine_pb2.Envelope()
-        out.CopyFrom(envelope)
-        out.ClearField("command_digest")
-        if full:
-            return out
-        event = game.events[envelope.version - 1]  # decoded once, when the game was read
-        if event is not None:  # a rules event; the engine's own (seats) are public
-            hidden = game.rules.game.redact(event, seat)
-            getattr(out, game.rules.name).CopyFrom(game.rules.events.encode(hidden))
-        return out
+        if envelope.WhichOneof("payload") != game.rules.name:
+            event = None  # the engine's own (seats): public
+        elif game.envelope(envelope.version) is envelope:
+            event = game.event(envelope.version)  # decoded once, when the game was read
+        else:
+            event = game.rules.events.decode(getattr(envelope, game.rules.name))
+        return redacted(game, envelope, event, FULL if full else seat)
 
     # --- RPCs ---------------------------------------------------------------------------------------
 
@@ -325,23 +329,53 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 {"seat": seat, "command_seat": named},
             )
 
-    async def Watch(
+    async def Watch(  # type: ignore[override]  # it yields bytes encoded once per audience (watching.register)
         self, request: engine_pb2.WatchRequest, context: grpc.aio.ServicerContext[Any, Any]
-    ) -> AsyncIterator[engine_pb2.WatchResponse]:
+    ) -> AsyncIterator[engine_pb2.WatchResponse | bytes]:
+        """Every event after ``from_version`` as the caller's audience may see it, then each new one as it is
+        recorded; the newest of each change with the turn it leads to, and the turn alone when the watch opens at the
+        game's current version (`paiju.engine.watching`). The events still in the game's memory and the turns are
+        encoded once per audience and shared by every watcher; an older backlog is read from the store."""
         who: Identity = caller()
         full = who.role in FULL_INFORMATION
         game = await self._visible(who, request.game_id)
         seat = None if full else self._seat(who, game)
+        player = who.subject
         sent = request.from_version
-        # the backlog shows the seat only where this player held it; what comes later, while they hold it now
-        held = game.held(seat, who.subject) if seat is not None else []
+        turned = -1  # the version whose turn was sent last
+        encodings = self.encodings
         while True:
             if seat is not None:
                 self._seat(who, game)  # the seat changed hands (a swap, a substitute, a bot covering): no more
-            for envelope in game.envelopes[sent:]:
-                shown = seat if envelope.version > len(held) or held[envelope.version - 1] else None
-                yield engine_pb2.WatchResponse(envelope=self._redact(game, envelope, shown, full))
-            sent = max(sent, len(game.envelopes))
+            if sent + 1 < game.first_recent and sent < game.version:
+                # a backlog older than the game's memory: from the store, encoded for this watcher alone
+                history = await self._games.history(game.game_id, sent)
+                held: bytes | None = None  # the last event, sent with the turn when it is the newest
+                for envelope, event in zip(history.envelopes, history.events, strict=True):
+                    if envelope.version > sent:
+                        if held is not None:
+                            yield held
+                        held = event_bytes(
+                            history.game, envelope, event, audience(history.game, envelope.version, seat, player, full)
+                        )
+                        sent = envelope.version
+                game = await self._games.load(game.game_id, sent)
+                if held is not None:
+                    if game.version == sent:
+                        held += encodings.turn(game, seat, views=request.views)
+                        turned = sent
+                    yield held
+                continue
+            newest = game.version
+            for version in range(sent + 1, newest + 1):
+                data = encodings.event(game, version, audience(game, version, seat, player, full))
+                if version == newest:
+                    data += encodings.turn(game, seat, views=request.views)
+                yield data
+            if sent == newest and turned != newest:
+                yield encodings.turn(game, seat, views=request.views)
+            sent = max(sent, newest)
+            turned = newest
             if game.state.phase.value == "ended":
                 yield watch_end(engine_pb2.WATCH_END_REASON_GAME_ENDED, sent)
                 return
@@ -362,10 +396,15 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         full = who.role in FULL_INFORMATION or ended
         holds = who.role is Role.PLAYER and who.game == request.game_id and who.seat is not None
         seat = who.seat if holds and who.seat is not None and game.holds(who.seat, who.subject) else None
-        held = game.held(seat, who.subject) if seat is not None and not full else []
-        for envelope in game.envelopes:
-            shown = seat if held and held[envelope.version - 1] else None
-            yield engine_pb2.ReplayResponse(envelope=self._redact(game, envelope, shown, full))
+        try:
+            history = await self._games.history(request.game_id)
+        except GameNotFound:
+            raise not_found(request.game_id) from None
+        for envelope, event in zip(history.envelopes, history.events, strict=True):
+            if envelope.version > game.version:
+                break  # the game as it was when the replay was asked for
+            shown = audience(history.game, envelope.version, seat, who.subject, full)
+            yield engine_pb2.ReplayResponse(envelope=redacted(history.game, envelope, event, shown))
 
 
 __all__ = ["RULES", "EngineService"]

@@ -31,9 +31,10 @@ def waiting_seats(game: Game) -> tuple[int, ...]:
 
 def expired(game: Game, now: datetime) -> bool:
     seconds: int = game.state.options.turn_seconds
-    if seconds <= 0 or not game.envelopes:
+    recorded = game.last_recorded
+    if seconds <= 0 or recorded is None:
         return False
-    started = game.envelopes[-1].recorded_at.ToDatetime(tzinfo=UTC)
+    started = recorded.ToDatetime(tzinfo=UTC)
     return bool((now - started).total_seconds() >= seconds)
 
 
@@ -56,8 +57,9 @@ async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
     step = game.rules.game.fair_step(game.state) if games.takes_fair_steps else None
     if step is None:
         return False
-    if step.waits and game.envelopes:
-        last = game.envelopes[-1].recorded_at.ToDatetime(tzinfo=UTC)
+    recorded = game.last_recorded
+    if step.waits and recorded is not None:
+        last = recorded.ToDatetime(tzinfo=UTC)
         if (now - last).total_seconds() < games.contribution_seconds:
             return True
     try:

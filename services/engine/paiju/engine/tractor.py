@@ -1,5 +1,6 @@
 """What the engine adds for 拖拉机 beyond its rules core and its codecs: a seat's legal actions list one
-representative follow, so `GetLegalActions` also says what any legal follow owes (``tractor_follow``, §6)."""
+representative follow, so `GetLegalActions` and a seat's turn also say what any legal follow owes
+(``tractor_follow``, §6)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,11 @@ def follow_message(owed: Requirement, suit_cards: Sequence[Card]) -> tractor_pb2
     return message
 
 
-def add_follow(state: tractor_model.State, seat: int, response: engine_pb2.GetLegalActionsResponse) -> None:
-    """Add to a seat's legal actions what its follow owes, when it is the seat's turn to follow a trick's lead."""
+def add_follow(
+    state: tractor_model.State, seat: int, response: engine_pb2.GetLegalActionsResponse | engine_pb2.Turn
+) -> None:
+    """Add to a seat's legal actions (a `GetLegalActions` answer or its `Turn`) what its follow owes, when it is the
+    seat's turn to follow a trick's lead."""
     owed = tractor_game.follow_requirement(state, seat)
     if owed is not None:
         own = suit_cards(state.hands[seat], owed.suit_class, tractor_game.trumps(state))

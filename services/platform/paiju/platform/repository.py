@@ -59,11 +59,17 @@ CACHED_AGGREGATES = 20_000
 
 
 class Recent(Generic[K, V]):
-    """A mapping that keeps at most ``size`` entries: storing an entry makes it the most recent, and beyond the size
-    the least recently stored are forgotten (read again from the store when asked)."""
+    """A mapping that keeps at most ``size`` entries and, with ``weigh``, at most ``budget`` of their total weight
+    (an estimate of their bytes): storing an entry makes it the most recent, and beyond either bound the least
+    recently stored are forgotten (read again from the store when asked). The most recent entry always stays."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, *, weigh: Callable[[V], int] | None = None, budget: int | None = None) -> None:
         self._size = size
+        self._weigh = weigh
+        self._budget = budget
+        self._weights: dict[K, int] = {}
+        self.weight = 0
+        """The total weight of the entries (0 without ``weigh``)."""
         self._entries: OrderedDict[K, V] = OrderedDict()
         self.on_evict: Callable[[K], None] | None = None
         """Told of each key forgotten for the size (not of those deleted)."""
@@ -74,13 +80,21 @@ class Recent(Generic[K, V]):
     def __setitem__(self, key: K, value: V) -> None:
         self._entries[key] = value
         self._entries.move_to_end(key)
-        while len(self._entries) > self._size:
+        if self._weigh is not None:
+            weight = self._weigh(value)
+            self.weight += weight - self._weights.get(key, 0)
+            self._weights[key] = weight
+        while len(self._entries) > self._size or (
+            self._budget is not None and self.weight > self._budget and len(self._entries) > 1
+        ):
             key, _ = self._entries.popitem(last=False)
+            self.weight -= self._weights.pop(key, 0)
             if self.on_evict is not None:
                 self.on_evict(key)
 
     def __delitem__(self, key: K) -> None:
         del self._entries[key]
+        self.weight -= self._weights.pop(key, 0)
 
     def __contains__(self, key: object) -> bool:
         return key in self._entries
@@ -96,6 +110,8 @@ class Recent(Generic[K, V]):
 
     def clear(self) -> None:
         self._entries.clear()
+        self._weights.clear()
+        self.weight = 0
 
 
 @dataclass(slots=True)
@@ -252,11 +268,15 @@ class Repository(Generic[A]):
         *,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         on_conflict: Callable[[], None] = lambda: None,
+        weigh: Callable[[A], int] | None = None,
+        cache_bytes: int | None = None,
     ) -> None:
+        """``weigh`` and ``cache_bytes``: the cache is bounded by the aggregates' estimated bytes too, not only by
+        their number (`CACHED_AGGREGATES`)."""
         self._store = store
         self._clock = clock
         self._on_conflict = on_conflict
-        self._cache: Recent[str, A] = Recent(CACHED_AGGREGATES)
+        self._cache: Recent[str, A] = Recent(CACHED_AGGREGATES, weigh=weigh, budget=cache_bytes)
         self._following = False
         # aggregates being read from the store: the highest stream sequence the feed delivered for each meanwhile
         self._loading: dict[str, list[int]] = {}
@@ -278,9 +298,9 @@ class Repository(Generic[A]):
         """An aggregate with no stored event (or raise: the kind has no such thing)."""
         raise NotImplementedError
 
-    def _stored(self, snapshot: A, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+    async def _stored(self, snapshot: A, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
         """The digest ``command_id`` was stored with and what acting answers for it again; ``None`` when the
-        aggregate holds no such command."""
+        aggregate holds no such command (a kind that keeps only its latest events may read the rest)."""
         raise NotImplementedError
 
     def _encode(self, snapshot: A, events: Sequence[Any], stamp: Stamp) -> list[Any]:
@@ -521,7 +541,7 @@ class Repository(Generic[A]):
                 snapshot = await self.refresh(aggregate)
             if callable(digest):
                 digest = digest(snapshot)
-            stored = self._stored(snapshot, command_id)
+            stored = await self._stored(snapshot, command_id)
             if stored is not None:
                 if stored[0] != digest and stored[0] not in also:
                     raise CommandIdReused(f"command id {command_id!r} was already used for another command")
@@ -639,7 +659,7 @@ class Aggregates(Repository["Loaded[S]"], Generic[S]):
             events.append(event)
         return Loaded(aggregate, state, tail[-1].position, commands, tuple(events))
 
-    def _stored(self, snapshot: Loaded[S], command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+    async def _stored(self, snapshot: Loaded[S], command_id: str) -> tuple[bytes, Sequence[Any]] | None:
         digest = snapshot.commands.get(command_id)
         return None if digest is None else (digest, [])
 

@@ -243,6 +243,16 @@ def decide_contribute(state: Any, cmd: Contribute, *, seats: int, cutter: int | 
     return [SeedContributed(shuffle.number, cmd.seat, cmd.contribution)]
 
 
+def contributors(state: Any, *, seats: int, cutter: int | None) -> tuple[int, ...]:
+    """The seats that may add a contribution to the committed shuffle now (`decide_contribute` accepts theirs): while a
+    shuffle of a fair game waits to be dealt, every seat that has not contributed yet but the cutter, who contributes
+    with its cut."""
+    shuffle: Shuffle | None = getattr(state, "shuffle", None)
+    if not getattr(state, "fair", False) or shuffle is None or shuffle.dealt:
+        return ()
+    return tuple(seat for seat in range(seats) if seat != cutter and not shuffle.contributed(seat))
+
+
 def cut_contribution(state: Any, seat: int, count: int, contribution: bytes, rule: str) -> SeedContributed:
     """The cutter's cut as its contribution (the count in decimal when it chose no bytes)."""
     shuffle: Shuffle | None = state.shuffle

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paiju.rules import fair
 from paiju.rules.fair import ENGINE_COMMANDS, Step
 from paiju.rules.tractor import game as tractor_game
 from paiju.rules.tractor import model as tractor_model
@@ -68,6 +69,9 @@ class GameRules:
     fair_step: Callable[[Any], Step | None]
     """The engine's next step of a game dealt from committed shuffles (`paiju.rules.fair`): commit, deal or reveal;
     ``None``: nothing now."""
+    contributors: Callable[[Any], tuple[int, ...]]
+    """The seats that may add a contribution to a fair game's committed shuffle now (`paiju.rules.fair`): each may
+    send one `Contribute` before the shuffle is dealt; the cutter contributes with its cut instead."""
     time_due: Callable[[Any], int | None]
     """The engine time (seconds) from which `tell_time` changes the game (拖拉机: when a timed round's announcement is
     due); ``None``: telling the time changes nothing now. The engine's turn timers wake the game then."""
@@ -104,6 +108,16 @@ def _tractor_time_due(state: tractor_model.State) -> int | None:
     return announcement_at(state.options.round_minutes, state.started_at)
 
 
+def _zlj_contributors(state: zlj_model.State) -> tuple[int, ...]:
+    cutter = state.turn if state.phase is zlj_model.Phase.CUT else None
+    return fair.contributors(state, seats=zlj_model.SEATS, cutter=cutter)
+
+
+def _tractor_contributors(state: tractor_model.State) -> tuple[int, ...]:
+    cutter = state.turn if state.phase is tractor_model.Phase.CUT else None
+    return fair.contributors(state, seats=tractor_model.SEATS, cutter=cutter)
+
+
 def _no_time(state: Any) -> None:
     """A game that keeps no time."""
 
@@ -133,6 +147,7 @@ ZLJ = GameRules(
     deal_again=_never,
     tell_time=_never,
     fair_step=zlj_game.fair_step,
+    contributors=_zlj_contributors,
     time_due=_no_time,
 )
 TRACTOR = GameRules(
@@ -162,6 +177,7 @@ TRACTOR = GameRules(
     deal_again=_tractor_deal_again,
     tell_time=_tractor_tell_time,
     fair_step=tractor_game.fair_step,
+    contributors=_tractor_contributors,
     time_due=_tractor_time_due,
 )
 GAMES: dict[str, GameRules] = {rules.name: rules for rules in (ZLJ, TRACTOR)}

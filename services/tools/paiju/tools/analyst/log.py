@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from paiju.engine.games import RULES, Game, Rules, seat_count
+from paiju.engine.games import RULES, History, Rules, seat_count
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2
@@ -62,9 +62,10 @@ class GameLog:
         return GameLog(self.game_id, self.rules, self.envelopes[:version], self.events[:version], self.ended)
 
 
-def from_game(game: Game) -> GameLog:
-    """The log of a game the engine's `Games` read (its events are decoded already)."""
-    return GameLog(game.game_id, game.rules, game.envelopes, game.events, _ended(game.events))
+def from_game(history: History) -> GameLog:
+    """The log of a game the engine's `Games` read from the store (its events are decoded already)."""
+    game = history.game
+    return GameLog(game.game_id, game.rules, history.envelopes, history.events, _ended(history.events))
 
 
 def decode(envelopes: Sequence[engine_pb2.Envelope]) -> GameLog:

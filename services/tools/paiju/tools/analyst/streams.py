@@ -100,7 +100,7 @@ async def load_log(store: JetStreamEventStore, game_id: str) -> GameLog:
 async def _loaded(games: Games, game_id: str) -> GameLog:
     check_id("game", game_id)
     try:
-        return from_game(await games.refresh(game_id))
+        return from_game(await games.history(game_id))
     except GameNotFound:
         raise AnalystError(f"there is no game {game_id!r}") from None
 

@@ -1,0 +1,262 @@
+"""What a `Watch` stream sends, made once and shared: each event redacted and encoded once per audience, and each
+turn once per seat (docs/architecture.md, "Watching a game").
+
+An event reaches a watcher as one of a few *audiences*: full information (analysts and admins, and everyone once
+the game is over elsewhere), the spectators (public information), or one seat — and a seat's hidden information goes
+only to the player who held that seat when the event was recorded (a substitute watching from version 0 gets the
+earlier holder's events as a spectator does). So the bytes of an event are the same for every watcher of one
+audience: `Encodings` makes them the first time one asks and hands the same bytes to the others, and the engine's
+gRPC serializer passes bytes through as they are (`register`). The same holds for the `Turn` that follows a change:
+who may act, the deadline, and for a seat that may act its legal actions, what a 拖拉机 follow owes, its view and the
+fair-dealing step it may take — the same for every watcher of that seat, or of the spectators.
+
+A message of the stream is the bytes of a `WatchResponse` holding the envelope, followed by those of one holding
+the turn when it goes with it: protobuf reads two serialized messages one after the other as one message with the
+fields of both, so the two parts are encoded once each and joined.
+
+Only the latest versions of a game are kept (those still in the game's memory, `RECENT`), and all games' encodings
+together at most `ENCODINGS_BYTES`: an idle watcher costs nothing, and a crowd of spectators of one table costs one
+encoding per event.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, timedelta
+from typing import Any
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from paiju.engine.games import Game
+from paiju.v1 import engine_pb2, engine_pb2_grpc
+
+FULL = -1
+"""The audience of full information (analysts and admins): events as stored (command digests removed)."""
+SPECTATORS = None
+"""The audience of the spectators: public information."""
+ENCODINGS_BYTES = 32 << 20
+"""The encodings kept for all games together (the least recently watched games' are dropped first)."""
+KEPT_VERSIONS = 8
+"""The latest versions of a game whose encodings are kept (a watcher further behind has its own made)."""
+
+
+def audience(game: Game, version: int, seat: int | None, player: str, full: bool) -> int | None:
+    """The audience a watcher belongs to for the event of ``version``: `FULL`, ``seat`` while ``player`` held it when
+    the event was recorded, else the spectators (``None``)."""
+    if full:
+        return FULL
+    if seat is None or not game.held_at(seat, player, version):
+        return SPECTATORS
+    return seat
+
+
+def redacted(game: Game, envelope: engine_pb2.Envelope, event: Any, audience: int | None) -> engine_pb2.Envelope:
+    """``envelope`` (whose rules event is ``event``; ``None`` for the engine's own) as ``audience`` may see it. Command
+    digests never leave the engine."""
+    out = engine_pb2.Envelope()
+    out.CopyFrom(envelope)
+    out.ClearField("command_digest")
+    if audience == FULL or event is None:
+        return out
+    hidden = game.rules.game.redact(event, audience)
+    if hidden is not event:  # an event with nothing hidden from this audience keeps its stored payload
+        getattr(out, game.rules.name).CopyFrom(game.rules.events.encode(hidden))
+    return out
+
+
+def event_bytes(game: Game, envelope: engine_pb2.Envelope, event: Any, audience: int | None) -> bytes:
+    """A `WatchResponse` holding ``envelope`` as ``audience`` may see it, serialized."""
+    return engine_pb2.WatchResponse(envelope=redacted(game, envelope, event, audience)).SerializeToString()
+
+
+def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: float) -> engine_pb2.Turn:
+    """The turn at ``game``'s version as ``seat`` receives it (``None``: a spectator, or full information): who may act
+    and when the turn runs out, and when ``seat`` may act, what it needs to act (its view too with ``views``)."""
+    rules = game.rules.game
+    state = game.state
+    waiting = rules.waiting(state)
+    contributors = rules.contributors(state)
+    seats = sorted({*waiting, *contributors})
+    turn = engine_pb2.Turn(version=game.version, seats=seats)
+    deadline = _deadline(game, bool(waiting), bool(contributors), contribution_seconds)
+    if deadline is not None:
+        turn.deadline.CopyFrom(deadline)
+    acts = seat is not None and seat in seats
+    if acts:
+        assert seat is not None
+        name = game.rules.name
+        encode = game.rules.commands.encode
+        for action in rules.legal_actions(state, seat):
+            getattr(turn.actions.add(), name).CopyFrom(encode(action))
+        game.rules.legal_extras(state, seat, turn)
+        if seat in contributors:
+            turn.fair_step.kind = engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE
+            turn.fair_step.shuffle = state.shuffle.number
+    if acts or views:
+        getattr(turn, game.rules.name).CopyFrom(game.rules.codec.encode(rules.view(state, seat)))
+    return turn
+
+
+def _deadline(game: Game, waiting: bool, contributing: bool, contribution_seconds: float) -> Timestamp | None:
+    """When the running turn runs out: the turn timer's end while seats' moves are awaited, else the end of a fair
+    deal's contribution window while only contributions are (the engine deals then)."""
+    recorded = game.last_recorded
+    if recorded is None:
+        return None
+    seconds: float = game.state.options.turn_seconds if waiting else 0
+    if not seconds and contributing:
+        step = game.rules.game.fair_step(game.state)
+        seconds = contribution_seconds if step is not None and step.waits else 0
+    if seconds <= 0:
+        return None
+    deadline = Timestamp()
+    deadline.FromDatetime(recorded.ToDatetime(tzinfo=UTC) + timedelta(seconds=seconds))
+    return deadline
+
+
+def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_seconds: float) -> bytes:
+    """A `WatchResponse` holding the turn (see `turn_of`), serialized."""
+    turn = turn_of(game, seat, views=views, contribution_seconds=contribution_seconds)
+    return engine_pb2.WatchResponse(turn=turn).SerializeToString()
+
+
+class Encodings:
+    """The encodings of the games being watched: each event's once per audience, each turn's once per seat (and
+    spectators), shared by every watcher. Bounded: per game the versions still in its memory, in all
+    ``budget`` bytes (the least recently used games' first)."""
+
+    def __init__(self, contribution_seconds: Callable[[], float] = lambda: 0.0, budget: int = ENCODINGS_BYTES) -> None:
+        """``contribution_seconds``: how long a fair deal waits for contributions (for the turns' deadlines)."""
+        self._contribution_seconds = contribution_seconds
+        self._budget = budget
+        self._games: OrderedDict[str, _GameEncodings] = OrderedDict()
+        self.bytes = 0
+        """The bytes held."""
+        self.made = 0
+        """Encodings made (each shared by every watcher of its audience)."""
+        self.shared = 0
+        """Encodings handed out again without being made."""
+
+    def event(self, game: Game, version: int, audience: int | None) -> bytes:
+        """The `WatchResponse` bytes of ``game``'s event ``version`` (held in its memory) for ``audience``."""
+        return self._get(game, ("e", version, audience), version, lambda: self._event(game, version, audience))
+
+    def turn(self, game: Game, seat: int | None, *, views: bool) -> bytes:
+        """The `WatchResponse` bytes of the turn at ``game``'s version for ``seat`` (``None``: the spectators)."""
+        seconds = self._contribution_seconds()
+        return self._get(
+            game,
+            ("t", game.version, seat, views),
+            game.version,
+            lambda: turn_bytes(game, seat, views=views, contribution_seconds=seconds),
+        )
+
+    @staticmethod
+    def _event(game: Game, version: int, audience: int | None) -> bytes:
+        envelope = game.envelope(version)
+        if envelope is None:
+            raise ValueError(f"version {version} of {game.game_id} is not in memory")
+        return event_bytes(game, envelope, game.event(version), audience)
+
+    def _get(self, game: Game, key: tuple[Any, ...], version: int, make: Callable[[], bytes]) -> bytes:
+        entry = self._games.get(game.game_id)
+        if entry is None:
+            entry = self._games[game.game_id] = _GameEncodings()
+        else:
+            self._games.move_to_end(game.game_id)
+        kept = entry.versions.get(version)
+        found = kept.get(key) if kept is not None else None
+        if found is not None:
+            self.shared += 1
+            return found
+        data = make()
+        self.made += 1
+        if version > entry.newest:
+            entry.newest = version
+            self.bytes -= entry.prune(version - KEPT_VERSIONS)
+        if version > entry.newest - KEPT_VERSIONS:
+            entry.versions.setdefault(version, {})[key] = data
+            entry.bytes += len(data)
+            self.bytes += len(data)
+        while self.bytes > self._budget and len(self._games) > 1:
+            _, dropped = self._games.popitem(last=False)
+            self.bytes -= dropped.bytes
+        return data
+
+    def forget(self, game_id: str) -> None:
+        """Drop a game's encodings (nobody watches it any more)."""
+        dropped = self._games.pop(game_id, None)
+        if dropped is not None:
+            self.bytes -= dropped.bytes
+
+
+class _GameEncodings:
+    """One game's encodings by version."""
+
+    __slots__ = ("bytes", "newest", "versions")
+
+    def __init__(self) -> None:
+        self.versions: dict[int, dict[tuple[Any, ...], bytes]] = {}
+        self.newest = 0
+        self.bytes = 0
+
+    def prune(self, below: int) -> int:
+        """Drop the encodings of versions ``below`` or older; the bytes dropped."""
+        dropped = 0
+        for version in [v for v in self.versions if v <= below]:
+            dropped += sum(len(data) for data in self.versions.pop(version).values())
+        self.bytes -= dropped
+        return dropped
+
+
+def _passthrough(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    def serialized(message: Any) -> bytes:
+        return message if isinstance(message, bytes) else serialize(message)
+
+    return serialized
+
+
+class _Handlers:
+    """Stands in for a server to collect the method handlers the generated code registers."""
+
+    def __init__(self) -> None:
+        self.handlers: dict[str, Any] = {}
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.handlers = dict(handlers)
+
+
+def register(servicer: Any, server: grpc.aio.Server) -> None:
+    """Serve ``servicer`` as `EngineService` on ``server`` as the generated `add_EngineServiceServicer_to_server`
+    does, but with a Watch serializer that passes bytes through as they are (messages are serialized as usual)."""
+    collected = _Handlers()
+    engine_pb2_grpc.add_EngineServiceServicer_to_server(servicer, collected)  # type: ignore[arg-type]
+    handlers = collected.handlers
+    watch = handlers["Watch"]
+    handlers["Watch"] = grpc.unary_stream_rpc_method_handler(
+        watch.unary_stream, watch.request_deserializer, _passthrough(watch.response_serializer)
+    )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
+    server.add_registered_method_handlers(SERVICE, handlers)
+
+
+SERVICE = "paiju.v1.EngineService"
+
+
+__all__ = [
+    "ENCODINGS_BYTES",
+    "FULL",
+    "SPECTATORS",
+    "Encodings",
+    "audience",
+    "event_bytes",
+    "redacted",
+    "register",
+    "turn_bytes",
+    "turn_of",
+]
