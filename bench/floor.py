@@ -362,6 +362,7 @@ async def stream_server(payloads: Path, mix: str) -> None:
     found = Payloads.load(payloads)
     messages = [engine_pb2.WatchResponse.FromString(m) for m in found.mixed("watch", _mix_of(mix))]
     groups: dict[str, list[asyncio.Queue[Any]]] = {}
+    ticking: set[asyncio.Task[None]] = set()
 
     async def tick(queues: list[asyncio.Queue[Any]], count: int) -> None:
         for i in range(count):
@@ -379,7 +380,9 @@ async def stream_server(payloads: Path, mix: str) -> None:
         group.append(queue)
         if len(group) == int(streams):
             del groups[request.game_id]
-            asyncio.get_running_loop().create_task(tick(group, int(count)))
+            task = asyncio.get_running_loop().create_task(tick(group, int(count)))
+            ticking.add(task)
+            task.add_done_callback(ticking.discard)
         while (message := await queue.get()) is not None:
             yield message
 

@@ -1049,12 +1049,12 @@ class Run:
                     streams_ended[name] += n
                 elif name != "engine.Act":
                     calls[name] += n
-        out["calls_per_act"] = {name: round(n / acts, 3) for name, n in calls.most_common() if n > 0}
+        out["calls_per_act"] = {name: round(n / acts, 4) for name, n in calls.most_common() if n > 0}
         out["unary_calls_per_act"] = round(sum(calls.values()) / acts, 3)
         if +streams_ended:
             out["streams_ended_per_act"] = {name: round(n / acts, 4) for name, n in (+streams_ended).items()}
         published = {name: last - before.streams.get(name, 0) for name, last in after.streams.items()}
-        out["publishes_per_act_by_stream"] = {n: round(v / acts, 3) for n, v in sorted(published.items()) if v > 0}
+        out["publishes_per_act_by_stream"] = {n: round(v / acts, 4) for n, v in sorted(published.items()) if v > 0}
         out["publishes_per_act"] = round(sum(published.values()) / acts, 3)
         spectated = int(after.spectators.get("messages", 0)) - int(before.spectators.get("messages", 0))
         if engine.streamed is not None:
@@ -1124,7 +1124,7 @@ def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out[key] = dict(sum((Counter(v) for v in values), Counter()))
         elif all(isinstance(v, dict) for v in values):
             names = dict.fromkeys(n for v in values for n in v)
-            out[key] = {n: round(statistics.median(row.get(key, {}).get(n, 0) for row in rows), 2) for n in names}
+            out[key] = {n: round(statistics.median(row.get(key, {}).get(n, 0) for row in rows), 4) for n in names}
         else:
             out[key] = values[0]
     out["windows"] = len(rows)
@@ -1375,6 +1375,14 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
             at_least=True,
             what=f"seated players per core at human pace, server side {ref['server_ms_per_act']:.2f} ms per move",
         )
+    plain = [row for row in rows if row.get("acts") and not row.get("spectators")]
+    if plain:
+        most = max(plain, key=lambda row: row["tables"])
+        summary["probe_act_ms"] = {
+            "config": most["config"],
+            "p50": most.get("act_p50_ms"),
+            "p99": most.get("act_p99_ms"),
+        }
     watched = [row for row in rows if row.get("acts") and row.get("spectators")]
     if watched:
         spect = watched[-1]
@@ -1608,6 +1616,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(floor.markdown())
     print()
     for key, title in (
+        ("probe_act_ms", "Act p50 / p99 as the probe sees it, with the most tables of bots"),
         ("players_per_core", "seated players per core at human pace (server side)"),
         ("players_per_core_with_spectators", "the same, from the configuration with spectators"),
         ("spectators_per_table", "spectators per table in it"),
