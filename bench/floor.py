@@ -110,6 +110,13 @@ def threads_cpu(pid: int) -> float:
     return total / 1e9
 
 
+def busy_seconds() -> float:
+    """The machine's busy CPU seconds so far, every core (``/proc/stat``: all but idle, iowait and steal)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    idle = fields[3] + fields[4] + (fields[7] if len(fields) > 7 else 0)
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 # --- payloads from playouts -----------------------------------------------------------------------------------
 
 
@@ -632,6 +639,9 @@ class Floor:
     sizes: dict[str, float]
     """Mean bytes of the payloads sent, by kind."""
     seconds: float = 0.0
+    machine_busy_pct: float = 0.0
+    """How busy the machine was while the floor was measured (% of one core; the floor's own processes keep about
+    one core busy): the parts cost more CPU on a machine that others keep busy too."""
 
     @property
     def rules_us(self) -> float:
@@ -686,6 +696,7 @@ class Floor:
         out["floor_us"] = round(self.total_us, 1)
         out["payload_bytes"] = {k: round(v) for k, v in self.sizes.items()}
         out["seconds"] = round(self.seconds)
+        out["machine_busy_pct"] = round(self.machine_busy_pct)
         return out
 
     def markdown(self) -> str:
@@ -717,6 +728,7 @@ def measure_floor(
     from paiju.dev.stack import embedded_nats
 
     started = time.monotonic()
+    busy_before = busy_seconds()
     weights = {g: float(w) for g, w in mix.items() if w > 0} or {"zlj": 1.0}
     spec = ",".join(f"{g}={w}" for g, w in weights.items())
     with tempfile.TemporaryDirectory(prefix="paiju-floor-") as folder:
@@ -775,6 +787,7 @@ def measure_floor(
         rules=rules,
         sizes=sizes,
         seconds=time.monotonic() - started,
+        machine_busy_pct=100 * (busy_seconds() - busy_before) / (time.monotonic() - started),
     )
 
 
@@ -817,7 +830,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"The floor of a move on this machine ({os.cpu_count()} cores), bare libraries, medians of {args.rounds} "
         f"rounds; P = {floor.publishes:g}, W = {floor.messages:g}, mix {floor.mix}; server side alone "
-        f"{floor.server_us:.1f} µs"
+        f"{floor.server_us:.1f} µs; the machine was {floor.machine_busy_pct:.0f} % busy (of one core)"
     )
     print()
     print(floor.markdown())

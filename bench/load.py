@@ -1611,7 +1611,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(calls_markdown(rows))
     if floor is not None:
         print()
-        print(f"The floor's parts (bench/floor.py; P, W and mix of {summary.get('reference')}):")
+        print(
+            f"The floor's parts (bench/floor.py; P, W and mix of {summary.get('reference')}; measured in "
+            f"{floor.seconds:.0f} s with the machine {floor.machine_busy_pct:.0f} % busy, of one core):"
+        )
         print()
         print(floor.markdown())
     print()
