@@ -1,40 +1,64 @@
-"""`make bench`, load part: the whole stack as production runs it, loaded with tables of bots and spectators.
+"""`make bench`, load part: the whole stack as production runs it, loaded with tables of bots and spectators, and
+what one move costs it against the floor of the design (`bench/floor.py`).
 
 An embedded NATS (JetStream) and PostgreSQL, and the services as their own processes — `paiju engine`,
 `paiju lobby`, `paiju scoring` and ONE `paiju bots` runner (`PAIJU_BOT_THINK_SECONDS`, 0.3 s by default) —
-with rate limits off (`PAIJU_RATE_LIMITS=off`: every client here comes from one address) and the engine's and
-the lobby's Prometheus metrics on ports of their own. Then, on that one stack, configurations one after another
-(tables are added, never removed: each configuration is the one before it and more, as a stack that fills up in
-the evening):
+with rate limits off (`PAIJU_RATE_LIMITS=off`: every client here comes from one address) and the engine's, the
+lobby's and scoring's Prometheus metrics on ports of their own. Then, on that one stack, configurations one after
+another (tables are added, never removed: each configuration is the one before it and more, as a stack that fills
+up in the evening):
 
 1. **Idle watchers**: one 砸六家 table of six guests, seated, ready and started, who never act (no turn timer):
    the engine's CPU with nobody watching, then with 100 spectators watching that game (`--idle-watchers`).
-2. **Bot tables**: 1, 50 and 200 tables full of bots (`--tables`), alternately 砸六家 (open-ended: ``deals: 0``)
+2. **Bot tables**: 1, 30 and 100 tables full of bots (`--tables`), alternately 砸六家 (open-ended: ``deals: 0``)
    and 拖拉机 (untimed), so that no match ends while it is measured.
 3. **Spectators**: the largest number of tables, plus 500 guests (`--spectators`) that `JoinGame` a table (spread
-   over every table) and `Watch` its game for the whole measurement, from a process of their own
+   evenly over every table) and `Watch` its game for the whole measurement, from a process of their own
    (`bench/load_watchers.py`).
 
 Besides the bots, a probe plays one more 砸六家 table of six guests through the public API from this process
-(`GetLegalActions`, a pause as long as the bots', `Act` with the version it decided at): the latencies a client
-sees. For each configuration, after a warm-up, during a fixed window (`--window`, 60 s):
+(`Probe.turn` finds whose turn it is and what they may do — today by asking `GetLegalActions` —, a pause as long
+as the bots', `Act` with the version it decided at): the latencies a client sees. For each configuration, after a
+warm-up, during a fixed window (`--window`, 60 s):
 
-- events stored per second (the GAMES stream's last sequence, read from NATS), per table (median), and how many
-  tables stored none;
+- events stored per second (the GAMES stream's last sequence, read from NATS), per table (median, counted on the
+  games' subjects ``paiju.game.<partition>.<game>``, or ``paiju.game.<game>`` for a game stored before the stream
+  had partitions), and how many tables stored none;
 - `Act` and `GetLegalActions` latency p50 / p99 as the probe sees them, and as the engine's histogram
   ``paiju_grpc_call_seconds`` (all callers, bots included; interpolated within its buckets) has them;
 - the CPU of each process (``/proc/<pid>/stat``, % of one core): engine, bot runner, lobby, scoring, NATS,
-  PostgreSQL, the spectators' process and this one (the probe); how long the engine, bot runner and lobby waited
-  for a CPU (``schedstat``); and the machine's busy and steal time, and what other programs used;
+  PostgreSQL (every process of the embedded server, and the backends that ended meanwhile, from the postmaster's
+  children's time), the spectators' process and this one (the probe); how long the engine, bot runner and lobby
+  waited for a CPU (``schedstat``); and the machine's busy and steal time, and what other programs used;
+- **per `Act`** (every `Act` call the engine served, bots' and probe's): the CPU of each process in ms; the unary
+  calls of the engine, the lobby and scoring (their ``paiju_grpc_calls_total``) by method, besides `Act` itself;
+  P, the JetStream publishes (the messages added to every stream: GAMES, the lobby's and scoring's streams, the
+  key-value buckets of leases and presence), by stream; W, the Watch messages the engine streamed (its metric of
+  streamed messages when it has one; else counted: each bot seat watches its game, so each event stored in a bot
+  table's game is one message per seat, plus the messages the spectators' process received); and the mix of
+  games among the moves (``paiju_engine_acts_total``);
 - the engine's calls per second by method (and `GetLegalActions` calls per `Act`), and its refusals;
 - the lobby's `LeaseBotSeats` time and the bot runner's failed leases and expired seats (from its log);
 - stalls told apart: the engine's gRPC health check and a NATS direct get, every 0.2 s, timed.
 
-One JSON line per configuration, then a Markdown table for the README. With ``--repeat N`` each loaded
-configuration is measured in N windows one after another and the medians are reported (counts are summed).
-``--fresh`` starts a new stack for each configuration instead. ``--py-spy PATH`` records the engine (idle samples
-included), the bot runner and the lobby with py-spy during each window, as folded stacks in the run's folder (kept
-with ``--keep``); it costs the processes a little.
+One JSON line per configuration. Then, with the stack stopped, the floor of a move (`bench/floor.py`) measured on
+this machine, and composed for each configuration with its P, W and mix: the stack's CPU per `Act` against it, and
+the server side alone (everything but the bot runner) against the floor's server halves. Then the spectators' cost
+(the engine's CPU per spectator message, against a bare streamed message), the capacity at human pace (7.5 moves
+per table-minute, five seats per table: seated players per core, from the server side's CPU per move, with and
+without spectators), and the gates, PASS or FAIL, each against its target (`GATES`), for the reference
+configuration (`--reference`, 30 tables). Markdown tables for the README last.
+
+With ``--repeat N`` each loaded configuration is measured in N windows one after another and the medians are
+reported (counts are summed). ``--fresh`` starts a new stack for each configuration instead. ``--py-spy PATH``
+records the engine (idle samples included), the bot runner and the lobby with py-spy during each window, as folded
+stacks in the run's folder (kept with ``--keep``); it costs the processes a little. ``--no-floor`` skips the floor.
+
+**Memory soak** (``--soak [MINUTES]``, 30 by default; nothing else is measured): `--soak-tables` tables of bots
+(30) play for that long while every process's resident memory (``VmRSS``; PostgreSQL: all of its processes
+summed) is sampled every 10 s; each process's growth in MiB per minute over the last 20 minutes (two thirds of a
+shorter soak: ``--soak 3`` fits the last 2 minutes) by least squares, PASS or FAIL for the engine and the bot runner
+against 0.5 MiB per minute.
 """
 
 from __future__ import annotations
@@ -42,6 +66,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import json
 import math
 import os
@@ -60,7 +85,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 import nats
@@ -69,10 +94,48 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from paiju.dev import stack as dev_stack
 from paiju.dev.stack import Services, embedded_database, embedded_nats
+from paiju.platform.partitions import partition_of
 from paiju.platform.probe import free_port, wait_until_serving
-from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, zlj_pb2
+from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, zlj_pb2
+
+if TYPE_CHECKING:  # mypy reads bench/ as a package; `python bench/load.py` has bench/ itself on its path
+    from bench.floor import Floor, measure_floor
+else:
+    from floor import Floor, measure_floor
 
 HERE = Path(__file__).parent
+GAMES_PREFIX = "paiju.game"
+"""The GAMES stream's subjects: ``paiju.game.<partition>.<game>`` (``paiju.game.<game>`` before partitions)."""
+PARTITIONS_KEY = "paiju-partitions"
+"""The GAMES stream's metadata entry with its number of partitions (`paiju.platform.store.jetstream`)."""
+STREAMING = frozenset(
+    f"{service.name.removesuffix('Service').lower()}.{method.name}"
+    for module in (engine_pb2, lobby_pb2, scoring_pb2)
+    for service in module.DESCRIPTOR.services_by_name.values()
+    for method in service.methods
+    if method.server_streaming
+)
+"""The server-streaming methods (``engine.Watch``, ``lobby.WatchTable``...): counted when a stream ends, not calls
+a move makes."""
+STREAMED_METRICS = ("paiju_grpc_stream_messages_total", "paiju_engine_watch_messages_total")
+"""Counters of the messages the engine streams, by method, if it has one (either name); else W is counted."""
+HUMAN_MOVES_PER_TABLE_MINUTE = 7.5
+HUMAN_SEATS = 5
+"""People at a table: 7.5 moves a table-minute among five seated players (the capacity at human pace)."""
+GATES = {
+    "stack_over_floor": 2.0,
+    "engine_ms_per_act": 1.5,
+    "unary_calls_per_act": 0.2,
+    "spectator_message_over_bare": 1.3,
+    "players_per_core": 14_000,
+    "memory_mib_per_min": 0.5,
+}
+"""The targets: stack CPU per Act at most 2x the floor; the engine's alone at most 1.5 ms; at most 0.2 unary calls
+per Act besides Act; the engine's CPU per spectator message at most 1.3x a bare streamed message (server half); at
+least 14,000 seated players per core at human pace (server side); the engine's and the bot runner's memory growing
+by at most 0.5 MiB a minute in the soak."""
+SOAK_SAMPLE_SECONDS = 10.0
+SOAK_SLOPE_MINUTES = 20.0
 THINK = 0.3
 """Seconds a bot (and the probe) pauses before each move: a brisk player's pace, the bot runner's default."""
 CALL_SECONDS = 30.0
@@ -115,6 +178,7 @@ class Stack:
         self.scoring = f"127.0.0.1:{free_port()}"
         self.metrics_port = free_port()
         self.lobby_metrics_port = free_port()
+        self.scoring_metrics_port = free_port()
         self.nats_url = ""
         self.pids: dict[str, int] = {}
         self.services: Services | None = None
@@ -149,7 +213,7 @@ class Stack:
             "PAIJU_SCORING_ADDRESS": self.scoring,
             "PAIJU_METRICS_PORT": str(self.metrics_port),
             "PAIJU_LOBBY_METRICS_PORT": str(self.lobby_metrics_port),
-            "PAIJU_SCORING_METRICS_PORT": "0",
+            "PAIJU_SCORING_METRICS_PORT": str(self.scoring_metrics_port),
             "PAIJU_RATE_LIMITS": "off",
             "PAIJU_BOT_THINK_SECONDS": str(self.think),
         }
@@ -187,8 +251,9 @@ class Stack:
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def _processes() -> dict[int, tuple[int, str, float]]:
-    """Every process: pid -> (parent pid, command name, CPU seconds used so far)."""
+def _processes() -> dict[int, tuple[int, str, float, float]]:
+    """Every process: pid -> (parent pid, command name, CPU seconds used so far, CPU seconds of its children that
+    ended and were waited for)."""
     found = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -199,17 +264,18 @@ def _processes() -> dict[int, tuple[int, str, float]]:
             continue
         name = text[text.index("(") + 1 : text.rindex(")")]
         fields = text[text.rindex(")") + 2 :].split()
-        found[int(entry.name)] = (int(fields[1]), name, (int(fields[11]) + int(fields[12])) / TICKS)
+        own, ended = int(fields[11]) + int(fields[12]), int(fields[13]) + int(fields[14])
+        found[int(entry.name)] = (int(fields[1]), name, own / TICKS, ended / TICKS)
     return found
 
 
-def cpu_by_role(pids: dict[str, int]) -> dict[str, dict[int, float]]:
-    """CPU seconds so far of each named process, and of this process's descendants by kind: ``nats`` (the
-    nats-server), ``postgres`` (the postmaster and every backend), ``bench`` (this process: the probe); by pid, so
-    that a process that came or went between two readings counts for what it used in between (see `cpu_used`)."""
-    table = _processes()
+ROLE_NAMES = {"nats": ("nats-server",), "postgres": ("postgres", "postmaster")}
+"""This process's descendants counted by their command name."""
+
+
+def _descendants(table: dict[int, tuple[int, str, float, float]]) -> list[int]:
     children: dict[int, list[int]] = {}
-    for pid, (parent, _, _) in table.items():
+    for pid, (parent, *_) in table.items():
         children.setdefault(parent, []).append(pid)
     descendants: list[int] = []
     todo = [os.getpid()]
@@ -217,11 +283,41 @@ def cpu_by_role(pids: dict[str, int]) -> dict[str, dict[int, float]]:
         pid = todo.pop()
         descendants.append(pid)
         todo.extend(children.get(pid, ()))
+    return descendants
+
+
+def pids_by_role(pids: dict[str, int]) -> dict[str, list[int]]:
+    """The processes of each role: the named ones, and this process's descendants by kind (`ROLE_NAMES`)."""
+    table = _processes()
+    found = {name: [pid] for name, pid in pids.items()}
+    descendants = _descendants(table)
+    for role, names in ROLE_NAMES.items():
+        found[role] = [p for p in descendants if table[p][1] in names]
+    return found
+
+
+def cpu_by_role(pids: dict[str, int]) -> dict[str, dict[int, float]]:
+    """CPU seconds so far of each named process, and of this process's descendants by kind: ``nats`` (the
+    nats-server), ``postgres`` (the postmaster and every backend, and — under the postmaster's negated pid — the
+    backends and workers that ended and were waited for), ``bench`` (this process: the probe); by pid, so that a
+    process that came or went between two readings counts for what it used in between (see `cpu_used`)."""
+    table = _processes()
     used = {name: {pid: table[pid][2]} if pid in table else {} for name, pid in pids.items()}
-    for role, names in (("nats", ("nats-server",)), ("postgres", ("postgres", "postmaster"))):
-        used[role] = {p: table[p][2] for p in descendants if p in table and table[p][1] in names}
+    descendants = _descendants(table)
+    for role, names in ROLE_NAMES.items():
+        used[role] = {p: table[p][2] for p in descendants if table[p][1] in names}
+    used["postgres"].update({-p: table[p][3] for p in descendants if table[p][1] in ROLE_NAMES["postgres"]})
     used["bench"] = {os.getpid(): table[os.getpid()][2]}
     return used
+
+
+def rss_mib(pid: int, kind: str = "VmRSS") -> float:
+    """The resident memory of ``pid`` (``VmRSS``; ``RssAnon``: its private part), in MiB (0 for a process gone)."""
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(f"{kind}:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def cpu_used(before: dict[int, float], after: dict[int, float]) -> float:
@@ -258,10 +354,16 @@ def machine_cpu() -> tuple[float, float, float]:
 
 @dataclass
 class Metrics:
+    """What one service's Prometheus metrics say (the engine's, the lobby's or scoring's)."""
+
     buckets: dict[str, dict[float, float]] = field(default_factory=dict)
     """``paiju_grpc_call_seconds`` by method: upper bound -> cumulative count."""
     calls: Counter[tuple[str, str]] = field(default_factory=Counter)
     """``paiju_grpc_calls_total``: (method, code) -> count."""
+    acts: Counter[str] = field(default_factory=Counter)
+    """``paiju_engine_acts_total`` by game (the engine's)."""
+    streamed: Counter[str] | None = None
+    """Messages streamed by method (`STREAMED_METRICS`), when the service counts them."""
 
     def minus(self, earlier: Metrics) -> Metrics:
         buckets = {
@@ -269,7 +371,11 @@ class Metrics:
             for method, bounds in self.buckets.items()
         }
         calls = Counter({k: v - earlier.calls.get(k, 0) for k, v in self.calls.items()})
-        return Metrics(buckets, calls)
+        acts = Counter({k: v - earlier.acts.get(k, 0) for k, v in self.acts.items()})
+        streamed = None
+        if self.streamed is not None:
+            streamed = Counter({k: v - (earlier.streamed or Counter()).get(k, 0) for k, v in self.streamed.items()})
+        return Metrics(buckets, calls, acts, streamed)
 
 
 def scrape(port: int) -> Metrics:
@@ -283,6 +389,12 @@ def scrape(port: int) -> Metrics:
                 found.buckets.setdefault(sample.labels["method"], {})[bound] = sample.value
             elif sample.name == "paiju_grpc_calls_total":
                 found.calls[(sample.labels["method"], sample.labels["code"])] += int(sample.value)
+            elif sample.name == "paiju_engine_acts_total":
+                found.acts[sample.labels.get("game", "")] += int(sample.value)
+            elif sample.name in STREAMED_METRICS:
+                if found.streamed is None:
+                    found.streamed = Counter()
+                found.streamed[sample.labels.get("method", "Watch")] += int(sample.value)
     return found
 
 
@@ -453,9 +565,19 @@ class Clients:
         return PeopleTable(table_id, game_id, tuple(guests))
 
 
+@dataclass(frozen=True)
+class Turn:
+    """A seat whose turn it is, at a version of the game, and what it may do (the engine's `GameCommand`s)."""
+
+    seat: int
+    version: int
+    actions: Sequence[Any]
+
+
 @dataclass
 class Probe:
-    """Plays every seat of a `PeopleTable` through the engine's API like a bot, timing each call."""
+    """Plays every seat of a `PeopleTable` through the engine's API like a bot, timing each call: `turn` finds whose
+    turn it is, then a pause as long as the bots', then `act`."""
 
     clients: Clients
     table: PeopleTable
@@ -466,6 +588,10 @@ class Probe:
     legal: list[tuple[float, float]] = field(default_factory=list)
     """The same for each `GetLegalActions`."""
     errors: list[tuple[float, str]] = field(default_factory=list)
+    last: int = 5
+    """The seat that moved last (the turn usually passes to the next one)."""
+    known: int = 0
+    """The latest version of the game the probe knows of."""
 
     async def _call(self, method: str, request: Any, md: Any, timings: list[tuple[float, float]]) -> Any:
         """The call's answer (``None`` when it failed), its time added to ``timings`` (a timeout's too)."""
@@ -481,39 +607,51 @@ class Probe:
         return answer
 
     async def run(self) -> None:
-        game_id = self.table.game_id
-        last, known = 5, 0
         while True:
-            acted = False
-            # the turn usually passes to the next seat: ask there first
-            for seat in ((last + 1 + i) % 6 for i in range(6)):
-                guest = self.table.guests[seat]
-                if guest.game_expires - time.time() < RENEW_BEFORE_SECONDS:
-                    try:
-                        await self.clients.join(guest, self.table.table_id)
-                    except grpc.aio.AioRpcError as e:
-                        self.errors.append((time.monotonic(), f"JoinGame:{e.code().name}"))
-                md = guest.game_md
-                request = engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=known)
-                legal = await self._call("GetLegalActions", request, md, self.legal)
-                if legal is None:
-                    await asyncio.sleep(0.5)
-                    continue
-                known = max(known, legal.version)
-                if not legal.actions:
-                    continue
-                await asyncio.sleep(self.think)
-                action = legal.actions[self.rng.randrange(len(legal.actions))]
-                act = engine_pb2.ActRequest(
-                    game_id=game_id, command_id=uuid.uuid4().hex, expected_version=legal.version, zlj=action.zlj
-                )
-                done = await self._call("Act", act, md, self.acts)
-                if done is not None:
-                    known = max(known, done.version)
-                last, acted = seat, True
-                break
-            if not acted:
+            turn = await self.turn()
+            if turn is None:
                 await asyncio.sleep(0.1)
+                continue
+            await asyncio.sleep(self.think)
+            await self.act(turn)
+
+    async def turn(self) -> Turn | None:
+        """Whose turn it is and what they may do, or ``None`` when no seat may act now. Today the probe asks
+        `GetLegalActions` seat after seat, from the seat after the last mover, as the bots do; a client that learns
+        its turn from its Watch stream (a turn message) reads it there instead, and only this changes."""
+        for seat in ((self.last + 1 + i) % 6 for i in range(6)):
+            guest = await self._fresh(seat)
+            request = engine_pb2.GetLegalActionsRequest(game_id=self.table.game_id, min_version=self.known)
+            legal = await self._call("GetLegalActions", request, guest.game_md, self.legal)
+            if legal is None:
+                await asyncio.sleep(0.5)
+                continue
+            self.known = max(self.known, legal.version)
+            if legal.actions:
+                return Turn(seat, int(legal.version), list(legal.actions))
+        return None
+
+    async def act(self, turn: Turn) -> None:
+        """Play one of ``turn``'s actions (at random) with the version it was decided at, timed."""
+        guest = await self._fresh(turn.seat)
+        action = turn.actions[self.rng.randrange(len(turn.actions))]
+        request = engine_pb2.ActRequest(
+            game_id=self.table.game_id, command_id=uuid.uuid4().hex, expected_version=turn.version, zlj=action.zlj
+        )
+        done = await self._call("Act", request, guest.game_md, self.acts)
+        if done is not None:
+            self.known = max(self.known, done.version)
+        self.last = turn.seat
+
+    async def _fresh(self, seat: int) -> Guest:
+        """The guest of ``seat``, its game token renewed (by joining again) when it is about to expire."""
+        guest = self.table.guests[seat]
+        if guest.game_expires - time.time() < RENEW_BEFORE_SECONDS:
+            try:
+                await self.clients.join(guest, self.table.table_id)
+            except grpc.aio.AioRpcError as e:
+                self.errors.append((time.monotonic(), f"JoinGame:{e.code().name}"))
+        return guest
 
 
 class Watchers:
@@ -548,6 +686,14 @@ class Watchers:
     def pid(self) -> int:
         return self.process.pid
 
+    async def count(self) -> dict[str, Any]:
+        """What the watches received so far: ``{"messages": m, "cpu_s": s, ...}``."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write(b"count\n")
+        await self.process.stdin.drain()
+        line = await asyncio.wait_for(self.process.stdout.readline(), timeout=60)
+        return dict(json.loads(line)) if line else {}
+
     async def stop(self) -> dict[str, Any]:
         self.process.send_signal(signal.SIGTERM)
         assert self.process.stdout is not None
@@ -573,6 +719,11 @@ class Snapshot:
     lobby_metrics: Metrics
     bot_log: int
     """The bot runner's log size."""
+    scoring_metrics: Metrics = field(default_factory=Metrics)
+    streams: dict[str, int] = field(default_factory=dict)
+    """Every JetStream stream's last sequence (the key-value buckets' too), by name."""
+    spectators: dict[str, Any] = field(default_factory=dict)
+    """What the spectators' watches received so far (`Watchers.count`)."""
 
 
 def quantile(values: Sequence[float], q: float) -> float | None:
@@ -666,22 +817,51 @@ class Run:
             await self.nc.close()
 
     async def stored(self) -> tuple[int, dict[str, int]]:
-        """The GAMES stream's last sequence and the events of each game."""
-        info = await self.stream.stream_info("GAMES", subjects_filter="paiju.game.*")
-        subjects = info.state.subjects or {}
-        return int(info.state.last_seq), {s.removeprefix("paiju.game."): int(n) for s, n in subjects.items()}
+        """The GAMES stream's last sequence and the events of each game (on its subject
+        ``paiju.game.<partition>.<game>``, or ``paiju.game.<game>`` if stored before the stream had partitions)."""
+        info = await self.stream.stream_info("GAMES", subjects_filter=f"{GAMES_PREFIX}.>")
+        events: Counter[str] = Counter()
+        for subject, n in (info.state.subjects or {}).items():
+            events[subject.rpartition(".")[2]] += int(n)
+        return int(info.state.last_seq), dict(events)
+
+    async def subject(self, game_id: str) -> str:
+        """The subject of ``game_id``'s events in the GAMES stream (partitioned as the stream says)."""
+        info = await self.stream.stream_info("GAMES")
+        partitions = int((info.config.metadata or {}).get(PARTITIONS_KEY, "0"))
+        if not partitions:
+            return f"{GAMES_PREFIX}.{game_id}"
+        return f"{GAMES_PREFIX}.{partition_of(game_id, partitions)}.{game_id}"
+
+    async def streams(self) -> dict[str, int]:
+        """Every stream's last sequence, by name (the key-value buckets are streams ``KV_<bucket>``)."""
+        return {info.config.name: int(info.state.last_seq) for info in await self.stream.streams_info()}
 
     async def snapshot(self) -> Snapshot:
         pids = dict(self.stack.pids)
         if self.watchers is not None:
             pids["spectators"] = self.watchers.pid
         last, events = await self.stored()
+        streams = await self.streams()
+        spectators = await self.watchers.count() if self.watchers is not None else {}
         metrics = await asyncio.to_thread(scrape, self.stack.metrics_port)
         lobby_metrics = await asyncio.to_thread(scrape, self.stack.lobby_metrics_port)
+        scoring_metrics = await asyncio.to_thread(scrape, self.stack.scoring_metrics_port)
         bot_log = (self.stack.logs / "bots.log").stat().st_size
         waits = {name: runqueue_wait(pid) for name, pid in self.stack.pids.items()}
         return Snapshot(
-            time.monotonic(), cpu_by_role(pids), waits, machine_cpu(), last, events, metrics, lobby_metrics, bot_log
+            time.monotonic(),
+            cpu_by_role(pids),
+            waits,
+            machine_cpu(),
+            last,
+            events,
+            metrics,
+            lobby_metrics,
+            bot_log,
+            scoring_metrics,
+            streams,
+            spectators,
         )
 
     # --- building the load --------------------------------------------------------------------------------------
@@ -690,7 +870,7 @@ class Run:
         table = await self.clients.people_table("load probe")
         self.probe = Probe(self.clients, table, self.think)
         self.probe_task = asyncio.create_task(self.probe.run(), name="probe")
-        self.pulse = Pulse(self.stack, self.stream, f"paiju.game.{table.game_id}")
+        self.pulse = Pulse(self.stack, self.stream, await self.subject(table.game_id))
         self.pulse_task = asyncio.create_task(self.pulse.run(), name="pulse")
 
     async def add_tables(self, count: int) -> None:
@@ -840,7 +1020,68 @@ class Run:
         marks = {key: text.count(mark) for mark, key in BOT_LOG_MARKS.items() if mark in text}
         if marks:
             row["bot_log"] = marks
+        row.update(self._per_act(before, after, seconds))
         return row
+
+    def _per_act(self, before: Snapshot, after: Snapshot, seconds: float) -> dict[str, Any]:
+        """What one `Act` costs the stack in the window (nothing when none was served): CPU by process, unary calls
+        by service and method, JetStream publishes (P) by stream, Watch messages (W), and the mix of games."""
+        engine = after.metrics.minus(before.metrics)
+        acts = sum(n for (method, _), n in engine.calls.items() if method == "Act")
+        if acts <= 0:
+            return {}
+        out: dict[str, Any] = {"acts": acts, "acts_per_s": round(acts / seconds, 1)}
+        cpu = {n: cpu_used(before.cpu.get(n, {}), after.cpu[n]) for n in STACK_PROCESSES if n in after.cpu}
+        out["cpu_per_act_ms"] = {name: round(1000 * used / acts, 3) for name, used in cpu.items()}
+        out["stack_ms_per_act"] = round(1000 * sum(cpu.values()) / acts, 3)
+        out["server_ms_per_act"] = round(1000 * sum(c for n, c in cpu.items() if n != "bots") / acts, 3)
+        calls: Counter[str] = Counter()
+        streams_ended: Counter[str] = Counter()
+        services = (
+            ("engine", engine),
+            ("lobby", after.lobby_metrics.minus(before.lobby_metrics)),
+            ("scoring", after.scoring_metrics.minus(before.scoring_metrics)),
+        )
+        for service, metrics in services:
+            for (method, _), n in metrics.calls.items():
+                name = f"{service}.{method}"
+                if name in STREAMING:
+                    streams_ended[name] += n
+                elif name != "engine.Act":
+                    calls[name] += n
+        out["calls_per_act"] = {name: round(n / acts, 4) for name, n in calls.most_common() if n > 0}
+        out["unary_calls_per_act"] = round(sum(calls.values()) / acts, 3)
+        if +streams_ended:
+            out["streams_ended_per_act"] = {name: round(n / acts, 4) for name, n in (+streams_ended).items()}
+        published = {name: last - before.streams.get(name, 0) for name, last in after.streams.items()}
+        out["publishes_per_act_by_stream"] = {n: round(v / acts, 4) for n, v in sorted(published.items()) if v > 0}
+        out["publishes_per_act"] = round(sum(published.values()) / acts, 3)
+        spectated = int(after.spectators.get("messages", 0)) - int(before.spectators.get("messages", 0))
+        if engine.streamed is not None:
+            out["watch_messages_per_act"] = round(engine.streamed.get("Watch", 0) / acts, 3)
+            out["watch_messages_counted"] = "the engine's metric of streamed messages"
+        else:
+            seats = {t.game_id: SEATS[t.game] for t in self.tables}
+            to_seats = sum((after.events.get(g, 0) - before.events.get(g, 0)) * n for g, n in seats.items())
+            out["watch_messages_per_act"] = round((to_seats + spectated) / acts, 3)
+            out["watch_messages_counted"] = "events of the bot tables' games x their seats, + spectators' messages"
+            out["watch_messages_by_watcher"] = {
+                "bot seats": round(to_seats / acts, 3),
+                "spectators": round(spectated / acts, 3),
+            }
+        moved = {game: n for game, n in engine.acts.items() if n > 0}
+        if moved:
+            out["mix"] = {game: round(n / sum(moved.values()), 3) for game, n in sorted(moved.items())}
+        if after.spectators and before.spectators:
+            out["spectator_messages_per_s"] = round(spectated / seconds, 1)
+            spent = float(after.spectators["cpu_s"]) - float(before.spectators["cpu_s"])
+            if spectated:
+                out["spectators_us_per_message"] = round(1e6 * spent / spectated, 1)
+        return out
+
+
+STACK_PROCESSES = ("engine", "bots", "scoring", "nats", "lobby", "postgres")
+"""The stack's processes, whose CPU per Act is counted (the probe's and the spectators' are the clients')."""
 
 
 def saturated(row: dict[str, Any], pace: float | None) -> bool:
@@ -883,7 +1124,7 @@ def median_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
             out[key] = dict(sum((Counter(v) for v in values), Counter()))
         elif all(isinstance(v, dict) for v in values):
             names = dict.fromkeys(n for v in values for n in v)
-            out[key] = {n: round(statistics.median(row.get(key, {}).get(n, 0) for row in rows), 2) for n in names}
+            out[key] = {n: round(statistics.median(row.get(key, {}).get(n, 0) for row in rows), 4) for n in names}
         else:
             out[key] = values[0]
     out["windows"] = len(rows)
@@ -1004,6 +1245,293 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+PER_ACT_COLUMNS = (
+    ("engine", "engine"),
+    ("bots", "bot runner"),
+    ("scoring", "scoring"),
+    ("nats", "NATS"),
+    ("lobby", "lobby"),
+    ("postgres", "PostgreSQL"),
+)
+"""The per-Act table's processes: (field of ``cpu_per_act_ms``, title)."""
+
+
+def per_act_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """CPU per Act by process against the floor, calls, P and W: one line per loaded configuration."""
+    loaded = [row for row in rows if row.get("acts")]
+    titles = [
+        "configuration",
+        "Acts/s",
+        *(f"{title} ms" for _, title in PER_ACT_COLUMNS),
+        "stack ms",
+        "server side ms",
+        "floor ms (server)",
+        "stack / floor",
+        "server / floor's server",
+        "unary calls",
+        "P",
+        "W",
+    ]
+    lines = ["| " + " | ".join(titles) + " |", "|---" + "|---:" * (len(titles) - 1) + "|"]
+    for row in loaded:
+        cpu = row.get("cpu_per_act_ms", {})
+        floor = f"{row['floor_ms']:.2f} ({row['floor_server_ms']:.2f})" if "floor_ms" in row else "–"
+        cells = [
+            str(row["config"]) + (" (saturated)" if row.get("saturated") else ""),
+            f"{row['acts_per_s']:g}",
+            *(f"{cpu.get(key, 0):.2f}" for key, _ in PER_ACT_COLUMNS),
+            f"{row['stack_ms_per_act']:.2f}",
+            f"{row['server_ms_per_act']:.2f}",
+            floor,
+            f"{row['stack_over_floor']:.1f}×" if "stack_over_floor" in row else "–",
+            f"{row['server_over_floor_server']:.1f}×" if "server_over_floor_server" in row else "–",
+            f"{row['unary_calls_per_act']:g}",
+            f"{row['publishes_per_act']:g}",
+            f"{row['watch_messages_per_act']:g}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def calls_markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """Unary calls per Act by service and method (besides Act), and publishes per Act by stream."""
+    loaded = [row for row in rows if row.get("acts")]
+    if not loaded:
+        return ""
+    lines = ["| per Act | " + " | ".join(str(r["config"]) for r in loaded) + " |", "|---" + "|---:" * len(loaded) + "|"]
+    for key, what in (("calls_per_act", "calls"), ("publishes_per_act_by_stream", "publishes to")):
+        names = dict.fromkeys(n for row in loaded for n in row.get(key, {}))
+        for name in names:
+            lines.append(f"| {what} {name} | " + " | ".join(f"{r.get(key, {}).get(name, 0):g}" for r in loaded) + " |")
+    return "\n".join(lines)
+
+
+def with_floor(row: dict[str, Any], floor: Floor) -> Floor:
+    """``floor`` composed with ``row``'s P, W and mix (the parts are per operation: only the counts change)."""
+    return dataclasses.replace(
+        floor,
+        publishes=row["publishes_per_act"],
+        messages=row["watch_messages_per_act"],
+        mix=row.get("mix") or floor.mix,
+    )
+
+
+def reference(rows: Sequence[dict[str, Any]], tables: int) -> dict[str, Any] | None:
+    """The loaded configuration without spectators with the number of tables nearest ``tables``."""
+    plain = [row for row in rows if row.get("acts") and not row.get("spectators")]
+    return min(plain, key=lambda row: abs(row["tables"] - tables), default=None)
+
+
+def players_per_core(server_ms_per_act: float) -> float:
+    """Seated players one core serves at human pace (`HUMAN_MOVES_PER_TABLE_MINUTE` among `HUMAN_SEATS`), when a
+    move costs the server side ``server_ms_per_act`` (measured at the bots' pace: the work done by the second —
+    lease renewals, heartbeats — is spread over more moves than people make, and busier processes batch more)."""
+    moves_per_player_per_s = HUMAN_MOVES_PER_TABLE_MINUTE / 60 / HUMAN_SEATS
+    return 1.0 / (server_ms_per_act / 1000 * moves_per_player_per_s)
+
+
+def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> dict[str, Any]:
+    """The floor composed for each loaded row (added to it), the spectators' cost, the capacity at human pace and
+    the gates (for the reference configuration, `reference`)."""
+    summary: dict[str, Any] = {"summary": "per Act"}
+    for row in rows:
+        if row.get("acts") and floor is not None:
+            composed = with_floor(row, floor)
+            row["floor_ms"] = round(composed.total_us / 1000, 3)
+            row["floor_server_ms"] = round(composed.server_us / 1000, 3)
+            row["stack_over_floor"] = round(row["stack_ms_per_act"] / row["floor_ms"], 2)
+            row["server_over_floor_server"] = round(row["server_ms_per_act"] / row["floor_server_ms"], 2)
+    ref = reference(rows, tables)
+    gates: dict[str, dict[str, Any]] = {}
+
+    def gate(name: str, value: float | None, target: float, *, at_least: bool = False, what: str = "") -> None:
+        if value is None:
+            return
+        passed = value >= target if at_least else value <= target
+        gates[name] = {"value": round(value, 3), "target": target, "pass": passed, "what": what}
+
+    if ref is not None:
+        summary["reference"] = ref["config"]
+        if "stack_over_floor" in ref:
+            gate(
+                "stack_over_floor",
+                ref["stack_over_floor"],
+                GATES["stack_over_floor"],
+                what=f"stack CPU per Act {ref['stack_ms_per_act']:.2f} ms / floor {ref['floor_ms']:.2f} ms",
+            )
+        engine_ms = ref["cpu_per_act_ms"].get("engine")
+        gate("engine_ms_per_act", engine_ms, GATES["engine_ms_per_act"], what="engine CPU per Act, ms")
+        gate(
+            "unary_calls_per_act",
+            ref["unary_calls_per_act"],
+            GATES["unary_calls_per_act"],
+            what="unary calls per Act besides Act (engine, lobby, scoring)",
+        )
+        summary["players_per_core"] = round(players_per_core(ref["server_ms_per_act"]))
+        gate(
+            "players_per_core",
+            summary["players_per_core"],
+            GATES["players_per_core"],
+            at_least=True,
+            what=f"seated players per core at human pace, server side {ref['server_ms_per_act']:.2f} ms per move",
+        )
+    plain = [row for row in rows if row.get("acts") and not row.get("spectators")]
+    if plain:
+        most = max(plain, key=lambda row: row["tables"])
+        summary["probe_act_ms"] = {
+            "config": most["config"],
+            "p50": most.get("act_p50_ms"),
+            "p99": most.get("act_p99_ms"),
+        }
+    watched = [row for row in rows if row.get("acts") and row.get("spectators")]
+    if watched:
+        spect = watched[-1]
+        base = next(
+            (r for r in rows if r.get("acts") and r.get("tables") == spect["tables"] and not r.get("spectators")), None
+        )
+        summary["players_per_core_with_spectators"] = round(players_per_core(spect["server_ms_per_act"]))
+        summary["spectators_per_table"] = round(spect["spectators"] / spect["tables"], 2)
+        per_s = spect.get("spectator_messages_per_s") or 0
+        if base is not None and per_s > 0:
+            # the engine's CPU beyond what the same moves cost it without spectators, per spectator message
+            engine_s = spect["engine_cpu_pct"] / 100
+            moves_s = base["cpu_per_act_ms"]["engine"] / 1000 * spect["acts_per_s"]
+            per_message_us = 1e6 * (engine_s - moves_s) / per_s
+            summary["engine_us_per_spectator_message"] = round(per_message_us, 1)
+            if floor is not None:
+                summary["bare_stream_message_server_us"] = floor.stream_us
+                gate(
+                    "spectator_message_over_bare",
+                    per_message_us / floor.stream_us,
+                    GATES["spectator_message_over_bare"],
+                    what=f"engine CPU per spectator message {per_message_us:.1f} µs / bare streamed message "
+                    f"{floor.stream_us:g} µs (server half)",
+                )
+        if "spectators_us_per_message" in spect and floor is not None:
+            summary["spectators_us_per_message"] = spect["spectators_us_per_message"]
+            summary["bare_stream_message_client_us"] = floor.stream_table.client_us
+    idle = {row.get("idle_watchers"): row for row in rows if row.get("idle_watchers") is not None}
+    if len(idle) == 2:
+        quiet, watched_idle = idle[0], idle[max(k for k in idle if k is not None)]
+        summary["idle_watchers_engine_cpu_pct"] = [quiet.get("engine_cpu_pct"), watched_idle.get("engine_cpu_pct")]
+    summary["gates"] = gates
+    return summary
+
+
+def gates_text(gates: dict[str, dict[str, Any]]) -> str:
+    lines = []
+    for name, gate in gates.items():
+        sign = "≥" if name == "players_per_core" else "≤"
+        verdict = "PASS" if gate["pass"] else "FAIL"
+        lines.append(f"{verdict}  {name}: {gate['value']:g} {sign} {gate['target']:g}  ({gate['what']})")
+    return "\n".join(lines)
+
+
+# --- the memory soak ----------------------------------------------------------------------------------------
+
+
+def slope(samples: Sequence[tuple[float, float]]) -> float | None:
+    """Least-squares slope of (minutes, MiB) samples, in MiB per minute (``None`` for fewer than 3)."""
+    if len(samples) < 3:
+        return None
+    mean_t = statistics.fmean(t for t, _ in samples)
+    mean_m = statistics.fmean(m for _, m in samples)
+    spread = sum((t - mean_t) ** 2 for t, _ in samples)
+    return sum((t - mean_t) * (m - mean_m) for t, m in samples) / spread if spread else None
+
+
+async def soak(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
+    """Bot tables play for ``args.soak`` minutes; every process's resident memory sampled every
+    `SOAK_SAMPLE_SECONDS`; slopes over the last `SOAK_SLOPE_MINUTES` (two thirds of a shorter soak)."""
+    run = Run(stack, Clients(stack), args.think)
+    await run.open()
+    samples: list[tuple[float, dict[str, float]]] = []
+    try:
+        await run.add_tables(args.soak_tables)
+        engine_before = await asyncio.to_thread(scrape, stack.metrics_port)
+        started = time.monotonic()
+        note(f"soak: {len(run.tables)} tables play for {args.soak:g} minutes; memory sampled every 10 s")
+        with (stack.logs / "rss.jsonl").open("w") as out:
+            while True:
+                elapsed = time.monotonic() - started
+                by_role = pids_by_role(stack.pids)
+                rss = {role: round(sum(rss_mib(pid) for pid in pids), 2) for role, pids in by_role.items()}
+                # PostgreSQL's backends each count the shared buffers they touched: its private memory apart
+                rss["postgres_private"] = round(sum(rss_mib(pid, "RssAnon") for pid in by_role["postgres"]), 2)
+                samples.append((elapsed / 60, rss))
+                out.write(json.dumps({"minute": round(elapsed / 60, 3), **rss}) + "\n")
+                out.flush()
+                if elapsed >= args.soak * 60:
+                    break
+                stack.check()
+                await asyncio.sleep(min(SOAK_SAMPLE_SECONDS, args.soak * 60 - elapsed))
+        engine = (await asyncio.to_thread(scrape, stack.metrics_port)).minus(engine_before)
+    finally:
+        await run.close()
+    window = min(SOAK_SLOPE_MINUTES, args.soak * 2 / 3)
+    end = samples[-1][0]
+    recent = [(t, rss) for t, rss in samples if t >= end - window]
+    slopes = {role: slope([(t, rss[role]) for t, rss in recent]) for role in samples[-1][1]}
+    acts = sum(n for (method, _), n in engine.calls.items() if method == "Act")
+    result: dict[str, Any] = {
+        "soak_minutes": args.soak,
+        "tables": len(run.tables),
+        "slope_window_minutes": round(window, 2),
+        "samples": len(samples),
+        "acts": acts,
+        "rss_mib_start": samples[0][1],
+        "rss_mib_end": samples[-1][1],
+        "slope_mib_per_min": {role: None if v is None else round(v, 3) for role, v in slopes.items()},
+    }
+    target = GATES["memory_mib_per_min"]
+    result["gates"] = {
+        f"memory_{role}": {
+            "value": round(slopes[role] or 0.0, 3),
+            "target": target,
+            "pass": slopes[role] is not None and (slopes[role] or 0.0) <= target,
+            "what": f"{role} resident memory growth, MiB per minute over the last {window:g} minutes",
+        }
+        for role in ("engine", "bots")
+        if role in slopes
+    }
+    return result
+
+
+def soak_markdown(result: dict[str, Any]) -> str:
+    lines = [
+        "| process | RSS at start, MiB | RSS at end, MiB | MiB per minute "
+        f"(last {result['slope_window_minutes']:g} min) |",
+        "|---|---:|---:|---:|",
+    ]
+    for role, value in result["slope_mib_per_min"].items():
+        shown = "–" if value is None else f"{value:+.3f}"
+        lines.append(
+            f"| {role} | {result['rss_mib_start'].get(role, 0):.1f} | "
+            f"{result['rss_mib_end'].get(role, 0):.1f} | {shown} |"
+        )
+    return "\n".join(lines)
+
+
+def run_soak(folder: Path, args: argparse.Namespace) -> None:
+    with Stack(folder, args.think) as stack:
+        note(f"stack up: engine {stack.engine}, lobby {stack.lobby}, logs {stack.logs}")
+        result = asyncio.run(soak(stack, args))
+    print(json.dumps(result, ensure_ascii=False), flush=True)
+    print()
+    print(
+        f"Memory soak on one machine ({os.cpu_count()} cores): {result['tables']} tables of bots "
+        f"({args.think:g} s per move) for {args.soak:g} minutes, {result['acts']} Acts; resident memory every "
+        f"{SOAK_SAMPLE_SECONDS:g} s (PostgreSQL: all of its processes summed, the shared buffers each touched "
+        "counted in each; postgres_private: their private memory, RssAnon)"
+    )
+    print()
+    print(soak_markdown(result))
+    print()
+    print(gates_text(result["gates"]))
+    if args.out:
+        args.out.write_text(json.dumps(result, ensure_ascii=False, indent=1))
+
+
 @contextlib.contextmanager
 def run_folder(keep: bool) -> Iterator[Path]:
     folder = Path(tempfile.mkdtemp(prefix="paiju-load-"))
@@ -1019,7 +1547,7 @@ def run_folder(keep: bool) -> Iterator[Path]:
 
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    parser.add_argument("--tables", type=int, nargs="*", default=[1, 50, 200], help="bot tables (1 50 200)")
+    parser.add_argument("--tables", type=int, nargs="*", default=[1, 30, 100], help="bot tables (1 30 100)")
     parser.add_argument("--spectators", type=int, default=500, help="spectators with the most tables (500)")
     parser.add_argument("--idle-watchers", type=int, default=100, help="watchers of an idle game (100; 0: skip)")
     parser.add_argument("--window", type=float, default=60.0, help="seconds measured per configuration (60)")
@@ -1030,11 +1558,22 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--py-spy", metavar="PATH", help="record engine, bots and lobby with py-spy in each window")
     parser.add_argument("--keep", action="store_true", help="keep the run's folder (logs, data, flame graphs)")
     parser.add_argument("--out", type=Path, help="also write the rows to this JSON file")
+    parser.add_argument("--reference", type=int, default=30, help="tables of the configuration gated (30)")
+    parser.add_argument("--no-floor", action="store_true", help="do not measure the floor (bench/floor.py)")
+    parser.add_argument("--floor-rounds", type=int, default=5, help="rounds of each part of the floor (5)")
+    parser.add_argument(
+        "--soak", type=float, nargs="?", const=30.0, metavar="MINUTES", help="memory soak only, MINUTES long (30)"
+    )
+    parser.add_argument("--soak-tables", type=int, default=30, help="bot tables in the memory soak (30)")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse(argv)
+    if args.soak is not None:
+        with run_folder(args.keep) as folder:
+            run_soak(folder / "soak", args)
+        return
     configs = configurations(args)
     started = time.monotonic()
     rows: list[dict[str, Any]] = []
@@ -1047,6 +1586,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             groups = [list(configs)]
         for i, group in enumerate(groups):
             rows += run_stack(folder / f"stack{i}", group, args)
+    floor: Floor | None = None
+    ref = reference(rows, args.reference)
+    if ref is not None and not args.no_floor:
+        note(f"the floor, with the P, W and mix of {ref['config']} (the stack is stopped)")
+        floor = measure_floor(
+            ref["publishes_per_act"], ref["watch_messages_per_act"], ref.get("mix") or {}, rounds=args.floor_rounds
+        )
+        print(json.dumps(floor.row(), ensure_ascii=False), flush=True)
+    summary = assess(rows, floor, args.reference)
+    print(json.dumps(summary, ensure_ascii=False), flush=True)
     print()
     print(
         f"Load on one machine ({os.cpu_count()} cores), one engine, one bot runner ({args.think:g} s per move), "
@@ -1054,8 +1603,39 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     print()
     print(markdown(rows))
+    print()
+    print("CPU per Act by process (ms), against the floor of a move composed with each configuration's P and W:")
+    print()
+    print(per_act_markdown(rows))
+    print()
+    print(calls_markdown(rows))
+    if floor is not None:
+        print()
+        print(
+            f"The floor's parts (bench/floor.py; P, W and mix of {summary.get('reference')}; measured in "
+            f"{floor.seconds:.0f} s with the machine {floor.machine_busy_pct:.0f} % busy, of one core):"
+        )
+        print()
+        print(floor.markdown())
+    print()
+    for key, title in (
+        ("probe_act_ms", "Act p50 / p99 as the probe sees it, with the most tables of bots"),
+        ("players_per_core", "seated players per core at human pace (server side)"),
+        ("players_per_core_with_spectators", "the same, from the configuration with spectators"),
+        ("spectators_per_table", "spectators per table in it"),
+        ("engine_us_per_spectator_message", "engine CPU per spectator message, µs"),
+        ("bare_stream_message_server_us", "a bare streamed message, server half, µs"),
+        ("spectators_us_per_message", "spectators' process CPU per message received, µs"),
+        ("bare_stream_message_client_us", "a bare streamed message, client half, µs"),
+        ("idle_watchers_engine_cpu_pct", "engine CPU % of an idle game with 0 and with the idle watchers"),
+    ):
+        if key in summary:
+            print(f"- {title}: {summary[key]}")
+    print()
+    print(f"Gates ({summary.get('reference')}; the memory gates are the soak's, bench/load.py --soak):")
+    print(gates_text(summary["gates"]))
     if args.out:
-        args.out.write_text(json.dumps(rows, ensure_ascii=False, indent=1))
+        args.out.write_text(json.dumps({"rows": rows, "summary": summary}, ensure_ascii=False, indent=1))
 
 
 if __name__ == "__main__":

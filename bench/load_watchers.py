@@ -6,9 +6,11 @@ the game's last event, arrives at once and says the watch is open), for as long 
 
     python bench/load_watchers.py LOBBY ENGINE COUNT TABLE [TABLE ...]
 
-The spectators are spread round-robin over the tables. Prints one JSON line when every watch is open (or has
-failed): ``{"ready": n, "failed": k, "errors": {...}}``; then, at SIGTERM (or when stdin closes), one more with
-what the watches received: ``{"messages": m, "ended": e, "cut": c, "cpu_s": s}``.
+The spectators are spread round-robin over the tables (evenly: COUNT / tables each, give or take one). Prints one
+JSON line when every watch is open (or has failed): ``{"ready": n, "failed": k, "errors": {...}}``; then, for each
+line ``count`` on stdin, what the watches received so far, and at SIGTERM (or when stdin closes) once more:
+``{"messages": m, "ended": e, "cut": c, "cpu_s": s}`` (``cpu_s``: this process's CPU seconds so far, so that the
+CPU per message received can be set against a bare streamed message's client half, `bench/floor.py`).
 """
 
 from __future__ import annotations
@@ -93,13 +95,34 @@ def cpu_seconds() -> float:
     return times.user + times.system
 
 
+def received(spectators: Spectators) -> dict[str, Any]:
+    return {
+        "messages": spectators.messages,
+        "ended": spectators.ended,
+        "cut": spectators.cut,
+        "errors": dict(spectators.errors),
+        "cpu_s": round(cpu_seconds(), 3),
+    }
+
+
+def asked(spectators: Spectators, stopping: asyncio.Event) -> None:
+    """A ``count`` line on stdin: print what the watches received so far; stdin closed: stop."""
+    data = os.read(sys.stdin.fileno(), 4096)
+    if not data:
+        asyncio.get_running_loop().remove_reader(sys.stdin.fileno())
+        stopping.set()
+        return
+    for _ in range(data.count(b"count")):
+        print(json.dumps(received(spectators)), flush=True)
+
+
 async def main(lobby: str, engine: str, count: int, tables: list[str]) -> None:
     spectators = Spectators(lobby, engine)
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
-    loop.add_reader(sys.stdin.fileno(), lambda: None if os.read(sys.stdin.fileno(), 4096) else stopping.set())
+    loop.add_reader(sys.stdin.fileno(), lambda: asked(spectators, stopping))
     opening = asyncio.Semaphore(OPEN_AT_ONCE)
     opened: list[asyncio.Future[bool]] = [loop.create_future() for _ in range(count)]
     tasks = [
@@ -117,14 +140,7 @@ async def main(lobby: str, engine: str, count: int, tables: list[str]) -> None:
     for channel in spectators.channels:
         with contextlib.suppress(Exception):
             await channel.close()
-    final = {
-        "messages": spectators.messages,
-        "ended": spectators.ended,
-        "cut": spectators.cut,
-        "errors": dict(spectators.errors),
-        "cpu_s": round(cpu_seconds(), 2),
-    }
-    print(json.dumps(final), flush=True)
+    print(json.dumps(received(spectators)), flush=True)
 
 
 if __name__ == "__main__":
