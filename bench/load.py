@@ -17,14 +17,14 @@ up in the evening):
    (`bench/load_watchers.py`).
 
 Besides the bots, a probe plays one more 砸六家 table of six guests through the public API from this process
-(`Probe.turn` finds whose turn it is and what they may do — today by asking `GetLegalActions` —, a pause as long
-as the bots', `Act` with the version it decided at): the latencies a client sees. For each configuration, after a
+(each seat watches the game and, on a turn that names it, pauses as long as the bots do and acts at the turn's
+version with one of the turn's actions): the latencies a client sees. For each configuration, after a
 warm-up, during a fixed window (`--window`, 60 s):
 
 - events stored per second (the GAMES stream's last sequence, read from NATS), per table (median, counted on the
   games' subjects ``paiju.game.<partition>.<game>``, or ``paiju.game.<game>`` for a game stored before the stream
   had partitions), and how many tables stored none;
-- `Act` and `GetLegalActions` latency p50 / p99 as the probe sees them, and as the engine's histogram
+- `Act` latency p50 / p99 as the probe sees it, and `Act` and `GetLegalActions` as the engine's histogram
   ``paiju_grpc_call_seconds`` (all callers, bots included; interpolated within its buckets) has them;
 - the CPU of each process (``/proc/<pid>/stat``, % of one core): engine, bot runner, lobby, scoring, NATS,
   PostgreSQL (every process of the embedded server, and the backends that ended meanwhile, from the postmaster's
@@ -576,8 +576,9 @@ class Turn:
 
 @dataclass
 class Probe:
-    """Plays every seat of a `PeopleTable` through the engine's API like a bot, timing each call: `turn` finds whose
-    turn it is, then a pause as long as the bots', then `act`."""
+    """Plays every seat of a `PeopleTable` through the engine's API as a client of the stream does, timing each
+    `Act`: each seat watches the game, and on a turn that names it, waits as long as the bots do and acts at the
+    turn's version with one of the turn's actions. It asks the engine nothing else."""
 
     clients: Clients
     table: PeopleTable
@@ -586,12 +587,8 @@ class Probe:
     acts: list[tuple[float, float]] = field(default_factory=list)
     """(when it was answered, monotonic; seconds it took) of each `Act`."""
     legal: list[tuple[float, float]] = field(default_factory=list)
-    """The same for each `GetLegalActions`."""
+    """The same for each `GetLegalActions` (none: the probe learns its turns from its streams)."""
     errors: list[tuple[float, str]] = field(default_factory=list)
-    last: int = 5
-    """The seat that moved last (the turn usually passes to the next one)."""
-    known: int = 0
-    """The latest version of the game the probe knows of."""
 
     async def _call(self, method: str, request: Any, md: Any, timings: list[tuple[float, float]]) -> Any:
         """The call's answer (``None`` when it failed), its time added to ``timings`` (a timeout's too)."""
@@ -607,29 +604,32 @@ class Probe:
         return answer
 
     async def run(self) -> None:
-        while True:
-            turn = await self.turn()
-            if turn is None:
-                await asyncio.sleep(0.1)
-                continue
-            await asyncio.sleep(self.think)
-            await self.act(turn)
+        await asyncio.gather(*(self.seat(s) for s in range(len(self.table.guests))))
 
-    async def turn(self) -> Turn | None:
-        """Whose turn it is and what they may do, or ``None`` when no seat may act now. Today the probe asks
-        `GetLegalActions` seat after seat, from the seat after the last mover, as the bots do; a client that learns
-        its turn from its Watch stream (a turn message) reads it there instead, and only this changes."""
-        for seat in ((self.last + 1 + i) % 6 for i in range(6)):
+    async def seat(self, seat: int) -> None:
+        """One seat: its Watch stream (opened again after a failure, or before its game token expires), acting on
+        each turn that names it."""
+        version = 0
+        while True:
             guest = await self._fresh(seat)
-            request = engine_pb2.GetLegalActionsRequest(game_id=self.table.game_id, min_version=self.known)
-            legal = await self._call("GetLegalActions", request, guest.game_md, self.legal)
-            if legal is None:
+            stream = self.clients.engine.Watch(
+                engine_pb2.WatchRequest(game_id=self.table.game_id, from_version=version), metadata=guest.game_md
+            )
+            try:
+                async for reply in stream:
+                    if reply.HasField("envelope"):
+                        version = max(version, reply.envelope.version)
+                    turn = reply.turn
+                    if reply.HasField("turn") and seat in turn.seats and turn.actions:
+                        await asyncio.sleep(self.think)
+                        await self.act(Turn(seat, int(turn.version), list(turn.actions)))
+                    if guest.game_expires - time.time() < RENEW_BEFORE_SECONDS:
+                        break  # watch again with a fresh token
+            except grpc.aio.AioRpcError as e:
+                self.errors.append((time.monotonic(), f"Watch:{e.code().name}"))
                 await asyncio.sleep(0.5)
-                continue
-            self.known = max(self.known, legal.version)
-            if legal.actions:
-                return Turn(seat, int(legal.version), list(legal.actions))
-        return None
+            finally:
+                stream.cancel()
 
     async def act(self, turn: Turn) -> None:
         """Play one of ``turn``'s actions (at random) with the version it was decided at, timed."""
@@ -638,10 +638,7 @@ class Probe:
         request = engine_pb2.ActRequest(
             game_id=self.table.game_id, command_id=uuid.uuid4().hex, expected_version=turn.version, zlj=action.zlj
         )
-        done = await self._call("Act", request, guest.game_md, self.acts)
-        if done is not None:
-            self.known = max(self.known, done.version)
-        self.last = turn.seat
+        await self._call("Act", request, guest.game_md, self.acts)
 
     async def _fresh(self, seat: int) -> Guest:
         """The guest of ``seat``, its game token renewed (by joining again) when it is about to expire."""
