@@ -197,7 +197,7 @@ def test_a_watch_ends_with_a_message_saying_why() -> None:
                 watch = stub.Watch(engine_pb2.WatchRequest(game_id="e1"), metadata=auth(token(Role.SPECTATOR, "e1")))
                 first = await watch.read()
                 assert first.envelope.version == 1
-                service.draining.set()
+                service.drain()
                 replies = []
                 while (reply := await watch.read()) is not grpc.aio.EOF:
                     replies.append(reply)

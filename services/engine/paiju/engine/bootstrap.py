@@ -169,7 +169,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     if owning is not None:
         await owning  # the partitions given up: the other replicas take them at their next round
     log.info("engine stopping: no new calls, draining the ones in flight", grace_seconds=GRACE_SECONDS)
-    service.draining.set()  # open watch streams end with a WatchEnd saying so: their clients watch elsewhere
+    service.drain()  # open watch streams end with a WatchEnd saying so: their clients watch elsewhere
     await serving.drain(GRACE_SECONDS)
     await lobby.close()
     await store.close()

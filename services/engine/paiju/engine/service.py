@@ -36,7 +36,6 @@ from paiju.engine.metrics import ACTS, LATENCY
 from paiju.engine.seeds import shuffle_seed
 from paiju.engine.timers import waiting_seats
 from paiju.engine.watching import FULL, Encodings, audience, event_bytes, redacted, register
-from paiju.platform.aio import unless
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
@@ -116,10 +115,16 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self.encodings = Encodings(lambda: games.contribution_seconds)
         """What Watch streams send, encoded once per audience and shared (`paiju.engine.watching`)."""
         self.draining = asyncio.Event()
-        """Set when the server shuts down: open watch streams end with a WatchEnd saying so."""
+        """Set when the server shuts down (`drain`): open watch streams end with a WatchEnd saying so."""
         self.verifier = Verifier(trust, now)
         self.policy = Policy(authenticator=self.verifier, limits=limits, roles=ROLES)
         """What the gRPC edge does for this service (every method needs a token)."""
+
+    def drain(self) -> None:
+        """The server is shutting down: every open watch stream ends with a WatchEnd saying so (its client watches
+        again elsewhere)."""
+        self.draining.set()
+        self._games.wake_all()
 
     def add_to(self, server: grpc.aio.Server) -> None:
         """Serve this service on ``server`` (its Watch streams send bytes encoded once per audience)."""
@@ -298,7 +303,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         LATENCY.observe(time.perf_counter() - started)
         # a retry is answered as the first time: the version right after the command's own events
         version = stored[-1].version if stored else after.version
-        log.info("applied", version=version, events=len(stored))
+        log.debug("applied", version=version, events=len(stored))
         seat = who.seat if who.role is Role.PLAYER else None
         full = who.role in FULL_INFORMATION
         return engine_pb2.ActResponse(version=version, events=[self._redact(after, e, seat, full) for e in stored])
@@ -379,7 +384,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             if game.state.phase.value == "ended":
                 yield watch_end(engine_pb2.WATCH_END_REASON_GAME_ENDED, sent)
                 return
-            moved = await unless(self._games.next_change(request.game_id, sent), self.draining)
+            moved = await self._games.next_change_unless(request.game_id, sent, self.draining)
             if moved is None:
                 yield watch_end(engine_pb2.WATCH_END_REASON_DRAINING, sent)
                 return

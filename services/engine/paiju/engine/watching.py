@@ -71,6 +71,12 @@ def event_bytes(game: Game, envelope: engine_pb2.Envelope, event: Any, audience:
     return engine_pb2.WatchResponse(envelope=redacted(game, envelope, event, audience)).SerializeToString()
 
 
+def _may_act(game: Game) -> tuple[int, ...]:
+    """The seats that may act in ``game`` now: those whose move it awaits and those that may still contribute."""
+    rules = game.rules.game
+    return (*rules.waiting(game.state), *rules.contributors(game.state))
+
+
 def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: float) -> engine_pb2.Turn:
     """The turn at ``game``'s version as ``seat`` receives it (``None``: a spectator, or full information): who may act
     and when the turn runs out, and when ``seat`` may act, what it needs to act (its view too with ``views``)."""
@@ -140,11 +146,20 @@ class Encodings:
         """Encodings handed out again without being made."""
 
     def event(self, game: Game, version: int, audience: int | None) -> bytes:
-        """The `WatchResponse` bytes of ``game``'s event ``version`` (held in its memory) for ``audience``."""
+        """The `WatchResponse` bytes of ``game``'s event ``version`` (held in its memory) for ``audience``. An
+        audience from which the event hides nothing shares the bytes of the event as stored (most events: a play is
+        the same for everyone)."""
+        if audience != FULL:
+            event = game.event(version)
+            if event is None or game.rules.game.redact(event, audience) is event:
+                audience = FULL
         return self._get(game, ("e", version, audience), version, lambda: self._event(game, version, audience))
 
     def turn(self, game: Game, seat: int | None, *, views: bool) -> bytes:
-        """The `WatchResponse` bytes of the turn at ``game``'s version for ``seat`` (``None``: the spectators)."""
+        """The `WatchResponse` bytes of the turn at ``game``'s version for ``seat`` (``None``: the spectators). A
+        seat that may not act, and did not ask for views, is told what the spectators are: it shares their bytes."""
+        if seat is not None and not views and seat not in _may_act(game):
+            seat = None
         seconds = self._contribution_seconds()
         return self._get(
             game,

@@ -454,9 +454,18 @@ class Repository(Generic[A]):
         """The aggregate once it is past ``version``: woken by the feed the moment it changes (a watcher waiting
         here costs nothing while nothing happens); without a feed, the store is read every `POLL_SECONDS`. An
         aggregate the feed does not carry here is woken by the store's notice of its appends (`EventStore.notice`)."""
+        changed = await self.next_change_unless(aggregate, version, None)
+        assert changed is not None
+        return changed
+
+    async def next_change_unless(self, aggregate: str, version: int, stop: asyncio.Event | None) -> A | None:
+        """`next_change`, or ``None`` once ``stop`` is set (see `wake_all`): how a stream waiting for the next change
+        ends when its server begins shutting down, with no task of its own while it waits."""
         if self._following and not self._current(aggregate):
-            return await self._next_change_noticed(aggregate, version)
+            return await self._next_change_noticed(aggregate, version, stop)
         while True:
+            if stop is not None and stop.is_set():
+                return None
             cached = self._cache.get(aggregate)
             if cached is not None and cached.version > version:
                 return cached
@@ -465,19 +474,27 @@ class Repository(Generic[A]):
             elif cached is not None:
                 await self._changes.wait(aggregate)
                 if self._cache.get(aggregate) is not None:
-                    continue  # woken by a real change (or a reset): look again
+                    continue  # woken by a real change (or a reset, or a stop): look again
+            if stop is not None and stop.is_set():
+                return None
             snapshot = await self.refresh(aggregate)  # not in memory (evicted, a gap, no feed): read it once
             if snapshot.version > version:
                 return snapshot
             if self._following:
                 await self._changes.wait(aggregate)
 
-    async def _next_change_noticed(self, aggregate: str, version: int) -> A:
+    def wake_all(self) -> None:
+        """Wake every watcher waiting for a change (they look again: a `next_change_unless` whose stop is set ends)."""
+        self._changes.notify_all()
+
+    async def _next_change_noticed(self, aggregate: str, version: int, stop: asyncio.Event | None) -> A | None:
         """`next_change` for an aggregate the feed does not carry here: woken by the notices of its appends, it reads
         the aggregate from the store; a notice the store does not show yet (a batch not committed) is looked at again
         shortly (`RECHECK_SECONDS`)."""
         rechecks = 0
         while True:
+            if stop is not None and stop.is_set():
+                return None
             snapshot = await self.load(aggregate)
             if snapshot.version > version:
                 return snapshot
