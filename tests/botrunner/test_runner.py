@@ -299,3 +299,36 @@ def test_a_policy_trained_on_the_environment_plays_real_seats_through_the_runner
     for wrong in ("paiju.envs.agent", "no.such.module:make", "paiju.envs.agent:nothing", "paiju.envs.aec:MAX_ACTIONS"):
         with pytest.raises(ValueError):
             load_agent(wrong)
+
+
+def test_a_runner_forgets_the_seats_of_ended_games_once_they_are_no_longer_leased() -> None:
+    """A runner's memory follows the seats it plays now: once a game has ended and its seats are leased no more,
+    nothing about them is kept but the count of the moves made."""
+
+    async def body() -> None:
+        async with engine() as e:
+            await create_zlj(e, "zf", deals=1)
+            source = StaticSeatSource(leases("zf", "zlj", range(6)))
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="forgetful", think=0)
+            stop = asyncio.Event()
+            task = asyncio.create_task(runner.run(stop))
+            try:
+
+                async def over() -> bool:
+                    return await e.ended("zf")
+
+                await wait_until(over, 120, "the end of zf")
+                await wait_until(lambda: not runner.playing, 10, "the runner to see the end")
+                by_player = decisions(await e.log("zf"))
+                made = sum(by_player[bot_player("zf", s)] for s in range(6))
+                assert len(runner.stats) == 6 and runner.total_acts == made
+                source.set(())  # the lobby no longer leases the game's seats
+                await wait_until(lambda: not runner.stats and not runner.done, 30, "the seats forgotten")
+                assert not runner.starts and runner.total_acts == made and runner.seats_played == 6
+            finally:
+                stop.set()
+                await task
+                await channel.close()
+
+    run(body)

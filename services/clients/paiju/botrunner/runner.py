@@ -337,9 +337,14 @@ class BotRunner:
         "expired" (the lease ran out while the source could not be asked) or "failed"."""
         self._done_tokens: dict[tuple[str, int], str] = {}
         self.starts: Counter[tuple[str, int]] = Counter()
-        """How many times each seat was taken up (again after it was released, lost with another token or failed)."""
+        """How many times each seat was taken up (again after it was released, lost with another token or failed),
+        while its lease is still returned (a seat the source no longer leases is forgotten)."""
         self.stats: dict[tuple[str, int], SeatStats] = {}
-        """Per seat, everything its players did (across restarts of the seat)."""
+        """Per seat, everything its players did (across restarts of the seat), while its lease is still returned."""
+        self.seats_played = 0
+        """Seats taken up since the runner started."""
+        self.acts = 0
+        """Moves the engine applied for the seats this runner no longer holds (`total_acts` adds the others')."""
         self.log = log.bind(runner=runner_id)
 
     @property
@@ -368,7 +373,7 @@ class BotRunner:
                         await stopping.wait()
         finally:
             await self.close()
-            self.log.info("bot runner stopped", seats=len(self.stats), acts=sum(s.acts for s in self.stats.values()))
+            self.log.info("bot runner stopped", seats=self.seats_played, acts=self.total_acts)
 
     async def _refresh_unless(self, stopping: asyncio.Event, long_polls: bool) -> tuple[float, bool]:
         """`refresh`, cut short when the runner stops (a long-polling call may be waiting at the lobby); the wait
@@ -416,9 +421,23 @@ class BotRunner:
             self._start(lease)
             self._started += 1
         for key in [k for k in self.done if k not in current]:
-            del self.done[key]
-            self._done_tokens.pop(key, None)
+            self._forget(key)
         return self._next(now, self.renew_every)
+
+    @property
+    def total_acts(self) -> int:
+        """Moves the engine applied for this runner's seats since it started."""
+        return self.acts + sum(s.acts for s in self.stats.values())
+
+    def _forget(self, key: tuple[str, int]) -> None:
+        """A seat done with and no longer leased: nothing about it is kept (a runner's memory follows the seats it
+        plays now, not every seat it ever played)."""
+        del self.done[key]
+        self._done_tokens.pop(key, None)
+        self.starts.pop(key, None)
+        stats = self.stats.pop(key, None)
+        if stats is not None:
+            self.acts += stats.acts
 
     def _next(self, now: float, most: float) -> float:
         """Ask again within ``most`` seconds, and by half the time left of the first lease to expire."""
@@ -442,6 +461,7 @@ class BotRunner:
         )
         self._players[key] = player
         self.starts[key] += 1
+        self.seats_played += 1
         task = asyncio.create_task(player.play(), name=f"seat {key}")
         self._tasks[key] = task
         task.add_done_callback(lambda t: self._finished(key, player, t))
