@@ -14,7 +14,7 @@ import pytest
 
 from paiju.lobby import table as tb
 from paiju.lobby.contract import LOBBY_EVENTS
-from paiju.platform.repository import Aggregates, Recent, digest_of, legacy_digest_of
+from paiju.platform.repository import Aggregates, CommandIdReused, Recent, digest_of, legacy_digest_of
 from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded
 from paiju.v1 import lobby_events_pb2
 
@@ -30,6 +30,19 @@ def test_recent_keeps_the_most_recently_stored_entries_only() -> None:
     assert len(recent) == 1 and "c" in recent
     recent.clear()
     assert len(recent) == 0
+
+
+def test_recent_with_a_weight_keeps_within_its_budget_and_always_the_latest() -> None:
+    recent: Recent[str, int] = Recent(100, weigh=lambda size: size, budget=10)
+    for key, size in (("a", 4), ("b", 4), ("c", 4)):
+        recent[key] = size
+    assert sorted(recent) == ["b", "c"] and recent.weight == 8
+    recent["b"] = 1  # smaller now: its weight is counted anew
+    assert recent.weight == 5
+    recent["huge"] = 50  # over the budget alone: the others go, the latest stays
+    assert list(recent) == ["huge"] and recent.weight == 50
+    del recent["huge"]
+    assert recent.weight == 0
 
 
 class Colour(Enum):
@@ -123,6 +136,34 @@ def test_a_read_after_an_act_sees_every_event_the_act_stored() -> None:
         assert (await tables.load("table-1")).version == 4  # not the 1 the feed had delivered when the act resumed
         await asyncio.sleep(0)  # the rest of the feed arrives: nothing changes
         assert (await tables.load("table-1")).version == 4
+
+    asyncio.run(body())
+
+
+def test_an_aggregate_holds_its_latest_events_by_kind_and_its_command_ids_not_its_history() -> None:
+    """A long-lived aggregate (a table whose seats are leased every few seconds for months) costs the same to append
+    to and to hold on its last day as on its first: its snapshots share one index of command ids and keep the latest
+    event of each kind; a retry of its first command is still answered as a retry, read again from the store too."""
+
+    async def body() -> None:
+        store = MemoryEventStore()
+        tables = events_as_commands(store)
+        first, _ = await tables.act("table-1", [OPENED], "open", "owner")
+        loaded = first
+        for n in range(300):
+            loaded, _ = await tables.act("table-1", [tb.SeatTaken(n % 6, f"p{n}", f"P{n}")], f"sit-{n}", f"p{n}")
+        assert loaded.commands is first.commands, "one index shared by every snapshot"
+        assert set(loaded.latest) == {tb.TableOpened, tb.SeatTaken} and loaded.last(tb.TableOpened) == OPENED
+        assert loaded.last(tb.SeatTaken) == tb.SeatTaken(299 % 6, "p299", "P299")
+        assert loaded.last(tb.MatchStarted) is None
+        assert first.digest("sit-0") is None, "a snapshot does not hold its later commands"
+        again, stored = await tables.act("table-1", [OPENED], "open", "owner")
+        assert stored == [] and again.version == loaded.version, "the first command's retry stores nothing"
+        fresh = events_as_commands(store)  # another replica: reads the whole log once
+        read = await fresh.load("table-1")
+        assert read.state == loaded.state and read.digest("open") == loaded.digest("open")
+        with pytest.raises(CommandIdReused):
+            await fresh.act("table-1", [tb.SeatTaken(0, "x", "X")], "open", "owner")
 
     asyncio.run(body())
 

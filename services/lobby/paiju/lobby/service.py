@@ -577,7 +577,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def _game_exists(self, loaded: Loaded[tb.Table]) -> None:
         """Make sure the game of the table's latest match exists in the engine (CreateGame with the very request
         the engine's match starter builds from the `MatchStarted` event: idempotent)."""
-        started = next((e for e in reversed(loaded.events) if isinstance(e, tb.MatchStarted)), None)
+        started = loaded.last(tb.MatchStarted)
         if started is None:
             return
         event: Any = LOBBY_EVENTS.encode(started)

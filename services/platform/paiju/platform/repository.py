@@ -38,6 +38,7 @@ from paiju.platform.store.base import NEW
 from paiju.v1 import lobby_events_pb2
 
 S = TypeVar("S")
+E = TypeVar("E")
 K = TypeVar("K")
 V = TypeVar("V")
 POLL_SECONDS = 0.05
@@ -152,17 +153,32 @@ def upcast(envelope: M) -> M:
 
 @dataclass(frozen=True, slots=True)
 class Loaded(Generic[S]):
-    """An aggregate as read: its state, position and the digest of each command applied."""
+    """An aggregate as read: its state, position, the digest of each command applied and the latest event of each
+    kind — not its history (a table that lives for months, its seats leased every few seconds, costs the same to
+    append to and to hold on its last day as on its first)."""
 
     aggregate: str
     state: S
     position: Position = NEW
-    commands: dict[str, bytes] = field(default_factory=dict)
-    events: tuple[Any, ...] = ()
+    commands: dict[str, tuple[int, bytes]] = field(default_factory=dict)
+    """Command id -> (index of its first event, the digest of its request). Shared by an aggregate's successive
+    snapshots (append-only): an entry at or past a snapshot's version belongs to a later snapshot."""
+    latest: dict[type, Any] = field(default_factory=dict)
+    """The latest event of each kind (by class)."""
 
     @property
     def version(self) -> int:
         return self.position.version
+
+    def last(self, kind: type[E]) -> E | None:
+        """The latest event of class ``kind``, ``None`` when there was none."""
+        found: E | None = self.latest.get(kind)
+        return found
+
+    def digest(self, command_id: str) -> bytes | None:
+        """The digest ``command_id`` was stored with, when this snapshot holds it."""
+        found = self.commands.get(command_id)
+        return found[1] if found is not None and found[0] < self.version else None
 
 
 def digest_of(command: Any) -> bytes:
@@ -666,18 +682,18 @@ class Aggregates(Repository["Loaded[S]"], Generic[S]):
     def _extend(self, aggregate: str, snapshot: Loaded[S] | None, tail: Sequence[Recorded]) -> Loaded[S]:
         loaded = snapshot or self._absent(aggregate)
         state = loaded.state
-        commands = dict(loaded.commands)
-        events = list(loaded.events)
+        commands = loaded.commands
+        latest = dict(loaded.latest)
         for r in tail:
             envelope: Any = upcast(self._envelope.FromString(r.data))
             event = self._codec.decode(envelope.event)
             state = self._evolve(state, event)
-            commands.setdefault(envelope.command_id, envelope.command_digest)
-            events.append(event)
-        return Loaded(aggregate, state, tail[-1].position, commands, tuple(events))
+            commands.setdefault(envelope.command_id, (r.version - 1, envelope.command_digest))
+            latest[type(event)] = event
+        return Loaded(aggregate, state, tail[-1].position, commands, latest)
 
     async def _stored(self, snapshot: Loaded[S], command_id: str) -> tuple[bytes, Sequence[Any]] | None:
-        digest = snapshot.commands.get(command_id)
+        digest = snapshot.digest(command_id)
         return None if digest is None else (digest, [])
 
     def _encode(self, snapshot: Loaded[S], events: Sequence[Any], stamp: Stamp) -> list[Any]:
@@ -699,14 +715,17 @@ class Aggregates(Repository["Loaded[S]"], Generic[S]):
     def _appended(
         self, snapshot: Loaded[S], events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
     ) -> tuple[Loaded[S], Sequence[Any]]:
-        commands = dict(snapshot.commands)
-        commands.setdefault(recorded[0].command_id, envelopes[0].command_digest)
+        commands = snapshot.commands
+        commands.setdefault(recorded[0].command_id, (recorded[0].version - 1, envelopes[0].command_digest))
+        latest = dict(snapshot.latest)
+        for event in events:
+            latest[type(event)] = event
         after = Loaded(
             snapshot.aggregate,
             _evolved(self._evolve, snapshot.state, events),
             recorded[-1].position,
             commands,
-            (*snapshot.events, *events),
+            latest,
         )
         return after, events
 
