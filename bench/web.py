@@ -8,7 +8,10 @@ window (`--window`, 20 s), for each crowd:
 - the boards each page received per second (median over the pages), and how many pages received none;
 - the web view's CPU (% of one core) and resident memory, the engine's CPU, and this process's (the pages');
 - the calls the web view made to the services per second, by method (``/healthz``): a crowd must not multiply them
-  (one `Watch` per table and a `GetView` per event, whatever the number of pages).
+  (one `Watch` per table, whatever the number of pages), and following a game asks for nothing per move (the boards
+  are drawn from the public view each turn of the watch carries: `GetView` only when a game starts being followed);
+- the boards the web view drew per second (each fanned out to every page of its table) and its `GetView` calls per
+  board drawn (~0).
 
 One JSON line per crowd, then a Markdown table for the README.
 """
@@ -130,7 +133,7 @@ async def crowd(web: str, tables: list[str], pages: int, warmup: float, window: 
         ]
         await asyncio.sleep(warmup)
         web_pid, engine_pid = process_of("web"), process_of("engine")
-        before = (cpu_seconds(web_pid), cpu_seconds(engine_pid), time.process_time(), health(web)["upstream_calls"])
+        before = (cpu_seconds(web_pid), cpu_seconds(engine_pid), time.process_time(), health(web))
         started = time.monotonic()
         await asyncio.sleep(window)
         ended = time.monotonic()
@@ -141,11 +144,14 @@ async def crowd(web: str, tables: list[str], pages: int, warmup: float, window: 
         await asyncio.gather(*tasks, return_exceptions=True)
     elapsed = ended - started
     received = [sum(started <= t < ended for t in page) / elapsed for page in boards]
+    made = before[3]["upstream_calls"]
     calls = {
-        method: round((count - before[3].get(method, 0)) / elapsed, 2)
+        method: round((count - made.get(method, 0)) / elapsed, 2)
         for method, count in sorted(after[3]["upstream_calls"].items())
-        if count - before[3].get(method, 0)
+        if count - made.get(method, 0)
     }
+    drawn = after[3].get("boards_drawn", 0) - before[3].get("boards_drawn", 0)
+    views = after[3]["upstream_calls"].get("GetView", 0) - made.get("GetView", 0)
     return {
         "pages": pages,
         "tables": len(tables),
@@ -157,6 +163,8 @@ async def crowd(web: str, tables: list[str], pages: int, warmup: float, window: 
         "engine_cpu_percent": round(100 * (after[1] - before[1]) / elapsed, 1),
         "pages_process_cpu_percent": round(100 * (after[2] - before[2]) / elapsed, 1),
         "upstream_calls_per_s": calls,
+        "boards_drawn_per_s": round(drawn / elapsed, 2),
+        "get_view_per_board": round(views / drawn, 4) if drawn else None,
     }
 
 
@@ -182,13 +190,16 @@ def main() -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
         shutil.rmtree(folder, ignore_errors=True)
-    print("\n| pages | boards/page/s | web CPU % | web RSS MB | engine CPU % | web view's calls/s to the services |")
-    print("|---|---|---|---|---|---|")
+    print(
+        "\n| pages | boards/page/s | web CPU % | web RSS MB | engine CPU % | web view's calls/s to the services "
+        "| GetView per board |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for row in rows:
         calls = ", ".join(f"{m} {n}" for m, n in row["upstream_calls_per_s"].items())
         print(
             f"| {row['pages']} | {row['boards_per_page_per_s']} | {row['web_cpu_percent']} | {row['web_rss_mb']} "
-            f"| {row['engine_cpu_percent']} | {calls} |"
+            f"| {row['engine_cpu_percent']} | {calls} | {row['get_view_per_board']} |"
         )
 
 

@@ -10,18 +10,24 @@
 // 1. Signs in guests (six for zlj, four for tractor), the first opens a table (zlj: one deal; tractor: the
 //    default options), everyone sits down and says ready, the owner starts the match, each asks JoinGame for
 //    its engine token, and keeps a WatchTable stream open (its presence: without it a bot covers the seat).
-// 2. Each seat watches the game (EngineService.Watch; watched again from the last version received when the
-//    server drains or the connection is cut) and, whenever it has legal actions, acts with the first one listed
-//    (a 拖拉机 seat bids when it can, and composes a follow of its own from `tractor_follow`, checked with
-//    `validate_only` first), the version as `expected_version` and a fresh command id; ABORTED
-//    (STALE_VERSION) means another seat moved first: read again. zlj ends with the match (one deal);
-//    tractor stops when the first deal is settled (`deal_settled`).
+// 2. Each seat plays from its Watch stream alone (EngineService.Watch; watched again from the last version
+//    received when the server drains or the connection is cut): the newest event of each change comes with the
+//    turn it leads to, and a turn that names the seat carries its legal actions (and its view, and what a 拖拉机
+//    follow owes). On such a turn the seat acts with the first action listed (a 拖拉机 seat bids when it can, and
+//    composes a follow of its own from `tractor_follow` and the turn's view, checked with `validate_only` first),
+//    the turn's version as `expected_version` and a fresh command id; ABORTED (STALE_VERSION) means another seat
+//    moved first: the next turn comes on the stream. A turn whose `fair_step` asks for the seat's random bytes is
+//    answered with a Contribute. Nothing else is asked of the engine while playing: no GetView, no
+//    GetLegalActions (the calls are counted by method, and the summary says so). zlj ends with the match (one
+//    deal); tractor stops when the first deal is settled (`deal_settled`).
 // 3. At the first lead of the play, checks the error model: TOKEN_MISSING, TOKEN_INVALID, INVALID_REQUEST (with
 //    a BadRequest naming game_id), GAME_NOT_FOUND, NOT_YOUR_TURN, NOT_YOUR_SEAT, RULE_VIOLATION (with a
 //    RuleViolation naming the rule), STALE_VERSION, WRONG_GAME_KIND, COMMAND_ID_REUSED and an idempotent retry,
 //    SESSION_REQUIRED; every refusal anywhere must carry an ErrorInfo of domain "paiju.v1" whose reason goes
 //    with the status code, and none may be UNKNOWN or INTERNAL.
-// 4. Prints one JSON line: {"game", "acts", "events", "checked": [reasons seen], "ok": true, ...}; exit 0.
+// 4. Prints one JSON line: {"game", "acts", "events", "checked": [reasons seen], "calls": {method: count} (the
+//    engine calls of the play, Watch streams opened included), "probe_calls" (those of step 3, made on purpose),
+//    "lobby_calls", "ok": true, ...}; exit 0.
 //    Any failure: a message on stderr, {"ok": false, "error": ...} on stdout, exit 1.
 
 import { randomBytes } from 'node:crypto';
@@ -120,6 +126,10 @@ class Session {
     this.streams = [];
     this.resumed = 0; // watch streams opened again after the server ended them or the connection was cut
     this.contributions = 0; // random bytes added to committed shuffles (fair dealing)
+    this.turns = 0; // turns the seats' streams brought
+    this.calls = {}; // the engine calls of the play, by method (Watch: streams opened)
+    this.probeCalls = {}; // the engine calls that check the error model on purpose (step 3), by method
+    this.lobbyCalls = {}; // the lobby's, by method
     this.notes = []; // where the servers' answers differ from what the protos' comments say (reported, not fatal)
   }
 
@@ -127,13 +137,21 @@ class Session {
     if (this.options.verbose) process.stderr.write(`${parts.join(' ')}\n`);
   }
 
+  /** Count a call of `method` (every attempt): a probe's apart from the play's, the lobby's apart. */
+  count(client, method, probe) {
+    const book = probe ? this.probeCalls : client === this.lobby ? this.lobbyCalls : this.calls;
+    book[method] = (book[method] || 0) + 1;
+  }
+
   /**
    * One unary call. A refusal is read with `refusalOf` and checked against the error model (never UNKNOWN or
    * INTERNAL, an ErrorInfo of domain paiju.v1 whose reason goes with the code); RATE_LIMITED is waited out as
-   * its RetryInfo says. Rejects with an Error carrying `.refusal`.
+   * its RetryInfo says. Rejects with an Error carrying `.refusal`. `probe`: a call made to check the error model,
+   * counted apart from the play's.
    */
-  async call(client, method, request, token, { retries = 20 } = {}) {
+  async call(client, method, request, token, { retries = 20, probe = false } = {}) {
     for (let attempt = 0; ; attempt += 1) {
+      this.count(client, method, probe);
       try {
         return await paiju.unary(client, method, request, { token });
       } catch (err) {
@@ -198,6 +216,7 @@ class Session {
 
   /** Open a server stream, remembered so that `close` cancels it. */
   stream(client, method, request, token, onMessage) {
+    this.count(client, method, false);
     const opened = paiju.stream(client, method, request, onMessage, { token });
     this.streams.push(opened.call);
     return opened;
@@ -291,8 +310,9 @@ class Seat {
     this.seat = player.seat;
     this.game = session.options.game;
     this.watched = 0; // the last version the watch delivered
-    this.known = 0; // the latest version this seat knows of
-    this.readAt = -1; // the version its legal actions were last read at
+    this.turn = null; // the latest turn the watch delivered
+    this.doneAt = -1; // the latest turn's version this seat acted at (or was refused at)
+    this.contributed = new Set(); // the committed shuffles this seat added its random bytes to
     this.dirty = true;
     this.waiter = null;
     this.ended = null; // the WatchEnd reason, once the stream says it ends
@@ -308,7 +328,8 @@ class Seat {
   }
 
   /**
-   * Follow the game from the start: every version once and in order, each seat's own hand only. A stream that
+   * Follow the game from the start: every version once and in order, each seat's own hand only, and the turns. A
+   * stream that
    * ends without the game's end (the server drains: WATCH_END_REASON_DRAINING; or the connection is cut) is
    * watched again from the last version received.
    */
@@ -343,13 +364,34 @@ class Seat {
       return;
     }
     const envelope = message.envelope;
-    const version = Number(envelope.version);
-    if (version !== this.watched + 1) fail(`seat ${this.seat}: the watch jumped from version ${this.watched} to ${version}`);
-    if (envelope.game_id !== this.match.gameId) fail(`seat ${this.seat}: an event of ${envelope.game_id}`);
-    this.watched = version;
-    this.known = Math.max(this.known, version);
-    this.match.event(this, envelope);
-    if (envelope.payload === this.game && envelope[this.game].event === 'seed_committed') this.contributing = true;
+    if (envelope) {
+      const version = Number(envelope.version);
+      if (version !== this.watched + 1) fail(`seat ${this.seat}: the watch jumped from version ${this.watched} to ${version}`);
+      if (envelope.game_id !== this.match.gameId) fail(`seat ${this.seat}: an event of ${envelope.game_id}`);
+      this.watched = version;
+      this.match.event(this, envelope);
+    }
+    if (message.turn) this.turned(message.turn);
+  }
+
+  /**
+   * A turn: who may act at its version and, when this seat may, its legal actions (its view, what a follow owes,
+   * the fair-dealing step it may take). It goes with the newest event received, or comes alone at the current
+   * version; another seat's actions or view never reach this seat.
+   */
+  turned(turn) {
+    const version = Number(turn.version);
+    if (version !== this.watched) fail(`seat ${this.seat}: a turn at version ${version} after the event of version ${this.watched}`);
+    const mine = turn.seats.includes(this.seat);
+    if (!mine && (turn.actions.length || turn.view || turn.tractor_follow || turn.fair_step)) {
+      fail(`seat ${this.seat} was told what seats ${turn.seats} may do: ${JSON.stringify(turn)}`);
+    }
+    for (const action of turn.actions) {
+      if (action.command !== this.game) fail(`a turn listed a ${action.command} command in a ${this.game} game`);
+    }
+    if (turn.actions.length && turn.view !== this.game) fail(`seat ${this.seat}'s turn has actions but no ${this.game} view`);
+    this.session.turns += 1;
+    this.turn = turn;
     this.wake();
   }
 
@@ -360,7 +402,6 @@ class Seat {
    */
   async contribute() {
     const { session, match } = this;
-    this.contributing = false;
     try {
       const acted = await session.call(session.engine, 'Act', {
         game_id: match.gameId,
@@ -368,7 +409,7 @@ class Seat {
         [this.game]: { contribute: { seat: this.seat, contribution: randomBytes(16) } },
       }, this.token);
       session.contributions += 1;
-      this.known = Math.max(this.known, Number(acted.version));
+      if (Number(acted.version) <= 0) fail(`a contribution answered version ${acted.version}`);
     } catch (err) {
       if (err.refusal?.codeName !== 'FAILED_PRECONDITION') {
         throw new Failure(`seat ${this.seat} could not contribute to the shuffle: ${err.message}`);
@@ -376,70 +417,69 @@ class Seat {
     }
   }
 
-  /** Decide whenever something happened (or every second, as a safety net), until the match stops. */
+  /** Act on each turn the stream brings (the latest, when several came meanwhile) until the match stops. */
   async play() {
     while (!this.match.stopped) {
       if (!this.dirty) {
-        const woken = await new Promise((resolve) => {
-          this.waiter = () => resolve(true);
-          setTimeout(() => resolve(false), 1000);
+        await new Promise((resolve) => {
+          this.waiter = resolve;
         });
         this.waiter = null;
-        if (!woken) this.retry = true; // a second without news: read again all the same
       }
       this.dirty = false;
       if (this.match.stopped) break;
-      await this.turn();
+      await this.take(this.turn);
     }
   }
 
-  async turn() {
-    const { session, match } = this;
-    if (this.contributing) await this.contribute();
-    if (this.readAt === this.known && !this.retry) return; // nothing new since the last read
-    this.retry = false;
-    const legal = await session.call(session.engine, 'GetLegalActions',
-      { game_id: match.gameId, min_version: String(this.known) }, this.token);
-    const version = Number(legal.version);
-    this.readAt = version;
-    this.known = Math.max(this.known, version);
-    const actions = legal.actions.map((a) => {
-      if (a.command !== this.game) fail(`GetLegalActions listed a ${a.command} command in a ${this.game} game`);
-      return a[this.game];
-    });
+  /**
+   * This seat's part of a turn: its random bytes when the turn's `fair_step` asks for them, and, when the turn
+   * lists actions for it, a move at the turn's version. Asks the engine nothing but `Act`.
+   */
+  async take(turn) {
+    const { match } = this;
+    if (!turn) return;
+    const step = turn.fair_step;
+    if (step && step.kind === 'FAIR_DEALING_STEP_KIND_CONTRIBUTE' && !this.contributed.has(step.shuffle)) {
+      this.contributed.add(step.shuffle);
+      await this.contribute();
+    }
+    const version = Number(turn.version);
+    if (version <= this.doneAt || !turn.seats.includes(this.seat)) return;
+    const actions = turn.actions.map((a) => a[this.game]);
     if (actions.length === 0 || match.stopped) return;
+    this.doneAt = version;
     if (this.game === 'tractor' && actions.some((a) => a.command === 'cut')) {
       match.dealOver(); // a cut comes after a deal is settled: one deal is what this program plays
       return;
     }
-    if (!match.checked && actions.every((a) => a.command === 'play') && !legal.tractor_follow) {
+    if (!match.checked && actions.every((a) => a.command === 'play') && !turn.tractor_follow) {
       match.checked = true; // the first lead of the play: nobody else can move, the game stands still
       await match.checkErrorModel(this, actions, version);
       return;
     }
-    const command = await this.choose(actions, legal.tractor_follow, version);
+    const command = await this.choose(actions, turn, version);
     await this.act(command, version);
   }
 
   /** The first listed action; a 拖拉机 seat bids when it can and composes its own follows. */
-  async choose(actions, follow, version) {
+  async choose(actions, turn, version) {
     if (this.game !== 'tractor') return actions[0];
     const bid = actions.find((a) => a.command === 'make_bid');
     if (bid) return bid; // the first listed is a pass: if nobody ever bid, every deal would be void
-    if (follow && actions[0].command === 'play') return (await this.composeFollow(follow, actions[0], version)) || actions[0];
+    const follow = turn.tractor_follow;
+    if (follow && actions[0].command === 'play') return (await this.composeFollow(follow, actions[0], turn, version)) || actions[0];
     return actions[0];
   }
 
   /**
    * A follow made from what it owes (TractorFollowRequirement): `must_include`, then `free` more cards of the led
-   * suit class (`free_of_suit`) or of the whole hand, taken from the top instead of the bottom; checked with
-   * Act {validate_only}. Null when no other follow can be made, or the engine refuses it.
+   * suit class (`free_of_suit`) or of the whole hand (the turn's view), taken from the top instead of the
+   * bottom; checked with Act {validate_only}. Null when no other follow can be made, or the engine refuses it.
    */
-  async composeFollow(follow, listed, version) {
+  async composeFollow(follow, listed, turn, version) {
     const { session, match } = this;
-    const view = await session.call(session.engine, 'GetView', { game_id: match.gameId, min_version: String(version) }, this.token);
-    if (Number(view.version) !== version) return null;
-    const hand = view.tractor.hand;
+    const hand = turn.tractor.hand;
     const must = follow.must_include;
     const pool = sorted(without(follow.free_of_suit ? follow.suit_cards : hand, must)).reverse();
     const free = follow.free;
@@ -476,7 +516,7 @@ class Seat {
     return command;
   }
 
-  /** Act; a stale version (another seat moved first) means: read again. */
+  /** Act; a stale version (another seat moved first) means: the next turn comes on the stream. */
   async act(command, version, commandId = paiju.commandId()) {
     const { session, match } = this;
     try {
@@ -484,16 +524,11 @@ class Seat {
         game_id: match.gameId, command_id: commandId, expected_version: String(version), [this.game]: command,
       }, this.token);
       session.acts += 1;
-      this.known = Math.max(this.known, Number(acted.version));
       for (const envelope of acted.events) match.inspect(envelope);
       return acted;
     } catch (err) {
       const reason = err.refusal?.reason;
-      if (reason === 'STALE_VERSION' || reason === 'NOT_YOUR_TURN') {
-        this.retry = true;
-        this.wake();
-        return null;
-      }
+      if (reason === 'STALE_VERSION' || reason === 'NOT_YOUR_TURN') return null;
       throw new Failure(`seat ${this.seat} could not play the listed ${JSON.stringify(command)}: ${err.message}`);
     }
   }
@@ -579,8 +614,10 @@ class Match {
     await Promise.all(players);
   }
 
+  /** A seat's view: only the error model's probes ask for one (counted apart from the play's calls). */
   async view(seat, minVersion = 0) {
-    return this.session.call(this.session.engine, 'GetView', { game_id: this.gameId, min_version: String(minVersion) }, seat.token);
+    return this.session.call(this.session.engine, 'GetView', { game_id: this.gameId, min_version: String(minVersion) },
+      seat.token, { probe: true });
   }
 
   /**
@@ -592,8 +629,9 @@ class Match {
     const { session, game, gameId } = this;
     const other = this.seats.find((s) => s !== leader);
     const engine = session.engine;
-    const get = (request, token) => session.call(engine, 'GetView', request, token);
-    const act = (request, token) => session.call(engine, 'Act', { game_id: gameId, command_id: paiju.commandId(), ...request }, token);
+    const get = (request, token) => session.call(engine, 'GetView', request, token, { probe: true });
+    const act = (request, token) => session.call(engine, 'Act', { game_id: gameId, command_id: paiju.commandId(), ...request },
+      token, { probe: true });
     const before = await this.view(leader, version);
     if (Number(before.version) !== version) fail(`GetView at min_version ${version} answered version ${before.version}`);
 
@@ -667,12 +705,13 @@ class Match {
     if (!first) fail('the leader could not play its first listed action');
     const again = await session.call(engine, 'Act', {
       game_id: gameId, command_id: commandId, expected_version: String(version), [game]: actions[0],
-    }, leader.token);
+    }, leader.token, { probe: true });
     if (again.version !== first.version || again.events.length !== first.events.length) {
       fail(`a retried command answered ${JSON.stringify(again)}, the first time ${JSON.stringify(first)}`);
     }
     await session.expectRefusal('a command id used again for another command',
-      () => session.call(engine, 'Act', { game_id: gameId, command_id: commandId, [game]: pass(leader.seat) }, leader.token),
+      () => session.call(engine, 'Act', { game_id: gameId, command_id: commandId, [game]: pass(leader.seat) }, leader.token,
+        { probe: true }),
       'COMMAND_ID_REUSED', 'ALREADY_EXISTS');
   }
 }
@@ -709,6 +748,10 @@ async function main() {
       rate_limited: session.rateLimited,
       resumed: session.resumed,
       contributions: session.contributions,
+      turns: session.turns,
+      calls: session.calls,
+      probe_calls: session.probeCalls,
+      lobby_calls: session.lobbyCalls,
       seconds: Math.round((Date.now() - started) / 100) / 10,
     })}\n`);
     return 0;

@@ -1,7 +1,10 @@
 """The contract from another language: the Node.js client of `clients/node` (grpc-js and proto-loader, built from
 `protos/` alone) plays a whole 砸六家 deal and a whole first 拖拉机 deal through the real lobby and engine (over
-NATS and PostgreSQL, `tests/lobby_service/stack.py`), and checks the error model on the way: each refusal with its
-`ErrorInfo` reason, status code and details, and never UNKNOWN or INTERNAL.
+NATS and PostgreSQL, `tests/lobby_service/stack.py`) from its Watch streams alone — the turns they bring carry each
+seat's legal actions, view and fair-dealing step, so it calls nothing but Watch and Act while playing (it counts its
+calls by method; the GetView calls it makes on purpose to check refusals are counted apart) — and checks the error
+model on the way: each refusal with its `ErrorInfo` reason, status code and details, and never UNKNOWN or
+INTERNAL.
 
 The client runs as a subprocess while the stack serves on this test's event loop. Without `node` the tests are
 skipped, except under CI (`CI` set), where they fail; `npm ci` installs the client's pinned packages first when
@@ -124,6 +127,14 @@ def test_the_node_client_plays_a_deal_and_finds_the_error_model(
     assert not missing, f"not checked: {sorted(missing)}"
     assert result["rule_violated"], "a RuleViolation names its rule"
     assert result["contributions"] >= (6 if game == "zlj" else 4), "every seat added bytes to the first shuffle"
+    # played from the stream: the turns said everything, nothing was asked for between moves
+    calls, probes = result["calls"], result["probe_calls"]
+    acts = calls.get("Act", 0)
+    per_move = acts / result["acts"]
+    print(f"play.js {game}: {result['turns']} turns; calls {calls} ({per_move:.2f} Act per move); probes {probes}")
+    assert set(calls) <= {"Watch", "Act"}, f"the play asked for more than its streams and its moves: {calls}"
+    assert calls["Watch"] >= (6 if game == "zlj" else 4) and result["turns"] >= result["acts"]
+    assert probes.get("GetView", 0) > 0, "the refusal probes are counted apart from the play"
     if game == "tractor":
         follows = result["composed_follows"]
         assert follows["accepted"] > 0, f"no composed follow was accepted: {follows}"

@@ -1,7 +1,7 @@
 """Helpers of the terminal client's tests: a real `EngineService` over the in-memory store, served from a thread
-of its own (so a test can drive the client's pseudo-terminal with blocking pexpect calls meanwhile), bots
-playing other seats over the API, and tokens (the engine runs on the real clock, as `tests.support.tokens` does by
-default). Import with ``from .driver import ...``."""
+of its own (so a test can drive the client's pseudo-terminal with blocking pexpect calls meanwhile) and counting
+the calls each token makes, bots playing other seats over the API, and tokens (the engine runs on the real clock,
+as `tests.support.tokens` does by default). Import with ``from .driver import ...``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 import uuid
+from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import Future
 from datetime import UTC, datetime
@@ -26,7 +27,9 @@ from paiju.engine.bootstrap import build
 from paiju.engine.games import Games
 from paiju.engine.service import EngineService
 from paiju.engine.timers import expire_turns
-from paiju.platform.serving import build_server
+from paiju.platform.callmetrics import CallMetrics
+from paiju.platform.edge import Edge
+from paiju.platform.serving import SERVER_OPTIONS, build_server
 from paiju.platform.store import MemoryEventStore
 from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
@@ -45,8 +48,29 @@ from ..support.tokens import token_metadata
 T = TypeVar("T")
 
 
+class CallsByToken(grpc.aio.ServerInterceptor):
+    """Counts the calls the engine receives by bearer token and method (a test's own looks, `PEEK`, aside): what
+    the client under test asked of the engine."""
+
+    def __init__(self) -> None:
+        self.calls: defaultdict[str, Counter[str]] = defaultdict(Counter)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        metadata = {str(k): str(v) for k, v in handler_call_details.invocation_metadata or ()}
+        if metadata.get(PEEK[0]) != PEEK[1]:
+            token = metadata.get("authorization", "").removeprefix("Bearer ")
+            self.calls[token][handler_call_details.method.rpartition("/")[2]] += 1
+        return await continuation(handler_call_details)
+
+
 auth = bearer
 """A call's metadata with a token (`tests.support.credentials.bearer`)."""
+PEEK = ("x-paiju-test", "peek")
+"""Metadata of the test's own look at the game (`EngineThread.view`, `legal`): not counted as the token's calls."""
 SPECTATOR = "watcher"
 """The subject of the bots' spectator token."""
 
@@ -79,6 +103,7 @@ class EngineThread:
         self.port = 0
         self.spawned: list[Future[Any]] = []
         self.others: list[grpc.aio.Server] = []
+        self.counted = CallsByToken()
 
     @property
     def address(self) -> str:
@@ -113,7 +138,10 @@ class EngineThread:
     async def _serve(self, port: int = 0) -> None:
         assert self.service is not None
         service = self.service
-        server = build_server(service.policy)
+        # as `build_server` builds it, with the calls counted by token in front
+        server = grpc.aio.server(
+            interceptors=[self.counted, CallMetrics(), Edge(service.policy)], options=SERVER_OPTIONS
+        )
         service.add_to(server)
         self.port = server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
@@ -194,13 +222,35 @@ class EngineThread:
         return int(reply.version)
 
     def view(self, game_id: str, tok: str) -> Any:
-        return self.call(lambda: self.stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=auth(tok)))
+        """The game's view for ``tok``, the test's own look (`PEEK`: not counted as ``tok``'s call)."""
+        return self.call(
+            lambda: self.stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=(*auth(tok), PEEK))
+        )
 
     def legal(self, game_id: str, tok: str) -> list[Any]:
+        """``tok``'s legal actions, the test's own look (`PEEK`: not counted as ``tok``'s call)."""
         reply = self.call(
-            lambda: self.stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=auth(tok))
+            lambda: self.stub.GetLegalActions(
+                engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=(*auth(tok), PEEK)
+            )
         )
         return list(reply.actions)
+
+    def calls(self, tok: str) -> Counter[str]:
+        """The calls made with ``tok`` so far, by method (the test's own looks aside)."""
+
+        async def counted() -> Counter[str]:
+            return Counter(self.counted.calls[tok])
+
+        return self.call(counted)
+
+
+def only_acts_and_watches(calls: Counter[str]) -> None:
+    """A client that played from its Watch stream: it called nothing but Watch and Act (no GetView, no
+    GetLegalActions, not even to start), and each Watch it opened is far fewer than its moves."""
+    print(f"the client's calls: {dict(calls)}")
+    assert set(calls) <= {"Watch", "Act"}, f"the client asked for more than its stream and its moves: {dict(calls)}"
+    assert calls["Watch"] >= 1
 
 
 def choose(actions: list[Any], rng: random.Random) -> Any:

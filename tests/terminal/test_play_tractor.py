@@ -14,7 +14,7 @@ from paiju.rules.cards import Card, format_card
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import tractor_pb2
 
-from .driver import EngineThread, screen, shown, spawn_client, token, tractor_bots
+from .driver import EngineThread, only_acts_and_watches, screen, shown, spawn_client, token, tractor_bots
 
 
 def _names(values: list[int]) -> list[str]:
@@ -26,6 +26,7 @@ def test_tractor_bidding_and_tricks_at_the_terminal() -> None:
         engine.create("tr1", "tractor")
         engine.spawn(tractor_bots(engine.stub, "tr1", {1, 2, 3}, seed=4))
         mine = token(Role.PLAYER, "tr1", 0)
+        before = engine.calls(mine)
         child = spawn_client("play", "--engine", engine.address, "--game", "tr1", "--token", mine)
         log = io.StringIO()
         child.logfile_read = log
@@ -79,3 +80,7 @@ def test_tractor_bidding_and_tricks_at_the_terminal() -> None:
         owed = r"You must follow an? [a-z0-9 -]+ (of|in) (spades|hearts|clubs|diamonds|trumps) with \d+ card"
         assert re.search(owed, output), "a follow says what it owes in words"
         assert re.search(r"Your hand \(\d+\):\n\s+spades", output.replace("\r", ""))
+        # the table, the options and what a follow owes came with the turns: the client asked only for its moves
+        calls = engine.calls(mine) - before
+        only_acts_and_watches(calls)
+        assert calls["Act"] >= plays, calls

@@ -15,7 +15,7 @@ from paiju.rules.zlj.combos import LEVEL_OF, SMALL_JOKER
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import zlj_pb2
 
-from .driver import EngineThread, screen, spawn_client, token, zlj_bots
+from .driver import EngineThread, only_acts_and_watches, screen, spawn_client, token, zlj_bots
 
 
 def _cards(values: list[int]) -> list[str]:
@@ -42,6 +42,7 @@ def test_a_whole_zlj_deal_played_at_the_terminal() -> None:
         engine.create("deal1")
         bots = engine.spawn(zlj_bots(engine.stub, "deal1", {1, 2, 3, 4, 5}, seed=5))
         mine = token(Role.PLAYER, "deal1", 0)
+        before = engine.calls(mine)
         child = spawn_client("play", "--engine", engine.address, "--game", "deal1", "--token", mine)
         log = io.StringIO()
         child.logfile_read = log
@@ -103,3 +104,7 @@ def test_a_whole_zlj_deal_played_at_the_terminal() -> None:
         assert re.search(r"seat [1-5] \([AB]\): ", output)
         assert "Deal 1 over: " in output and "Match over. Team points" in output
         assert "seat 0 (A, you)" in output
+        # the table, the options and the turns came on the Watch stream: the client asked only for its moves
+        calls = engine.calls(mine) - before
+        only_acts_and_watches(calls)
+        assert calls["Act"] >= numbered + 1, calls

@@ -18,13 +18,14 @@ from paiju.rules.zlj.model import CardsPlayed, FourTake, Passed
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2
 
-from .driver import EngineThread, auth, player_id, screen, spawn_client, token, wait, zlj_bots
+from .driver import EngineThread, auth, only_acts_and_watches, player_id, screen, spawn_client, token, wait, zlj_bots
 
 
 def test_the_client_resumes_after_the_engine_comes_back() -> None:
     with EngineThread(seed=31) as engine:
         engine.create("again")
         mine = token(Role.PLAYER, "again", 0)
+        before = engine.calls(mine)
         child = spawn_client("play", "--engine", engine.address, "--game", "again", "--token", mine, timeout=60)
         log = io.StringIO()
         child.logfile_read = log
@@ -64,6 +65,7 @@ def test_the_client_resumes_after_the_engine_comes_back() -> None:
         narrated = re.findall(move, output, flags=re.MULTILINE)
         assert len(narrated) == moves, "every move narrated once, none lost or repeated over the reconnection"
         assert output.count("Deal 1 over: ") == 1 and output.count("Match over. ") == 1
+        only_acts_and_watches(engine.calls(mine) - before)  # after the reconnection too: the stream said it all
 
 
 def _assign(engine: EngineThread, game_id: str, player: str, change: Any, command_id: str) -> None:
@@ -77,6 +79,7 @@ def test_the_client_waits_while_a_bot_covers_its_seat_and_plays_on_once_it_is_ba
         engine.create("cover")
         mine = token(Role.PLAYER, "cover", 0)
         spectator = token(Role.SPECTATOR, "cover")
+        before = engine.calls(mine)
         child = spawn_client("play", "--engine", engine.address, "--game", "cover", "--token", mine, timeout=60)
         log = io.StringIO()
         child.logfile_read = log
@@ -105,6 +108,7 @@ def test_the_client_waits_while_a_bot_covers_its_seat_and_plays_on_once_it_is_ba
         output = log.getvalue()
         assert child.exit_code() == 0, output[-3000:]
         assert prompts > 2 and "a bot covers the seat" in output and "the player is back" in output
+        only_acts_and_watches(engine.calls(mine) - before)
 
 
 async def _moved_past(engine: EngineThread, spectator: str, version: int) -> bool:

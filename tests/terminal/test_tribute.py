@@ -15,7 +15,7 @@ from paiju.platform.tokens import Role
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2, zlj_pb2
 
-from .driver import EngineThread, auth, screen, spawn_client, token, zlj_bots
+from .driver import EngineThread, auth, only_acts_and_watches, screen, spawn_client, token, zlj_bots
 
 HINTS = {
     "cut": "Cut the deck (搬牌)",
@@ -44,6 +44,7 @@ def test_the_second_deal_cut_and_tribute_at_the_terminal(seat_of: str, expected:
             assert public.phase == zlj_pb2.ZLJ_PHASE_PICK, public
             seat = public.turn
         mine = token(Role.PLAYER, "two", seat)
+        before = engine.calls(mine)  # the bots above may have played this seat with the same token
         child = spawn_client("play", "--engine", engine.address, "--game", "two", "--token", mine)
         log = io.StringIO()
         child.logfile_read = log
@@ -70,5 +71,6 @@ def test_the_second_deal_cut_and_tribute_at_the_terminal(seat_of: str, expected:
         output = log.getvalue()
         assert child.exit_code() == 0, output[-3000:]
         assert seen == expected, output[-3000:]
+        only_acts_and_watches(engine.calls(mine) - before)
         if "cut" in expected:
             assert f"Deal 2: seat {seat} ({'AB'[seat % 2]}, you) cut 54 cards" in output

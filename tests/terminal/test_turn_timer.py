@@ -2,9 +2,9 @@
 move> ``, refreshed each time it is shown) and the player is told as it runs low; when it runs out, the narration
 says the engine moved for the player and the prompt is withdrawn, never shown again as "(still your move)".
 
-The contract carries no deadline: the client counts from the table's ``turn_seconds`` (the seat view's options)
-and the time its game's last event was recorded (``Envelope.recorded_at``), which is when the engine starts a turn's
-timer (`paiju.engine.timers`)."""
+The turn's deadline comes with it on the Watch stream (``Turn.deadline``, by the engine's clock): the client counts
+the time it leaves from the time the game's last event was recorded (``Envelope.recorded_at``, when the engine
+starts a turn's timer, `paiju.engine.timers`) or, if earlier, the time it arrived here."""
 
 from __future__ import annotations
 
@@ -21,13 +21,14 @@ from paiju.terminal.client.console import Console
 from paiju.terminal.client.narrate import TractorNarration, ZljNarration, timed_out_seat
 from paiju.terminal.client.render import PROMPT, PROMPT_AGAIN
 
-from .driver import EngineThread, spawn_client, token, zlj_bots
+from .driver import EngineThread, only_acts_and_watches, spawn_client, token, zlj_bots
 
 
 def test_the_prompt_shows_the_time_left_and_warns_as_it_runs_low() -> None:
-    assert render.turn_deadline(1000.0, 1000.4, 10) == 1010.0
-    assert render.turn_deadline(1003.0, 1000.4, 10) == 1010.4, "a clock behind the engine's shows no extra time"
-    assert render.turn_deadline(1000.0, 1000.0, 0) is None
+    assert render.turn_deadline(1010.0, 1000.0, 1000.4) == 1010.0
+    assert render.turn_deadline(1013.0, 1003.0, 1000.4) == 1010.4, "a clock behind the engine's shows no extra time"
+    assert render.turn_deadline(None, 1000.0, 1000.0) is None
+    assert render.turn_deadline(1010.0, None, 1000.0) == 1010.0
     assert (
         render.countdown(None) == ""
         and render.countdown(11.2) == "[12 s left] "
@@ -77,6 +78,7 @@ def test_a_timed_turn_counts_down_then_the_engine_moves_for_the_player() -> None
         engine.run_timers()
         engine.spawn(zlj_bots(engine.stub, "timed", {1, 2, 3, 4, 5}, seed=5))
         mine = token(Role.PLAYER, "timed", 0)
+        before = engine.calls(mine)
         child = spawn_client("play", "--engine", engine.address, "--game", "timed", "--token", mine, timeout=30)
         log = io.StringIO()
         child.logfile_read = log
@@ -98,3 +100,4 @@ def test_a_timed_turn_counts_down_then_the_engine_moves_for_the_player() -> None
             child.close()
         output = log.getvalue()
         assert child.exit_code() == 0, output[-3000:]
+        only_acts_and_watches(engine.calls(mine) - before)  # the time left came with the turns

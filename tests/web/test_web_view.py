@@ -1,5 +1,6 @@
 """The web view as its users meet it: `paiju stack` (what `make run` starts) prints the page's URL; in a real headless
-Chromium the tables page lists the bot tables, a table's live page follows the bots' game as it is played, an ended
+Chromium the tables page lists the bot tables, a table's live page follows the bots' game as it is played (drawn from
+the public view the web view's one Watch stream per table brings with each turn: no GetView per move), an ended
 game's replay shows at a chosen version exactly the hands its log holds there, and nothing hidden reaches a page —
 not in its DOM, not in any response or server-sent event it received. The gateway refuses hostile ids with a
 reason (never a server error) and throttles a flood.
@@ -140,6 +141,7 @@ def test_the_tables_page_lists_the_bot_tables_and_a_table_is_followed_live(stack
             assert set(stack["tables"]) <= set(listed)
             await page.screenshot(shot("tables.png"), 1100, 520)
             zlj = stack["tables"][0]
+            before = get(stack["web"] + "healthz")[1]
             await page.goto(f"{stack['web']}#/table/{zlj}")
             first = int(await page.wait_for(_version(), 30, "the live table"))
             later = int(await page.wait_for(f"({_version()} || 0) > {first + 5} && {_version()}", 60, "moves"))
@@ -165,6 +167,11 @@ def test_the_tables_page_lists_the_bot_tables_and_a_table_is_followed_live(stack
             await _nothing_hidden(page)
             await _boards_are_what_a_spectator_sees(stack, page)
             assert not page.errors, page.errors
+            # the boards came with the watches' turns: a view was asked once per game followed, not per move
+            after = get(stack["web"] + "healthz")[1]
+            views = after["upstream_calls"].get("GetView", 0) - before["upstream_calls"].get("GetView", 0)
+            drawn = after["boards_drawn"] - before["boards_drawn"]
+            assert drawn > 5 and views <= 4, f"{drawn} boards drawn with {views} GetView calls"
 
     asyncio.run(body())
 
@@ -221,7 +228,9 @@ def test_a_crowd_of_pages_on_one_table_costs_the_services_one_watch(stack: dict[
         assert health["pages"] >= crowd
         watches = health["upstream_calls"].get("Watch", 0) - before.get("Watch", 0)
         joins = health["upstream_calls"].get("JoinGame", 0) - before.get("JoinGame", 0)
+        views = health["upstream_calls"].get("GetView", 0) - before.get("GetView", 0)
         assert watches <= 2 and joins <= 2, f"{crowd} pages made {watches} Watch and {joins} JoinGame calls"
+        assert views <= 2, f"{crowd} pages made {views} GetView calls: the boards come with the watch's turns"
 
     asyncio.run(body())
 

@@ -1,9 +1,12 @@
-"""The client's side of the engine API: a seat's (or a spectator's) calls, the Watch stream resumed after a
-disconnect, and refusals explained in plain words.
+"""The client's side of the engine API: the Watch stream, resumed after a disconnect, that tells the client
+everything it shows and plays from; its acts; and refusals explained in plain words.
 
-Only the public gRPC contract is used (protos/paiju/v1/engine.proto): GetView, GetLegalActions (with what a
-拖拉机 follow owes, ``tractor_follow``), Act with a client command id (a retry after a lost connection reuses it, so
-it applies once), Watch from a version.
+Only the public gRPC contract is used (protos/paiju/v1/engine.proto), and only two of its calls: Watch with
+``views`` (every turn carries the caller's view — a spectator's is the public one — and, when the caller's seat may
+act, its legal actions, what a 拖拉机 follow owes, ``tractor_follow``, and the fair-dealing step it may take), and
+Act with a client command id (a retry after a lost connection reuses it, so it applies once) at the turn's version.
+The client never asks for a view or the legal actions (GetView, GetLegalActions), not even at its start: the
+stream's first turn says which game it is and where it stands.
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import grpc
 
 from paiju.rules.cards import Card
 from paiju.rules.tractor.order import TRUMP
-from paiju.sdk import RETRYABLE, GameWatch, Stale, act, backoff, call, new_command_id, refusal_of
-from paiju.sdk.games import GameContract, of_command, of_view
+from paiju.sdk import RETRYABLE, GameWatch, Stale, act, backoff, new_command_id, refusal_of
+from paiju.sdk.games import GAMES, GameContract
 from paiju.terminal.client.render import FollowOwed
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2
 
@@ -28,6 +31,8 @@ SEAT_PATIENCE = 300.0
 """How long a player waits for its seat back while a bot covers it (the lobby covers the seat of a player
 who was away longer than its grace time, and hands it back when the player's table watch returns)."""
 SEAT_AWAY = "A bot is playing your seat for now (you were away); waiting to get it back..."
+START_PATIENCE = 60.0
+"""How long the client waits for a game that is not there yet (the lobby has just started its match)."""
 CALL_TIMEOUT = 10.0
 WATCH_PAUSE = 0.3
 """Seconds before the Watch stream is opened again after it broke or the engine drained it."""
@@ -87,7 +92,7 @@ def _cards(values: Any) -> tuple[Card, ...]:
 
 
 def follow_owed(message: tractor_pb2.TractorFollowRequirement) -> FollowOwed:
-    """What a 拖拉机 follow owes, as `GetLegalActions` says it (``tractor_follow``, §6)."""
+    """What a 拖拉机 follow owes, as the engine's turn says it (``tractor_follow``, §6)."""
     return FollowOwed(
         count=message.count,
         suit_class=TRUMP if message.trumps else int(message.suit) - 1,
@@ -123,29 +128,54 @@ class Snapshot:
         return str(self.view.phase.value) == "ended"
 
 
-class _Patience:
-    """Whether a failed call of the terminal client is tried again: while the engine cannot be reached (for up to
-    `RETRY_SECONDS`), and a read also while a bot covers the caller's seat (up to `SEAT_PATIENCE`, telling the
-    player once: ``away``)."""
+@dataclass(frozen=True)
+class Turn:
+    """A turn the Watch stream brought (`engine_pb2.Turn`), read: the caller's view at its version (the client
+    watches with ``views``, so every turn has it), the seats that may act, the caller's legal actions (none unless
+    its seat may act), when the turn runs out and which committed shuffle waits for the caller's random bytes."""
 
-    def __init__(self, notice: Callable[[str], None], *, read: bool) -> None:
-        self.notice = notice
-        self.read = read
-        self.away = False
+    snap: Snapshot
+    seats: tuple[int, ...]
+    legal: Legal
+    deadline: float | None
+    """When the turn runs out, by the engine's clock (seconds since the epoch); ``None``: nothing runs out."""
+    contribution: int | None
+    """The committed shuffle (its number) the caller's seat may add its random bytes to now (``fair_step``)."""
 
-    def __call__(self, error: grpc.aio.AioRpcError, waited: float) -> bool:
-        if error.code() in RETRYABLE and waited < RETRY_SECONDS:
-            return True
-        if self.read and error.code() == grpc.StatusCode.PERMISSION_DENIED and waited < SEAT_PATIENCE:
-            if not self.away:
-                self.notice(SEAT_AWAY)
-                self.away = True
-            return True
-        return False
+    @property
+    def version(self) -> int:
+        return self.snap.version
+
+
+def game_of(turn: engine_pb2.Turn) -> GameContract | None:
+    """The game of a turn, by the member of its view's oneof (``None``: the turn carries no view)."""
+    name = turn.WhichOneof("view")
+    return None if name is None else GAMES.get(name)
+
+
+def read_turn(game: GameContract, turn: engine_pb2.Turn) -> Turn:
+    """A turn of ``game`` as the client uses it (its view must be there: the client watches with ``views``)."""
+    follow = follow_owed(turn.tractor_follow) if turn.HasField("tractor_follow") else None
+    deadline = turn.deadline.seconds + turn.deadline.nanos / 1e9 if turn.HasField("deadline") else None
+    contributes = turn.fair_step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE
+    return Turn(
+        snap=Snapshot(turn.version, game.name, game.view(turn)),
+        seats=tuple(turn.seats),
+        legal=Legal(turn.version, game.actions(turn), follow),
+        deadline=deadline,
+        contribution=turn.fair_step.shuffle if contributes else None,
+    )
+
+
+def _patient(error: grpc.aio.AioRpcError, waited: float) -> bool:
+    """Whether a failed `Act` of the terminal client is sent again (with its command id, so it applies once): while
+    the engine cannot be reached, for up to `RETRY_SECONDS`."""
+    return error.code() in RETRYABLE and waited < RETRY_SECONDS
 
 
 class EngineClient:
-    """One game's calls for one token (a seat's or a spectator's)."""
+    """One game's calls for one token (a seat's or a spectator's): `Act`; everything else comes on the Watch stream
+    (`GameFeed`)."""
 
     def __init__(self, address: str, token: str, game_id: str) -> None:
         self.address = address
@@ -154,8 +184,7 @@ class EngineClient:
         self.channel = grpc.aio.insecure_channel(address)
         self.stub: Any = engine_pb2_grpc.EngineServiceStub(self.channel)
         self.game: GameContract | None = None
-        """The game, once a view has been read."""
-        self.notice: Callable[[str], None] = lambda text: None
+        """The game, once the Watch stream's first turn has said it."""
 
     async def close(self) -> None:
         await self.channel.close()
@@ -163,81 +192,27 @@ class EngineClient:
     def _metadata(self) -> tuple[tuple[str, str], ...]:
         return self.metadata  # renewed by the caller while the game goes on
 
-    async def _read(self, method: Callable[..., Any], request: Any) -> Any:
-        """A read, tried again while the engine cannot be reached or a bot covers the caller's seat."""
-        patience = _Patience(self.notice, read=True)
+    async def contribute(self, seat: int) -> bool:
+        """Add this machine's random bytes to a fair game's committed shuffle, which a turn's ``fair_step`` says
+        waits for the seat's (docs/fairness.md); whether the engine took them. A refusal (the shuffle was dealt
+        meanwhile) is no error."""
+        assert self.game is not None, "the game is known from the first turn"
         try:
-            reply = await call(
-                method, request, metadata=self._metadata, timeout=CALL_TIMEOUT, again=patience, pause=call_pause
-            )
-        except grpc.aio.AioRpcError as e:
-            raise refused(e) from None
-        if patience.away:
-            self.notice("You have your seat back.")
-        return reply
-
-    async def view(self, min_version: int = 0) -> Snapshot:
-        reply = await self._read(
-            self.stub.GetView, engine_pb2.GetViewRequest(game_id=self.game_id, min_version=min_version)
-        )
-        self.game = of_view(reply)
-        return Snapshot(reply.version, self.game.name, self.game.view(reply))
-
-    async def view_when_ready(self, patience: float = 60.0) -> Snapshot:
-        """The view, waiting while the game does not exist yet (the lobby has just started the match)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + patience
-        while True:
-            try:
-                return await self.view()
-            except Refused as e:
-                if e.code != grpc.StatusCode.NOT_FOUND or loop.time() > deadline:
-                    raise
-            await asyncio.sleep(0.25)
-
-    async def contribute(self) -> bool:
-        """Add this machine's random bytes to a fair game's committed shuffle when it waits for the caller's seat's
-        (docs/fairness.md); whether a contribution was made. A refusal (the shuffle was dealt meanwhile) is no
-        error."""
-        snap = await self.view()
-        seat = snap.view.seat
-        contribution = None if seat is None or self.game is None else self.game.contribution(snap.view, seat)
-        if contribution is None:
-            return False
-        try:
-            await self.act(contribution)
+            await self.act(self.game.contribute(seat))
         except Refused:
             return False
         return True
-
-    async def legal(self, min_version: int = 0) -> Legal:
-        """The game's version and the caller's legal actions at it, as the rules cores' commands, with what a
-        拖拉机 follow owes."""
-        reply = await self._read(
-            self.stub.GetLegalActions, engine_pb2.GetLegalActionsRequest(game_id=self.game_id, min_version=min_version)
-        )
-        actions = []
-        for action in reply.actions:
-            game = of_command(action)
-            actions.append(game.commands.decode(getattr(action, game.name)))
-        follow = follow_owed(reply.tractor_follow) if reply.HasField("tractor_follow") else None
-        return Legal(reply.version, actions, follow)
 
     async def act(self, command: Any, expected_version: int | None = None) -> int:
         """Send a command for the caller's seat; the game's version after it. A retry after a lost connection
         reuses the command id, so the command applies once (`paiju.sdk.act`). Raises `Refused` with the reason in
         plain words."""
-        assert self.game is not None, "read the view first"
+        assert self.game is not None, "the game is known from the first turn"
         command = self.game.with_contribution(command)  # a cut adds this machine's random bytes to the shuffle
         request = self.game.act(self.game_id, new_command_id(), command, expected_version)
         try:
             return await act(
-                self.stub,
-                request,
-                metadata=self._metadata,
-                timeout=CALL_TIMEOUT,
-                again=_Patience(self.notice, read=False),
-                pause=call_pause,
+                self.stub, request, metadata=self._metadata, timeout=CALL_TIMEOUT, again=_patient, pause=call_pause
             )
         except Stale:
             raise Refused(grpc.StatusCode.ABORTED, explain(grpc.StatusCode.ABORTED, "")) from None
@@ -246,21 +221,30 @@ class EngineClient:
 
 
 class GameFeed:
-    """Follows the game's Watch stream (`paiju.sdk.GameWatch`: resumed from the last version received after a
-    disconnect) and hands each envelope to ``receive``. ``version`` is the last version received; waiters are
-    woken on each."""
+    """Follows the game's Watch stream with the caller's view in every turn (`paiju.sdk.GameWatch` with ``views``:
+    resumed from the last version received after a disconnect) and hands each envelope to ``receive`` and each
+    turn, read (`Turn`), to ``turned``; ``turn`` is the latest, and waiters are woken on each. The first turn comes
+    with the newest envelope of the backlog (the game as it stands when the client came): the envelopes before it
+    are the game's history. This is all the client reads of the game: it never asks for a view or the legal
+    actions."""
 
     def __init__(
         self,
         engine: EngineClient,
         receive: Callable[[engine_pb2.Envelope], None],
+        turned: Callable[[Turn], None] = lambda turn: None,
         notice: Callable[[str], None] = lambda text: None,
     ) -> None:
         self.engine = engine
         self.receive = receive
+        self.turned = turned
         self.notice = notice
         self.finished = False
         self.failure: str | None = None
+        """Why the feed stopped before the game's end, in plain words."""
+        self.failure_code: grpc.StatusCode | None = None
+        self.turn: Turn | None = None
+        """The latest turn."""
         self._moved = asyncio.Condition()
         self._watch = GameWatch(
             engine.stub,
@@ -268,7 +252,10 @@ class GameFeed:
             self._received,
             metadata=lambda: self.engine.metadata,
             on_break=self._broke,
+            on_close=self._closed,
             on_reconnect=self._reconnected,
+            on_turn=self._turned,
+            views=True,
             pause=lambda failures: WATCH_PAUSE,
         )
         self._lost_since: float | None = None
@@ -276,7 +263,13 @@ class GameFeed:
 
     @property
     def version(self) -> int:
+        """The last version received."""
         return self._watch.version
+
+    @property
+    def turn_version(self) -> int:
+        """The version of the latest turn (-1 before the first)."""
+        return -1 if self.turn is None else self.turn.version
 
     async def run(self, from_version: int = 0) -> None:
         """Until the game ends (the engine closes the stream after the last event) or the engine stays away for
@@ -291,47 +284,71 @@ class GameFeed:
 
     async def _received(self, envelope: engine_pb2.Envelope) -> None:
         self.receive(envelope)
+
+    async def _turned(self, message: engine_pb2.Turn) -> None:
+        game = self.engine.game or game_of(message)
+        if game is None:  # a turn without the view asked for: not a turn this client can play from
+            return
+        self.engine.game = game
+        turn = read_turn(game, message)
+        self.turn = turn
+        self.turned(turn)
         async with self._moved:
             self._moved.notify_all()
 
     async def _reconnected(self) -> None:
-        if self._lost_since is not None:
+        if self._lost_since is not None and self._back:
             self.notice(self._back)
-            self._lost_since = None
+        self._lost_since = None
 
     async def _broke(self, error: grpc.aio.AioRpcError) -> bool:
-        """Watch again while the engine cannot be reached (for `RETRY_SECONDS`) or a bot covers the seat (for
-        `SEAT_PATIENCE`), telling the player once; otherwise stop with the reason in ``failure``."""
-        if error.code() in RETRYABLE:
+        """Watch again while the engine cannot be reached (for `RETRY_SECONDS`), a bot covers the seat (for
+        `SEAT_PATIENCE`), or the game is not there yet (the lobby has just started the match; `START_PATIENCE`),
+        telling the player once; otherwise stop with the reason in ``failure``."""
+        code = error.code()
+        if code in RETRYABLE:
             lost, back, patience = "Lost the connection to the engine; reconnecting...", "Reconnected.", RETRY_SECONDS
-        elif error.code() == grpc.StatusCode.PERMISSION_DENIED:  # a bot covers the seat for now
+        elif code == grpc.StatusCode.PERMISSION_DENIED:  # a bot covers the seat for now
             lost, back, patience = SEAT_AWAY, "You have your seat back.", SEAT_PATIENCE
+        elif code == grpc.StatusCode.NOT_FOUND and self.turn is None:
+            lost, back, patience = "", "", START_PATIENCE
         else:
-            self.failure = explain(error.code(), error.details() or "", rule_violation(error))
+            self.failure = explain(code, error.details() or "", rule_violation(error))
+            self.failure_code = code
             return False
-        self._back = back
         now = asyncio.get_running_loop().time()
         if self._lost_since is None:
-            self.notice(lost)
+            if lost:
+                self.notice(lost)
             self._lost_since = now
+            self._back = back
         if now - self._lost_since > patience:
-            self.failure = explain(error.code(), error.details() or "")
+            self.failure = explain(code, error.details() or "", rule_violation(error))
+            self.failure_code = code
             return False
         return True
 
+    async def _closed(self, reason: int | None) -> bool:
+        """The stream ended: watch again unless the game is over (the engine said so, or the latest turn shows it);
+        a draining engine's replica is replaced by another."""
+        if reason == engine_pb2.WATCH_END_REASON_GAME_ENDED:
+            return False
+        return self.turn is None or not self.turn.snap.ended
+
     async def wait_beyond(self, version: int, timeout: float | None = None) -> bool:
-        """Wait until an event after ``version`` arrived (True) or the feed finished / the timeout passed."""
+        """Wait until a turn after ``version`` arrived (True) or the feed finished / the timeout passed."""
         async with self._moved:
             try:
                 await asyncio.wait_for(
-                    self._moved.wait_for(lambda: self.version > version or self.finished), timeout=timeout
+                    self._moved.wait_for(lambda: self.turn_version > version or self.finished), timeout=timeout
                 )
             except TimeoutError:
                 return False
-            return self.version > version
+            return self.turn_version > version
 
-    async def wait_for(self, version: int, timeout: float) -> bool:
-        """Wait until ``version`` itself arrived (its narration printed), up to ``timeout`` seconds."""
-        if self.version >= version:
-            return True
-        return await self.wait_beyond(version - 1, timeout) or self.version >= version
+    async def turn_at(self, version: int, timeout: float | None = None) -> Turn | None:
+        """The latest turn once it is at ``version`` or later (``None``: the feed finished first, or the timeout
+        passed)."""
+        if self.turn_version >= version or await self.wait_beyond(version - 1, timeout):
+            return self.turn
+        return None

@@ -672,7 +672,7 @@ def card_count(n: int) -> str:
 
 @dataclass(frozen=True)
 class FollowOwed:
-    """What a 拖拉机 follow owes (§6), as the engine's `GetLegalActions` says it (``tractor_follow``): ``count``
+    """What a 拖拉机 follow owes (§6), as the engine's turn says it (``Turn.tractor_follow``): ``count``
     cards; ``must_include`` one realisation of what the seat's cards of the led class (``suit_cards``) must give,
     then ``free`` more (of the class when ``free_of_suit``); ``exact`` when the seat holds no more of the class than
     the lead's count; ``pattern`` names the priority row or D-TR-5 realisation that applies."""
@@ -970,14 +970,17 @@ COUNTDOWN_WARNINGS = (60, 30, 10, 5)
 """Seconds left at which a running turn timer is told (those below the timer's own length)."""
 
 
-def turn_deadline(recorded_at: float, received_at: float, turn_seconds: int) -> float | None:
-    """When the player's turn runs out, in this machine's time: the engine times a turn from its game's last event
-    (the envelope's ``recorded_at``) for ``turn_seconds`` (the table's option; 0: no timer). The earlier of the
-    recorded time and the time the event arrived here counts, so that a clock running behind the engine's never
-    shows more time than there is."""
-    if turn_seconds <= 0:
+def turn_deadline(deadline: float | None, recorded_at: float | None, received_at: float) -> float | None:
+    """When the player's turn runs out, in this machine's time: the turn's ``deadline`` as the engine's Watch stream
+    sends it (``Turn.deadline``, by the engine's clock; ``None``: nothing runs out), which the engine counts from its
+    game's last event (the envelope's ``recorded_at``; it arrived here at ``received_at``). The time it leaves is
+    counted from the earlier of the recorded time and the arrival, so that a clock running behind the engine's never
+    shows more time than there is (``recorded_at`` unknown: the deadline as it is)."""
+    if deadline is None:
         return None
-    return min(recorded_at, received_at) + turn_seconds
+    if recorded_at is None:
+        return deadline
+    return min(recorded_at, received_at) + (deadline - recorded_at)
 
 
 def countdown(left: float | None) -> str:

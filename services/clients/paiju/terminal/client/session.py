@@ -1,9 +1,11 @@
 """The game loop of the terminal client: a seat playing (`play_game`) or a spectator watching (`watch_game`).
 
-The Watch stream narrates every event as it happens (the other seats' moves, and the player's own); when the
-player is to act, the table, the hand in the game's order and the legal options are shown and a prompt ending
-in ``> `` waits for an option number, typed cards or a client command. A refusal is explained in the engine's
-words and the player tries again.
+The Watch stream narrates every event as it happens (the other seats' moves, and the player's own) and brings,
+after each change, the turn it leads to with the player's view: when the player's seat may act, the turn lists its
+legal options, and the table, the hand in the game's order and the options are shown and a prompt ending in ``> ``
+waits for an option number, typed cards or a client command. A refusal is explained in the engine's words and the
+player tries again. Nothing is asked of the engine but the moves themselves (`Act`): the table, the options, what a
+拖拉机 follow owes, the turn's deadline and the fair deal's request for random bytes all come with the turns.
 """
 
 from __future__ import annotations
@@ -16,10 +18,9 @@ from typing import Any
 
 import grpc
 
-from paiju.rules.fair import SeedCommitted
 from paiju.terminal.client import render
 from paiju.terminal.client.console import Console
-from paiju.terminal.client.engine import EngineClient, GameFeed, Legal, Refused, Snapshot
+from paiju.terminal.client.engine import EngineClient, GameFeed, Refused, Snapshot, Turn
 from paiju.terminal.client.games import PRESENTATIONS, Presentation
 from paiju.terminal.client.narrate import Narration, timed_out_seat
 from paiju.terminal.client.rules_text import rule_lines
@@ -35,82 +36,93 @@ TICK = 0.25
 
 
 class Session:
-    """One client's game: its engine calls, the narrated Watch stream and the console."""
+    """One client's game: its engine calls, the narrated Watch stream and its turns, and the console."""
 
     def __init__(self, engine: EngineClient, console: Console, seats: render.Seats) -> None:
         self.engine = engine
         self.console = console
         self.seats = seats
         self._presentation: Presentation | None = None
-        self.feed = GameFeed(engine, self._receive, console.line)
-        engine.notice = console.line
+        self.feed = GameFeed(engine, self._receive, self._turned, console.line)
         self._narration: Narration | None = None
-        self._history: deque[str] = deque(maxlen=HISTORY_LINES)
-        self._catch_up_to: int | None = None
+        self._backlog: list[engine_pb2.Envelope] = []
+        """The envelopes received before the first turn (the game's history: narrated once the game is known)."""
         self._feed_task: asyncio.Task[None] | None = None
         self._waiting_for: object = None
-        self._contributing: asyncio.Task[bool] | None = None
+        self._contributing: set[asyncio.Task[bool]] = set()
+        self._contributed: set[int] = set()
+        """The committed shuffles this seat added its random bytes to."""
         self._last_event: tuple[float, float] | None = None
         """When the game's last event was recorded (its envelope's time) and when it arrived here."""
+        self._deadline: float | None = None
+        """When the latest turn runs out, in this machine's time (`render.turn_deadline`)."""
 
     # --- the feed ---------------------------------------------------------------------------------------
 
-    async def start(self) -> Snapshot:
-        """Find the game, then follow its Watch stream from the start: what happened before now is shown as
-        a short recap, then every event as it comes."""
-        snap = await self.engine.view_when_ready()
-        self._presentation = PRESENTATIONS[snap.game]
-        self.seats.me = snap.view.seat
-        self._narration = self._presentation.narration(self.seats)
-        self._catch_up_to = snap.version
+    async def start(self) -> Turn:
+        """Follow the game's Watch stream from the start: what happened before now is shown as a short recap once
+        the first turn says which game it is and where it stands, then every event as it comes. The first turn."""
         self._feed_task = asyncio.create_task(self.feed.run(0))
-        if not await self.feed.wait_for(snap.version, timeout=10):
-            self._flush_history()
-        self._contribute()  # a shuffle committed before the client came may wait for this seat's contribution
-        return snap
+        turn = await self.feed.turn_at(0)
+        if turn is None:
+            code = self.feed.failure_code or grpc.StatusCode.UNAVAILABLE
+            raise Refused(code, self.feed.failure or "The game's stream ended before it said anything.")
+        return turn
 
     async def stop(self) -> None:
-        if self._contributing is not None:
-            self._contributing.cancel()
+        for task in list(self._contributing):
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._contributing
+                await task
         if self._feed_task is not None:
             self._feed_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._feed_task
 
-    def _contribute(self) -> None:
-        """A player's seat adds its random bytes to a committed shuffle, in the background (docs/fairness.md)."""
-        if self.seats.me is None or (self._contributing is not None and not self._contributing.done()):
+    def _contribute(self, turn: Turn) -> None:
+        """The player's seat adds its random bytes to the committed shuffle its turn says waits for them, once per
+        shuffle, in the background (docs/fairness.md)."""
+        shuffle = turn.contribution
+        seat = turn.snap.view.seat
+        if shuffle is None or seat is None or shuffle in self._contributed:
             return
-        self._contributing = asyncio.get_running_loop().create_task(self.engine.contribute())
+        self._contributed.add(shuffle)
+        task = asyncio.get_running_loop().create_task(self.engine.contribute(seat))
+        self._contributing.add(task)
+        task.add_done_callback(self._contributing.discard)
 
     def _receive(self, envelope: engine_pb2.Envelope) -> None:
-        assert self._narration is not None
         now = time.time()
         at = envelope.recorded_at
         self._last_event = (at.seconds + at.nanos / 1e9 if at.seconds else now, now)
+        if self._narration is None:  # the history, told once the first turn says the game
+            self._backlog.append(envelope)
+            return
         event = self._narration.game.event(envelope)
-        if self._catch_up_to is None and isinstance(event, SeedCommitted):
-            self._contribute()
-        if self._catch_up_to is None and self.seats.me is not None and timed_out_seat(event) == self.seats.me:
+        if self.seats.me is not None and timed_out_seat(event) == self.seats.me:
             self.console.end_prompt()  # the engine moved for the player: the question is no longer asked
-        lines = self._narration.lines(envelope)
-        if self._catch_up_to is not None:
-            self._history.extend(lines)
-            if envelope.version >= self._catch_up_to:
-                self._flush_history()
-            return
-        self.console.lines(lines)
+        self.console.lines(self._narration.lines(envelope))
 
-    def _flush_history(self) -> None:
-        if self._catch_up_to is None:
-            return
-        self._catch_up_to = None
-        if self._history:
+    def _turned(self, turn: Turn) -> None:
+        if self._narration is None:
+            self._begin(turn)
+        recorded, received = self._last_event if self._last_event is not None else (None, time.time())
+        self._deadline = render.turn_deadline(turn.deadline, recorded, received)
+        self._contribute(turn)
+
+    def _begin(self, turn: Turn) -> None:
+        """The first turn: the game and the caller's seat are known; the history received so far is told, its
+        latest lines."""
+        self._presentation = PRESENTATIONS[turn.snap.game]
+        self.seats.me = turn.snap.view.seat
+        narration = self._narration = self._presentation.narration(self.seats)
+        history: deque[str] = deque(maxlen=HISTORY_LINES)
+        for envelope in self._backlog:
+            history.extend(narration.lines(envelope))
+        self._backlog.clear()
+        if history:
             self.console.line("What happened so far (the latest events):")
-            self.console.lines(list(self._history))
-        self._history.clear()
+            self.console.lines(list(history))
 
     # --- screens ----------------------------------------------------------------------------------------
 
@@ -167,13 +179,9 @@ class Session:
 
     # --- the turn timer -----------------------------------------------------------------------------------
 
-    def time_left(self, snap: Snapshot) -> float | None:
-        """Seconds left before the turn timer moves for the player (``None``: the table has no timer)."""
-        seconds = int(getattr(snap.view.options, "turn_seconds", 0) or 0)
-        if self._last_event is None:
-            return None
-        deadline = render.turn_deadline(*self._last_event, seconds)
-        return None if deadline is None else deadline - time.time()
+    def time_left(self) -> float | None:
+        """Seconds left before the running turn runs out (the latest turn's deadline; ``None``: nothing runs out)."""
+        return None if self._deadline is None else self._deadline - time.time()
 
     async def _count_down(self, snap: Snapshot) -> None:
         """While the prompt waits, tell the player as the turn timer runs low (the prompt shows the time left each
@@ -182,7 +190,7 @@ class Session:
         told: set[int] = set()
         while True:
             await asyncio.sleep(TICK)
-            left = self.time_left(snap)
+            left = self.time_left()
             if left is None or not self.console.prompting:
                 continue
             warning = render.countdown_warning(left, seconds, told)
@@ -192,8 +200,8 @@ class Session:
     # --- waiting ----------------------------------------------------------------------------------------
 
     async def _line_or_move(self, version: int) -> str:
-        """``line`` when the player typed a line, ``moved`` when the game moved past ``version``, ``finished``
-        when the Watch stream ended."""
+        """``line`` when the player typed a line, ``moved`` when a turn after ``version`` came, ``finished`` when
+        the Watch stream ended."""
         line = self.console.next_line()
         moved = asyncio.ensure_future(self.feed.wait_beyond(version))
         try:
@@ -205,9 +213,14 @@ class Session:
                     await moved
         if line.done():
             return "line"
-        return "moved" if self.feed.version > version else "finished"
+        return "moved" if self.feed.turn_version > version else "finished"
 
-    def _client_command(self, line: str | None, snap: Snapshot) -> bool:
+    def _latest(self) -> Snapshot:
+        """The table as the latest turn shows it."""
+        assert self.feed.turn is not None, "start the session first"
+        return self.feed.turn.snap
+
+    def _client_command(self, line: str | None) -> bool:
         """Handle a line typed while not asked to act; False when the player quits."""
         if line is None:
             return False
@@ -217,75 +230,67 @@ class Session:
         if command is not None and command.name == "help":
             self.show_help()
         elif command is not None and command.name == "table":
-            self.console.lines(self.table_lines(snap))
+            self.console.lines(self.table_lines(self._latest()))
         elif command is not None and command.name == "more":
-            self.console.line(f"You have no options now. {self.waiting_text(snap)}")
+            self.console.line(f"You have no options now. {self.waiting_text(self._latest())}")
         elif command is None:
-            self.console.line(f"It is not your move. {self.waiting_text(snap)}")
+            self.console.line(f"It is not your move. {self.waiting_text(self._latest())}")
         return True
 
     # --- playing ----------------------------------------------------------------------------------------
 
     async def play(self) -> int:
         """Play the seat until the match ends (0) or the player quits (0); 1 when the engine is lost."""
-        snap = await self.start()
-        known = snap.version
+        turn: Turn | None = await self.start()
         while True:
-            await self.feed.wait_for(known, timeout=3)
-            snap = await self.engine.view(min_version=known)
-            await self.feed.wait_for(snap.version, timeout=3)
-            known = snap.version
-            if snap.ended:
-                await self.feed.wait_beyond(snap.version, timeout=2)  # the stream closes after the last event
+            if turn is None:  # the stream ended before the game's end
+                self.console.line(self.feed.failure or "The engine closed the game's stream.")
+                return 1
+            if turn.snap.ended:
+                await self.feed.wait_beyond(turn.version, timeout=2)  # the stream closes after the last event
                 self.console.line("The match is over. Thanks for playing!")
                 return 0
-            legal = await self.engine.legal(min_version=snap.version)
-            if legal.version != snap.version:
-                known = legal.version
-                continue
-            if not legal.actions:
-                result = await self._wait_for_others(snap)
-                if result == QUIT:
+            if not turn.legal.actions:
+                if await self._wait_for_others(turn) == QUIT:
                     return 0
-                if self.feed.finished and self.feed.failure is not None:
-                    self.console.line(self.feed.failure)
-                    return 1
-                known = max(known, self.feed.version)
+                turn = self.feed.turn if self.feed.turn_version > turn.version else None
                 continue
             self._waiting_for = None
-            result = await self._take_turn(snap, legal)
+            result = await self._take_turn(turn)
             if result == QUIT:
                 return 0
-            known = max(known, result)
+            turn = await self.feed.turn_at(result)
 
-    async def _wait_for_others(self, snap: Snapshot) -> int:
-        key = snap.view.phase  # once after the player's move, and when the phase changes
+    async def _wait_for_others(self, turn: Turn) -> int:
+        """Until a newer turn comes (its version) or the player quits (`QUIT`)."""
+        key = turn.snap.view.phase  # once after the player's move, and when the phase changes
         if key != self._waiting_for:
             self._waiting_for = key
-            self.console.line(self.waiting_text(snap))
+            self.console.line(self.waiting_text(turn.snap))
         while True:
-            got = await self._line_or_move(snap.version)
+            got = await self._line_or_move(turn.version)
             if got != "line":
-                return self.feed.version
-            if not self._client_command(self.console.take(), snap):
+                return self.feed.turn_version
+            if not self._client_command(self.console.take()):
                 return QUIT
 
-    async def _take_turn(self, snap: Snapshot, legal: Legal) -> int:
-        """Ask for a move until one is accepted; the version after it (or `QUIT`). With a turn timer, the prompt
-        shows the time left and the player is told as it runs low."""
-        options = self.options(snap, legal.actions)
-        self.show_turn(snap, options, legal.follow)
-        ticking = asyncio.ensure_future(self._count_down(snap)) if self.time_left(snap) is not None else None
+    async def _take_turn(self, turn: Turn) -> int:
+        """Ask for a move until one is accepted; the version of the next turn to play from (or `QUIT`). With a turn
+        timer, the prompt shows the time left and the player is told as it runs low."""
+        options = self.options(turn.snap, turn.legal.actions)
+        self.show_turn(turn.snap, options, turn.legal.follow)
+        ticking = asyncio.ensure_future(self._count_down(turn.snap)) if self.time_left() is not None else None
         try:
-            return await self._ask(snap, legal, options)
+            return await self._ask(turn, options)
         finally:
             if ticking is not None:
                 ticking.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await ticking
 
-    async def _ask(self, snap: Snapshot, legal: Legal, options: list[render.Option]) -> int:
-        actions, follow = legal.actions, legal.follow
+    async def _ask(self, turn: Turn, options: list[render.Option]) -> int:
+        snap = turn.snap
+        actions, follow = turn.legal.actions, turn.legal.follow
         phase = snap.view.phase
         seat = snap.view.seat
         assert seat is not None
@@ -297,23 +302,25 @@ class Session:
         rule = ""  # the rule the engine cited for the last refused move: h shows its text
 
         def status() -> str:
-            return render.countdown(self.time_left(snap))
+            return render.countdown(self.time_left())
 
         while True:
             if not self.console.prompting:
                 self.console.prompt(render.PROMPT, again=render.PROMPT_AGAIN, status=status)
             got = await self._line_or_move(seen)
             if got == "finished":
-                return self.feed.version
+                return seen + 1
             if got == "moved":
                 # others moved (concealed bids, a turn timer): ask again only if the choice changed
-                seen = self.feed.version
-                again = await self.engine.legal(min_version=seen)
-                if render.same_options(self.options(snap, again.actions), options) and again.actions:
-                    expected = None if concealed else again.version
+                latest = self.feed.turn
+                assert latest is not None
+                seen = latest.version
+                if render.same_options(self.options(snap, latest.legal.actions), options) and latest.legal.actions:
+                    snap = latest.snap
+                    expected = None if concealed else seen
                     continue
                 self.console.end_prompt()
-                return max(again.version, seen)
+                return seen
             line = self.console.take()
             if line is None:
                 self.console.line("")  # end of input: the prompt's line ends here
@@ -356,7 +363,7 @@ class Session:
                 rule = e.rule or rule
                 self.console.line(f"{message} (h shows rule {e.rule})" if e.rule else message)
                 if e.code == grpc.StatusCode.ABORTED:
-                    return self.feed.version
+                    return seen + 1  # the game moved past the turn: the next one comes on the stream
                 if e.code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.NOT_FOUND):
                     raise
 
@@ -364,13 +371,13 @@ class Session:
 
     async def watch(self) -> int:
         """Narrate the game until the match ends (0) or the spectator quits (0); 1 when the engine is lost."""
-        snap = await self.start()
-        self.console.lines(["", *self.table_lines(snap), ""])
-        if snap.view.seat is not None:
-            self.console.line(f"(You hold {self.seats.label(snap.view.seat)}: this is that seat's view.)")
+        turn = await self.start()
+        self.console.lines(["", *self.table_lines(turn.snap), ""])
+        if turn.snap.view.seat is not None:
+            self.console.line(f"(You hold {self.seats.label(turn.snap.view.seat)}: this is that seat's view.)")
         self.console.line("Watching; type t for the table, q to stop.")
         while True:
-            got = await self._line_or_move(self.feed.version)
+            got = await self._line_or_move(self.feed.turn_version)
             if got == "finished":
                 if self.feed.failure is not None:
                     self.console.line(self.feed.failure)
@@ -384,7 +391,6 @@ class Session:
             if command is not None and command.name == "quit":
                 return 0
             if command is not None and command.name == "table":
-                snap = await self.engine.view(min_version=self.feed.version)
-                self.console.lines(self.table_lines(snap))
+                self.console.lines(self.table_lines(self._latest()))
             elif command is not None and command.name == "help":
                 self.console.line("t shows the table, q stops watching.")

@@ -6,7 +6,7 @@ Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP sta
 - ``GET /`` and ``/static/…``: the page (one HTML file, its script and its style; no build step, no CDN);
 - ``GET /api/tables``: the lobby's tables (read at most every two seconds);
 - ``GET /api/tables/{table}/live``: ``text/event-stream`` of the table as a spectator sees it — one ``board``
-  message at once, then one after each event of its game (the board, the event told in words, the turn timer's
+  message at once, then one after each change of its game (the board, the events told in words, the turn timer's
   deadline), ``ended`` when the game is over; then the table's next match, if it starts one;
 - ``GET /api/games/{game}/replay?table=…``: an ended game move by move, every hand shown (its record is public
   once it has ended); a running game is not found (404: the engine tells a guest nothing of it);
@@ -14,8 +14,9 @@ Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP sta
 - ``GET /healthz``.
 
 A crowd costs the services nothing more than one viewer: each table is watched upstream once (`LiveTable`, shared
-by every page showing it, stopped when the last one leaves), a table is read at most every two seconds for every
-page (`Upstream.table`), and so is the tables list. Each
+by every page showing it, stopped when the last one leaves), and each board is drawn from the public view the
+watch's turns carry (``views``), so following a game asks the engine for nothing after its first view; a table is
+read at most every two seconds for every page (`Upstream.table`), and so is the tables list. Each
 client address has limits of its own (``PAIJU_WEB_RATE_LIMITS``, the rules of `paiju.platform.limits`).
 """
 
@@ -42,11 +43,11 @@ from paiju.platform.edge import refusal_of_rpc_error
 from paiju.platform.errors import Refused
 from paiju.platform.limits import RateLimits
 from paiju.sdk.games import GAMES as CONTRACT_GAMES
-from paiju.sdk.games import of_kind, of_view
+from paiju.sdk.games import GameContract, of_kind
 from paiju.terminal.client.games import PRESENTATIONS
 from paiju.terminal.client.render import Seats
 from paiju.tools.analyst.games import GAMES as ANALYST_GAMES
-from paiju.tools.analyst.log import decode, recorded_at
+from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.people import seat_names
 from paiju.tools.analyst.replay import Teller
 from paiju.tools.analyst.timeline import timeline
@@ -121,12 +122,15 @@ def checked_id(value: str, what: str) -> str:
 
 @dataclass
 class LiveTable:
-    """One table as a spectator sees it, followed upstream once for every page that shows it."""
+    """One table as a spectator sees it, followed upstream once for every page that shows it: one spectator's
+    Watch stream with the public view in every turn, each turn drawn as a board for every page."""
 
     table_id: str
     upstream: Upstream
     guest: int
     """The guest this table is followed as (`Upstream.spectate`)."""
+    drawn: Counter[str] = field(default_factory=Counter)
+    """Boards drawn (``boards``), shared by the gateway's live tables (the health page's)."""
     queues: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
     last: dict[str, Any] | None = None
     idle_since: float = field(default_factory=time.monotonic)
@@ -198,15 +202,17 @@ class LiveTable:
         return spectator
 
     async def _follow(self, table: lobby_pb2.Table, spectator: Spectator) -> None:
+        """Follow one game to its end: its view once, to know where it stands, then its Watch stream from the event
+        before (whose turn draws the first board at once), a board for every turn (the public view it carries, the
+        events before it told in words) and nothing asked of the engine in between."""
         game = of_kind(spectator.game)
         if game is None:
             raise Problem(502, "UNKNOWN_GAME", f"table {self.table_id} plays a game this page does not know")
         seats = Seats(names=_names(table))
         narration = PRESENTATIONS[game.name].narration(seats)
-        answer = await self.upstream.view(spectator)
-        first = answer.version
-        self.publish(self._board(table, spectator, answer, [], None))
-        version = max(0, first - 1)  # the last event again: when it was recorded starts the running turn's time
+        first = (await self.upstream.view(spectator)).version
+        version = max(0, first - 1)  # the last event again: its turn draws the first board, with its deadline
+        lines: list[str] = []
         while True:
             spectator = await self._fresh(spectator)
             stream = self.upstream.watch(spectator, version)
@@ -217,19 +223,17 @@ class LiveTable:
                     if not ended:  # the engine replica is draining: another answers in a moment
                         await asyncio.sleep(DRAINING_PAUSE_SECONDS)
                     break
-                envelope = message.envelope
-                version = envelope.version
-                if version <= first:  # the event the first board was drawn after: now its turn's deadline is known
-                    if version == first:
-                        self.publish(self._board(table, spectator, answer, [], envelope))
-                    continue
-                lines = [line.strip() for line in narration.lines(envelope) if line.strip()]
-                if envelope.WhichOneof("payload") == "seats_assigned":
-                    table = await self.upstream.table(self.table_id, fresh=True)
-                    seats.names = _names(table)
-                spectator = await self._fresh(spectator)
-                answer = await self.upstream.view(spectator, min_version=version)
-                self.publish(self._board(table, spectator, answer, lines, envelope))
+                if message.HasField("envelope"):
+                    envelope = message.envelope
+                    version = envelope.version
+                    if version > first:  # the events before the first board are not told again
+                        lines += [line.strip() for line in narration.lines(envelope) if line.strip()]
+                    if envelope.WhichOneof("payload") == "seats_assigned":
+                        table = await self.upstream.table(self.table_id, fresh=True)
+                        seats.names = _names(table)
+                if message.HasField("turn") and message.turn.WhichOneof("view") == game.name:
+                    self.publish(self._board(table, spectator, game, message.turn, lines))
+                    lines = []
             if ended:
                 self.publish({"event": "ended", "data": {"game_id": spectator.game_id, "version": version}})
                 return
@@ -238,24 +242,26 @@ class LiveTable:
         self,
         table: lobby_pb2.Table,
         spectator: Spectator,
-        answer: engine_pb2.GetViewResponse,
+        game: GameContract,
+        turn: engine_pb2.Turn,
         lines: list[str],
-        envelope: engine_pb2.Envelope | None,
     ) -> dict[str, Any]:
-        game = of_view(answer)
-        view = game.view(answer)
+        """The board message of a turn: its public view drawn, the events before it told, and, on a table with a
+        turn timer, when the running turn runs out (the turn's deadline)."""
+        view = game.view(turn)
         drawn: Board = board(view, _names(table))
+        self.drawn["boards"] += 1
         timer = int(getattr(view.options, "turn_seconds", 0) or 0)
         deadline = None
-        if timer and drawn["turn"] is not None and envelope is not None:
-            deadline = int((recorded_at(envelope).timestamp() + timer) * 1000)
+        if timer and turn.HasField("deadline"):
+            deadline = turn.deadline.ToMilliseconds()
         return {
             "event": "board",
             "data": {
                 "table_id": table.table_id,
                 "table": table.name,
                 "game_id": spectator.game_id,
-                "version": answer.version,
+                "version": turn.version,
                 "board": drawn,
                 "lines": lines,
                 "deadline_ms": deadline,
@@ -291,6 +297,8 @@ class Gateway:
         self.trusted = tuple(trusted)
         """The proxies whose ``X-Forwarded-For`` names the client."""
         self.live: dict[str, LiveTable] = {}
+        self.drawn: Counter[str] = Counter()
+        """Boards the live tables drew (each fanned out to every page of its table)."""
         self._tables: tuple[float, list[dict[str, Any]]] | None = None
         self._tables_lock = asyncio.Lock()
         self._replays: OrderedDict[str, bytes] = OrderedDict()
@@ -399,6 +407,7 @@ class Gateway:
                 "live_tables": len(self.live),
                 "pages": sum(len(live.queues) for live in self.live.values()),
                 "upstream_calls": dict(self.upstream.calls),
+                "boards_drawn": self.drawn["boards"],
             }
         )
 
@@ -417,7 +426,7 @@ class Gateway:
                 await self.upstream.table(table_id)  # a table that does not exist is refused before the stream opens
             live = self.live.get(table_id)  # (again: another page may have opened it meanwhile)
             if live is None:
-                live = self.live[table_id] = LiveTable(table_id, self.upstream, self._guest_for_a_table())
+                live = self.live[table_id] = LiveTable(table_id, self.upstream, self._guest_for_a_table(), self.drawn)
             if live.task is None or live.task.done():
                 live.task = asyncio.create_task(live.run())
             response = web.StreamResponse(

@@ -155,6 +155,8 @@ class Upstream:
         return Spectator(table_id, answer.game_id, answer.game, answer.token, answer.expires_at)
 
     async def view(self, spectator: Spectator, min_version: int = 0) -> engine_pb2.GetViewResponse:
+        """The game's public view: asked once when a game starts being followed (where it stands); its boards come
+        with the watch's turns."""
         self.calls["GetView"] += 1
         answer: engine_pb2.GetViewResponse = await self.engine.GetView(
             engine_pb2.GetViewRequest(game_id=spectator.game_id, min_version=min_version),
@@ -164,9 +166,10 @@ class Upstream:
         return answer
 
     def watch(self, spectator: Spectator, from_version: int) -> AsyncIterator[engine_pb2.WatchResponse]:
+        """The game's Watch stream after ``from_version``, as a spectator, with the public view in every turn."""
         self.calls["Watch"] += 1
         call: AsyncIterator[engine_pb2.WatchResponse] = self.engine.Watch(
-            engine_pb2.WatchRequest(game_id=spectator.game_id, from_version=from_version),
+            engine_pb2.WatchRequest(game_id=spectator.game_id, from_version=from_version, views=True),
             metadata=spectator.metadata,
         )
         return call
