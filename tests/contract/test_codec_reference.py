@@ -20,6 +20,7 @@ comparison notices a codec that is wrong by one card.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import operator
@@ -91,7 +92,6 @@ CONTRACTS = {
     "lobby": Contract(LOBBY, [LOBBY_EVENTS], []),
     "tournament": Contract(TOURNAMENT, [TOURNAMENT_EVENTS], []),
 }
-OUTCOME_ENCODE = "encode"
 
 
 def _outcome(work: Callable[[], Any]) -> tuple[str, Any]:
@@ -106,6 +106,21 @@ def _outcome(work: Callable[[], Any]) -> tuple[str, Any]:
         return "raised", type(e).__name__
 
 
+@contextlib.contextmanager
+def forgetting() -> Iterator[None]:
+    """The compiled codec with its memory emptied for a while, then given back as it was (the playouts keep theirs
+    from step to step, as an engine and a client do)."""
+    memos = compiled._COMPILED._memos
+    kept = [dict(memo) for memo in memos]
+    compiled._COMPILED.forget()
+    try:
+        yield
+    finally:
+        for memo, items in zip(memos, kept, strict=False):
+            memo.clear()
+            memo.update(items)
+
+
 def _wire(message: Message) -> bytes:
     return message.SerializeToString(deterministic=True)
 
@@ -114,8 +129,8 @@ def same_encoding(pair: Pair, obj: Any, *, oneof: bool, round_trip: bool = True)
     """Both codecs encode ``obj`` to the same bytes (returned), or fail alike (``None``); then both decode those
     bytes alike: to ``obj`` itself with ``round_trip`` (a value the cores make)."""
     new = _outcome(lambda: _wire(pair.new.encode(obj)))
-    compiled._COMPILED.forget()
-    again = _outcome(lambda: _wire(pair.new.encode(obj)))
+    with forgetting():
+        again = _outcome(lambda: _wire(pair.new.encode(obj)))
     old = _outcome(lambda: _wire(pair.old.encode(obj)))
     assert new == again == old, f"{obj!r}: compiled {new}, compiled without memory {again}, reflective {old}"
     if new[0] != "value":
@@ -133,8 +148,8 @@ def same_decoding(pair: Pair, message: Message, cls: type | None) -> tuple[str, 
         return (lambda: codec.decode(message)) if cls is None else (lambda: codec.decode(message, cls))
 
     new = _outcome(read(pair.new))
-    compiled._COMPILED.forget()
-    again = _outcome(read(pair.new))
+    with forgetting():
+        again = _outcome(read(pair.new))
     old = _outcome(read(pair.old))
     assert new == again == old, f"{message}: compiled {new}, compiled without memory {again}, reflective {old}"
     return new

@@ -51,6 +51,7 @@ from enum import Enum
 from typing import Any, get_args, get_origin, get_type_hints
 
 from google.protobuf import message_factory
+from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from paiju.rules.cards import Card
@@ -197,6 +198,67 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
+_SMALL = 2048
+_VARINTS = tuple(_varint(n) for n in range(_SMALL))
+"""The varint of each number below `_SMALL`."""
+_CARD_WIRE = bytes(range(1, 55)) + bytes(256 - 54)
+"""Card id -> its number, as a bytes translation (0 for a byte that is no card id)."""
+_INT_RANGES = {
+    FieldDescriptor.TYPE_INT32: (-(1 << 31), 1 << 31),
+    FieldDescriptor.TYPE_INT64: (-(1 << 63), 1 << 63),
+    FieldDescriptor.TYPE_UINT32: (0, 1 << 32),
+    FieldDescriptor.TYPE_UINT64: (0, 1 << 64),
+}
+"""The integer fields written on the wire directly, each with its numbers (from, to before)."""
+
+
+class _Slow(Exception):
+    """A value the wire writer leaves to protobuf (a negative or an out-of-range number, an unexpected type)."""
+
+
+class _Unwritable(Exception):
+    """A shape the wire writer does not write (its items are built through protobuf instead)."""
+
+
+def _length(n: int) -> bytes:
+    return _VARINTS[n] if n < _SMALL else _varint(n)
+
+
+def _number(value: Any, low: int, high: int) -> bytes:
+    """The varint of an int from ``low`` to before ``high`` (a negative one as 64 bits, as protobuf writes an int32
+    or an int64); anything else (a bool, a number out of range) is left to protobuf."""
+    if type(value) is not int or not low <= value < high:
+        raise _Slow
+    if 0 <= value < _SMALL:
+        return _VARINTS[value]
+    return _varint(value + (1 << 64) if value < 0 else value)
+
+
+def _packed(values: Any, low: int, high: int) -> bytes:
+    return b"".join([_number(value, low, high) for value in values])
+
+
+def _card_bytes(cards: Any) -> bytes:
+    """The numbers of card ids, one byte each."""
+    found = bytes(cards).translate(_CARD_WIRE)
+    if 0 in found:
+        raise _Slow
+    return found
+
+
+def _card_lists(lists: Any, tag: bytes, inner: bytes) -> bytes:
+    """Repeated ``CardList``-like messages (their cards field's tag ``inner``) of field ``tag``."""
+    out = []
+    for cards in lists:
+        if cards:
+            found = _card_bytes(cards)
+            body = inner + _length(len(found)) + found
+            out.append(tag + _length(len(body)) + body)
+        else:
+            out.append(tag + b"\x00")
+    return b"".join(out)
+
+
 def _encoded_items(memo: dict[int, tuple[Any, bytes]], items: Any, encode: Callable[[Any], bytes]) -> bytes:
     """The wire form of a repeated message field holding ``items``, each item's (tag, length and message) taken from
     ``memo`` when this very object was encoded before (items are deeply frozen: the same object, the same bytes)."""
@@ -213,14 +275,26 @@ def _encoded_items(memo: dict[int, tuple[Any, bytes]], items: Any, encode: Calla
 
 
 def _item_encoder(
-    number: int, message_class: type[Message], build: Callable[[Any], dict[str, Any]]
+    number: int,
+    message_class: type[Message],
+    build: Callable[[Any], dict[str, Any]],
+    write: Callable[[Any], bytes] | None,
 ) -> Callable[[Any], bytes]:
-    """An item of repeated message field ``number`` as it stands on the wire: tag, length, message."""
+    """An item of repeated message field ``number`` as it stands on the wire: tag, length, message. The message is
+    written by ``write`` (the wire writer of its class, when it has one), else built through protobuf; a value the
+    writer does not take (`_Slow`, or any failure) is built through protobuf, which takes it or refuses it."""
     tag = _varint(number << 3 | 2)
 
     def encode(item: Any) -> bytes:
+        if write is not None:
+            try:
+                wire = write(item)
+            except Exception:
+                pass
+            else:
+                return tag + _length(len(wire)) + wire
         wire = message_class(**build(item)).SerializeToString()
-        return tag + _varint(len(wire)) + wire
+        return tag + _length(len(wire)) + wire
 
     return encode
 
@@ -282,6 +356,12 @@ class _Compiled:
             "_ints": _ints,
             "_unzippable": _unzippable,
             "_encoded_items": _encoded_items,
+            "_Slow": _Slow,
+            "_number": _number,
+            "_packed": _packed,
+            "_length": _length,
+            "_card_bytes": _card_bytes,
+            "_card_lists": _card_lists,
         }
         self.sources: dict[str, str] = {}
         """The source of each compiled function, by name (to read what the codec does with a class)."""
@@ -367,7 +447,11 @@ class _Compiled:
             if remembered is not None and item is not None:
                 field = message_class.DESCRIPTOR.fields_by_name[name]
                 sub = _nested(message_class, name)
-                encode = _item_encoder(field.number, sub, self.get(self.function("D", item, sub)))
+                try:
+                    write = self.get(self.function("B", item, sub))
+                except _Unwritable:
+                    write = None
+                encode = _item_encoder(field.number, sub, self.get(self.function("D", item, sub)), write)
                 memo = self.constant(self.memo(), f"MEMO_{item.__name__}")
                 remembered.append(
                     f"{indent}if f{i}:\n{indent}    made.MergeFromString(_encoded_items({memo}, f{i}, "
@@ -544,6 +628,113 @@ class _Compiled:
         for i, (n, p) in enumerate(zip(names, parts, strict=True)):
             pairs += self.encoding(sub, n, p, f"{v}[{i}]", exact)
         return _dict(pairs)
+
+    # --- the wire writer of remembered items ---------------------------------------------------------------
+
+    def _write_B(self, name: str, cls: type, message_class: type[Message], exact: bool) -> str:
+        """The message of ``cls`` written as wire bytes in Python (for the items `_encoded_items` remembers: writing a
+        few bytes beats a dozen calls into protobuf), for dataclasses of numbers, booleans, strings, enums, cards and
+        card lists, and of such dataclasses; `_Unwritable` for any other shape. The bytes are parsed by protobuf
+        (merged into the message), so only their content counts: fields left at zero are left out, as protobuf
+        leaves them; a value it would refuse or that needs care (a negative number, a wrong type) is `_Slow`."""
+        lines = [f"def {name}(o):", "    out = []", "    ap = out.append"]
+        for i, (n, tp) in enumerate(_hints(cls).items()):
+            lines.append(f"    f{i} = o.{n}")
+            lines += self.wire(message_class, n, tp, f"f{i}", "    ")
+        lines.append('    return b"".join(out)')
+        return "\n".join(lines)
+
+    def _tag(self, field: Any, wire_type: int) -> str:
+        """The name of the tag bytes of ``field`` (a field descriptor) with ``wire_type``."""
+        return self.constant(_varint(field.number << 3 | wire_type), "TAG", ("tag", field.number, wire_type))
+
+    def wire(self, message_class: type[Message], name: str, tp: Any, v: str, indent: str) -> list[str]:
+        """Statements appending field ``name`` (of type ``tp``, value ``v``) to ``out`` on the wire."""
+        field = message_class.DESCRIPTOR.fields_by_name.get(name)
+        if field is None:
+            raise _Unwritable(name)
+        inner = _optional(tp)
+        if inner is not None:
+            if _homogeneous(inner) is not None:
+                hidden = message_class.DESCRIPTOR.fields_by_name.get(f"{name}_hidden")
+                if hidden is None or hidden.type != FieldDescriptor.TYPE_BOOL:
+                    raise _Unwritable(name)
+                present = self.wire(message_class, name, inner, v, indent + "    ")
+                return [
+                    f"{indent}if {v} is None:",
+                    f"{indent}    ap({self._tag(hidden, 0)} + b'\\x01')",
+                    f"{indent}else:",
+                ] + (present or [f"{indent}    pass"])
+            present = self.value(message_class, field, inner, v, indent + "    ", explicit=True)
+            return [f"{indent}if {v} is not None:", *present]
+        return self.value(message_class, field, tp, v, indent, explicit=False)
+
+    def value(
+        self, message_class: type[Message], field: Any, tp: Any, v: str, indent: str, *, explicit: bool
+    ) -> list[str]:
+        """Statements writing the value ``v`` of ``tp`` to ``field`` (``explicit``: a field with presence, written
+        even at zero)."""
+        kind = field.type
+        explicit = explicit or bool(field.has_presence)  # protobuf keeps a zero set in a field with presence
+        nonzero = "" if explicit else f"{indent}if {v}:"
+        deeper = indent if explicit else indent + "    "
+
+        def guarded(*body: str) -> list[str]:
+            return [nonzero, *body] if nonzero else list(body)
+
+        if tp is int and kind in _INT_RANGES and not field.is_repeated:
+            low, high = _INT_RANGES[kind]
+            check = f"{indent}n = _number({v}, {low}, {high})"
+            return [check, *guarded(f"{deeper}ap({self._tag(field, 0)})", f"{deeper}ap(n)")]
+        if tp is bool and kind == FieldDescriptor.TYPE_BOOL and not field.is_repeated:
+            return [
+                f"{indent}if type({v}) is not bool:",
+                f"{indent}    raise _Slow",
+                *guarded(f"{deeper}ap({self._tag(field, 0)} + (b'\\x01' if {v} else b'\\x00'))"),
+            ]
+        if tp in (str, bytes) and kind in (FieldDescriptor.TYPE_STRING, FieldDescriptor.TYPE_BYTES):
+            if field.is_repeated or (tp is str) != (kind == FieldDescriptor.TYPE_STRING):
+                raise _Unwritable(field.name)
+            encoded = f"{v}.encode()" if tp is str else v
+            return [
+                f"{indent}if type({v}) is not {tp.__name__}:",
+                f"{indent}    raise _Slow",
+                *guarded(f"{deeper}b = {encoded}", f"{deeper}ap({self._tag(field, 2)} + _length(len(b)) + b)"),
+            ]
+        if (_is_enum(tp) or _is_card(tp)) and kind == FieldDescriptor.TYPE_ENUM and not field.is_repeated:
+            numbers = "CN" if _is_card(tp) else self.enum_numbers(tp)
+            return [f"{indent}ap({self._tag(field, 0)} + _length({numbers}[{v}]))"]
+        if dataclasses.is_dataclass(tp) and kind == FieldDescriptor.TYPE_MESSAGE and not field.is_repeated:
+            sub = _nested(message_class, field.name)
+            cls = typing.cast(type, tp)
+            if not self.always_touches(cls, sub):
+                raise _Unwritable(field.name)
+            writer = self.function("B", cls, sub)
+            return [f"{indent}b = {writer}({v})", f"{indent}ap({self._tag(field, 2)} + _length(len(b)) + b)"]
+        item = _homogeneous(tp)
+        parts = _fixed(tp)
+        if parts is not None and all(p is int for p in parts) and field.is_repeated:
+            item = int
+        if item is not None and field.is_repeated:
+            seq = f"sorted({v})" if get_origin(tp) is frozenset else v
+            tag = self._tag(field, 2)
+            if _is_card(item) and kind == FieldDescriptor.TYPE_ENUM:
+                body = f"_card_bytes({seq})"
+            elif item is int and kind in _INT_RANGES:
+                low, high = _INT_RANGES[kind]
+                body = f"_packed({seq}, {low}, {high})"
+            elif (
+                _homogeneous(item) is not None and _is_card(_homogeneous(item)) and kind == FieldDescriptor.TYPE_MESSAGE
+            ):
+                wrapper = _nested(message_class, field.name)
+                cards = wrapper.DESCRIPTOR.fields_by_name.get("cards")
+                if cards is None or cards.type != FieldDescriptor.TYPE_ENUM or not cards.is_repeated:
+                    raise _Unwritable(field.name)
+                return [f"{indent}if {v}:", f"{indent}    ap(_card_lists({seq}, {tag}, {self._tag(cards, 2)}))"]
+            else:
+                raise _Unwritable(field.name)
+            return [f"{indent}if {v}:", f"{indent}    b = {body}", f"{indent}    ap({tag} + _length(len(b)) + b)"]
+        raise _Unwritable(field.name)
 
     # --- decoding -----------------------------------------------------------------------------------------
 
