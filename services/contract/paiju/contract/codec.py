@@ -20,7 +20,9 @@ functions remember the items of a list of deeply frozen dataclasses in a message
 an item object met before is merged as the wire bytes it gave (`_encoded_items`: the memo is keyed by the object's
 identity and holds the object, and a frozen object's bytes cannot change); decoding, an item message with the same
 bytes as one read before gives the same (frozen, equal) dataclass (`_remembering`). Each memo keeps the
-`MEMO_LIMIT` items last added.
+`MEMO_LIMIT` items last added. An item met for the first time is written as wire bytes in Python when its shape
+allows (numbers, booleans, strings, enums, cards, card lists, and dataclasses of them: `_Compiled._write_B`), which
+is faster than building it through protobuf; a value that writer does not take is built through protobuf as before.
 
 The compiled functions do what the reflective codec before them did (tests/contract/reference_codec.py keeps it:
 tests/contract/test_codec_reference.py holds the two to the same bytes and the same errors):
