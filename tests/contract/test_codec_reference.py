@@ -14,8 +14,9 @@ exception type. Checked on:
   wrong length, hidden flags set with cards, a wrapper without its oneof).
 
 The compiled codec remembers the items of lists of frozen dataclasses (a trick, a deal result) between calls; the
-playouts run with its memory, and each comparison is repeated with the memory emptied. A last test shows that this
-comparison notices a codec that is wrong by one card.
+playouts run with its memory kept from step to step, each comparison is repeated with the memory emptied, and one
+playout runs with a memory so small that it turns over all the time. A last test shows that this comparison notices
+a codec that is wrong by one card.
 """
 
 from __future__ import annotations
@@ -194,6 +195,19 @@ def test_the_codecs_agree_on_whole_games(name: str, fair: bool, seed: int) -> No
     if fair:
         played[name] |= {"SeedCommitted", "SeedContributed", "SeedRevealed", "CommitSeed", "DealShuffle"}
     assert played[name] <= met, played[name] - met
+
+
+def test_the_codecs_agree_when_the_memory_turns_over(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory of a few items only: the oldest items are forgotten and met again, move after move."""
+    monkeypatch.setattr(compiled, "MEMO_LIMIT", 5)
+    rules = GAMES["tractor"].rules
+    contract = CONTRACTS["tractor"]
+    compiled._COMPILED.forget()
+    for n, step in enumerate(playout(rules, 3, fair_dealing=False)):
+        if n % 3 == 0:
+            for seat in (None, 0):
+                assert same_encoding(contract.codec, rules.view(step.state, seat), oneof=False) is not None
+    assert max(len(memo) for memo in compiled._COMPILED._memos) == 5
 
 
 # --- random values of every dataclass -------------------------------------------------------------------------
