@@ -253,9 +253,13 @@ def _card_lists(lists: Any, tag: bytes, inner: bytes) -> bytes:
     out = []
     for cards in lists:
         if cards:
-            found = _card_bytes(cards)
-            body = inner + _length(len(found)) + found
-            out.append(tag + _length(len(body)) + body)
+            found = bytes(cards).translate(_CARD_WIRE)
+            if 0 in found:
+                raise _Slow
+            n = len(found)
+            body = inner + (_VARINTS[n] if n < _SMALL else _varint(n)) + found
+            n = len(body)
+            out.append(tag + (_VARINTS[n] if n < _SMALL else _varint(n)) + body)
         else:
             out.append(tag + b"\x00")
     return b"".join(out)
@@ -364,6 +368,7 @@ class _Compiled:
             "_length": _length,
             "_card_bytes": _card_bytes,
             "_card_lists": _card_lists,
+            "VI": _VARINTS,
         }
         self.sources: dict[str, str] = {}
         """The source of each compiled function, by name (to read what the codec does with a class)."""
@@ -686,8 +691,12 @@ class _Compiled:
 
         if tp is int and kind in _INT_RANGES and not field.is_repeated:
             low, high = _INT_RANGES[kind]
-            check = f"{indent}n = _number({v}, {low}, {high})"
-            return [check, *guarded(f"{deeper}ap({self._tag(field, 0)})", f"{deeper}ap(n)")]
+            small = f"VI[{v}] if 0 <= {v} < {_SMALL} else _number({v}, {low}, {high})"
+            return [
+                f"{indent}if type({v}) is not int:",
+                f"{indent}    raise _Slow",
+                *guarded(f"{deeper}ap({self._tag(field, 0)} + ({small}))"),
+            ]
         if tp is bool and kind == FieldDescriptor.TYPE_BOOL and not field.is_repeated:
             return [
                 f"{indent}if type({v}) is not bool:",
