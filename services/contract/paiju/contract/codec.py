@@ -187,8 +187,10 @@ def _unzippable(name: str) -> Any:
     raise ValueError(f"{name}: the message's fields and the tuple's items differ in number")
 
 
-MEMO_LIMIT = 1 << 15
-"""Items remembered per remembered field (`_encoded_items`, `_remembering`); the oldest go first."""
+MEMO_LIMIT = 1 << 13
+"""Items remembered per remembered field (`_encoded_items`, `_remembering`); the oldest go first. A 拖拉机 trick
+remembered holds about 400 bytes (its wire bytes, and the object when no state holds it any more): a few MB per field
+at most, and enough for the tricks of hundreds of games played at once."""
 
 
 def _varint(value: int) -> bytes:
