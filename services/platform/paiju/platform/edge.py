@@ -24,12 +24,14 @@ In order, for each call of a `paiju.v1` service:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
+import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol, TypeAlias
 
 import asyncpg
 import grpc
@@ -97,7 +99,7 @@ DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (
 # --- who is calling ------------------------------------------------------------------------------------------
 
 _CALLER: contextvars.ContextVar[Any] = contextvars.ContextVar("paiju_caller")
-_PEER: contextvars.ContextVar[str] = contextvars.ContextVar("paiju_peer", default="")
+_CONTEXT: contextvars.ContextVar[Any] = contextvars.ContextVar("paiju_call", default=None)
 
 
 def caller() -> Any:
@@ -110,7 +112,8 @@ def caller() -> Any:
 
 def peer() -> str:
     """The address of the client of the call being handled (gRPC's peer string, e.g. ``ipv4:127.0.0.1:51234``)."""
-    return _PEER.get()
+    context = _CONTEXT.get()
+    return str(context.peer() or "") if context is not None else ""
 
 
 class Authenticator(Protocol):
@@ -121,6 +124,11 @@ class Authenticator(Protocol):
 
 class Limits(Protocol):
     """A service's rate limits (see `paiju.platform.limits`): `check` raises `Refused` (RATE_LIMITED)."""
+
+    def keys_for(self, method: str, *, open: bool = False) -> frozenset[str]:
+        """What ``method``'s limits count calls (``open``: open streams) by: ``address``, ``account``, ``name``
+        (none: the method is not limited, and the edge does not ask)."""
+        ...
 
     def check(self, method: str, address: str, account: str | None, request: Any = None) -> None: ...
 
@@ -234,7 +242,7 @@ def bad_request(violations: Iterable[Any]) -> Refused:
     return Refused(Reason.INVALID_REQUEST, "invalid request: " + "; ".join(described), details=(request,))
 
 
-# --- the interceptor -----------------------------------------------------------------------------------------
+# --- the edge ------------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -253,94 +261,201 @@ class Policy:
     """The dependency the service is waiting for (``None``: all reachable)."""
 
 
-class Edge(grpc.aio.ServerInterceptor):
-    """Decoding, readiness, validation, authentication, limits and the error model for one server (see above)."""
+class Validator(Protocol):
+    """What the edge asks of protovalidate's `Validator`: the violations of a message (none: valid)."""
 
-    def __init__(self, policy: Policy | None = None, validator: protovalidate.Validator | None = None) -> None:
+    def collect_violations(self, message: Any) -> Sequence[Any]: ...
+
+
+_VALIDATOR: list[protovalidate.Validator] = []
+
+
+def shared_validator() -> protovalidate.Validator:
+    """The process's one protovalidate `Validator`: it compiles the rules of each message type the first time it
+    sees the type and keeps them, so every edge of the process shares what it compiled."""
+    if not _VALIDATOR:
+        _VALIDATOR.append(protovalidate.Validator())
+    return _VALIDATOR[0]
+
+
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+Record: TypeAlias = Callable[[Any, float, bool], None]
+"""Told of a call once it has ended: its context, when it started (`time.perf_counter`), whether it raised."""
+VALID_REMEMBERED = 4096
+"""Valid request bytes each method remembers (see `Edge._admission`)."""
+MAX_REMEMBERED_BYTES = 512
+"""The longest request remembered valid (the reads' requests are a few dozen bytes)."""
+
+
+class Edge(grpc.aio.ServerInterceptor):
+    """Decoding, readiness, validation, authentication, limits and the error model for one server (see above).
+
+    `wrap` makes a method's handler pass the edge, once per method: `paiju.platform.serving.build_server` wraps
+    each handler as it is registered, so a call costs the edge's checks and nothing of gRPC's interceptor
+    machinery. As an interceptor it wraps the handler it is given, once per method too."""
+
+    def __init__(self, policy: Policy | None = None, validator: Validator | None = None) -> None:
         self._policy = policy or Policy()
-        self._validator = validator or protovalidate.Validator()
+        self._validator = validator if validator is not None else shared_validator()
+        self._wrapped: dict[str, tuple[Handler, Handler]] = {}
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[Handler | None]],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = await continuation(handler_call_details)
-        full = handler_call_details.method
+    ) -> Handler | None:
+        return cached_wrap(
+            self._wrapped, self.wrap, handler_call_details.method, await continuation(handler_call_details)
+        )
+
+    def wrap(self, full: str, handler: Handler | None, record: Record | None = None) -> Handler | None:
+        """``handler`` of the method ``full`` (``/paiju.v1.EngineService/Act``) behind the edge: the request is
+        admitted (`_admission`) before the handler runs, and whatever it raises is answered as the error model
+        says. Its response serializer is the handler's own. ``record``: told of each call once it has ended (its
+        context, when it started by `time.perf_counter`, whether it raised: `paiju.platform.callmetrics`), from
+        the same wrapper. Methods outside Paiju's services pass unchanged."""
         if handler is None or not full.startswith(PACKAGE):
             return handler
         method = full.rpartition("/")[2]
-        decode = handler.request_deserializer
+        admit = self._admission(method, handler.request_deserializer)
+        done = record or _unrecorded
         if handler.unary_unary is not None:
             inner: Any = handler.unary_unary
 
             async def unary(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+                started, failed = time.perf_counter(), True
                 try:
-                    request = self._admit(method, raw, decode, context)
-                    if self._policy.limits is not None:
-                        self._policy.limits.check(method, _PEER.get(), _account(), request)
-                    return await inner(request, context)
+                    request = admit(raw, context)
+                    answer = await inner(request, context)
+                    failed = False
+                    return answer
                 except BaseException as e:
                     await _answer(method, e, context)
+                finally:
+                    done(context, started, failed)
 
             return grpc.unary_unary_rpc_method_handler(unary, None, handler.response_serializer)
         if handler.unary_stream is not None:
             streaming: Any = handler.unary_stream
+            limits = self._policy.limits
+            held = limits.keys_for(method, open=True) if limits is not None else frozenset()
+            by_address = "address" in held
 
             async def stream(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> AsyncIterator[Any]:
+                started, failed = time.perf_counter(), True
                 try:
-                    request = self._admit(method, raw, decode, context)
-                    if self._policy.limits is None:
+                    request = admit(raw, context)
+                    if limits is None or not held:
                         async for item in streaming(request, context):
                             yield item
                     else:
-                        self._policy.limits.check(method, _PEER.get(), _account(), request)
-                        async with self._policy.limits.stream(method, _PEER.get(), _account()):
+                        address = (context.peer() or "") if by_address else ""
+                        async with limits.stream(method, address, _account()):
                             async for item in streaming(request, context):
                                 yield item
+                    failed = False
                 except BaseException as e:
                     await _answer(method, e, context)
+                finally:
+                    done(context, started, failed)
 
             return grpc.unary_stream_rpc_method_handler(stream, None, handler.response_serializer)
         return handler
 
-    def _admit(
-        self,
-        method: str,
-        raw: bytes,
-        decode: Callable[[bytes], Any] | None,
-        context: grpc.aio.ServicerContext[Any, Any],
-    ) -> Any:
-        """The decoded, valid request of an admitted call (its caller and peer bound for the handler)."""
-        _PEER.set(context.peer() or "")
-        ready = self._policy.ready
-        missing = ready() if ready is not None else None
-        if missing:
-            raise unavailable(missing)
-        try:
-            request = decode(raw) if decode is not None else raw
-        except (DecodeError, ValueError, TypeError):
-            raise Refused(
-                Reason.MALFORMED_MESSAGE, f"the request is not a valid {method} request message (undecodable bytes)"
-            ) from None
-        if isinstance(request, Message):
-            violations = self._validator.collect_violations(request)
-            if violations:
-                raise bad_request(violations)
+    def _admission(
+        self, method: str, decode: Callable[[bytes], Any] | None
+    ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Any]:
+        """What admits one call of ``method``, everything that does not change between calls settled here, once:
+        readiness, decoding, validation, the token and its role, the rate limits (in this order; the first
+        refusal is raised).
+
+        A request's bytes found valid are remembered (`VALID_REMEMBERED` per method, the oldest forgotten first),
+        so the same bytes again — every seat of a game asking for the view at the same version — are not
+        validated again: the rules are a function of the message alone. Not for a command's requests (a field
+        ``command_id``): each is new by design."""
         policy = self._policy
-        if policy.authenticator is not None and method not in policy.public:
-            who = policy.authenticator.identify(context.invocation_metadata())
-            _CALLER.set(who)
-            allowed = policy.roles.get(method)
-            if allowed is not None and getattr(who, "role", None) not in allowed:
-                raise role_required(*allowed)
-        return request
+        ready = policy.ready
+        validate = self._validator.collect_violations
+        remembered: dict[bytes, None] | None = None
+        if decode is not None:
+            with contextlib.suppress(Exception):
+                empty = decode(b"")
+                validate(empty)  # the rules of the request's type compiled now, not at its first call
+                if isinstance(empty, Message) and "command_id" not in empty.DESCRIPTOR.fields_by_name:
+                    remembered = {}
+        authenticate = policy.authenticator.identify if policy.authenticator is not None else None
+        if method in policy.public:
+            authenticate = None
+        allowed = policy.roles.get(method)
+        limits = policy.limits
+        counted = limits.keys_for(method) if limits is not None else frozenset()
+        check = limits.check if limits is not None and counted else None
+        by_address = "address" in counted
+
+        def admit(raw: bytes, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            _CONTEXT.set(context)
+            if ready is not None:
+                missing = ready()
+                if missing:
+                    raise unavailable(missing)
+            try:
+                request = decode(raw) if decode is not None else raw
+            except (DecodeError, ValueError, TypeError):
+                raise Refused(
+                    Reason.MALFORMED_MESSAGE,
+                    f"the request is not a valid {method} request message (undecodable bytes)",
+                ) from None
+            if isinstance(request, Message) and (remembered is None or raw not in remembered):
+                violations = validate(request)
+                if violations:
+                    raise bad_request(violations)
+                if remembered is not None and len(raw) <= MAX_REMEMBERED_BYTES:
+                    if len(remembered) >= VALID_REMEMBERED:
+                        del remembered[next(iter(remembered))]
+                    remembered[raw] = None
+            who = None
+            if authenticate is not None:
+                who = authenticate(context.invocation_metadata())
+                _CALLER.set(who)
+                if allowed is not None and getattr(who, "role", None) not in allowed:
+                    raise role_required(*allowed)
+            if check is not None:
+                check(method, (context.peer() or "") if by_address else "", _account_of(who), request)
+            return request
+
+        return admit
+
+
+def _unrecorded(context: Any, started: float, failed: bool) -> None:
+    """No call metrics (an edge installed alone, as an interceptor)."""
+
+
+def cached_wrap(
+    wrapped: dict[str, tuple[Handler, Handler]],
+    wrap: Callable[[str, Handler | None], Handler | None],
+    full: str,
+    handler: Handler | None,
+) -> Handler | None:
+    """``wrap(full, handler)``, made once per method and handler and remembered in ``wrapped``."""
+    if handler is None:
+        return None
+    known = wrapped.get(full)
+    if known is not None and known[0] is handler:
+        return known[1]
+    made = wrap(full, handler)
+    if made is not None:
+        wrapped[full] = (handler, made)
+    return made
 
 
 def _account() -> str | None:
+    """The account per-account limits count for the call being handled (`_account_of` its caller)."""
+    return _account_of(_CALLER.get(None))
+
+
+def _account_of(identity: Any) -> str | None:
     """The account per-account limits count: the caller's subject, but none for another Paiju service (the lobby
     acting for every table at once is limited by the limits of the calls that made it act)."""
-    identity = _CALLER.get(None)
     if identity is None or getattr(identity, "role", None) is Role.SERVICE:
         return None
     return getattr(identity, "subject", None)

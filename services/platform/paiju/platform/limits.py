@@ -1,5 +1,6 @@
 """Rate limits at the door: how often a client address, an account or a name may call a method, and how many
-streams it may hold open (the `limits` library's sliding windows, in this process's memory).
+streams it may hold open (sliding window counters, counted as the `limits` library counts them, in this process's
+memory).
 
 A service declares its limits as text, one rule per method and key, e.g.::
 
@@ -26,12 +27,11 @@ import time
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
+from math import floor
 from typing import Any
 
 from google.rpc import error_details_pb2
 from limits import RateLimitItem, parse
-from limits.storage import MemoryStorage
-from limits.strategies import SlidingWindowCounterRateLimiter
 
 from paiju.platform.errors import Reason, Refused, retry_after
 
@@ -89,17 +89,40 @@ def address_of(peer: str) -> str:
 
 
 class RateLimits:
-    """A service's limits (see the module's doc); the edge's `Limits`."""
+    """A service's limits (see the module's doc); the edge's `Limits`.
+
+    Each rate is a sliding window counter, as the `limits` library's ``SlidingWindowCounterRateLimiter`` counts
+    (the same arithmetic): the calls of the current fixed window of the rule's period, plus those of the previous
+    window weighted by the share of it the sliding window still covers. Counted here in plain dictionaries on
+    the event loop's thread — no lock, no timer thread: a key whose windows are both past is dropped by a sweep
+    once a period (the library's memory storage started a thread every 10 ms to expire its keys)."""
 
     def __init__(
-        self, defaults: str, override: str | None = None, name_of: Callable[[str, Any], str | None] | None = None
+        self,
+        defaults: str,
+        override: str | None = None,
+        name_of: Callable[[str, Any], str | None] | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._name_of = name_of or _login_name
         if override is not None and override.strip().lower() == "off":
             self._rules: dict[tuple[str, str], Rule] = {}
         else:
             self._rules = {**parse_rules(defaults), **parse_rules(override or "")}
-        self._limiter = SlidingWindowCounterRateLimiter(MemoryStorage())
+        self._clock = clock
+        self._rates: dict[str, tuple[tuple[Rule, str, _Windows], ...]] = {}
+        self._streams: dict[str, tuple[Rule, ...]] = {}
+        for (method, key), rule in self._rules.items():
+            if rule.per is not None:
+                windows = _Windows(rule.per.amount, float(rule.per.get_expiry()))
+                self._rates[method] = (*self._rates.get(method, ()), (rule, key, windows))
+            elif rule.open:
+                self._streams[method] = (*self._streams.get(method, ()), rule)
+        for method in self._rates:
+            self._rates[method] = tuple(sorted(self._rates[method], key=lambda r: KEYS.index(r[1])))
+        for method in self._streams:
+            self._streams[method] = tuple(sorted(self._streams[method], key=lambda r: KEYS.index(r.key)))
         self._open: Counter[tuple[str, str, str]] = Counter()
 
     @classmethod
@@ -112,33 +135,40 @@ class RateLimits:
     def rules(self) -> list[Rule]:
         return list(self._rules.values())
 
-    def _keys(self, method: str, address: str, account: str | None, name: str | None) -> list[tuple[Rule, str]]:
-        values = {"address": address_of(address), "account": account, "name": name}
-        found = []
-        for key in KEYS:
-            rule = self._rules.get((method, key))
-            value = values[key]
-            if rule is not None and value:
-                found.append((rule, value))
-        return found
+    def keys_for(self, method: str, *, open: bool = False) -> frozenset[str]:
+        """What ``method``'s rates (``open``: its open streams) are counted by (none: not limited)."""
+        if open:
+            return frozenset(rule.key for rule in self._streams.get(method, ()))
+        return frozenset(key for _, key, _ in self._rates.get(method, ()))
 
     def check(self, method: str, address: str, account: str | None, request: Any = None) -> None:
-        """Count one call; `Refused` (RATE_LIMITED) when it is one too many for any of its limits."""
-        name = self._name_of(method, request) if request is not None else None
-        for rule, value in self._keys(method, address, account, name):
-            if rule.per is None:
+        """Count one call; `Refused` (RATE_LIMITED) when it is one too many for any of its limits (a call refused
+        by one limit is not counted by the limits after it)."""
+        rates = self._rates.get(method)
+        if not rates:
+            return
+        now = self._clock()
+        for rule, key, windows in rates:
+            if key == "address":
+                value: str | None = address_of(address)
+            elif key == "account":
+                value = account
+            else:
+                value = self._name_of(method, request) if request is not None else None
+            if not value:
                 continue
-            if not self._limiter.hit(rule.per, method, rule.key, value):
-                reset = self._limiter.get_window_stats(rule.per, method, rule.key, value).reset_time
-                raise _refusal(rule, value, max(0.0, reset - time.time()))
+            wait = windows.hit(value, now)
+            if wait is not None:
+                raise _refusal(rule, value, wait)
 
     @contextlib.asynccontextmanager
     async def stream(self, method: str, address: str, account: str | None) -> AsyncIterator[None]:
         """Hold one of the open streams the limits allow for the call's address and account while it runs."""
         held: list[tuple[str, str, str]] = []
         try:
-            for rule, value in self._keys(method, address, account, None):
-                if not rule.open:
+            for rule in self._streams.get(method, ()):
+                value = address_of(address) if rule.key == "address" else account if rule.key == "account" else None
+                if not value:
                     continue
                 slot = (method, rule.key, value)
                 if self._open[slot] >= rule.open:
@@ -151,6 +181,59 @@ class RateLimits:
                 self._open[slot] -= 1
                 if not self._open[slot]:
                     del self._open[slot]
+
+
+class _Windows:
+    """The sliding window counters of one rate (``amount`` calls per ``period`` seconds), one per key value: the
+    index of its current fixed window, the calls counted in the window before it and in it."""
+
+    __slots__ = ("_amount", "_counts", "_period", "_sweep_at")
+
+    def __init__(self, amount: int, period: float) -> None:
+        self._amount = amount
+        self._period = period
+        self._counts: dict[str, list[int]] = {}
+        self._sweep_at = 0.0
+
+    def hit(self, value: str, now: float) -> float | None:
+        """Count a call of ``value`` at ``now``: ``None`` when it is within the rate, otherwise the seconds until
+        it would be (the call is then not counted)."""
+        period = self._period
+        index = int(now / period)
+        if now >= self._sweep_at:
+            self._sweep(index)
+            self._sweep_at = now + period
+        counts = self._counts.get(value)
+        if counts is None:
+            counts = self._counts[value] = [index, 0, 0]
+        elif counts[0] != index:
+            counts[1] = counts[2] if counts[0] == index - 1 else 0
+            counts[2] = 0
+            counts[0] = index
+        previous, current = counts[1], counts[2]
+        # what the sliding window still covers of the previous window (the library's arithmetic, to the bit)
+        previous_left = (1 - (((now - period) / period) % 1)) * period if previous else 0.0
+        if floor(previous * previous_left / period + current) + 1 > self._amount:
+            return _reset_in(previous, previous_left, current, (1 - ((now / period) % 1)) * period + period, period)
+        counts[2] = current + 1
+        return None
+
+    def _sweep(self, index: int) -> None:
+        """Drop the counters whose windows are both past (they count nothing any more)."""
+        stale = [value for value, counts in self._counts.items() if counts[0] < index - 1]
+        for value in stale:
+            del self._counts[value]
+
+
+def _reset_in(previous: int, previous_left: float, current: int, current_left: float, period: float) -> float:
+    """When a refused key may call again (the `limits` library's ``get_window_stats`` reset time): the previous
+    window's next call to lose its weight, or the current window's end."""
+    waits = []
+    if previous:
+        waits.append(previous_left % (period / previous))
+    if current:
+        waits.append(current_left % period)
+    return max(0.0, min(waits)) if waits else 0.0
 
 
 def _login_name(method: str, request: Any) -> str | None:

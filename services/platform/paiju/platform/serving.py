@@ -6,7 +6,8 @@ import asyncio
 import dataclasses
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -14,7 +15,7 @@ from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
 from paiju.platform.callmetrics import CallMetrics
-from paiju.platform.edge import Edge, Policy
+from paiju.platform.edge import PACKAGE, Edge, Policy, Validator, cached_wrap
 from paiju.platform.health import Dependencies
 
 METRICS_HOST_VARIABLE = "PAIJU_METRICS_HOST"
@@ -34,10 +35,77 @@ SERVER_OPTIONS: tuple[tuple[str, int], ...] = (
 )
 
 
-def build_server(policy: Policy | None = None) -> grpc.aio.Server:
-    """A gRPC server with Paiju's interceptors: call metrics, then the edge (decoding, validation, tokens, limits,
-    the error model; see `paiju.platform.edge`). Production and the tests build servers with it."""
-    return grpc.aio.server(interceptors=[CallMetrics(), Edge(policy)], options=SERVER_OPTIONS)
+Wrap = Callable[[str, "grpc.RpcMethodHandler[Any, Any] | None"], "grpc.RpcMethodHandler[Any, Any] | None"]
+
+
+def build_server(policy: Policy | None = None, *, validator: Validator | None = None) -> grpc.aio.Server:
+    """A gRPC server whose every method passes call metrics, then the edge (decoding, validation, tokens, limits,
+    the error model; see `paiju.platform.edge`). Production and the tests build servers with it. The handlers are
+    wrapped as they are registered, once per method (`EdgeServer`), not by interceptors at every call.
+    ``validator``: the edge's (by default the process's protovalidate `Validator`)."""
+    metrics, edge = CallMetrics(), Edge(policy, validator)
+
+    def wrap(full: str, handler: grpc.RpcMethodHandler[Any, Any] | None) -> grpc.RpcMethodHandler[Any, Any] | None:
+        if handler is not None and full.startswith(PACKAGE):
+            return edge.wrap(full, handler, metrics.recorder(full))  # one wrapper: the edge times its own calls
+        return metrics.wrap(full, handler)
+
+    return EdgeServer(grpc.aio.server(options=SERVER_OPTIONS), wrap)
+
+
+class EdgeServer(grpc.aio.Server):
+    """A grpc.aio server whose method handlers are wrapped (by ``wrap``: the edge and the call metrics) when they
+    are registered: each call then runs the wrapped handler gRPC finds, with no interceptor between — gRPC's
+    interceptor machinery awaits every interceptor and builds a new handler for every call. A wrapped handler keeps
+    the registered handler's response serializer (a method may send pre-encoded bytes). Everything else is the
+    inner server's."""
+
+    def __init__(self, server: grpc.aio.Server, wrap: Wrap) -> None:
+        self._server = server
+        self._wrap = wrap
+
+    def add_generic_rpc_handlers(self, generic_rpc_handlers: Iterable[grpc.GenericRpcHandler]) -> None:
+        self._server.add_generic_rpc_handlers(tuple(_Wrapping(h, self._wrap) for h in generic_rpc_handlers))
+
+    def add_registered_method_handlers(
+        self, service_name: str, method_handlers: Mapping[str, grpc.RpcMethodHandler[Any, Any]]
+    ) -> None:
+        wrapped = {}
+        for name, handler in method_handlers.items():
+            made = self._wrap(f"/{service_name}/{name}", handler)
+            if made is not None:
+                wrapped[name] = made
+        self._server.add_registered_method_handlers(service_name, wrapped)
+
+    def add_insecure_port(self, address: str) -> int:
+        return self._server.add_insecure_port(address)
+
+    def add_secure_port(self, address: str, server_credentials: grpc.ServerCredentials) -> int:
+        return self._server.add_secure_port(address, server_credentials)
+
+    async def start(self) -> None:
+        await self._server.start()
+
+    async def stop(self, grace: float | None) -> None:
+        await self._server.stop(grace)
+
+    async def wait_for_termination(self, timeout: float | None = None) -> bool:
+        return await self._server.wait_for_termination(timeout)
+
+
+class _Wrapping(grpc.GenericRpcHandler):
+    """A generic handler whose handlers are wrapped, each method's once (then remembered while the inner handler
+    answers it with the same handler)."""
+
+    def __init__(self, inner: grpc.GenericRpcHandler, wrap: Wrap) -> None:
+        self._inner = inner
+        self._wrap = wrap
+        self._wrapped: dict[str, tuple[grpc.RpcMethodHandler[Any, Any], grpc.RpcMethodHandler[Any, Any]]] = {}
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler[Any, Any] | None:
+        return cached_wrap(
+            self._wrapped, self._wrap, handler_call_details.method, self._inner.service(handler_call_details)
+        )
 
 
 class Serving:

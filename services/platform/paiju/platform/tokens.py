@@ -206,7 +206,11 @@ class Verifier:
         self._verified: OrderedDict[str, Identity] = OrderedDict()
 
     def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Identity:
-        header = str(dict(metadata or ()).get("authorization", ""))
+        header: Any = ""
+        for key, value in metadata or ():
+            if key == "authorization":
+                header = value  # the last one, if sent twice
+        header = str(header)
         if not header.startswith("Bearer "):
             raise Refused(Reason.TOKEN_MISSING, "send 'authorization: Bearer <token>'")
         return self.verify(header.removeprefix("Bearer ").strip())
