@@ -5,6 +5,7 @@ resumes its watches after the engine restarts."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 from collections import defaultdict
 from typing import Any
@@ -30,6 +31,7 @@ from .harness import (
     create_zlj,
     decisions,
     engine,
+    lease,
     leases,
     redeal_void_deals,
     run,
@@ -326,6 +328,53 @@ def test_a_runner_forgets_the_seats_of_ended_games_once_they_are_no_longer_lease
                 source.set(())  # the lobby no longer leases the game's seats
                 await wait_until(lambda: not runner.stats and not runner.done, 30, "the seats forgotten")
                 assert not runner.starts and runner.total_acts == made and runner.seats_played == 6
+            finally:
+                stop.set()
+                await task
+                await channel.close()
+
+    run(body)
+
+
+def test_a_lost_seat_is_taken_up_again_with_a_renewed_lease_only() -> None:
+    """The lobby hands a seat's token back unchanged across lease renewals while it serves: a seat handed back to
+    its player (the engine refuses the bot's token) is not taken up again while its lease comes back as it was, and
+    is once the lease is renewed (its end moved on) — as it was with each new token."""
+
+    async def body() -> None:
+        async with engine() as e:
+            game_id = "z4"
+            request = engine_pb2.CreateGameRequest(
+                game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=zlj_pb2.ZljOptions(deals=1)
+            )
+            for seat in range(6):
+                request.seats.add(seat=seat, player_id="person-3" if seat == 3 else bot_player(game_id, seat))
+            await e.stub.CreateGame(request, metadata=SERVICE)
+            cover = engine_pb2.AssignSeatsRequest(
+                game_id=game_id, command_id="cover-3", change=engine_pb2.SEAT_CHANGE_COVER
+            )
+            cover.seats.add(seat=3, player_id=bot_player(game_id, 3))
+            await e.stub.AssignSeats(cover, metadata=SERVICE)
+            covering = lease(game_id, "zlj", 3)
+            source = StaticSeatSource([covering])
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="r4", think=0.01, renew_every=0.05)
+            stop = asyncio.Event()
+            task = asyncio.create_task(runner.run(stop))
+            key = (game_id, 3)
+            try:
+                await wait_until(lambda: runner.starts[key] == 1, 10, "the runner to take the seat")
+                back = engine_pb2.AssignSeatsRequest(
+                    game_id=game_id, command_id="return-3", change=engine_pb2.SEAT_CHANGE_RETURN
+                )
+                back.seats.add(seat=3, player_id="person-3")
+                await e.stub.AssignSeats(back, metadata=SERVICE)
+                await wait_until(lambda: runner.done.get(key) == "lost", 10, "the runner to drop seat 3")
+                calls = source.calls
+                await wait_until(lambda: source.calls > calls + 3, 10, "the runner to ask again")
+                assert runner.starts[key] == 1, "the same token and lease: not taken up again"
+                source.set([dataclasses.replace(covering, expires_at=covering.expires_at + 30)])
+                await wait_until(lambda: runner.starts[key] >= 2, 10, "the renewed lease taken up again")
             finally:
                 stop.set()
                 await task

@@ -335,10 +335,12 @@ class BotRunner:
         self.done: dict[tuple[str, int], str] = {}
         """Seats this runner stopped playing and why: "ended", "lost", "released" (no longer leased),
         "expired" (the lease ran out while the source could not be asked) or "failed"."""
-        self._done_tokens: dict[tuple[str, int], str] = {}
+        self._done_leases: dict[tuple[str, int], tuple[str, float]] = {}
+        """The token and lease end each stopped seat had: a lost seat is taken up again only with another token or a
+        renewed lease (the lobby hands the same token back across renewals while it serves)."""
         self.starts: Counter[tuple[str, int]] = Counter()
-        """How many times each seat was taken up (again after it was released, lost with another token or failed),
-        while its lease is still returned (a seat the source no longer leases is forgotten)."""
+        """How many times each seat was taken up (again after it was released, lost with another token or lease,
+        or failed), while its lease is still returned (a seat the source no longer leases is forgotten)."""
         self.stats: dict[tuple[str, int], SeatStats] = {}
         """Per seat, everything its players did (across restarts of the seat), while its lease is still returned."""
         self.seats_played = 0
@@ -416,8 +418,10 @@ class BotRunner:
                 player.renew(lease)
                 continue
             reason = self.done.get(key)
-            if reason == "ended" or (reason == "lost" and self._done_tokens.get(key) == lease.token):
-                continue  # over, or still refused to the same token: not again
+            if reason == "ended" or (
+                reason == "lost" and self._done_leases.get(key) == (lease.token, lease.expires_at)
+            ):
+                continue  # over, or lost with this very token and lease: not again
             self._start(lease)
             self._started += 1
         for key in [k for k in self.done if k not in current]:
@@ -433,7 +437,7 @@ class BotRunner:
         """A seat done with and no longer leased: nothing about it is kept (a runner's memory follows the seats it
         plays now, not every seat it ever played)."""
         del self.done[key]
-        self._done_tokens.pop(key, None)
+        self._done_leases.pop(key, None)
         self.starts.pop(key, None)
         stats = self.stats.pop(key, None)
         if stats is not None:
@@ -449,7 +453,7 @@ class BotRunner:
     def _start(self, lease: SeatLease) -> None:
         key = lease.key
         self.done.pop(key, None)
-        self._done_tokens.pop(key, None)
+        self._done_leases.pop(key, None)
         player = SeatPlayer(
             lease,
             self._engine,
@@ -480,7 +484,7 @@ class BotRunner:
         else:
             reason = task.result()
         self.done[key] = reason
-        self._done_tokens[key] = player.lease.token
+        self._done_leases[key] = (player.lease.token, player.lease.expires_at)
 
     def _stop(self, key: tuple[str, int], reason: str) -> None:
         task = self._tasks.get(key)

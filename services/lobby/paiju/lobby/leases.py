@@ -3,6 +3,11 @@ playing table is leased to one runner at a time for `LEASE_SECONDS`. A runner th
 once half their time is gone, and takes over a seat whose lease ran out (its runner died); a seat another runner
 holds is not handed out. Each lease is a `LeaseSeat` at the table, so two runners racing for a seat meet at the
 table's append: one gets it, the other is told it is taken and skips it.
+
+Each leased seat comes with an engine token for its holder (`SeatTokens`), valid until `LEASE_SECONDS` after the
+lease it was issued with ends. A renewal hands back the token issued before for the same lease while it still
+serves — the same runner, game, seat and holder, still valid when the renewed lease ends, more than a third of its
+lifetime left — so the engine checks a seat's signature about every other renewal instead of at every lease call.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from dataclasses import dataclass
 
 from paiju.lobby import table as tb
 from paiju.platform.repository import Aggregates
+from paiju.platform.tokens import Identity, Role
 
 LEASE_SECONDS = 30
 
@@ -67,3 +73,55 @@ class SeatLeases:
                     expires = until
                 leased.append(Leased(table_id, table.game_id, table.game, i, holders[i], expires, new))
         return leased
+
+
+@dataclass(frozen=True, slots=True)
+class _Issued:
+    """A seat token handed to a runner: for whom, and its lifetime."""
+
+    runner: str
+    game_id: str
+    holder: str
+    token: str
+    issued: int
+    expires: int
+
+
+class SeatTokens:
+    """The engine tokens of the leased bot seats: a player token of the seat's holder for its game and seat, valid
+    until `LEASE_SECONDS` after the end of the lease it is issued with (a runner that stops renewing loses the seat's
+    token soon after its lease).
+
+    A seat's token is reused — the identical string, so the engine, which remembers the tokens it verified, checks its
+    signature once — while the seat stays leased to the same runner for the same game and holder, the token is
+    still valid when the lease handed with it ends, and more than a third of its lifetime is left; otherwise a new
+    one is minted. A reused token never lasts longer than a new one would (it was issued for an earlier end of the
+    same lease), a lease taken anew (a new runner, or the same after its lease ran out, or after the seat changed
+    hands) gets a new token, and no runner is handed a token issued to another. Remembered in this process only: a
+    restarted lobby, or another replica, mints new ones."""
+
+    def __init__(self, mint: Callable[[Identity], str]) -> None:
+        self._mint = mint
+        self._issued: dict[tuple[str, int], _Issued] = {}
+        self._sweep_at = 0
+
+    def token(self, runner_id: str, leased: Leased, now: int) -> str:
+        """The token to hand ``runner_id`` with ``leased`` at ``now``."""
+        key = (leased.table_id, leased.seat)
+        issued = self._issued.get(key)
+        if (
+            issued is not None
+            and not leased.new
+            and (issued.runner, issued.game_id, issued.holder) == (runner_id, leased.game_id, leased.holder)
+            and issued.expires >= leased.expires
+            and 3 * (issued.expires - now) > issued.expires - issued.issued
+        ):
+            return issued.token
+        expires = leased.expires + LEASE_SECONDS
+        identity = Identity(leased.holder, Role.PLAYER, leased.game_id, leased.seat, expires=expires, issued=now)
+        token = self._mint(identity)
+        self._issued[key] = _Issued(runner_id, leased.game_id, leased.holder, token, now, expires)
+        if now >= self._sweep_at:  # forget the tokens that ended (their tables' matches over, their runners gone)
+            self._issued = {k: i for k, i in self._issued.items() if i.expires > now}
+            self._sweep_at = now + LEASE_SECONDS
+        return token

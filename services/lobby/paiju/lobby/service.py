@@ -30,7 +30,7 @@ from paiju.lobby import games as lobby_games
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance
 from paiju.lobby.contract import LOBBY_EVENTS
-from paiju.lobby.leases import LEASE_SECONDS, SeatLeases
+from paiju.lobby.leases import SeatLeases, SeatTokens
 from paiju.lobby.presence import Presence
 from paiju.platform.aio import unless
 from paiju.platform.channels import channel as grpc_channel
@@ -194,6 +194,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         """Who is at which table; a bot covers an absent player's seat, and hands it back."""
         self.leases = SeatLeases(tables, listing.playing_tables_with_bots)
         """The bot seats leased to bot runners."""
+        self.seat_tokens = SeatTokens(signer.mint)
+        """The engine tokens of the leased seats (reused across renewals while they serve)."""
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -639,9 +641,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             held = await self.leases.lease(request.runner_id, now, request.max_seats, also=moved)
         response = lobby_pb2.LeaseBotSeatsResponse()
         for leased in held:
-            token = self._token(
-                leased.holder, Role.PLAYER, leased.expires + LEASE_SECONDS - now, leased.game_id, leased.seat
-            )
+            token = self.seat_tokens.token(request.runner_id, leased, now)
             response.seats.add(
                 table_id=leased.table_id,
                 game_id=leased.game_id,
