@@ -1,25 +1,26 @@
 """What the gRPC edge costs the server: its CPU per call behind Paiju's edge against a bare grpc.aio server.
 
 The calls a bot or a player makes most — ``GetView``, ``GetLegalActions``, ``Watch`` (one stream: its setup, one
-message, its end) and ``Act`` — with requests and answers of real sizes: they are taken from a 拖拉机 game played
-a while on an in-process engine (a hand in the play phase; the ``Act`` is the largest move that game made). Then
-each server runs in its own process with a servicer that answers the taken responses at once, and this process is
-the client:
+message, its end) and ``Act`` — with requests and answers of real sizes, taken from a 拖拉机 game played a while on
+an in-process engine (a hand in the play phase; the ``Act`` is the largest move it offered). Each server runs in a
+process of its own with a servicer that answers the taken responses at once; this process is the client, and sends
+the requests as the seats of `GAMES` games would: at each version of a game its `SEATS` seats read alike (the same
+request bytes `SEATS` times in a row), and every Act has a command id of its own.
 
-- ``bare``: ``grpc.aio.server`` with the same options and no interceptor, no validation, no token;
-- ``edge``: ``build_server(policy)`` as the engine builds it: call metrics, decoding, protovalidate, a real
-  Ed25519 token of the lobby's (verified once, then remembered, as in production), the engine's roles and its
-  own rate limits (every call within them: the calls are spread over `ACCOUNTS` seats' tokens);
-- ``edge_unvalidated``: the same edge without the validation step (what validation alone costs, shown for ``Act``,
-  whose request is the one with real content).
+- ``bare``: ``grpc.aio.server`` with the same options, no interceptor, no validation, no token check;
+- ``edge``: ``build_server(policy)`` as the engine builds it: call metrics, decoding, protovalidate, a real Ed25519
+  token of the lobby's (verified once, then remembered, as in production), the engine's roles and its own rate
+  limits (every call within them: the calls are spread over `ACCOUNTS` seats' tokens);
+- ``edge_unvalidated``: the same edge without the validation step (what validation costs: mostly the Act's, whose
+  request is new each time, while a read's bytes are validated once per version).
 
-The figure is the server process's CPU (user and system, every thread: ``time.process_time``) over ``CALLS``
-calls of one method, `CONCURRENCY` in flight over `CHANNELS` channels, divided by the calls; the median of
-``ROUNDS`` rounds, the servers taking turns within each round so that the machine's other load falls on all of
-them alike. Printed: a JSON line per method and a Markdown table with the edge's extra CPU per call as a share of
-the bare server's (target: at most 15 % for GetView, GetLegalActions and Watch).
+The figure is the server process's CPU (user and system, every thread: ``time.process_time``) over a method's calls,
+`CONCURRENCY` in flight over `CHANNELS` channels, divided by the calls; the servers take turns block by block within
+each round, and the medians of ``ROUNDS`` rounds are printed, with the edge's extra CPU per call as a share of the bare
+server's (the median of the rounds' shares; target: at most 15 % for GetView, GetLegalActions and Watch). One JSON
+line per method and a Markdown table.
 
-    python bench/edge.py [--calls N] [--rounds N]
+    python bench/edge.py [--calls N] [--rounds N] [--concurrency N] [--channels N]
 """
 
 from __future__ import annotations

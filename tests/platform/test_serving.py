@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 from paiju.platform import serving
+from paiju.platform.callmetrics import CallMetrics
 from paiju.platform.edge import Edge, Policy, caller, shared_validator
 from paiju.platform.serving import build_server, host_of, serve_grpc
 from paiju.platform.tokens import Identity, Role, Verifier
@@ -96,15 +97,13 @@ def handlers() -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
     }
 
 
-@pytest.mark.parametrize("registered", [True, False], ids=["registered", "generic"])
-def test_the_edge_wraps_each_method_once_and_answers_as_it_did(
-    monkeypatch: pytest.MonkeyPatch, registered: bool
-) -> None:
+@pytest.mark.parametrize("how", ["registered", "generic", "interceptors"])
+def test_the_edge_wraps_each_method_once_and_answers_as_it_did(monkeypatch: pytest.MonkeyPatch, how: str) -> None:
     """Behind `build_server` each method's handler is wrapped once (when registered, or at its first call through
-    a generic handler), never per call; the wrapped handler keeps the method's own response serializer (pre-encoded
-    bytes pass through), the caller's identity reaches the handler, and refusals are what they were: undecodable
-    bytes, a field against the contract's rules, no token. Valid request bytes are validated once; a command's
-    request (its own command id) each time."""
+    a generic handler; installed as interceptors, at its first call), never per call; the wrapped handler keeps the
+    method's own response serializer (pre-encoded bytes pass through), the caller's identity reaches the handler,
+    and refusals are what they were: undecodable bytes, a field against the contract's rules, no token. Valid
+    request bytes are validated once; a command's request (its own command id) each time."""
     wrapped: list[str] = []
     wrap = Edge.wrap
 
@@ -116,8 +115,12 @@ def test_the_edge_wraps_each_method_once_and_answers_as_it_did(
     validator = Counting()
 
     async def body() -> None:
-        server = build_server(Policy(authenticator=Verifier(TRUST, lambda: int(time.time()))), validator=validator)
-        if registered:
+        policy = Policy(authenticator=Verifier(TRUST, lambda: int(time.time())))
+        if how == "interceptors":
+            server = grpc.aio.server(interceptors=[CallMetrics(), Edge(policy, validator)])
+        else:
+            server = build_server(policy, validator=validator)
+        if how != "generic":
             server.add_registered_method_handlers(SERVICE, handlers())
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers()),))
         port = server.add_insecure_port("127.0.0.1:0")

@@ -1,4 +1,7 @@
-"""The gRPC edge of every Paiju service: one server interceptor that every request of every method passes.
+"""The gRPC edge of every Paiju service: what every request of every method passes, a wrapper around each method's
+handler made once, when the handler is registered (`paiju.platform.serving.build_server`; `Edge` is also a server
+interceptor, wrapping each method once too). Nothing that stays the same from call to call is worked out again per
+call: the method's policy, limits and request type are settled in the wrapper.
 
 In order, for each call of a `paiju.v1` service:
 
@@ -9,7 +12,8 @@ In order, for each call of a `paiju.v1` service:
    ``UNAVAILABLE`` / ``DEPENDENCY_UNAVAILABLE`` at once, with a `RetryInfo`: nothing half-done, no long timeout.
 3. **Validation.** The request is checked against the constraints the protos declare (``buf.validate``
    annotations, enforced by protovalidate); violations are ``INVALID_ARGUMENT`` / ``INVALID_REQUEST`` with a
-   `google.rpc.BadRequest` naming each field.
+   `google.rpc.BadRequest` naming each field. Bytes found valid are remembered for a while (the same read from
+   every seat of a game is checked once).
 4. **Authentication.** Except for the methods a service declares public, the bearer token is checked once here
    and the caller's identity is made available to the handler (`caller`); a method the service's policy reserves
    for some roles is refused ``ROLE_REQUIRED`` here to anyone else.
