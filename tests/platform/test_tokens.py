@@ -142,3 +142,27 @@ def test_a_remembered_token_is_checked_for_time_at_every_call_and_a_refused_one_
         with pytest.raises(Refused):
             checker.verify(forged)
     assert forged not in checker._verified
+
+
+def test_a_header_sent_before_is_not_verified_again_but_its_time_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [NOW]
+    checker = Verifier(TRUST, lambda: clock[0])
+    token = LOBBY.mint(Identity("a", Role.PLAYER, expires=NOW + 60, issued=NOW))
+    other = LOBBY.mint(Identity("b", Role.PLAYER, expires=NOW + 60, issued=NOW))
+    signed: list[str] = []
+    check = checker._signed
+
+    def counted(sent: str) -> Identity:
+        signed.append(sent)
+        return check(sent)
+
+    monkeypatch.setattr(checker, "_signed", counted)
+    for _ in range(3):
+        assert checker.identify([("user-agent", "grpc"), ("authorization", f"Bearer {token}")]).subject == "a"
+    assert signed == [token], "its signature checked once"
+    sent_twice = [("authorization", f"Bearer {token}"), ("authorization", f"Bearer {other}")]
+    assert checker.identify(sent_twice).subject == "b", "the last header sent counts"
+    clock[0] = NOW + 60
+    with pytest.raises(Refused) as info:
+        checker.identify([("authorization", f"Bearer {token}")])
+    assert info.value.reason is Reason.TOKEN_EXPIRED

@@ -138,6 +138,12 @@ class Limits(Protocol):
 
     def stream(self, method: str, address: str, account: str | None) -> AbstractAsyncContextManager[None]: ...
 
+    def hold(self, method: str, address: str, account: str | None) -> Any:
+        """Take one of the open streams the limits allow (`Refused` otherwise); what to `release` when it ends."""
+        ...
+
+    def release(self, held: Any) -> None: ...
+
 
 # --- statuses ------------------------------------------------------------------------------------------------
 
@@ -353,10 +359,12 @@ class Edge(grpc.aio.ServerInterceptor):
                         async for item in streaming(request, context):
                             yield item
                     else:
-                        address = (context.peer() or "") if by_address else ""
-                        async with limits.stream(method, address, _account()):
+                        taken = limits.hold(method, (context.peer() or "") if by_address else "", _account())
+                        try:
                             async for item in streaming(request, context):
                                 yield item
+                        finally:
+                            limits.release(taken)
                     failed = False
                 except BaseException as e:
                     await _answer(method, e, context)
@@ -381,12 +389,15 @@ class Edge(grpc.aio.ServerInterceptor):
         ready = policy.ready
         validate = self._validator.collect_violations
         remembered: dict[bytes, None] | None = None
+        messages = False
+        """Whether the method's requests decode to messages (validated): known from its decoder at once."""
         if decode is not None:
             with contextlib.suppress(Exception):
                 empty = decode(b"")
-                validate(empty)  # the rules of the request's type compiled now, not at its first call
-                if isinstance(empty, Message) and "command_id" not in empty.DESCRIPTOR.fields_by_name:
+                messages = isinstance(empty, Message)
+                if messages and "command_id" not in empty.DESCRIPTOR.fields_by_name:
                     remembered = {}
+                validate(empty)  # the rules of the request's type compiled now, not at its first call
         authenticate = policy.authenticator.identify if policy.authenticator is not None else None
         if method in policy.public:
             authenticate = None
@@ -403,13 +414,13 @@ class Edge(grpc.aio.ServerInterceptor):
                 if missing:
                     raise unavailable(missing)
             try:
-                request = decode(raw) if decode is not None else raw
+                request: Any = decode(raw) if decode is not None else raw
             except (DecodeError, ValueError, TypeError):
                 raise Refused(
                     Reason.MALFORMED_MESSAGE,
                     f"the request is not a valid {method} request message (undecodable bytes)",
                 ) from None
-            if isinstance(request, Message) and (remembered is None or raw not in remembered):
+            if (messages or isinstance(request, Message)) and (remembered is None or raw not in remembered):
                 violations = validate(request)
                 if violations:
                     raise bad_request(violations)

@@ -164,6 +164,15 @@ class RateLimits:
     @contextlib.asynccontextmanager
     async def stream(self, method: str, address: str, account: str | None) -> AsyncIterator[None]:
         """Hold one of the open streams the limits allow for the call's address and account while it runs."""
+        held = self.hold(method, address, account)
+        try:
+            yield
+        finally:
+            self.release(held)
+
+    def hold(self, method: str, address: str, account: str | None) -> list[tuple[str, str, str]]:
+        """Take one of the open streams the limits allow for the call's address and account (`Refused`,
+        RATE_LIMITED, when there is none left); what was taken, to `release` when the stream ends."""
         held: list[tuple[str, str, str]] = []
         try:
             for rule in self._streams.get(method, ()):
@@ -175,12 +184,17 @@ class RateLimits:
                     raise _refusal(rule, value, 1.0)
                 self._open[slot] += 1
                 held.append(slot)
-            yield
-        finally:
-            for slot in held:
-                self._open[slot] -= 1
-                if not self._open[slot]:
-                    del self._open[slot]
+        except BaseException:
+            self.release(held)
+            raise
+        return held
+
+    def release(self, held: list[tuple[str, str, str]]) -> None:
+        """Give back the open streams `hold` took."""
+        for slot in held:
+            self._open[slot] -= 1
+            if not self._open[slot]:
+                del self._open[slot]
 
 
 class _Windows:

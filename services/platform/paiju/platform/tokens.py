@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -198,33 +197,43 @@ call: its signature is checked once, not at every call)."""
 class Verifier:
     """Who a call's ``authorization: Bearer <token>`` metadata says the caller is (the edge's authenticator).
     Expiry is checked against the injected clock on every call; a token's signature and claims once, while it stays
-    among the last `VERIFIED_TOKENS` verified."""
+    among the last `VERIFIED_TOKENS` verified (remembered by the header as sent, so a call that sends a token seen
+    before costs one lookup; the oldest is forgotten first)."""
 
     def __init__(self, trust: Trust, now: Callable[[], int]) -> None:
         self._trust = trust
         self._now = now
-        self._verified: OrderedDict[str, Identity] = OrderedDict()
+        self._verified: dict[str, Identity] = {}
 
     def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Identity:
         header: Any = ""
         for key, value in metadata or ():
             if key == "authorization":
                 header = value  # the last one, if sent twice
-        header = str(header)
-        if not header.startswith("Bearer "):
-            raise Refused(Reason.TOKEN_MISSING, "send 'authorization: Bearer <token>'")
-        return self.verify(header.removeprefix("Bearer ").strip())
+        identity = self._verified.get(header) if isinstance(header, str) else None
+        if identity is None:
+            header = str(header)
+            if not header.startswith("Bearer "):
+                raise Refused(Reason.TOKEN_MISSING, "send 'authorization: Bearer <token>'")
+            identity = self._remember(header, self._signed(header.removeprefix("Bearer ").strip()))
+        return self._timely(identity)
 
     def verify(self, token: str) -> Identity:
         """The identity a token carries, or `Refused` (TOKEN_INVALID, TOKEN_EXPIRED)."""
         identity = self._verified.get(token)
         if identity is None:
-            identity = self._signed(token)
-            self._verified[token] = identity
-            while len(self._verified) > VERIFIED_TOKENS:
-                self._verified.popitem(last=False)
-        else:
-            self._verified.move_to_end(token)
+            identity = self._remember(token, self._signed(token))
+        return self._timely(identity)
+
+    def _remember(self, key: str, identity: Identity) -> Identity:
+        verified = self._verified
+        verified[key] = identity
+        if len(verified) > VERIFIED_TOKENS:
+            del verified[next(iter(verified))]
+        return identity
+
+    def _timely(self, identity: Identity) -> Identity:
+        """``identity``, unless its token has expired or is from the future."""
         now = self._now()
         if identity.expires <= now:
             raise Refused(Reason.TOKEN_EXPIRED, "the token has expired: renew it (RenewSession, or JoinGame again)")
