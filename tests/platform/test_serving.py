@@ -17,7 +17,7 @@ from paiju.platform.callmetrics import CallMetrics
 from paiju.platform.edge import Edge, Policy, caller, shared_validator
 from paiju.platform.serving import build_server, host_of, serve_grpc
 from paiju.platform.tokens import Identity, Role, Verifier
-from paiju.v1 import cards_pb2, engine_pb2, engine_pb2_grpc, tractor_pb2
+from paiju.v1 import cards_pb2, engine_pb2, engine_pb2_grpc, lobby_pb2, tractor_pb2
 
 from ..engine.harness import refusal_of
 from ..support.credentials import TRUST
@@ -167,3 +167,35 @@ def test_the_edge_wraps_each_method_once_and_answers_as_it_did(monkeypatch: pyte
     # at registration each request type once (its rules compiled), then: the same GetView bytes once (four times
     # sent), the invalid ones, the ones sent without a token; each Act (three command ids); the Watch bytes once
     assert Counter(validator.validated) == {"GetViewRequest": 4, "ActRequest": 4, "WatchRequest": 2}
+
+
+def test_the_requests_of_a_sign_in_or_holding_a_password_are_not_remembered_valid() -> None:
+    """Valid bytes are remembered only for methods that need a token and whose requests hold no password: a
+    Login (public, a password) is validated at every call, whatever the policy says of it."""
+    validator = Counting()
+    sent = {
+        "Login": lobby_pb2.LoginRequest(name="ann", password="correct horse battery"),
+        "Register": lobby_pb2.RegisterRequest(name="ann", password="correct horse battery"),
+        "GetTable": lobby_pb2.GetTableRequest(table_id="t1"),
+    }
+
+    class Context:
+        def code(self) -> None:
+            return None
+
+    async def answer(request: Any, context: Any) -> bytes:
+        return b""
+
+    async def body() -> None:
+        edge = Edge(Policy(public=("Login",)), validator)  # Register not public here: its password is enough
+        for method, request in sent.items():
+            handler = grpc.unary_unary_rpc_method_handler(answer, type(request).FromString, lambda b: b)
+            wrapped = edge.wrap(f"/paiju.v1.LobbyService/{method}", handler)
+            assert wrapped is not None
+            call: Any = wrapped.unary_unary
+            for _ in range(3):
+                await call(request.SerializeToString(), Context())
+
+    asyncio.run(body())
+    # one at registration, then every call but the remembered table's
+    assert Counter(validator.validated) == {"LoginRequest": 4, "RegisterRequest": 4, "GetTableRequest": 2}

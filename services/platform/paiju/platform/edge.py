@@ -291,9 +291,9 @@ def shared_validator() -> protovalidate.Validator:
 Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
 Record: TypeAlias = Callable[[Any, float, bool], None]
 """Told of a call once it has ended: its context, when it started (`time.perf_counter`), whether it raised."""
-VALID_REMEMBERED = 4096
+VALID_REMEMBERED = 2048
 """Valid request bytes each method remembers (see `Edge._admission`)."""
-MAX_REMEMBERED_BYTES = 512
+MAX_REMEMBERED_BYTES = 256
 """The longest request remembered valid (the reads' requests are a few dozen bytes)."""
 
 
@@ -383,8 +383,9 @@ class Edge(grpc.aio.ServerInterceptor):
 
         A request's bytes found valid are remembered (`VALID_REMEMBERED` per method, the oldest forgotten first),
         so the same bytes again — every seat of a game asking for the view at the same version — are not
-        validated again: the rules are a function of the message alone. Not for a command's requests (a field
-        ``command_id``): each is new by design."""
+        validated again: the rules are a function of the message alone. Only for methods that need a token and
+        whose requests hold no password (the public sign-ins' do: they are not kept), and not for a command's
+        requests (a field ``command_id``): each is new by design."""
         policy = self._policy
         ready = policy.ready
         validate = self._validator.collect_violations
@@ -395,7 +396,8 @@ class Edge(grpc.aio.ServerInterceptor):
             with contextlib.suppress(Exception):
                 empty = decode(b"")
                 messages = isinstance(empty, Message)
-                if messages and "command_id" not in empty.DESCRIPTOR.fields_by_name:
+                fields = empty.DESCRIPTOR.fields_by_name if messages else {"command_id": None}
+                if method not in policy.public and not any(f == "command_id" or "password" in f for f in fields):
                     remembered = {}
                 validate(empty)  # the rules of the request's type compiled now, not at its first call
         authenticate = policy.authenticator.identify if policy.authenticator is not None else None
