@@ -42,6 +42,7 @@ from typing import Any
 import grpc
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
+from paiju.engine.watching import register
 from paiju.platform.observability import configure_logging
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
@@ -85,7 +86,7 @@ async def _take_payloads() -> dict[str, bytes]:
     store = MemoryEventStore()
     _, service = await build(store, Trust.of([signer]), now=lambda: now, seeds=lambda g, v: rng.next64())
     server = build_server(service.policy)
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(service, server)
+    register(service, server)
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
 
@@ -158,12 +159,15 @@ def _act(action: Any, version: int) -> engine_pb2.ActRequest:
 
 
 class Canned(engine_pb2_grpc.EngineServiceServicer):
-    """Answers each method with its taken response (Watch: one message, then the stream ends)."""
+    """Answers each method with its taken response (Watch: one message, then the stream ends), registered as the
+    engine registers itself (`paiju.engine.watching.register`)."""
 
     def __init__(self, payloads: dict[str, bytes]) -> None:
         self.view = engine_pb2.GetViewResponse.FromString(payloads["GetView.response"])
         self.legal = engine_pb2.GetLegalActionsResponse.FromString(payloads["GetLegalActions.response"])
-        self.watched = engine_pb2.WatchResponse.FromString(payloads["Watch.response"])
+        self.watched = payloads["Watch.response"]
+        """Sent as it is: the engine encodes an event once for every watcher of it (its Watch serializer passes
+        bytes through)."""
         self.acted = engine_pb2.ActResponse.FromString(payloads["Act.response"])
 
     async def GetView(self, request: Any, context: Any) -> Any:
@@ -206,7 +210,7 @@ async def _serve(mode: str, folder: Path) -> None:
     """Serve until stdin closes; each line ``cpu`` on stdin is answered with this process's CPU time (ns)."""
     payloads = {k: base64.b64decode(v) for k, v in json.loads((folder / "payloads.json").read_text()).items()}
     server = _server(mode, folder)
-    engine_pb2_grpc.add_EngineServiceServicer_to_server(Canned(payloads), server)  # type: ignore[abstract]
+    register(Canned(payloads), server)  # type: ignore[abstract]  # as the engine registers: Watch passes bytes
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
     loop = asyncio.get_running_loop()
