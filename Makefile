@@ -10,7 +10,7 @@ BENCH_VENV := .venv-bench
 BIN := $(VENV)/bin
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: setup run test lint format scenario bench clean protos chromium cluster-test manifests docs node unit integration
+.PHONY: setup run test lint format scenario bench soak clean protos chromium cluster-test manifests docs node unit integration
 
 PROTOS := $(wildcard protos/paiju/v1/*.proto)
 GEN := services/contract/paiju/v1
@@ -124,20 +124,30 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 	$(BENCH_VENV)/bin/pip install --quiet -r bench/requirements-rlcard.txt
 	touch $@
 
-## bench: rules-core speed beside RLCard's Dou Dizhu; engine act latency, throughput and replay speed;
-## scoring's projection throughput and rebuild time; JetStream's appends/s per durability setting; engine start-up with and without 100,000 stored games; the whole stack loaded with bot tables and spectators; the
-## full fuzz of every method (100,000 requests)
+## bench: rules-core speed beside RLCard's Dou Dizhu; the codec's views, events and actions; engine act latency,
+## throughput and replay speed; scoring's projection throughput and rebuild time; JetStream's appends/s per
+## durability setting; engine start-up with and without 100,000 stored games; the edge's CPU per call against a bare
+## server; the whole stack loaded with bot tables and spectators, per Act against the floor of its parts (bench/floor.py),
+## and a 30-minute memory soak; the full fuzz of every method (100,000 requests)
 bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
+	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/edge.py
 	$(BIN)/python bench/load.py
+	$(BIN)/python bench/load.py --soak 30
 	$(BIN)/python bench/fuzz.py
 	$(BIN)/python bench/web.py
 	$(BIN)/python bench/envs.py --rlcard-python $(BENCH_VENV)/bin/python
+
+## soak: the memory soak alone (bench/load.py --soak MINUTES; 30 by default): each process's slope in MiB a minute
+SOAK_MINUTES := 30
+soak: setup
+	$(BIN)/python bench/load.py --soak $(SOAK_MINUTES)
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis clients/node/node_modules
