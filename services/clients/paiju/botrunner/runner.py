@@ -271,7 +271,7 @@ class SeatPlayer:
                 return
             self._done_at = version
             self.stats.acts += 1
-            self.log.debug("acted", version=acted, command=command_id, action=repr(action))
+            self.log.debug("acted", version=acted, command=command_id, action=action)  # rendered only when logged
             return
 
     async def _contribute(self) -> None:

@@ -85,6 +85,8 @@ def not_found(game_id: str) -> Refused:
     return Refused(Reason.GAME_NOT_FOUND, f"there is no game {game_id!r} you may see", {"game": game_id})
 
 
+ACTS_BY_GAME = {name: ACTS.labels(name) for name in RULES}
+"""The counter of applied commands of each game (its label looked up once)."""
 ROLES = {"CreateGame": (Role.SERVICE, Role.ADMIN), "AssignSeats": (Role.SERVICE, Role.ADMIN)}
 """The methods only some roles may call, checked by the edge (the others: any token, the handler decides)."""
 
@@ -259,10 +261,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.ActRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.ActResponse:
         started = time.perf_counter()
-        structlog.contextvars.clear_contextvars()
-        structlog.contextvars.bind_contextvars(game=request.game_id, command=request.command_id)
         who: Identity = caller()
-        structlog.contextvars.bind_contextvars(actor=who.subject, seat=who.seat)
+        structlog.contextvars.clear_contextvars()
+        structlog.contextvars.bind_contextvars(
+            game=request.game_id, command=request.command_id, actor=who.subject, seat=who.seat
+        )
         game = await self._visible(who, request.game_id)
         which = request.WhichOneof("command")
         if which != game.rules.name:
@@ -299,7 +302,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             raise Refused(Reason.STALE_VERSION, str(e), {"version": e.version}) from None
         except CommandIdReused as e:
             raise Refused(Reason.COMMAND_ID_REUSED, str(e)) from None
-        ACTS.labels(after.rules.name).inc()
+        ACTS_BY_GAME[after.rules.name].inc()
         LATENCY.observe(time.perf_counter() - started)
         # a retry is answered as the first time: the version right after the command's own events
         version = stored[-1].version if stored else after.version

@@ -158,7 +158,7 @@ class Encodings:
     def turn(self, game: Game, seat: int | None, *, views: bool) -> bytes:
         """The `WatchResponse` bytes of the turn at ``game``'s version for ``seat`` (``None``: the spectators). A
         seat that may not act, and did not ask for views, is told what the spectators are: it shares their bytes."""
-        if seat is not None and not views and seat not in _may_act(game):
+        if seat is not None and not views and seat not in self._may_act(game):
             seat = None
         seconds = self._contribution_seconds()
         return self._get(
@@ -167,6 +167,15 @@ class Encodings:
             game.version,
             lambda: turn_bytes(game, seat, views=views, contribution_seconds=seconds),
         )
+
+    def _may_act(self, game: Game) -> tuple[int, ...]:
+        """`_may_act` of ``game``, worked out once per version for all its watchers."""
+        entry = self._games.get(game.game_id)
+        if entry is None:
+            return _may_act(game)
+        if entry.acting_at != game.version:
+            entry.acting_at, entry.acting = game.version, _may_act(game)
+        return entry.acting
 
     @staticmethod
     def _event(game: Game, version: int, audience: int | None) -> bytes:
@@ -210,12 +219,15 @@ class Encodings:
 class _GameEncodings:
     """One game's encodings by version."""
 
-    __slots__ = ("bytes", "newest", "versions")
+    __slots__ = ("acting", "acting_at", "bytes", "newest", "versions")
 
     def __init__(self) -> None:
         self.versions: dict[int, dict[tuple[Any, ...], bytes]] = {}
         self.newest = 0
         self.bytes = 0
+        self.acting: tuple[int, ...] = ()
+        self.acting_at = -1
+        """The seats that may act, at the version `acting_at`."""
 
     def prune(self, below: int) -> int:
         """Drop the encodings of versions ``below`` or older; the bytes dropped."""

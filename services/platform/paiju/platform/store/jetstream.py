@@ -568,7 +568,7 @@ class JetStreamEventStore:
     ) -> dict[str, Any]:
         """Publish one command's events: one plain message, or an atomic batch for several. The server's reply."""
         subject = self.subject(aggregate)
-        batch = uuid.uuid4().hex
+        batch = uuid.uuid4().hex if len(events) > 1 else ""
         reply: dict[str, Any] = {}
         for i, data in enumerate(events, start=1):
             headers = {
