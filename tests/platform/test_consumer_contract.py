@@ -619,6 +619,7 @@ def test_a_running_consumer_loses_nothing_when_nats_restarts(
                 async with running(Consumer(store, rig.tracking, Recorder(rig), batch=5, linger=0.01)):
                     before = await append(store, 6)
                     await until(lambda: has(rig, before))
+                    before += await append(store, 3, prefix="unseen")  # handled, or not yet, when NATS stops
                     server.stop()
                     await asyncio.sleep(0.5)
                     server.start()
