@@ -345,6 +345,23 @@ def test_events_that_wake_nobody_wait_for_one_that_does(run_with: Any, monkeypat
     run_with(scenario)
 
 
+def test_an_event_wake_cannot_judge_is_handled_soon() -> None:
+    """A ``wake`` that fails on an event (not what it expects) does not lose it: it is handled as one that wakes."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        rig = Rig(store, MemoryTracking(), transactional=False)
+
+        def unreadable(recorded: Recorded) -> bool:
+            raise ValueError(f"cannot read {recorded.data!r}")
+
+        async with running(Consumer(store, rig.tracking, Recorder(rig), batch=10, linger=0.01, wake=unreadable)):
+            sequences = await append(store, 3)
+            await until(lambda: has(rig, sequences))
+
+    asyncio.run(main())
+
+
 class Gate:
     """A handler's failure point: the batch that reaches sequence ``at`` writes its effects, then waits here."""
 

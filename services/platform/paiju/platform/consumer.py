@@ -259,7 +259,7 @@ class Consumer:
         if not held or len(held) >= self._batch:
             return held
         loop = asyncio.get_running_loop()
-        woken = any(map(self._wakes, held))
+        woken = self._woken(held)
         deadline = loop.time() + (self._linger if woken else LAZY_SECONDS)
         while len(held) < self._batch and not stop.is_set():
             left = deadline - loop.time()
@@ -272,10 +272,19 @@ class Consumer:
             if not more:
                 break
             held += more
-            if not woken and any(map(self._wakes, more)):
+            if not woken and self._woken(more):
                 woken = True
                 deadline = min(deadline, loop.time() + self._linger)
         return held
+
+    def _woken(self, events: list[Recorded]) -> bool:
+        """Whether any of ``events`` wakes the consumer (one ``wake`` cannot judge does: the events taken are never
+        dropped on the way to the handler)."""
+        try:
+            return any(map(self._wakes, events))
+        except Exception as e:
+            report(log, "a stream consumer could not tell whether an event wakes it", e, consumer=self.name)
+            return True
 
     async def _handle(self, after: int, held: list[Recorded]) -> int | None:
         """Handle ``held`` (the events after stream sequence ``after``) in one batch transaction, passing over those
