@@ -12,6 +12,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -28,8 +29,10 @@ from paiju.platform.consumer import (
     Tracking,
 )
 from paiju.platform.errors import Reason, Refused, Unavailable
-from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded
+from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded, Subscription
 from paiju.platform.store.jetstream import JetStreamEventStore
+
+from .test_store_contract import RestartableNats, until_stored
 
 
 @dataclass
@@ -136,12 +139,12 @@ def run_with(request: pytest.FixtureRequest) -> Callable[[Callable[[Rig], Awaita
     return run
 
 
-async def append(store: EventStore, count: int, aggregates: int = 4) -> list[int]:
-    """``count`` events over ``aggregates`` aggregates; their stream sequences."""
+async def append(store: EventStore, count: int, aggregates: int = 4, prefix: str = "a") -> list[int]:
+    """``count`` events over ``aggregates`` new aggregates (``prefix`` and a number); their stream sequences."""
     positions: dict[str, Position] = {}
     sequences = []
     for i in range(count):
-        aggregate = f"a{i % aggregates}"
+        aggregate = f"{prefix}{i % aggregates}"
         recorded = await store.append(aggregate, positions.get(aggregate, Position()), f"c{i}", [f"e{i}".encode()])
         positions[aggregate] = recorded[-1].position
         sequences.append(recorded[-1].sequence)
@@ -227,22 +230,233 @@ def test_consumers_of_different_names_keep_their_own_checkpoints(run_with: Any) 
     run_with(scenario)
 
 
-def test_a_running_consumer_is_woken_by_a_new_event(run_with: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(consumer_module, "POLL_SECONDS", 600.0)  # only the feed can wake it in time
+@asynccontextmanager
+async def running(consumer: Consumer) -> AsyncIterator[asyncio.Event]:
+    """``consumer`` running (`Consumer.run`) in the block, stopped after it; the block gets its stop."""
+    stop = asyncio.Event()
+    task = asyncio.create_task(consumer.run(stop))
+    try:
+        yield stop
+    finally:
+        stop.set()
+        await asyncio.wait_for(task, 30)
+
+
+async def until(condition: Callable[[], Awaitable[bool]], seconds: float = 30) -> None:
+    """Wait until ``condition()`` holds (a guard against hanging, not a measure of time)."""
+    async with asyncio.timeout(seconds):
+        while not await condition():
+            await asyncio.sleep(0.02)
+
+
+def test_a_running_consumer_handles_each_new_event_once_in_order(run_with: Any) -> None:
+    async def scenario(rig: Rig) -> None:
+        before = await append(rig.store, 3)
+        handler = Recorder(rig)
+        async with running(Consumer(rig.store, rig.tracking, handler, batch=4)):
+            await until(lambda: has(rig, before))
+            later = [r.sequence for r in await rig.store.append("b", Position(), "later", [b"x", b"y"])]
+            await until(lambda: has(rig, [*before, *later]))
+        assert await rig.effects() == [*before, *later]
+        assert [s for batch in handler.batches for s in batch] == [*before, *later]
+        assert all(len(batch) <= 4 for batch in handler.batches)
+
+    run_with(scenario)
+
+
+def watch_subscriptions(store: EventStore) -> list[Subscription]:
+    """The subscriptions ``store`` makes from now on, in order."""
+    subscribe, made = store.subscribe, list[Subscription]()
+
+    async def watched(after_sequence: int = 0, *, partitions: frozenset[int] | None = None) -> Subscription:
+        made.append(await subscribe(after_sequence, partitions=partitions))
+        return made[-1]
+
+    store.subscribe = watched  # type: ignore[method-assign]
+    return made
+
+
+async def has(rig: Rig, sequences: list[int], consumer: str = "recorder") -> bool:
+    return sorted(set(await rig.effects(consumer))) == sequences
+
+
+def test_a_running_consumers_batch_closes_when_it_holds_batch_events(run_with: Any) -> None:
+    """With a linger too long to ever end a batch, only its size does: 25 events make two batches of 10 at once,
+    and the five left wait for five more."""
 
     async def scenario(rig: Rig) -> None:
-        stop = asyncio.Event()
-        consumer = Consumer(rig.store, rig.tracking, Recorder(rig), batch=10)
-        running = asyncio.create_task(consumer.run(stop))
-        try:
+        first = await append(rig.store, 25)
+        handler = Recorder(rig)
+        async with running(Consumer(rig.store, rig.tracking, handler, batch=10, linger=600)):
+            await until(lambda: has(rig, first[:20]))
+            await asyncio.sleep(0.3)
+            assert len(handler.batches) == 2, "the five left wait for more"
+            more = await append(rig.store, 5, aggregates=1, prefix="more")
+            await until(lambda: has(rig, [*first, *more]))
+        assert handler.batches == [first[:10], first[10:20], [*first[20:], *more]]
+
+    run_with(scenario)
+
+
+def test_a_running_consumers_batch_closes_after_its_linger(run_with: Any) -> None:
+    """Events that arrive one by one within the linger make one batch (stopped, the consumer handles what it
+    holds); one event alone, with a short linger, is a batch of one: the time ended it, not the size."""
+
+    async def scenario(rig: Rig) -> None:
+        handler = Recorder(rig)
+        subscribed = watch_subscriptions(rig.store)
+        async with running(Consumer(rig.store, rig.tracking, handler, batch=1000, linger=600)):
+            gathered = [(await rig.store.append(f"a{n}", Position(), "c", [b"x"]))[0].sequence for n in range(3)]
+
+            async def all_taken() -> bool:
+                return bool(subscribed) and subscribed[0].position == gathered[-1]
+
+            await until(all_taken)  # every event taken into the batch, which goes on gathering
             await asyncio.sleep(0.2)
-            recorded = await rig.store.append("a", Position(), "c", [b"x"])
-            async with asyncio.timeout(10):
-                while await rig.effects() != [recorded[0].sequence]:
-                    await asyncio.sleep(0.02)
-        finally:
-            stop.set()
-            await running
+            assert handler.batches == [], "the batch is still gathering"
+        assert handler.batches == [gathered]
+        async with running(Consumer(rig.store, rig.tracking, handler, batch=1000, linger=0.05)):
+            alone = (await rig.store.append("b", Position(), "c", [b"y"]))[0].sequence
+            await until(lambda: has(rig, [*gathered, alone]))
+        assert handler.batches == [gathered, [alone]]
+
+    run_with(scenario)
+
+
+def test_events_that_wake_nobody_wait_for_one_that_does(run_with: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``wake``: events the handler does not need soon are batched lazily, and the first one it needs closes
+    the batch after the linger, with them in it."""
+    monkeypatch.setattr(consumer_module, "LAZY_SECONDS", 600.0)
+
+    async def scenario(rig: Rig) -> None:
+        handler = Recorder(rig)
+
+        def ends(recorded: Recorded) -> bool:
+            return recorded.data == b"end"
+
+        async with running(Consumer(rig.store, rig.tracking, handler, batch=1000, linger=0.05, wake=ends)):
+            quiet = await append(rig.store, 3, prefix="quiet")
+            await asyncio.sleep(0.3)
+            assert handler.batches == [], "nothing needed soon: no batch yet"
+            end = (await rig.store.append("z", Position(), "end", [b"end"]))[0].sequence
+            await until(lambda: has(rig, [*quiet, end]))
+        assert handler.batches == [[*quiet, end]]
+
+    run_with(scenario)
+
+
+def test_an_event_wake_cannot_judge_is_handled_soon() -> None:
+    """A ``wake`` that fails on an event (not what it expects) does not lose it: it is handled as one that wakes."""
+
+    async def main() -> None:
+        store = MemoryEventStore()
+        rig = Rig(store, MemoryTracking(), transactional=False)
+
+        def unreadable(recorded: Recorded) -> bool:
+            raise ValueError(f"cannot read {recorded.data!r}")
+
+        async with running(Consumer(store, rig.tracking, Recorder(rig), batch=10, linger=0.01, wake=unreadable)):
+            sequences = await append(store, 3)
+            await until(lambda: has(rig, sequences))
+
+    asyncio.run(main())
+
+
+class Gate:
+    """A handler's failure point: the batch that reaches sequence ``at`` writes its effects, then waits here."""
+
+    def __init__(self) -> None:
+        self.reached = asyncio.Event()
+        self.released = asyncio.Event()
+
+
+class Stalling(Recorder):
+    def __init__(self, rig: Rig, at: int, gate: Gate) -> None:
+        super().__init__(rig)
+        self.at, self.gate = at, gate
+
+    async def apply(self, tracked: Tracked, batch: Sequence[Recorded]) -> None:
+        await super().apply(tracked, batch)
+        if any(r.sequence == self.at for r in batch):
+            self.gate.reached.set()
+            await self.gate.released.wait()  # the process is killed here: folded, not committed
+
+
+def test_a_running_consumer_killed_between_its_fold_and_its_commit_loses_nothing(run_with: Any) -> None:
+    """Killed (its task cancelled) after its handler folded a batch and before the commit: the checkpoint stayed,
+    and the next consumer handles that batch again — exactly once in all when the effects are transactional."""
+
+    async def scenario(rig: Rig) -> None:
+        sequences = await append(rig.store, 12)
+        gate = Gate()
+        first = Consumer(rig.store, rig.tracking, Stalling(rig, sequences[6], gate), batch=4, linger=0)
+        task = asyncio.create_task(first.run(asyncio.Event()))
+        await asyncio.wait_for(gate.reached.wait(), 30)
+        held = await first.checkpoint()
+        assert held < sequences[6]
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await first.checkpoint() == held
+        if rig.transactional:
+            assert await rig.effects() == [s for s in sequences if s <= held], "the fold was rolled back"
+        async with running(Consumer(rig.store, rig.tracking, Recorder(rig), batch=4)):
+            await until(lambda: has(rig, sequences))
+        assert await first.checkpoint() == sequences[-1]
+        if rig.transactional:
+            assert await rig.effects() == sequences
+
+    run_with(scenario)
+
+
+def test_replicas_running_at_once_share_the_stream_and_one_takes_over(run_with: Any) -> None:
+    """Two replicas of one consumer follow the stream at once: with an exclusive tracking each event is handled
+    once, in order, by whichever locked the checkpoint first; when one stops, the other goes on from the
+    checkpoint."""
+
+    async def scenario(rig: Rig) -> None:
+        handlers = [Recorder(rig), Recorder(rig)]
+        one = Consumer(rig.store, rig.tracking, handlers[0], batch=3, linger=0.01)
+        other = Consumer(rig.store, rig.tracking, handlers[1], batch=5, linger=0.02)
+        sequences = await append(rig.store, 10)
+        async with running(other):
+            async with running(one):
+                for n in range(4):
+                    sequences += await append(rig.store, 7, aggregates=3, prefix=f"r{n}-")
+                    await asyncio.sleep(0.05)
+                await until(lambda: has(rig, sequences))
+            alone = await append(rig.store, 6, prefix="alone")  # the first replica is gone: the other takes over
+            await until(lambda: has(rig, [*sequences, *alone]))
+        assert await one.checkpoint() == alone[-1]
+        effects = await rig.effects()
+        if rig.tracking.exclusive:
+            assert effects == [*sequences, *alone], "each event handled once"
+            handled = sorted(s for h in handlers for batch in h.batches for s in batch)
+            assert handled == [*sequences, *alone]
+            assert [s for batch in handlers[1].batches for s in batch][-len(alone) :] == alone
+        else:
+            assert sorted(set(effects)) == [*sequences, *alone]
+
+    run_with(scenario)
+
+
+def test_a_reset_while_running_replays_the_stream(run_with: Any) -> None:
+    """A rebuild beside a running consumer sets its checkpoint back: the running consumer's next batch finds the
+    checkpoint behind its subscription, which starts again from there; nothing is skipped."""
+
+    async def scenario(rig: Rig) -> None:
+        sequences = await append(rig.store, 8)
+        consumer = Consumer(rig.store, rig.tracking, Recorder(rig), batch=3, linger=0.01)
+        subscribed = watch_subscriptions(rig.store)
+        async with running(consumer):
+            await until(lambda: has(rig, sequences))
+            await Consumer(rig.store, rig.tracking, Recorder(rig)).reset()  # another process's rebuild
+            assert await rig.effects() == []
+            later = await append(rig.store, 2, aggregates=1, prefix="later")
+            await until(lambda: has(rig, [*sequences, *later]))
+        assert await rig.effects() == [*sequences, *later], "replayed once"
+        assert await consumer.checkpoint() == later[-1]
+        assert len(subscribed) == 2, "the subscription started again from the checkpoint set back"
 
     run_with(scenario)
 
@@ -302,33 +516,24 @@ def test_a_refused_reaction_passes_over_its_event_and_a_failing_one_holds_the_ba
     asyncio.run(main())
 
 
-def test_a_consumer_whose_feed_cannot_start_still_reads_its_stream(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_consumer_whose_subscription_cannot_start_tries_again(monkeypatch: pytest.MonkeyPatch) -> None:
     async def main() -> None:
         store = MemoryEventStore()
         calls = [0]
-        real = store.follow
+        real = store.subscribe
 
-        async def broken_once(on_event: Callable[[Recorded], None]) -> None:
+        async def broken_once(after: int = 0, *, partitions: frozenset[int] | None = None) -> Any:
             calls[0] += 1
             if calls[0] == 1:
                 raise Unavailable("NATS is away")
-            await real(on_event)
+            return await real(after, partitions=partitions)
 
-        monkeypatch.setattr(store, "follow", broken_once)
-        monkeypatch.setattr(consumer_module, "POLL_SECONDS", 0.05)
+        monkeypatch.setattr(store, "subscribe", broken_once)
         rig = Rig(store, MemoryTracking(), transactional=False)
-        consumer = Consumer(store, rig.tracking, Recorder(rig), batch=10)
-        stop = asyncio.Event()
-        running = asyncio.create_task(consumer.run(stop))
-        try:
+        async with running(Consumer(store, rig.tracking, Recorder(rig), batch=10)):
             recorded = await store.append("a", Position(), "c", [b"x"])
-            async with asyncio.timeout(10):
-                while await rig.effects() != [recorded[0].sequence]:
-                    await asyncio.sleep(0.02)
-            assert calls[0] >= 2, "the feed was tried again"
-        finally:
-            stop.set()
-            await running
+            await until(lambda: has(rig, [recorded[0].sequence]))
+        assert calls[0] == 2, "the subscription was tried again"
 
     asyncio.run(main())
 
@@ -365,3 +570,83 @@ def test_a_consumer_takes_over_from_the_durable_consumer_before_it(nats_url: str
             await store.close()
 
     asyncio.run(main())
+
+
+@pytest.mark.integration
+def test_a_running_consumer_makes_one_jetstream_consumer_whatever_its_batches(nats_url: str) -> None:
+    """Forty-two batches, one consumer on the server (the same one throughout, idle a while too), and none left
+    once stopped."""
+
+    async def main() -> None:
+        stream = "N" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"n.{stream.lower()}")
+        js = store.client.jetstream()
+        try:
+            rig = Rig(store, MemoryTracking(), transactional=False)
+            handler = Recorder(rig)
+            async with running(Consumer(store, rig.tracking, handler, batch=1, linger=0)):
+                sequences = await append(store, 1)
+                await until(lambda: has(rig, sequences))
+                consumers = {c.name for c in await js.consumers_info(stream)}
+                assert len(consumers) == 1
+                for n in range(40):
+                    sequences += await append(store, 1, prefix=f"more{n}-")
+                await until(lambda: has(rig, sequences))
+                assert len(handler.batches) == 41
+                assert {c.name for c in await js.consumers_info(stream)} == consumers
+                assert (await js.stream_info(stream)).state.consumer_count == 1
+                await asyncio.sleep(2.5)  # idle: the consumer's heartbeats are heard, and nothing is made again
+                sequences += await append(store, 1, prefix="last")
+                await until(lambda: has(rig, sequences))
+                assert {c.name for c in await js.consumers_info(stream)} == consumers
+
+            async def none_left() -> bool:
+                return not await js.consumers_info(stream)
+
+            await until(none_left)
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("tracking_kind", ["memory", "postgres"])
+def test_a_running_consumer_loses_nothing_when_nats_restarts(
+    tmp_path: Path, tracking_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """NATS stops under a running consumer and starts again: the consumer fails its reads meanwhile (and says so),
+    then its subscription reads on from the last event it received; every event is handled, once."""
+    dsn = request.getfixturevalue("database_dsn") if tracking_kind == "postgres" else None
+    with RestartableNats(tmp_path / "nats") as server:
+
+        async def main() -> None:
+            store = await JetStreamEventStore.connect(server.url, stream="RESTART", prefix="restart")
+            pool = None
+            try:
+                if dsn is None:
+                    rig = Rig(store, MemoryTracking(), transactional=False)
+                else:
+                    pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
+                    await pool.execute(
+                        "CREATE TABLE checkpoints (projection text PRIMARY KEY, sequence bigint NOT NULL);"
+                        "CREATE TABLE effects (consumer text, sequence bigint, PRIMARY KEY (consumer, sequence))"
+                    )
+                    rig = Rig(store, PostgresTracking(pool, "checkpoints"), True, pool=pool)
+                async with running(Consumer(store, rig.tracking, Recorder(rig), batch=5, linger=0.01)):
+                    before = await append(store, 6)
+                    await until(lambda: has(rig, before))
+                    before += await append(store, 3, prefix="unseen")  # handled, or not yet, when NATS stops
+                    server.stop()
+                    await asyncio.sleep(0.5)
+                    server.start()
+                    stored = await until_stored(lambda: store.append("after", Position(), "c", [b"x", b"y", b"z"]))
+                    after = [r.sequence for r in stored]
+                    await until(lambda: has(rig, [*before, *after]))
+                assert await rig.effects() == [*before, *after]
+            finally:
+                if pool is not None:
+                    await pool.close()
+                await store.close()
+
+        asyncio.run(main())

@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import signal
+import socket
+import subprocess
+import sysconfig
+import time
 import uuid
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from paiju.platform.store import ConcurrencyConflict, EventStore, MemoryEventStore, Position, Recorded, StoreError
-from paiju.platform.store.jetstream import JetStreamEventStore
+from paiju.platform.probe import free_port
+from paiju.platform.store import (
+    ConcurrencyConflict,
+    EventStore,
+    MemoryEventStore,
+    Position,
+    Recorded,
+    StoreError,
+    Subscription,
+)
+from paiju.platform.store.jetstream import JetStreamEventStore, JetStreamSubscription
 
 Scenario = Callable[[EventStore], Awaitable[None]]
 
@@ -444,6 +459,281 @@ def test_jetstream_followers_of_one_store_share_one_feed(nats_url: str) -> None:
             assert seen == [[1, 2]] * 3
             info = await store.client.jetstream().stream_info(stream)
             assert info.state.consumer_count == 1
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+# --- subscriptions ---------------------------------------------------------------------------------------------
+
+
+def test_a_subscription_takes_every_event_after_its_start_in_bounded_batches(
+    run_with: Callable[[Scenario], None],
+) -> None:
+    """Stored before it or after: every event after the position it started at, in stream order, at most ``limit``
+    per take; a take that waits returns what arrives, or nothing when its timeout passes first."""
+
+    async def scenario(store: EventStore) -> None:
+        a = await store.append("g1", Position(), "c1", events("a", "b", "c"))
+        b = await store.append("g2", Position(), "c2", events("x"))
+        subscription = await store.subscribe(a[0].sequence)
+        try:
+            assert subscription.position == a[0].sequence
+            taken = await subscription.take(2, timeout=10)
+            while len(taken) < 3:
+                more = await subscription.take(3 - len(taken), timeout=10)
+                assert more and len(more) <= 3 - len(taken)
+                taken += more
+            assert taken == [*a[1:], *b] and subscription.position == b[-1].sequence
+            assert await subscription.take(10, timeout=0.2) == []
+            waiting = asyncio.create_task(subscription.take(10))
+            await asyncio.sleep(0.05)
+            c = await store.append("g1", a[-1].position, "c3", events("d", "e"))
+            later = await asyncio.wait_for(waiting, 10)
+            while len(later) < 2:
+                later += await subscription.take(10, timeout=10)
+            assert later == c and subscription.position == c[-1].sequence
+        finally:
+            await subscription.close()
+        assert await subscription.take(10) == [], "a closed subscription takes nothing"
+
+    run_with(scenario)
+
+
+def test_an_interrupted_take_returns_at_once(run_with: Callable[[Scenario], None]) -> None:
+    async def scenario(store: EventStore) -> None:
+        subscription = await store.subscribe()
+        try:
+            waiting = asyncio.create_task(subscription.take(10))
+            await asyncio.sleep(0.05)
+            subscription.interrupt()
+            assert await asyncio.wait_for(waiting, 10) == []
+            subscription.interrupt()  # none waiting: the next take that would wait returns at once
+            assert await asyncio.wait_for(subscription.take(10), 10) == []
+            stored = await store.append("g1", Position(), "c1", events("a"))
+            assert await subscription.take(10, timeout=10) == stored, "an interrupt is over once a take returned"
+        finally:
+            await subscription.close()
+
+    run_with(scenario)
+
+
+@pytest.fixture(params=["memory", pytest.param("jetstream", marks=pytest.mark.integration)])
+def partitioned_store(request: pytest.FixtureRequest) -> Callable[[Scenario], None]:
+    """A store with partitions, of either kind, for a scenario."""
+
+    def run(scenario: Scenario) -> None:
+        async def main() -> None:
+            store: Any
+            if request.param == "memory":
+                store = MemoryEventStore(partitions=8)
+            else:
+                stream = "T" + uuid.uuid4().hex[:12].upper()
+                store = await JetStreamEventStore.connect(
+                    request.getfixturevalue("nats_url"), stream=stream, prefix=f"t.{stream.lower()}", partitions=8
+                )
+            try:
+                await scenario(store)
+            finally:
+                await store.close()
+
+        asyncio.run(main())
+
+    return run
+
+
+def test_a_subscription_to_some_partitions_takes_only_their_events(
+    partitioned_store: Callable[[Scenario], None],
+) -> None:
+    async def scenario(store: EventStore) -> None:
+        stored = [r for n in range(24) for r in await store.append(f"g{n}", Position(), "c", events("a", "b"))]
+        mine = frozenset({1, 2, 5})
+        subscription = await store.subscribe(stored[3].sequence, partitions=mine)
+        try:
+            expected = [r for r in stored[4:] if store.partition(r.aggregate) in mine]
+            assert expected, "the aggregates fall in the partitions read"
+            taken: list[Recorded] = []
+            while len(taken) < len(expected):
+                more = await subscription.take(3, timeout=10)
+                assert more, f"{len(taken)} of {len(expected)}"
+                taken += more
+            assert taken == expected
+            assert await subscription.take(10, timeout=0.2) == []
+        finally:
+            await subscription.close()
+        nothing = await store.subscribe(partitions=frozenset())
+        assert await nothing.take(10, timeout=0.1) == []
+        await nothing.close()
+
+    partitioned_store(scenario)
+
+
+def test_a_store_without_partitions_refuses_a_subscription_to_some(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    async def main() -> None:
+        store: Any = MemoryEventStore()
+        if store_kind == "jetstream":
+            stream = "T" + uuid.uuid4().hex[:12].upper()
+            url = request.getfixturevalue("nats_url")
+            store = await JetStreamEventStore.connect(url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            with pytest.raises(StoreError):
+                await store.subscribe(partitions=frozenset({0}))
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+class RestartableNats:
+    """A nats-server with JetStream of the test's own, on a fixed port and data folder, so that it can be stopped
+    and started again (the session's server is every test's)."""
+
+    def __init__(self, data: Path) -> None:
+        self.port = free_port()
+        self.data = data
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        binary = Path(sysconfig.get_path("scripts")) / "nats-server"
+        self.process = subprocess.Popen(
+            [str(binary), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.data)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+                    return
+            except OSError:
+                assert self.process.poll() is None and time.monotonic() < deadline, "nats-server did not start"
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            self.process.wait(timeout=15)
+
+    def __enter__(self) -> RestartableNats:
+        self.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+async def take_all(subscription: Subscription, count: int, limit: int = 500, seconds: float = 30) -> list[Recorded]:
+    """``count`` events from ``subscription``, taken ``limit`` at a time; a take that fails (NATS away) is tried
+    again, as a consumer does."""
+    taken: list[Recorded] = []
+    async with asyncio.timeout(seconds):
+        while len(taken) < count:
+            try:
+                taken += await subscription.take(min(limit, count - len(taken)), timeout=1)
+            except Exception:
+                await asyncio.sleep(0.2)
+    return taken
+
+
+async def until_stored(append: Callable[[], Awaitable[list[Recorded]]], seconds: float = 30) -> list[Recorded]:
+    """An append tried until NATS is back."""
+    async with asyncio.timeout(seconds):
+        while True:
+            try:
+                return await append()
+            except Exception:
+                await asyncio.sleep(0.2)
+
+
+@pytest.mark.integration
+def test_jetstream_a_subscription_reads_on_after_the_server_restarts(tmp_path: Path) -> None:
+    """The server goes away with events not yet delivered, comes back without the subscription's consumer: the
+    subscription hears nothing, makes a new consumer from the last event it received, and nothing is lost or
+    taken twice."""
+    with RestartableNats(tmp_path / "nats") as server:
+
+        async def main() -> None:
+            store = await JetStreamEventStore.connect(server.url, stream="RESTART", prefix="restart")
+            try:
+                subscription = await store.subscribe()
+                first = await store.append("g1", Position(), "c1", events("a", "b"))
+                taken = await take_all(subscription, 1, limit=1)
+                unseen = await store.append("g2", Position(), "c2", events("x", "y", "z"))
+                server.stop()
+                await asyncio.sleep(0.5)
+                server.start()
+                later = await until_stored(lambda: store.append("g1", first[-1].position, "c3", events("c")))
+                taken += await take_all(subscription, 5)
+                assert taken == [*first, *unseen, *later]
+                assert await subscription.take(10, timeout=0.5) == []
+                assert isinstance(subscription, JetStreamSubscription) and subscription.consumers == 2
+                await subscription.close()
+            finally:
+                await store.close()
+
+        asyncio.run(main())
+
+
+def test_jetstream_a_subscription_that_drops_messages_reads_on_from_the_gap(
+    nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A client subscription too small for a burst drops messages (a slow consumer): the delivery after the gap
+    (or the next heartbeat) shows it, and a new consumer reads on from the last event received."""
+    from paiju.platform.store import jetstream
+
+    monkeypatch.setattr(jetstream, "CONSUME_PENDING", 300)
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            written: list[Recorded] = []
+            for i in range(40):
+                position = written[-1].position if written else Position()
+                written += await store.append("g1", position, f"c{i}", events(*(f"e{i}-{j}" for j in range(25))))
+            subscription = await store.subscribe()
+            assert await take_all(subscription, len(written)) == written
+            assert isinstance(subscription, JetStreamSubscription) and subscription.consumers > 1
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_slow_subscriber_holds_a_bounded_queue_not_the_backlog(nats_url: str) -> None:
+    """A subscription read slowly over a long backlog: the server stops at its flow control window until the
+    reader has taken what came before, so the events waiting in memory are a bounded part of the backlog."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        prefix = f"t.{stream.lower()}"
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix)
+        try:
+            js = store.client.jetstream()
+            backlog = 20_000
+            for n in range(backlog):
+                headers = {"Paiju-Version": "1", "Paiju-Command-Id": f"c{n}"}
+                await js.publish_async(f"{prefix}.a{n}", b"e" * 600, headers=headers)
+            await js.publish_async_completed()
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            taken = 0
+            async with asyncio.timeout(120):
+                while taken < backlog:
+                    taken += len(await subscription.take(500, timeout=5))
+                    await asyncio.sleep(0.01)  # a slow handler
+            assert subscription.consumers == 1, "nothing was dropped"
+            assert 0 < subscription.most_queued < backlog // 2, subscription.most_queued
+            await subscription.close()
         finally:
             await store.close()
 

@@ -36,6 +36,9 @@ CHECKPOINTS = "lobby_checkpoints"
 """The lobby's table of stream consumers' checkpoints (`paiju.platform.consumer.PostgresTracking`)."""
 BATCH = 1000
 """Stream sequences read per batch."""
+LINGER_SECONDS = 0.0
+"""The projections' batches wait for no more events than have arrived (a batch is what came while the last one was
+applied): table lists and bot seat leases read them right after a table moves."""
 log = structlog.get_logger("paiju.lobby.readmodel")
 
 
@@ -146,8 +149,8 @@ class TableReadModel:
         self._pool = pool
         tracking = PostgresTracking(pool, CHECKPOINTS)
         self.consumers = [
-            Consumer(store, tracking, TablesProjection(store), batch=BATCH),
-            Consumer(store, tracking, AccountsProjection(), batch=BATCH),
+            Consumer(store, tracking, TablesProjection(store), batch=BATCH, linger=LINGER_SECONDS),
+            Consumer(store, tracking, AccountsProjection(), batch=BATCH, linger=LINGER_SECONDS),
         ]
 
     async def checkpoint(self) -> int:

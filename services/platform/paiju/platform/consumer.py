@@ -1,15 +1,35 @@
 """One stream consumer with tracking: how every projection and reaction of Paiju follows a stream.
 
-A `Consumer` reads a stream of the event store in order, in bounded batches (`EventStore.read_all` with a limit:
-never the whole backlog in memory), hands each batch to its handler and moves its checkpoint — the last stream
-sequence handled — in a `Tracking` store. A batch is handled inside the tracking's transaction, and the checkpoint
-moves in the same commit: that commit is the acknowledgement (there is no other), so
+A `Consumer` reads a stream of the event store in order, in bounded batches, hands each batch to its handler and
+moves its checkpoint — the last stream sequence handled — in a `Tracking` store. A batch is handled inside the
+tracking's transaction, and the checkpoint moves in the same commit: that commit is the acknowledgement (there is
+no other), so
 
 - a handler that fails, or a process that dies before the commit, leaves the checkpoint where it was, and the
-  batch is read again from there (what the handler wrote in the transaction is rolled back with it);
+  batch is handled again from there (what the handler wrote in the transaction is rolled back with it);
 - a restart resumes at the checkpoint: nothing is lost, nothing handled twice by a transactional handler;
 - with an *exclusive* tracking (PostgreSQL: the checkpoint row is locked for the batch; memory: a lock), consumers
-  of one name on several replicas take turns, each batch handled once and in stream order.
+  of one name on several replicas take turns, each event handled once and in stream order.
+
+A running consumer (`Consumer.run`) follows its stream with one long-lived subscription (`EventStore.subscribe`,
+on JetStream one push consumer with flow control: `paiju.platform.store.jetstream.JetStreamSubscription`), started
+after its checkpoint, and cuts what arrives into batches: a batch closes when it holds ``batch`` events or
+``linger`` seconds after its first event, whichever comes first. So a batch costs one transaction, and reading it
+costs nothing but the events' delivery: no JetStream consumer made, no stream information asked, per batch; an
+idle consumer costs its subscription's heartbeat. The subscription is told nothing of the checkpoint, which other
+replicas and rebuilds move too: each batch's transaction reads the checkpoint and compares it with where the
+batch starts —
+
+- at or past the batch's start (another replica handled some or all of it): the events up to the checkpoint are
+  passed over, the rest handled;
+- behind it (a reset set it back, or the replica that moved it last read less than this subscription had taken):
+  nothing is handled, and the subscription starts again from the checkpoint. Events are never skipped.
+
+Batches of replicas need not coincide: whichever locks the checkpoint first handles its batch, and the others pass
+over what it handled. A batch whose transaction fails is tried again, as it was, after a backoff.
+
+`Consumer.catch_up` (a rebuild, a start, the tests) reads with `EventStore.read_all`, in bounded batches, until
+nothing is left after the checkpoint.
 
 Projections (read models in PostgreSQL) write their rows through the transaction's connection, so applying a batch
 and moving the checkpoint are one atomic step. Reactions (creating a match's game, opening a tournament's tables,
@@ -18,9 +38,8 @@ ids), so a batch handled again after a crash does what handling it once did. The
 keeps its checkpoints in a NATS key-value bucket (`KeyValueTracking`): not exclusive, the checkpoint moves by
 compare-and-set, and a batch two replicas handled at once is harmless for the same reason.
 
-A consumer is woken by the store's feed when something is appended and otherwise looks every `POLL_SECONDS`, so an
-idle consumer costs nothing but the poll. `tests/platform/consumer/` holds the contract every tracking backend and
-every store passes, for a new backend to reuse.
+``tests/platform/test_consumer_contract.py`` holds the contract every tracking backend passes over every store, for
+a new backend to reuse.
 """
 
 from __future__ import annotations
@@ -37,13 +56,15 @@ import structlog
 from paiju.platform.errors import Refused
 from paiju.platform.repository import CommandIdReused
 from paiju.platform.retry import Backoff, report
-from paiju.platform.store import EventStore, Recorded
+from paiju.platform.store import EventStore, Recorded, Subscription
 
 BATCH = 500
-"""Stream sequences read per batch."""
+"""Events per batch, at most (with `Consumer.catch_up`: stream sequences read per batch)."""
+LINGER_SECONDS = 0.05
+"""How long a running consumer's batch waits for more events after its first, unless it fills up first."""
+LAZY_SECONDS = 2.0
+"""How long a batch waits when none of its events wakes the consumer (`Consumer` ``wake``)."""
 ADOPT_ATTEMPTS = 20
-POLL_SECONDS = 2.0
-"""How often an idle consumer looks at its stream when the feed woke it for nothing (a net under the feed)."""
 log = structlog.get_logger("paiju.consumer")
 
 
@@ -111,22 +132,28 @@ class Consumer:
         handler: Handler,
         *,
         batch: int = BATCH,
+        linger: float = LINGER_SECONDS,
         wake: Callable[[Recorded], bool] = lambda _: True,
         partitions: frozenset[int] | None = None,
     ) -> None:
-        """``wake``: which appended events wake the running consumer at once (the others wait for the next event
-        that does, or the poll): a reaction to rare events need not read its stream after every append.
+        """``batch``: the most events a batch holds; ``linger``: how long a running consumer's batch waits for more
+        events after its first one arrived (0: a batch is what has arrived). ``wake``: which events the handler
+        wants handled soon; a batch of events none of which does waits `LAZY_SECONDS` instead of ``linger`` (or
+        until one that does arrives, or it fills up), so that a reaction to rare events (a game's end among every
+        game event) is not a transaction every few events: the others only move its checkpoint, in batches.
         ``partitions``: read only the events of the aggregates in these partitions of the stream (one of several
         consumers sharing a projection out, each with its own checkpoint)."""
         if batch < 1:
             raise ValueError("a batch holds at least one stream sequence")
+        if linger < 0:
+            raise ValueError("a batch cannot wait less than no time")
         self._store = store
         self._tracking = tracking
         self._handler = handler
         self._batch = batch
+        self._linger = linger
         self._partitions = partitions
-        self._wakes = wake if partitions is None else lambda r: store.partition(r.aggregate) in partitions and wake(r)
-        self._wake = asyncio.Event()
+        self._wakes = wake
 
     @property
     def name(self) -> str:
@@ -176,29 +203,101 @@ class Consumer:
             await asyncio.sleep(0.05)
 
     async def run(self, stop: asyncio.Event) -> None:
-        """Keep the handler current until ``stop``: woken by the store's feed, with a slow poll as a net; a failed
-        batch is read again from the checkpoint after a backoff (nothing half-done stays)."""
+        """Keep the handler current until ``stop``, following the stream with one subscription (see the module):
+        a batch whose transaction fails is tried again after a backoff, and a subscription that cannot be made or
+        read (NATS away) is tried again likewise."""
+        following: Subscription | None = None
+        held: list[Recorded] = []
+        """Events taken from the subscription and not handled yet (a batch, or one to try again)."""
+        after = 0
+        """The stream sequence the held batch follows (where the subscription was before it)."""
 
-        def appended(recorded: Recorded) -> None:
-            if self._wakes(recorded):
-                self._wake.set()
+        def interrupt(_: object) -> None:
+            if following is not None:
+                following.interrupt()
 
-        following = False
+        stopping = asyncio.ensure_future(stop.wait())
+        stopping.add_done_callback(interrupt)
         backoff = Backoff()
-        while not stop.is_set():
-            self._wake.clear()
+        try:
+            while not stop.is_set():
+                try:
+                    if following is None:
+                        after = await self._tracking.checkpoint(self.name)
+                        following = await self._store.subscribe(after, partitions=self._partitions)
+                    if not held:
+                        after = following.position
+                        held = await self._gather(following, stop)
+                        if not held:
+                            continue
+                    behind = await self._handle(after, held)
+                    if behind is not None:
+                        log.info(
+                            "the checkpoint is behind the consumer's subscription: reading again from it",
+                            consumer=self.name,
+                            checkpoint=behind,
+                            subscription=after,
+                        )
+                        await following.close()
+                        following = None
+                    held = []
+                    backoff.succeeded()
+                except Exception as e:
+                    report(log, "a stream consumer's batch failed; it will be tried again", e, consumer=self.name)
+                    await backoff.wait(stop)
+        finally:
+            stopping.cancel()
+            if following is not None:
+                await following.close()
+
+    async def _gather(self, following: Subscription, stop: asyncio.Event) -> list[Recorded]:
+        """The next batch: the first events to arrive, then more until it holds ``batch`` events or ``linger``
+        seconds have passed (`LAZY_SECONDS` while none of its events wakes the consumer). Empty on ``stop``."""
+        if stop.is_set():
+            return []
+        held = await following.take(self._batch)
+        if not held or len(held) >= self._batch:
+            return held
+        loop = asyncio.get_running_loop()
+        woken = self._woken(held)
+        deadline = loop.time() + (self._linger if woken else LAZY_SECONDS)
+        while len(held) < self._batch and not stop.is_set():
+            left = deadline - loop.time()
+            if left <= 0:
+                break
             try:
-                if not following:  # the feed is only a wake-up: without it, the poll still reads on
-                    await self._store.follow(appended)
-                    following = True
-                await self.catch_up()
-                backoff.succeeded()
-            except Exception as e:
-                report(log, "a stream consumer's batch failed; it will be read again", e, consumer=self.name)
-                await backoff.wait(stop)
-                continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(_first(self._wake, stop), timeout=POLL_SECONDS)
+                more = await following.take(self._batch - len(held), left)
+            except Exception:  # the events taken are handled first; the next take meets the failure again
+                break
+            if not more:
+                break
+            held += more
+            if not woken and self._woken(more):
+                woken = True
+                deadline = min(deadline, loop.time() + self._linger)
+        return held
+
+    def _woken(self, events: list[Recorded]) -> bool:
+        """Whether any of ``events`` wakes the consumer (one ``wake`` cannot judge does: the events taken are never
+        dropped on the way to the handler)."""
+        try:
+            return any(map(self._wakes, events))
+        except Exception as e:
+            report(log, "a stream consumer could not tell whether an event wakes it", e, consumer=self.name)
+            return True
+
+    async def _handle(self, after: int, held: list[Recorded]) -> int | None:
+        """Handle ``held`` (the events after stream sequence ``after``) in one batch transaction, passing over those
+        the checkpoint is at or past; or, when the checkpoint is behind ``after``, nothing: the checkpoint."""
+        async with self._tracking.batch(self.name) as tracked:
+            done = tracked.sequence
+            if done < after:
+                return done
+            fresh = held if done == after else [r for r in held if r.sequence > done]
+            if fresh:
+                await self._handler.apply(tracked, fresh)
+                tracked.advance(fresh[-1].sequence)
+        return None
 
     async def adopt(self, client: Any, stream: str, durable: str) -> None:
         """Take over from the JetStream durable consumer ``durable`` of ``stream``, through which an earlier Paiju
@@ -235,15 +334,6 @@ class Consumer:
             return None
 
         await self._tracking.reset(self.name, clear or nothing)
-
-
-async def _first(*events: asyncio.Event) -> None:
-    waits = [asyncio.create_task(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for wait in waits:
-            wait.cancel()
 
 
 def in_background(consumer: Consumer, stop: asyncio.Event) -> asyncio.Task[None]:
@@ -328,13 +418,14 @@ class PostgresTracking:
 
     @asynccontextmanager
     async def batch(self, name: str) -> AsyncIterator[Tracked]:
+        locking = f"SELECT sequence FROM {self._table} WHERE projection = $1 FOR UPDATE"
         async with self._pool.acquire() as connection, connection.transaction():
-            await connection.execute(
-                f"INSERT INTO {self._table} (projection, sequence) VALUES ($1, 0) ON CONFLICT DO NOTHING", name
-            )
-            done = await connection.fetchval(
-                f"SELECT sequence FROM {self._table} WHERE projection = $1 FOR UPDATE", name
-            )
+            done = await connection.fetchval(locking, name)
+            if done is None:  # the consumer's first batch: its row made (or met, made by another), then locked
+                await connection.execute(
+                    f"INSERT INTO {self._table} (projection, sequence) VALUES ($1, 0) ON CONFLICT DO NOTHING", name
+                )
+                done = await connection.fetchval(locking, name)
             tracked = Tracked(int(done or 0), connection)
             yield tracked
             if tracked.advanced is not None:

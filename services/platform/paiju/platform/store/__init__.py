@@ -12,6 +12,7 @@ from paiju.platform.store.base import (
     Recorded,
     StoreError,
     StoreUnavailable,
+    Subscription,
 )
 from paiju.platform.store.memory import MemoryEventStore
 
@@ -24,4 +25,5 @@ __all__ = [
     "Recorded",
     "StoreError",
     "StoreUnavailable",
+    "Subscription",
 ]

@@ -58,6 +58,30 @@ class ConcurrencyConflict(StoreError, Contention):
     """Another writer appended to the aggregate since the expected position: reload and decide again."""
 
 
+class Subscription(Protocol):
+    """A stream read from a position on, for as long as its reader lives (`EventStore.subscribe`)."""
+
+    @property
+    def position(self) -> int:
+        """The stream sequence of the last event taken (at first, the one the subscription started after)."""
+        ...
+
+    async def take(self, limit: int, timeout: float | None = None) -> list[Recorded]:
+        """The next events, at most ``limit`` of them, in stream order: those that have arrived, or, when none has,
+        the first to arrive within ``timeout`` seconds (``None``: however long that takes). Empty when none arrived
+        in time, after `interrupt`, or once closed. `StoreUnavailable` (or a NATS error) when the store cannot be
+        read just now: the next call tries again from the same position."""
+        ...
+
+    def interrupt(self) -> None:
+        """Make a waiting `take` (or, when none waits, the next one that would wait) return nothing at once."""
+        ...
+
+    async def close(self) -> None:
+        """End the subscription (what the store keeps for it is released)."""
+        ...
+
+
 class EventStore(Protocol):
     async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
         """The events of ``aggregate`` after position ``after``, in order (all of them by default)."""
@@ -105,6 +129,15 @@ class EventStore(Protocol):
         ``limit`` at most ``limit`` of them."""
         ...
 
+    async def subscribe(self, after_sequence: int = 0, *, partitions: frozenset[int] | None = None) -> Subscription:
+        """A long-lived reading of the stream from after stream sequence ``after_sequence`` on: every event stored
+        after it, by any writer, in stream order, the ones stored before the call and the ones stored later alike,
+        taken in bounded batches (`Subscription.take`). It holds a bounded number of events that arrived and were
+        not taken yet, never a whole backlog. ``partitions``: only the events of aggregates in these partitions (as
+        `read_all` reads them). For the stream consumers (`paiju.platform.consumer`), which follow a stream for as
+        long as their process runs: one subscription each, whatever the number of batches."""
+        ...
+
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
         """From now on, call ``on_event`` with every event appended to any aggregate, by any writer, in stream order.
 
@@ -121,6 +154,35 @@ class EventStore(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+class Arrivals:
+    """Where a subscription's reader waits for events: `wake` ends the wait, as does a timeout. A future and a
+    timer per wait (not an `asyncio.Event` waited for with `asyncio.wait_for`, a task per wait): a consumer waits
+    once or twice per batch."""
+
+    def __init__(self) -> None:
+        self._waiter: asyncio.Future[None] | None = None
+
+    def wake(self) -> None:
+        _settle(self._waiter)
+
+    async def wait(self, seconds: float | None) -> None:
+        """Until `wake` (or ``seconds`` pass; ``None``: no limit)."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None if seconds is None else loop.call_later(max(0.0, seconds), _settle, waiter)
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+
+def _settle(waiter: asyncio.Future[None] | None) -> None:
+    if waiter is not None and not waiter.done():
+        waiter.set_result(None)
 
 
 AGGREGATE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")

@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import uuid
+from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -40,6 +41,7 @@ from paiju.platform.partitions import partition_of
 from paiju.platform.retry import report
 from paiju.platform.store.base import (
     NEW,
+    Arrivals,
     ConcurrencyConflict,
     Position,
     Recorded,
@@ -68,9 +70,14 @@ FEED_HEARTBEAT_SECONDS = 1.0
 """The feed's idle heartbeat: after two missed ones (an outage, a restarted server) nats-py recreates the feed's
 ordered consumer from the last sequence it delivered, so a feed is back within seconds of NATS."""
 STALL_SECONDS = 0.25
+"""A reading consumer that delivers nothing for this long is replaced by a new one reading on."""
 BOUNDED_ACK_WAIT_SECONDS = 3600.0
 """A window's consumer is deleted long before this: its messages, never acknowledged, are never sent twice."""
-"""A reading consumer that delivers nothing for this long is replaced by a new one reading on."""
+SUBSCRIPTION_HEARTBEAT_SECONDS = 1.0
+"""The idle heartbeat of a subscription's consumer (`JetStreamSubscription`): what an idle subscription costs."""
+SUBSCRIPTION_SILENCE_SECONDS = 3.0
+"""A subscription that has heard nothing for this long (no event, no heartbeat: a restarted server, a consumer
+lost) makes a new consumer reading on from the last event it received."""
 INACTIVE_SECONDS = 30.0
 """The server removes a reading consumer left behind (its reader gone) after this long."""
 PARTITIONS_KEY = "paiju-partitions"
@@ -439,6 +446,18 @@ class JetStreamEventStore:
             await self._nc.publish(f"$JS.API.CONSUMER.DELETE.{self._stream}.{consumer.name}")
         return reached
 
+    async def subscribe(
+        self, after_sequence: int = 0, *, partitions: frozenset[int] | None = None
+    ) -> JetStreamSubscription:
+        """(See `EventStore.subscribe` and `JetStreamSubscription`.) ``partitions``: as `read_all` reads them."""
+        if partitions is not None and not self._partitions:
+            raise StoreError(f"{self._stream} is read by partition, but this store does not know its partitions")
+        subjects = None if partitions is None else self._subjects(partitions, unpartitioned=False)
+        subscription = JetStreamSubscription(self, subjects, after_sequence)
+        if subjects != []:
+            await subscription.restart()
+        return subscription
+
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
         """(See `EventStore.follow`.) Every follower of this store shares one feed: each event crosses the
         connection once, however many repositories and consumers of the process follow the stream."""
@@ -589,6 +608,211 @@ class JetStreamEventStore:
                 if "error" in reply:
                     break
         return reply
+
+
+class JetStreamSubscription:
+    """(See `paiju.platform.store.Subscription`.) One ephemeral push consumer of the stream for as long as the
+    subscription lives (no acknowledgements, in memory, one replica), delivering to a plain subscription of this
+    connection, from the event after the position it started at; filtered by the server to the subjects read.
+
+    Its events wait in a queue until taken. The consumer is made with flow control, and a flow control request of
+    the server is answered only once every event delivered before it has been taken: the server stops sending
+    when it has that much outstanding (its flow control window, a few MiB: `JsFlowControlMaxPending` / 16), so a
+    reader slower than the stream — a long backlog, a slow handler — holds a bounded queue, never the backlog;
+    ``tests/platform/test_store_contract.py`` measures it. Pulled batches would bound it exactly, but cost a
+    request and its answer per batch; delivered ones cost nothing per batch, and nothing while the stream is
+    quiet but the consumer's idle heartbeat.
+
+    Every delivery carries the consumer's own sequence, and every heartbeat the last one the server sent: a gap
+    (messages lost while the connection was down, or dropped by a full subscription) or a silence longer than
+    `SUBSCRIPTION_SILENCE_SECONDS` (a restarted server, a consumer the server dropped) makes a new consumer that
+    reads on from the last event received, as nats-py's ordered consumer does — and, unlike it, a message dropped
+    by this client is a gap too. The consumer is made again by `take`, not by a task of its own: while NATS is away
+    `take` fails (the caller backs off and asks again), and nothing runs meanwhile."""
+
+    def __init__(self, store: JetStreamEventStore, subjects: list[str] | None, after: int) -> None:
+        self._store = store
+        self._nc = store.client
+        self._subjects = subjects
+        """The subjects read (``None``: the whole stream; empty: none, so nothing ever arrives)."""
+        self._position = after
+        self._received = after
+        """The stream sequence of the last event received (taken or queued)."""
+        self._queue: deque[Recorded] = deque()
+        self._flow: deque[tuple[int, str]] = deque()
+        """Flow control requests not answered yet, each with the last event received before it."""
+        self._arrivals = Arrivals()
+        self._generation = 0
+        self._delivered = 0
+        """The consumer sequence of the last message of the current consumer."""
+        self._sub: Any = None
+        self._consumer: str | None = None
+        self._heard = 0.0
+        self._broken = False
+        self._failure: StoreError | None = None
+        self._interrupted = False
+        self._closed = False
+        self.consumers = 0
+        """How many consumers it made (the first, then one after each gap or silence)."""
+        self.most_queued = 0
+        """The longest its queue of events not taken yet has been."""
+
+    @property
+    def position(self) -> int:
+        return self._position
+
+    async def take(self, limit: int, timeout: float | None = None) -> list[Recorded]:
+        if limit < 1:
+            raise ValueError("a take asks for at least one event")
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while not self._closed:
+            if self._failure is not None:
+                raise self._failure
+            if queue := self._queue:
+                count = min(limit, len(queue))
+                reached = queue[count - 1].sequence
+                while self._flow and self._flow[0][0] <= reached:  # answered first: a take cancelled takes nothing
+                    await self._answer(self._flow.popleft()[1])
+                taken = [queue.popleft() for _ in range(min(count, len(queue)))]
+                if not taken:
+                    continue  # closed meanwhile
+                self._position = taken[-1].sequence
+                return taken
+            if self._interrupted:
+                break
+            now = loop.time()
+            watching = self._subjects != []
+            if watching and (self._broken or now - self._heard > SUBSCRIPTION_SILENCE_SECONDS):
+                await self.restart()
+                continue
+            left = None if deadline is None else deadline - now
+            if left is not None and left <= 0:
+                return []
+            if watching:
+                silent = self._heard + SUBSCRIPTION_SILENCE_SECONDS - now + 0.01
+                left = silent if left is None else min(left, silent)
+            await self._arrivals.wait(left)
+        self._interrupted = False
+        return []
+
+    def interrupt(self) -> None:
+        self._interrupted = True
+        self._arrivals.wake()
+
+    async def close(self) -> None:
+        self._closed = True
+        self._arrivals.wake()
+        await self._stop()
+        self._queue.clear()
+        self._flow.clear()
+
+    async def restart(self) -> None:
+        """Make a new consumer from the event after the last one received (the old one, if any, deleted)."""
+        await self._stop()
+        self._generation += 1
+        self._delivered = 0
+        self._flow.clear()
+        inbox = self._nc.new_inbox()
+        sub = await self._nc.subscribe(
+            inbox,
+            cb=self._receiver(self._generation),
+            pending_msgs_limit=CONSUME_PENDING,
+            pending_bytes_limit=CONSUME_PENDING_BYTES,
+        )
+        start: dict[str, Any] = (
+            {"deliver_policy": DeliverPolicy.BY_START_SEQUENCE, "opt_start_seq": self._received + 1}
+            if self._received
+            else {"deliver_policy": DeliverPolicy.ALL}
+        )
+        subjects = self._subjects
+        try:
+            info = await self._store._js.add_consumer(
+                self._store.stream,
+                ConsumerConfig(
+                    deliver_subject=inbox,
+                    filter_subject=subjects[0] if subjects is not None and len(subjects) == 1 else None,
+                    filter_subjects=subjects if subjects is not None and len(subjects) > 1 else None,
+                    ack_policy=AckPolicy.NONE,
+                    flow_control=True,
+                    idle_heartbeat=SUBSCRIPTION_HEARTBEAT_SECONDS,
+                    mem_storage=True,
+                    num_replicas=1,
+                    inactive_threshold=INACTIVE_SECONDS,
+                    **start,
+                ),
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+            raise
+        self._sub, self._consumer = sub, info.name
+        self._broken = False
+        self._heard = asyncio.get_running_loop().time()
+        self.consumers += 1
+
+    async def _stop(self) -> None:
+        sub, consumer = self._sub, self._consumer
+        self._sub = self._consumer = None
+        self._generation += 1  # whatever the old consumer still delivers is not heard
+        if sub is not None:
+            with contextlib.suppress(Exception):  # a connection that is down has nothing left to unsubscribe
+                await sub.unsubscribe()
+        if consumer is not None:  # not waited for: a consumer the delete misses goes after its inactivity
+            with contextlib.suppress(Exception):
+                await self._nc.publish(f"$JS.API.CONSUMER.DELETE.{self._store.stream}.{consumer}")
+
+    def _receiver(self, generation: int) -> Callable[[Msg], Awaitable[None]]:
+        loop = asyncio.get_running_loop()
+
+        async def receive(msg: Msg) -> None:
+            if generation != self._generation:
+                return  # from a consumer replaced since
+            self._heard = loop.time()
+            reply = msg.reply
+            if reply and reply.startswith("$JS.ACK."):
+                stream_sequence, consumer_sequence = delivery_sequences(reply)
+                if consumer_sequence != self._delivered + 1:
+                    self._break()  # a message lost: read on from the last one received
+                    return
+                self._delivered = consumer_sequence
+                try:
+                    recorded = _recorded(self._store._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data)
+                except StoreError as e:
+                    self._failure = e  # not an event of this store: every take says so
+                    self._arrivals.wake()
+                    return
+                self._received = stream_sequence
+                self._queue.append(recorded)
+                self.most_queued = max(self.most_queued, len(self._queue))
+                self._arrivals.wake()
+                return
+            headers = msg.headers or {}
+            if headers.get("Status") != "100":
+                self._break()  # the consumer is gone (409 Consumer Deleted) or the server says something else
+            elif reply:
+                await self._ask(reply)  # a flow control request
+            elif int(headers.get("Nats-Last-Consumer", self._delivered)) != self._delivered:
+                self._break()  # an idle heartbeat after messages this subscription did not get
+            elif stalled := headers.get("Nats-Consumer-Stalled"):
+                await self._ask(stalled)  # the server waits for an answer to its last request
+
+        return receive
+
+    async def _ask(self, reply: str) -> None:
+        """A flow control request: answered now when every event received is taken, else once they are."""
+        if self._position >= self._received:
+            await self._answer(reply)
+        elif not self._flow or self._flow[-1][1] != reply:
+            self._flow.append((self._received, reply))
+
+    async def _answer(self, reply: str) -> None:
+        with contextlib.suppress(Exception):  # unanswered, the server asks again (and a new consumer follows)
+            await self._nc.publish(reply)
+
+    def _break(self) -> None:
+        self._broken = True
+        self._arrivals.wake()
 
 
 def delivery_sequences(reply: str) -> tuple[int, int]:

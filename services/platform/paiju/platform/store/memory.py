@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 from collections.abc import Awaitable, Callable, Sequence
 
 from paiju.platform.partitions import partition_of
-from paiju.platform.store.base import NEW, ConcurrencyConflict, Position, Recorded, check_aggregate, check_batch
+from paiju.platform.store.base import (
+    NEW,
+    Arrivals,
+    ConcurrencyConflict,
+    Position,
+    Recorded,
+    StoreError,
+    check_aggregate,
+    check_batch,
+)
 
 
 class MemoryEventStore:
@@ -14,6 +24,9 @@ class MemoryEventStore:
 
     def __init__(self, partitions: int = 0) -> None:
         self._logs: dict[str, list[Recorded]] = {}
+        self._stream: list[Recorded] = []
+        """Every event, in stream order (what subscriptions read)."""
+        self._subscriptions: set[MemorySubscription] = set()
         self._sequence = 0
         self._followers: list[Callable[[Recorded], None]] = []
         self._partitions = partitions
@@ -54,6 +67,9 @@ class MemoryEventStore:
             self._sequence += 1
             stored.append(Recorded(aggregate, expected.version + i, self._sequence, command_id, bytes(data)))
         log.extend(stored)
+        self._stream.extend(stored)
+        for subscription in self._subscriptions:
+            subscription.arrived()
         loop = asyncio.get_running_loop()
         for on_append in self._noticed.get(aggregate, ()):
             loop.call_soon(on_append, stored[-1].version)
@@ -89,6 +105,16 @@ class MemoryEventStore:
         start = after_sequence + (first - after_sequence - 1) // limit * limit
         return [r for r in every if r.sequence <= start + limit]
 
+    async def subscribe(
+        self, after_sequence: int = 0, *, partitions: frozenset[int] | None = None
+    ) -> MemorySubscription:
+        """(See `EventStore.subscribe`.) A cursor over the stream: nothing is copied until taken."""
+        if partitions is not None and not self._partitions:
+            raise StoreError("this store is read by partition, but has no partitions")
+        subscription = MemorySubscription(self, after_sequence, partitions)
+        self._subscriptions.add(subscription)
+        return subscription
+
     async def follow(self, on_event: Callable[[Recorded], None]) -> None:
         self._followers.append(on_event)
 
@@ -105,3 +131,60 @@ class MemoryEventStore:
 
     async def close(self) -> None:
         self._followers.clear()
+
+
+class MemorySubscription:
+    """(See `paiju.platform.store.Subscription`.) A position in the in-memory stream, woken by every append."""
+
+    def __init__(self, store: MemoryEventStore, after: int, partitions: frozenset[int] | None) -> None:
+        self._store = store
+        self._partitions = partitions
+        self._position = after
+        self._index = bisect.bisect_right(store._stream, after, key=lambda r: r.sequence)
+        self._arrivals = Arrivals()
+        self._interrupted = False
+        self._closed = False
+
+    @property
+    def position(self) -> int:
+        return self._position
+
+    def arrived(self) -> None:
+        self._arrivals.wake()
+
+    def _next(self, limit: int) -> list[Recorded]:
+        stream, found = self._store._stream, list[Recorded]()
+        while self._index < len(stream) and len(found) < limit:
+            recorded = stream[self._index]
+            self._index += 1
+            if self._partitions is None or self._store.partition(recorded.aggregate) in self._partitions:
+                found.append(recorded)
+        return found
+
+    async def take(self, limit: int, timeout: float | None = None) -> list[Recorded]:
+        if limit < 1:
+            raise ValueError("a take asks for at least one event")
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while not self._closed:
+            found = self._next(limit)
+            if found:
+                self._position = found[-1].sequence
+                return found
+            if self._interrupted:
+                break
+            left = None if deadline is None else deadline - loop.time()
+            if left is not None and left <= 0:
+                return []
+            await self._arrivals.wait(left)
+        self._interrupted = False
+        return []
+
+    def interrupt(self) -> None:
+        self._interrupted = True
+        self._arrivals.wake()
+
+    async def close(self) -> None:
+        self._closed = True
+        self._store._subscriptions.discard(self)
+        self._arrivals.wake()
