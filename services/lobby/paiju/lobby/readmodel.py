@@ -35,7 +35,7 @@ ACCOUNTS = "accounts"
 CHECKPOINTS = "lobby_checkpoints"
 """The lobby's table of stream consumers' checkpoints (`paiju.platform.consumer.PostgresTracking`)."""
 BATCH = 1000
-"""Stream sequences read per batch."""
+"""Events handled per batch at most (stream sequences read per batch when catching up)."""
 LINGER_SECONDS = 0.0
 """The projections' batches wait for no more events than have arrived (a batch is what came while the last one was
 applied): table lists and bot seat leases read them right after a table moves."""

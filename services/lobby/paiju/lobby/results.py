@@ -23,7 +23,7 @@ from paiju.v1 import engine_pb2
 
 PROJECTION = "match-results"
 BATCH = 1000
-"""Stream sequences read per batch."""
+"""Events handled per batch at most (stream sequences read per batch when catching up)."""
 log = structlog.get_logger("paiju.lobby.results")
 
 
