@@ -29,6 +29,7 @@ from typing import Any
 
 import grpc
 import nats
+from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 
 from paiju.v1 import engine_pb2, errors_pb2, lobby_events_pb2, tournament_events_pb2
@@ -451,8 +452,40 @@ class Fuzzer:
         report.by_method.setdefault(name, Counter())[label] += 1
         if planned.shape == "legal":
             report.by_method.setdefault(f"{name} (a listed legal action)", Counter())[reason or label] += 1
+        if planned.method.name == "Watch":
+            problems += self._turns(planned, answer.responses)
         for problem in problems:
             self._problem(planned, answer, problem)
+
+    def _turns(self, planned: Planned, responses: list[bytes]) -> list[str]:
+        """What is wrong with the turns of a Watch stream's messages (each must decode): a seat's actions, fair step
+        or view go only to a player token of that game whose seat may act (a view also to whoever asked for views),
+        and the actions are that seat's. A turn that lists the token's actions is learnt like a GetLegalActions."""
+        problems = []
+        token = planned.token
+        game_id = getattr(planned.message, "game_id", None)
+        views = bool(getattr(planned.message, "views", False))
+        for data in responses:
+            try:
+                reply = engine_pb2.WatchResponse.FromString(data)
+            except DecodeError:
+                problems.append("a Watch message does not decode as a WatchResponse")
+                continue
+            if not reply.HasField("turn"):
+                continue
+            turn = reply.turn
+            mine = token.game is not None and token.game == game_id and token.seat is not None
+            acts = mine and token.seat in turn.seats
+            if (turn.actions or turn.HasField("fair_step")) and not acts:
+                problems.append(f"a turn told {token.kind} the actions of a seat that is not its own: {turn.seats}")
+            if turn.WhichOneof("view") is not None and not (acts or views):
+                problems.append(f"a turn showed {token.kind} a view it did not ask for")
+            seats = {_seat_of(action) for action in turn.actions}
+            if acts and seats - {token.seat}:
+                problems.append(f"a turn listed actions of seats {sorted(seats, key=str)} to seat {token.seat}")
+            if acts and turn.actions and token.game is not None and token.seat is not None:
+                self.legal[(token.game, token.seat)] = (turn.version, list(turn.actions))
+        return problems
 
     def _problem(self, planned: Planned, answer: Answer, what: str) -> None:
         self.report.problems.append(
@@ -531,3 +564,13 @@ def _strings(message: Any) -> Iterator[str]:
         elif descriptor.type == descriptor.TYPE_MESSAGE:
             for item in value if descriptor.is_repeated else (value,):
                 yield from _strings(item)
+
+
+def _seat_of(action: engine_pb2.GameCommand) -> int | None:
+    """The seat a listed action is for (its game's command's ``seat``)."""
+    which = action.WhichOneof("command")
+    if which is None:
+        return None
+    command = getattr(action, which)
+    inner = command.WhichOneof("command")
+    return None if inner is None else getattr(getattr(command, inner), "seat", None)

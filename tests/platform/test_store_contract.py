@@ -340,7 +340,7 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
     consumer's sequence and reads on from the last event it kept, so the whole log still comes back in order."""
     from paiju.platform.store import jetstream
 
-    monkeypatch.setattr(jetstream, "CONSUME_PENDING", 300)
+    monkeypatch.setattr(jetstream, "CONSUME_PENDING", 150)
     runs: list[int] = []
     push = JetStreamEventStore._push
 
