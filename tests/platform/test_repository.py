@@ -168,6 +168,34 @@ def test_an_aggregate_holds_its_latest_events_by_kind_and_its_command_ids_not_it
     asyncio.run(body())
 
 
+def test_the_feed_passes_over_the_events_of_this_process_s_own_appends() -> None:
+    """An act remembers what it stored: the feed, which brings the same events back (often before the append's
+    answer), does not decode and fold them a second time; another writer's events it still folds."""
+
+    class Counted(Aggregates[tb.Table]):
+        extended = 0
+
+        def _extend(self, aggregate: str, snapshot: Any, tail: Sequence[Recorded]) -> Any:
+            Counted.extended += len(tail)
+            return super()._extend(aggregate, snapshot, tail)
+
+    async def body() -> None:
+        store = EarlyFeed()
+        tables = Counted(store, LOBBY_EVENTS, tb.Table, lambda _, events: events, tb.evolve)
+        await tables.follow()
+        await tables.act("table-1", [OPENED], "open", "owner")
+        for n in range(5):
+            await tables.act("table-1", [tb.SeatTaken(n, f"p{n}", f"P{n}")], f"sit-{n}", "owner")
+        await asyncio.sleep(0)
+        assert Counted.extended == 0, "its own events are not folded again from the feed"
+        other = events_as_commands(store)  # another replica's append reaches this one by the feed alone
+        await other.act("table-1", [tb.SeatTaken(5, "p5", "P5")], "sit-5", "other")
+        await asyncio.sleep(0)
+        assert Counted.extended == 1 and (await tables.load("table-1")).version == 7
+
+    asyncio.run(body())
+
+
 def test_an_act_answered_after_the_feed_moved_further_does_not_take_the_cache_back() -> None:
     async def body() -> None:
         store = EarlyFeed()

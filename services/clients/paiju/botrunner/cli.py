@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from paiju.platform.runtime import settle
+
 LOBBY_VARIABLE = "PAIJU_LOBBY_ADDRESS"
 ENGINE_VARIABLE = "PAIJU_ENGINE_ADDRESS"
 RUNNER_VARIABLE = "PAIJU_RUNNER_ID"
@@ -163,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"paiju bots: {e}", file=sys.stderr)
             return 2
+    settle()
     asyncio.run(serve(settings, signer, agent=agent))
     return 0
 

@@ -116,6 +116,15 @@ class Recent(Generic[K, V]):
 
 
 @dataclass(slots=True)
+class Appending:
+    """The appends this process has in flight to one aggregate: their command ids, and the latest version the feed
+    delivered of it meanwhile."""
+
+    commands: set[str] = field(default_factory=set)
+    fed: int = 0
+
+
+@dataclass(slots=True)
 class Noticed:
     """An aggregate kept by notices: the latest version a notice told of, when it was last read from the store, and
     how to stop the notices."""
@@ -298,6 +307,9 @@ class Repository(Generic[A]):
         self._loading: dict[str, list[int]] = {}
         self._changes = Changes()
         self._noticed: dict[str, Noticed] = {}  # cached aggregates the feed does not carry here, kept by notices
+        self._appending: dict[str, Appending] = {}
+        """The appends this process has in flight, by aggregate: the feed passes over their events, which the act
+        itself remembers (they would be decoded and folded twice)."""
         self._cache.on_evict = self._evicted
         self._stopping: set[asyncio.Future[None]] = set()
 
@@ -361,6 +373,11 @@ class Repository(Generic[A]):
         loading = self._loading.get(aggregate)
         if loading is not None:
             loading[1] = max(loading[1], recorded.sequence)
+        appending = self._appending.get(aggregate)
+        if appending is not None:
+            appending.fed = max(appending.fed, recorded.version)
+            if recorded.command_id in appending.commands:
+                return  # this process's own append, which its act remembers
         cached = self._cache.get(aggregate)
         if cached is None:
             self._changes.notify(aggregate)  # not in memory: whoever waits for it reads it from the store
@@ -600,17 +617,32 @@ class Repository(Generic[A]):
             when.FromDatetime(self._clock())
             envelopes = self._encode(snapshot, events, Stamp(command_id, actor, digest, when))
             data = [e.SerializeToString() for e in envelopes]
+            appending = self._appending.get(aggregate)
+            if appending is None:
+                appending = self._appending[aggregate] = Appending()
+            appending.commands.add(command_id)
             try:
                 recorded = await self._store.append(aggregate, snapshot.position, command_id, data)
             except ConcurrencyConflict:
                 self._on_conflict()
                 snapshot = None  # another writer appended first: read again and decide again
                 continue
+            finally:
+                appending.commands.discard(command_id)
+                if not appending.commands:
+                    self._appending.pop(aggregate, None)
             if [r.data for r in recorded] != data or recorded[0].version != snapshot.version + 1:
                 snapshot = None  # stored earlier under this command id: the next round answers from the log
                 continue
             after, answer = self._appended(snapshot, events, envelopes, recorded)
             self._remember(aggregate, after)
+            if appending.fed > after.version and (cached := self._cache.get(aggregate)) is not None:
+                if cached.version < appending.fed:
+                    # the feed brought another writer's later events meanwhile, past the one it passed over: they
+                    # are not in the cache, so the next read takes the aggregate from the store
+                    self._forget(aggregate)
+                    self._forgotten(aggregate)
+                    self._changes.notify(aggregate)
             return after, answer
         raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")
 

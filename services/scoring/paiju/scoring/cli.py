@@ -6,6 +6,8 @@ import argparse
 import asyncio
 import json
 
+from paiju.platform.runtime import settle
+
 
 def _scoring(args: argparse.Namespace) -> int:
     from paiju.scoring.bootstrap import rebuild, serve
@@ -16,6 +18,7 @@ def _scoring(args: argparse.Namespace) -> int:
         figures = asyncio.run(rebuild(settings, processes=args.processes))
         print(json.dumps(figures, indent=2))
         return 0
+    settle()
     asyncio.run(serve(settings))
     return 0
 
