@@ -636,13 +636,13 @@ class Repository(Generic[A]):
                 continue
             after, answer = self._appended(snapshot, events, envelopes, recorded)
             self._remember(aggregate, after)
-            if appending.fed > after.version and (cached := self._cache.get(aggregate)) is not None:
-                if cached.version < appending.fed:
-                    # the feed brought another writer's later events meanwhile, past the one it passed over: they
-                    # are not in the cache, so the next read takes the aggregate from the store
-                    self._forget(aggregate)
-                    self._forgotten(aggregate)
-                    self._changes.notify(aggregate)
+            cached = self._cache.get(aggregate)
+            if appending.fed > after.version and cached is not None and cached.version < appending.fed:
+                # the feed brought another writer's later events meanwhile, past the one it passed over: they are
+                # not in the cache, so the next read takes the aggregate from the store
+                self._forget(aggregate)
+                self._forgotten(aggregate)
+                self._changes.notify(aggregate)
             return after, answer
         raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")
 
