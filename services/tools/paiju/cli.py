@@ -61,9 +61,7 @@ def _engine(args: argparse.Namespace) -> int:
 
     from paiju.engine.bootstrap import serve
     from paiju.engine.config import Settings
-    from paiju.platform.runtime import settle
 
-    settle()
     asyncio.run(serve(Settings.from_env()))
     return 0
 
@@ -71,9 +69,7 @@ def _engine(args: argparse.Namespace) -> int:
 def _lobby(args: argparse.Namespace) -> int:
     from paiju.lobby.bootstrap import serve
     from paiju.lobby.config import Settings
-    from paiju.platform.runtime import settle
 
-    settle()
     asyncio.run(serve(Settings.from_env()))
     return 0
 

@@ -33,7 +33,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from paiju.platform.runtime import settle
 
 LOBBY_VARIABLE = "PAIJU_LOBBY_ADDRESS"
 ENGINE_VARIABLE = "PAIJU_ENGINE_ADDRESS"
@@ -165,7 +164,6 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"paiju bots: {e}", file=sys.stderr)
             return 2
-    settle()
     asyncio.run(serve(settings, signer, agent=agent))
     return 0
 

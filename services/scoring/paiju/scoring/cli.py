@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 
-from paiju.platform.runtime import settle
 
 
 def _scoring(args: argparse.Namespace) -> int:
@@ -18,7 +17,6 @@ def _scoring(args: argparse.Namespace) -> int:
         figures = asyncio.run(rebuild(settings, processes=args.processes))
         print(json.dumps(figures, indent=2))
         return 0
-    settle()
     asyncio.run(serve(settings))
     return 0
 

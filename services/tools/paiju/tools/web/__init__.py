@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import os
 
-from paiju.platform.runtime import settle
 
 WEB_PORT_VARIABLE = "PAIJU_WEB_PORT"
 DEFAULT_PORT = 8080
@@ -64,6 +63,5 @@ def _run(args: argparse.Namespace) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
-    settle()
     asyncio.run(main())
     return 0
