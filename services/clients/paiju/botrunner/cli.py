@@ -33,7 +33,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-
 LOBBY_VARIABLE = "PAIJU_LOBBY_ADDRESS"
 ENGINE_VARIABLE = "PAIJU_ENGINE_ADDRESS"
 RUNNER_VARIABLE = "PAIJU_RUNNER_ID"

@@ -7,7 +7,6 @@ import asyncio
 import json
 
 
-
 def _scoring(args: argparse.Namespace) -> int:
     from paiju.scoring.bootstrap import rebuild, serve
     from paiju.scoring.config import Settings

@@ -9,7 +9,6 @@ import asyncio
 import contextlib
 import os
 
-
 WEB_PORT_VARIABLE = "PAIJU_WEB_PORT"
 DEFAULT_PORT = 8080
 ADDRESSES = (
