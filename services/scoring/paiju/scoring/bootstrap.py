@@ -32,7 +32,7 @@ from paiju.platform.tokens import Trust, trust_from_env
 from paiju.scoring import results
 from paiju.scoring import tournament as tm
 from paiju.scoring.config import SHARDS, Settings
-from paiju.scoring.projector import CHECKPOINTS, Projector, shard_out
+from paiju.scoring.projector import CHECKPOINTS, LINGER_SECONDS, Projector, shard_out
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring
 from paiju.scoring.service import RATE_LIMITS, ScoringService, new_tournaments
 from paiju.v1 import scoring_pb2, scoring_pb2_grpc
@@ -110,16 +110,17 @@ def games_shards(c: Connections, shards: int = SHARDS) -> list[GamesProjection]:
     ]
 
 
-def projectors(c: Connections, batch: int = 0, shards: int = SHARDS) -> list[Projector]:
+def projectors(c: Connections, batch: int = 0, shards: int = SHARDS, linger: float = LINGER_SECONDS) -> list[Projector]:
     """Scoring's projections, each kept current from its stream; the games projection in shards, which replicas
     apply side by side (each shard's batches take turns on its checkpoint row)."""
     reading = c.games_store.sibling()  # the shards' own feed, stopped with them
+    tournaments = TournamentsProjection(c.tournaments_store)
     return [
         *(
-            Projector(c.pool, c.games_store.client, shard, batch=batch, store=reading)
+            Projector(c.pool, c.games_store.client, shard, batch=batch, linger=linger, store=reading)
             for shard in games_shards(c, shards)
         ),
-        Projector(c.pool, c.tournaments_store.client, TournamentsProjection(c.tournaments_store), batch=batch),
+        Projector(c.pool, c.tournaments_store.client, tournaments, batch=batch, linger=linger),
     ]
 
 
@@ -131,6 +132,7 @@ async def build(
     batch: int = 0,
     limits: RateLimits | None = None,
     shards: int = SHARDS,
+    linger: float = LINGER_SECONDS,
 ) -> Scoring:
     """Scoring over its connections (migrated): its tournaments following the store's feed, its service, its
     projections and its result recorder ready to run. The tests build it here too."""
@@ -139,7 +141,7 @@ async def build(
     await tournaments.follow()
     recorder = results.result_recorder(c.lobby_store, PostgresTracking(c.pool, CHECKPOINTS), tournaments, now_ms)
     service = ScoringService(tournaments, c.pool, trust, now_ms=now_ms, limits=limits)
-    return Scoring(tournaments, service, projectors(c, batch, shards), recorder)
+    return Scoring(tournaments, service, projectors(c, batch, shards, linger), recorder)
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -153,6 +155,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             batch=settings.batch,
             limits=RateLimits.from_env(RATE_LIMITS, os.environ),
             shards=settings.shards,
+            linger=settings.linger_ms / 1000,
         )
         service = scoring.service
         dependencies = Dependencies()
