@@ -247,3 +247,21 @@ def test_encodings_of_many_games_stay_within_their_budget() -> None:
         assert encodings.made > 0 and encodings.bytes <= 20_000
 
     asyncio.run(main())
+
+
+def test_a_turn_runs_out_turn_seconds_after_the_last_event_and_a_contribution_window_when_only_that_waits() -> None:
+    async def main() -> None:
+        games = Games(MemoryEventStore(), clock=lambda: T0)
+        game = await games.create("timed", "zlj", zlj.StartMatch(3, zlj.Options(turn_seconds=20)), "s", "engine")
+        turn = turn_of(game, None, views=False, contribution_seconds=0.0)
+        assert turn.deadline.ToDatetime(tzinfo=UTC) == T0.replace(second=20)
+        untimed = await games.create("untimed", "zlj", zlj.StartMatch(3, zlj.Options()), "s", "engine")
+        assert not turn_of(untimed, None, views=False, contribution_seconds=0.0).HasField("deadline")
+        fair = Games(MemoryEventStore(), clock=lambda: T0)
+        fair.deal_fairly(lambda game_id, number: server_seeds([SECRET], game_id, number), 2.5)
+        waiting = await fair.create("fair", "zlj", zlj.StartMatch(3, zlj.Options(), fair=True), "s", "engine")
+        turn = turn_of(waiting, 0, views=False, contribution_seconds=2.5)
+        assert list(turn.seats) == list(range(zlj.SEATS)) and turn.fair_step.shuffle == 1
+        assert turn.deadline.ToDatetime(tzinfo=UTC) == T0.replace(second=2, microsecond=500_000)
+
+    asyncio.run(main())

@@ -7,14 +7,26 @@ import asyncio
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
 
 import pytest
+from google.protobuf.timestamp_pb2 import Timestamp
+from hypothesis import given
+from hypothesis import strategies as st
 
 from paiju.lobby import table as tb
 from paiju.lobby.contract import LOBBY_EVENTS
-from paiju.platform.repository import Aggregates, CommandIdReused, Recent, digest_of, legacy_digest_of
+from paiju.platform.repository import (
+    Aggregates,
+    CommandIdReused,
+    Recent,
+    digest_of,
+    legacy_digest_of,
+    seconds_of,
+    timestamp_of,
+)
 from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded
 from paiju.v1 import lobby_events_pb2
 
@@ -274,3 +286,15 @@ def test_a_waiter_hears_the_moves_its_filter_names_and_which_aggregates_moved() 
         assert tables.moved_since(before) == ["table-2"] and tables.moved_since(tables.moves) == []
 
     asyncio.run(main())
+
+
+@given(
+    st.datetimes(min_value=datetime(1900, 1, 1), max_value=datetime(2200, 1, 1)),
+    st.booleans(),
+)
+def test_a_timestamp_made_by_arithmetic_is_what_protobuf_makes(when: datetime, aware: bool) -> None:
+    moment = when.replace(tzinfo=UTC) if aware else when
+    expected = Timestamp()
+    expected.FromDatetime(moment)
+    assert timestamp_of(moment) == expected
+    assert seconds_of(expected) == expected.ToDatetime(tzinfo=UTC).timestamp()

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from datetime import UTC
 from typing import Any
+
+from paiju.platform.repository import seconds_of
 
 
 def due_of(game: Any, window: float = 0.0) -> float | None:
@@ -25,7 +26,7 @@ def due_of(game: Any, window: float = 0.0) -> float | None:
     if state.phase.value == "ended" or recorded is None:
         return None
     rules = game.rules.game
-    last = recorded.ToDatetime(tzinfo=UTC).timestamp()
+    last = seconds_of(recorded)
     dues: list[float] = []
     if rules.deal_again(state, 0) is not None:
         dues.append(last)

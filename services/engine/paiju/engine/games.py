@@ -41,6 +41,7 @@ from paiju.platform.repository import (
     StaleVersion,
     Stamp,
     VersionNotReached,
+    timestamp_of,
     upcast,
 )
 from paiju.platform.retry import report
@@ -607,9 +608,8 @@ class Games(Repository[Game]):
         digest = digest or command_digest(rules, start)
         if self._live is not None:
             await self._live.add(game_id)  # before its first event: a live game is never missing from the set
-        when = Timestamp()
-        when.FromDatetime(self._clock())
-        envelopes = _envelopes(game_id, Position(), _payloads(rules, events), Stamp(command_id, actor, digest, when))
+        stamp = Stamp(command_id, actor, digest, timestamp_of(self._clock()))
+        envelopes = _envelopes(game_id, Position(), _payloads(rules, events), stamp)
         written = [e.SerializeToString() for e in envelopes]
         # when it exists already, it is the same creation (a retry, another replica) or another game
         with contextlib.suppress(ConcurrencyConflict):

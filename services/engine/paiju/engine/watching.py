@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from datetime import UTC, timedelta
 from typing import Any
 
 import grpc
@@ -117,9 +116,8 @@ def _deadline(game: Game, waiting: bool, contributing: bool, contribution_second
         seconds = contribution_seconds if step is not None and step.waits else 0
     if seconds <= 0:
         return None
-    deadline = Timestamp()
-    deadline.FromDatetime(recorded.ToDatetime(tzinfo=UTC) + timedelta(seconds=seconds))
-    return deadline
+    at = recorded.seconds * 1_000_000_000 + recorded.nanos + round(seconds * 1e9)
+    return Timestamp(seconds=at // 1_000_000_000, nanos=at % 1_000_000_000)
 
 
 def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_seconds: float) -> bytes:

@@ -134,6 +134,22 @@ class Noticed:
     stop: Callable[[], Awaitable[None]] | None = None
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
+
+
+def timestamp_of(when: datetime) -> Timestamp:
+    """``when`` as a protobuf `Timestamp`: what ``Timestamp.FromDatetime`` makes (a naive datetime read as UTC), by
+    arithmetic instead of a time tuple (an envelope is stamped at every append)."""
+    delta = when - (_NAIVE_EPOCH if when.tzinfo is None else _EPOCH)
+    return Timestamp(seconds=delta.days * 86_400 + delta.seconds, nanos=delta.microseconds * 1_000)
+
+
+def seconds_of(stamp: Timestamp) -> float:
+    """A protobuf `Timestamp` as seconds since the epoch (what ``ToDatetime(tzinfo=UTC).timestamp()`` gives)."""
+    return stamp.seconds + stamp.nanos / 1e9
+
+
 class CommandIdReused(Exception):
     """A command id already names another command of this aggregate."""
 
@@ -613,9 +629,7 @@ class Repository(Generic[A]):
                     snapshot = None  # nothing to do, as the cache saw it: make sure from the store
                     continue
                 return snapshot, []
-            when = Timestamp()
-            when.FromDatetime(self._clock())
-            envelopes = self._encode(snapshot, events, Stamp(command_id, actor, digest, when))
+            envelopes = self._encode(snapshot, events, Stamp(command_id, actor, digest, timestamp_of(self._clock())))
             data = [e.SerializeToString() for e in envelopes]
             appending = self._appending.get(aggregate)
             if appending is None:
