@@ -51,7 +51,7 @@ def test_a_state_inside_a_command_whose_deadline_the_rules_cannot_tell_is_read_a
     invariant of whole commands): the game's deadline is then left to the next scan, which reads it as stored."""
     import asyncio
 
-    from paiju.engine import games as games_module
+    from paiju.engine import deadlines as deadlines_module
     from paiju.engine.games import Games
     from paiju.platform.store import MemoryEventStore
     from paiju.rules.zlj import Options, StartMatch
@@ -63,7 +63,7 @@ def test_a_state_inside_a_command_whose_deadline_the_rules_cannot_tell_is_read_a
         def undecidable(game: object) -> float | None:
             raise AssertionError("a state between two events of one command")
 
-        monkeypatch.setattr(games_module, "due_of", undecidable)
+        monkeypatch.setattr(deadlines_module, "due_of", undecidable)
         await games.create("g", "zlj", StartMatch(1, Options(deals=1, turn_seconds=30)), "start", "engine")
         assert "g" in await games.due(0.0), "not indexed: the next scan reads it"
         monkeypatch.undo()
