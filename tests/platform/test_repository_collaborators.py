@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from paiju.engine.games import Games
 from paiju.lobby import table as tb
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.platform.partitions import partition_of
@@ -52,6 +53,15 @@ def stored_as(envelopes: Sequence[Any], command_id: str, after: Position = NEW) 
         Recorded(e.aggregate, after.version + i, after.sequence + i, command_id, e.SerializeToString())
         for i, e in enumerate(envelopes, start=1)
     ]
+
+
+def test_no_kind_overrides_a_method_of_the_repository() -> None:
+    """What varies between kinds is passed in: `Aggregates` only adds to `Repository` (acting with its core, waiting
+    for moves), and the engine's `Games` holds a repository instead of being one."""
+    methods = {name for name, value in vars(Repository).items() if callable(value) and name != "__init__"}
+    methods |= {name for name, value in vars(Repository).items() if isinstance(value, property)}
+    assert methods and not methods & set(vars(Aggregates))
+    assert not issubclass(Games, Repository) and isinstance(Games(MemoryEventStore()).repository, Repository)
 
 
 # -- the fold and the envelopes of the lobby's and scoring's kinds --------------------------------------------------
