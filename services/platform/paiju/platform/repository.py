@@ -523,7 +523,7 @@ class Repository(Generic[A]):
     def _trusted(self, aggregate: str, cached: A) -> bool:
         """Whether the cached ``aggregate`` is current: the feed carries it, or (another replica's) it is kept by
         notices, none of a later version came, and it was read from the store less than `NOTICED_SECONDS` ago."""
-        if self._current(aggregate):
+        if self._following and (self._carries is None or self._carries(aggregate)):  # `_current`, on every act
             return True
         noticed = self._noticed.get(aggregate)
         return (
