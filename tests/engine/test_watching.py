@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+from paiju.engine.dealing import FairDealing
 from paiju.engine.games import COMMAND_BYTES, GAME_BYTES, RECENT, Game, Games, assigned, seat_count
 from paiju.engine.seeds import server_seeds
 from paiju.engine.watching import FULL, Encodings, audience, turn_of
@@ -109,9 +110,8 @@ class Checked:
 
 
 def _fair_games() -> Games:
-    games = Games(MemoryEventStore(), clock=lambda: T0)
-    games.deal_fairly(lambda game_id, number: server_seeds([SECRET], game_id, number), 0.0)
-    return games
+    dealing = FairDealing(lambda game_id, number: server_seeds([SECRET], game_id, number), 0.0)
+    return Games(MemoryEventStore(), clock=lambda: T0, dealing=dealing)
 
 
 def test_a_zlj_match_with_a_swap_and_a_substitute_shares_exact_encodings() -> None:
@@ -225,8 +225,8 @@ def test_the_cache_of_games_is_bounded_in_bytes() -> None:
         games = Games(MemoryEventStore(), clock=lambda: T0, cache_bytes=10 * GAME_BYTES)
         for n in range(40):
             await games.create(f"g{n}", "zlj", zlj.StartMatch(n, zlj.Options()), "s", "engine")
-        held = [g for g in (f"g{n}" for n in range(40)) if g in games._cache]
-        assert 1 <= len(held) < 10 and games._cache.weight <= 10 * GAME_BYTES
+        held = [g for g in (f"g{n}" for n in range(40)) if g in games.repository._cache]
+        assert 1 <= len(held) < 10 and games.repository._cache.weight <= 10 * GAME_BYTES
         assert held[-1] == "g39", "the most recent stay"
         assert (await games.load("g0")).version > 0, "a game dropped from memory is read again"
 
@@ -257,8 +257,8 @@ def test_a_turn_runs_out_turn_seconds_after_the_last_event_and_a_contribution_wi
         assert turn.deadline.ToDatetime(tzinfo=UTC) == T0.replace(second=20)
         untimed = await games.create("untimed", "zlj", zlj.StartMatch(3, zlj.Options()), "s", "engine")
         assert not turn_of(untimed, None, views=False, contribution_seconds=0.0).HasField("deadline")
-        fair = Games(MemoryEventStore(), clock=lambda: T0)
-        fair.deal_fairly(lambda game_id, number: server_seeds([SECRET], game_id, number), 2.5)
+        dealing = FairDealing(lambda game_id, number: server_seeds([SECRET], game_id, number), 2.5)
+        fair = Games(MemoryEventStore(), clock=lambda: T0, dealing=dealing)
         waiting = await fair.create("fair", "zlj", zlj.StartMatch(3, zlj.Options(), fair=True), "s", "engine")
         turn = turn_of(waiting, 0, views=False, contribution_seconds=2.5)
         assert list(turn.seats) == list(range(zlj.SEATS)) and turn.fair_step.shuffle == 1

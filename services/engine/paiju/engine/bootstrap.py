@@ -13,6 +13,7 @@ import structlog
 
 from paiju.engine import metrics
 from paiju.engine.config import Settings
+from paiju.engine.dealing import FairDealing
 from paiju.engine.games import CACHED_GAME_BYTES, Games
 from paiju.engine.live import KeyValueLiveGames, LiveGames
 from paiju.engine.matches import match_starter
@@ -92,17 +93,18 @@ async def build(
     still dealt and revealed; ``fair_new_games``: new games start fair (else from seeds, while the fair games already
     started go on fairly); ``cache_bytes``: the games held in memory, by their estimated bytes. The tests build it here
     too."""
-    games = Games(store, live=live, cache_bytes=cache_bytes)
+    dealing = None
     if contribution_seconds is not None:
         secret = service.get("seed_secret")
         if secret is None:
             raise ValueError("dealing fairly needs the engine's seed secret")
         secrets = [secret] if previous_secret is None else [secret, previous_secret]
-        games.deal_fairly(
+        dealing = FairDealing(
             lambda game_id, number: server_seeds(secrets, game_id, number),
             contribution_seconds,
             new_games=fair_new_games,
         )
+    games = Games(store, live=live, cache_bytes=cache_bytes, dealing=dealing)
     await games.own(owned)
     await games.follow()
     return games, EngineService(games, trust, **service)
