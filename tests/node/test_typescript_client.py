@@ -38,7 +38,8 @@ def test_the_typescript_clients_own_tests_pass(node: str) -> None:
 
 def test_the_type_checker_refuses_a_field_the_contract_does_not_have(node: str, tmp_path: Path) -> None:
     """A request with a misspelt field, and a 砸六家 command given a 拖拉机 one's field, do not compile; the same
-    code spelt right does: what `make node` (tsc over the whole package) gives every TypeScript author."""
+    code spelt right does, and so does every TypeScript example of docs/typescript.md: what `make node` (tsc over
+    the whole package) gives every TypeScript author."""
     right = """
 import { Game, Paiju, bearer } from "paiju-client";
 const paiju = new Paiju({ lobby: "127.0.0.1:1", engine: "127.0.0.1:1" });
@@ -55,6 +56,11 @@ export const table = () =>
     other_game = right.replace('case: "pass"', 'case: "makeBid"')  # a 拖拉机 bid in a 砸六家 command
     for name, text in (("right.ts", right), ("misspelt.ts", misspelt), ("other_game.ts", other_game)):
         (tmp_path / name).write_text(text)
+    guide = (ROOT / "docs" / "typescript.md").read_text()
+    examples = re.findall(r"^```ts\n(.*?)^```$", guide, re.DOTALL | re.MULTILINE)
+    assert len(examples) >= 2, "docs/typescript.md shows a bot and a refusal in TypeScript"
+    for i, example in enumerate(examples):
+        (tmp_path / f"guide_{i}.ts").write_text(example)
     (tmp_path / "package.json").write_text(json.dumps({"type": "module", "private": True}))
     (tmp_path / "tsconfig.json").write_text(
         json.dumps(

@@ -23,7 +23,7 @@
 
 import { randomBytes, randomUUID } from "node:crypto";
 
-import { createRegistry, fromBinary, getOption, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, createRegistry, fromBinary, getOption, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
@@ -158,7 +158,8 @@ export class Refusal extends Error {
       const type = "desc" in raw ? raw.desc.typeName : raw.type;
       const desc = DETAIL_TYPES.getMessage(type);
       let value: unknown = null;
-      if (desc !== undefined && !("desc" in raw)) {
+      if ("desc" in raw) value = create(raw.desc, raw.value); // an error made in this process
+      else if (desc !== undefined) {
         try {
           value = fromBinary(desc, raw.value);
         } catch {
@@ -675,12 +676,12 @@ export async function playSeat<K extends Kind>(
         const options = await ticket.auth({ signal: stop.signal });
         const stream = engine.watch({ gameId, fromVersion: watched, views: strategy.views ?? false }, options);
         for await (const message of stream) {
-          attempt = 0;
           if (message.end !== undefined) {
             after = message.end.reason;
             if (message.end.reason === WatchEndReason.GAME_ENDED) ended = true;
             break;
           }
+          attempt = 0; // something new: the stream is well
           if (message.envelope !== undefined) {
             const version = message.envelope.version;
             if (version !== watched + 1n) throw new Error(`seat ${seat}: the watch went from version ${watched} to ${version}`);
@@ -704,6 +705,7 @@ export async function playSeat<K extends Kind>(
         after = refusal;
       }
       if (ended || stopped()) return;
+      if (attempt >= attempts) throw new Error(`seat ${seat}: the watch of game ${gameId} ended ${attempt + 1} times in a row with nothing new`);
       counts.resumed += 1;
       strategy.onResume?.(after);
       await sleep(Math.min(2, 0.1 * 2 ** attempt), stop.signal);
