@@ -52,11 +52,25 @@ $(VENV)/.synced: pyproject.toml services/*/pyproject.toml uv.lock | $(UV)
 run: setup
 	$(BIN)/paiju stack $(ARGS)
 
-## node: the Node.js client's pinned packages (clients/node/node_modules, from package-lock.json), for tests/node
-node: clients/node/node_modules/.package-lock.json
+## node: the TypeScript client (clients/node): its pinned packages (npm ci, from package-lock.json), its code of the
+## contract generated from protos/ with the local protoc-gen-es (buf generate, into src/gen) and the whole package
+## type-checked and compiled by the pinned tsc (into dist); none of it committed. tests/node runs it.
+NODE_CLIENT := clients/node
+NODE_SOURCES := $(wildcard $(NODE_CLIENT)/src/*.ts $(NODE_CLIENT)/examples/*.ts $(NODE_CLIENT)/test/*.ts)
+node: $(NODE_CLIENT)/dist/.built
 
-clients/node/node_modules/.package-lock.json: clients/node/package.json clients/node/package-lock.json
-	npm ci --prefix clients/node --no-audit --no-fund --ignore-scripts
+$(NODE_CLIENT)/node_modules/.package-lock.json: $(NODE_CLIENT)/package.json $(NODE_CLIENT)/package-lock.json
+	npm ci --prefix $(NODE_CLIENT) --no-audit --no-fund --ignore-scripts
+
+$(NODE_CLIENT)/src/gen/.generated: $(PROTOS) $(THIRD_PARTY_PROTOS) $(NODE_CLIENT)/buf.gen.yaml \
+		$(NODE_CLIENT)/node_modules/.package-lock.json | $(BUF)
+	$(BUF) generate protos --template $(NODE_CLIENT)/buf.gen.yaml
+	touch $@
+
+$(NODE_CLIENT)/dist/.built: $(NODE_CLIENT)/src/gen/.generated $(NODE_SOURCES) $(NODE_CLIENT)/tsconfig.json
+	rm -rf $(NODE_CLIENT)/dist
+	$(NODE_CLIENT)/node_modules/.bin/tsc -p $(NODE_CLIENT)
+	touch $@
 
 ## test: lint, type-check and run the whole test suite, then the cluster rehearsal
 test: lint chromium node
@@ -150,4 +164,4 @@ soak: setup
 	$(BIN)/python bench/load.py --soak $(SOAK_MINUTES)
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis clients/node/node_modules
+	rm -rf $(VENV) $(BENCH_VENV) $(TOOLS) .pytest_cache .mypy_cache .ruff_cache .hypothesis clients/node/node_modules clients/node/src/gen clients/node/dist
