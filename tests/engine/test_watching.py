@@ -9,7 +9,7 @@ import asyncio
 from datetime import UTC, datetime
 
 from paiju.engine.dealing import FairDealing
-from paiju.engine.games import COMMAND_BYTES, GAME_BYTES, RECENT, Game, Games, assigned, seat_count
+from paiju.engine.games import GAME_BYTES, RECENT, Game, Games, assigned, seat_count
 from paiju.engine.seeds import server_seeds
 from paiju.engine.watching import FULL, Encodings, audience, turn_of
 from paiju.platform.store import MemoryEventStore
@@ -206,12 +206,14 @@ def test_a_game_holds_its_state_and_latest_events_not_its_history() -> None:
                 action = zlj.Cut(seat, action.count, rng.next64())
             game, _ = await games.act("long", action, f"c{n}", f"p{seat}")
             assert len(game.recent) == min(game.version, RECENT) == len(game.recent_events)
-            weights.append((game.version, len(game.commands), game.weight))
+            weights.append((game.version, game.commands.nbytes, game.weight))
         assert game.state.results, "several deals were played"
         # what it holds beside its commands does not grow: only the index of command ids does
-        beside = [w - COMMAND_BYTES * commands for _, commands, w in weights[RECENT:]]
+        beside = [w - commands for _, commands, w in weights[RECENT:]]
         assert max(beside) - GAME_BYTES < 4 * 1024 * RECENT, "the recent envelopes are bounded"
         assert max(beside) < 2 * min(beside), "no growth with the game's length"
+        # the index of command ids grows by a few machine words a command, not a dict entry and a string
+        assert game.commands.nbytes <= 48 * len(game.commands) + 150 * 128
         # the history is all in the store, read when asked for
         history = await games.history("long")
         assert [e.version for e in history.envelopes] == list(range(1, game.version + 1))

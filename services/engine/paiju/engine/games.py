@@ -53,6 +53,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from paiju.contract import games as contract
 from paiju.contract.games import GameCodecs, WithCodecs
 from paiju.engine import tractor
+from paiju.engine.commandindex import CommandIndex
 from paiju.engine.deadlines import Schedule
 from paiju.engine.dealing import FairDealing
 from paiju.engine.live import LiveGames, LiveSet
@@ -125,9 +126,6 @@ GAME_BYTES = 16_384
 of games is bounded in bytes by this estimate (`Game.weight`)."""
 CACHED_GAME_BYTES = 128 << 20
 """The default bound of the games held in memory, by their estimated bytes (`Game.weight`)."""
-COMMAND_BYTES = 120
-"""What the engine counts per command id it remembers (the one index of a game that grows with its length: a retry
-is recognised however long ago its command was stored)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +142,10 @@ class Game:
     """The latest envelopes, oldest first: versions `first_recent` to `version` (at most `RECENT`)."""
     recent_events: tuple[Any, ...]
     """Each recent envelope's rules event, decoded once (``None`` for the engine's own events, e.g. seats)."""
-    commands: dict[str, int]
-    """Command id -> index (version - 1) of its first event. Shared by a game's successive snapshots (append-only):
-    an entry at or past a snapshot's version belongs to a later snapshot."""
+    commands: CommandIndex
+    """Command id -> index (version - 1) of its first event (`CommandIndex`: compact, the one part of a game that
+    grows with its length). Shared by a game's successive snapshots (append-only): an entry at or past a snapshot's
+    version belongs to a later snapshot."""
     seats: tuple[str, ...] = ()
     """The player id in each seat (``()``: a game created without seat assignments, e.g. for development)."""
     holders: tuple[tuple[int, tuple[str, ...]], ...] = ()
@@ -166,7 +165,7 @@ class Game:
     @property
     def weight(self) -> int:
         """An estimate of the bytes this game holds in memory (`GAME_BYTES`, the recent envelopes, its commands)."""
-        return GAME_BYTES + 2 * self.recent_bytes + COMMAND_BYTES * len(self.commands)
+        return GAME_BYTES + 2 * self.recent_bytes + self.commands.nbytes
 
     @property
     def last_recorded(self) -> Timestamp | None:
@@ -283,7 +282,7 @@ def _folded(
     events: Sequence[Any],
 ) -> Game:
     if game is None:
-        game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})
+        game = Game(game_id, rules, rules.new_state(), Position(), (), (), CommandIndex())
     state, seats = game.state, game.seats
     for envelope, event in zip(envelopes, events, strict=True):
         if event is None:
@@ -358,15 +357,17 @@ class GameEnvelopes:
         return _envelopes(game.game_id, game.position, _payloads(game.rules, events), stamp)
 
     async def stored(self, game: Game, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
-        index = game.commands.get(command_id)
-        if index is None or index >= game.version:
-            return None
-        if index + 1 >= game.first_recent:
-            envelopes: Sequence[engine_pb2.Envelope] = game.recent[index + 1 - game.first_recent :]
-        else:  # a retry of a command older than the game's recent events: its answer is read from the store
-            envelopes = (await self._history(game.game_id, index)).envelopes
-        answer = [e for e in envelopes[: game.version - index] if e.command_id == command_id]
-        return answer[0].command_digest, answer
+        for index in game.commands.candidates(command_id):
+            if index >= game.version:
+                continue
+            if index + 1 >= game.first_recent:
+                envelopes: Sequence[engine_pb2.Envelope] = game.recent[index + 1 - game.first_recent :]
+            else:  # a retry of a command older than the game's recent events: its answer is read from the store
+                envelopes = (await self._history(game.game_id, index)).envelopes
+            answer = [e for e in envelopes[: game.version - index] if e.command_id == command_id]
+            if answer:  # else another command whose id hashes alike (`CommandIndex`)
+                return answer[0].command_digest, answer
+        return None
 
 
 class Tending:
