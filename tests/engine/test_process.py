@@ -42,7 +42,7 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
         "NATS_URL": nats_url,
         "PAIJU_GAMES_STREAM": stream,
         "PAIJU_GAMES_SUBJECT_PREFIX": f"game.{stream.lower()}",
-        "PAIJU_METRICS_PORT": str(metrics),
+        "PAIJU_ENGINE_METRICS_PORT": str(metrics),
         **process_env(Path(tempfile.mkdtemp(prefix="paiju-engine-"))),
         "PAIJU_SEED_SECRET": SEED_SECRET,
         "PAIJU_TIMER_SECONDS": "0.2",
