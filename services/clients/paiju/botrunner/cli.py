@@ -69,9 +69,9 @@ RENEW = Setting(
 AGENT = Setting(
     "PAIJU_BOT_AGENT",
     "",
-    "play with your own bots: MODULE:FACTORY, where FACTORY(game, seed) returns an object with "
-    "choose_view(view, legal), e.g. a policy trained on paiju.envs wrapped in paiju.envs.agent.PolicyBot (README.md, "
-    '"A bot-builder\'s kit"; default: the heuristic bots)',
+    "play with your own bots: `MODULE:FACTORY`, where `FACTORY(game, seed)` returns an object with "
+    "`choose_view(view, legal)`, e.g. a policy trained on `paiju.envs` wrapped in `paiju.envs.agent.PolicyBot` "
+    '(README.md, "A bot-builder\'s kit"; default: the heuristic bots)',
     option="--agent",
     metavar="MODULE:FACTORY",
 )
@@ -92,7 +92,7 @@ class Settings(s.Settings):
     signing_key: str = s.SIGNING_KEY.but(
         help="the bot runners' private key (PEM file): signs the runner's own token"
     ).field()
-    signing_key_id: str = s.SIGNING_KEY_ID.but(help="its key id, bots.<version>").field()
+    signing_key_id: str = s.SIGNING_KEY_ID.but(help="its key id, `bots.<version>`").field()
 
     @classmethod
     def resolve(cls, args: argparse.Namespace, env: dict[str, str] | None = None) -> Settings:

@@ -21,7 +21,7 @@ GAME_CACHE_MIB = Setting(
 FAIR_DEALING = Setting(
     "PAIJU_FAIR_DEALING",
     True,
-    "new games are dealt from committed shuffles anyone can verify (paiju verify; docs/fairness.md); off deals new "
+    "new games are dealt from committed shuffles anyone can verify (`paiju verify`; docs/fairness.md); `off` deals new "
     "games from seeds (fair games already started go on fairly)",
 )
 CONTRIBUTION_SECONDS = Setting(

@@ -33,7 +33,7 @@ PREVIOUS_SEED_SECRET: Setting[bytes | None] = Setting(
     "PAIJU_PREVIOUS_SEED_SECRET",
     None,
     "the seed secret before the current one, during a change of secret: shuffles committed under it are still "
-    "dealt and revealed",
+    "dealt and revealed; a file that is not there (a Secret without the key `previous`) means none",
     parse=secret_bytes,
     secret=True,
     optional_file=True,

@@ -24,7 +24,8 @@ class Settings(s.Settings):
     address: str = s.LOBBY_ADDRESS.but(help=s.LISTEN).field()
     nats_url: str = s.NATS_URL.field()
     database_url: str = s.DATABASE_URL.but(
-        help="the lobby's PostgreSQL database (its read model of tables and accounts), a URL with its password"
+        help="the lobby's PostgreSQL database (its read models `lobby_tables` and `lobby_accounts`), a URL with its "
+        "password"
     ).field()
     engine_address: str = s.ENGINE_ADDRESS.but(help="the engine, for seat changes during matches").field()
     stream: str = s.LOBBY_STREAM.field()
@@ -45,5 +46,5 @@ class Settings(s.Settings):
     signing_key: str = s.SIGNING_KEY.but(
         help="the lobby's private key (PEM file): signs sessions and game tokens"
     ).field()
-    signing_key_id: str = s.SIGNING_KEY_ID.but(help="its key id, lobby.<version>").field()
+    signing_key_id: str = s.SIGNING_KEY_ID.but(help="its key id, `lobby.<version>`").field()
     trusted_keys: str = s.TRUSTED_KEYS.field()

@@ -317,6 +317,11 @@ def _parsed(setting: Setting[T], raw: str, source: str, *, secret: bool) -> T:
 HELP_HEADING = 'settings (environment variables; docs/operations.md, "Configure"):'
 
 
+def plain(help: str) -> str:
+    """A help text as a terminal shows it: without the Markdown marks (`code`, *section*) the guide renders."""
+    return help.replace("`", "").replace("*", "")
+
+
 def help_text(settings: type[Settings], width: int = 100) -> str:
     """The settings of a command as ``--help`` lists them (an epilog for `argparse.RawDescriptionHelpFormatter`):
     each variable, with its option, default and help."""
@@ -336,7 +341,7 @@ def help_text(settings: type[Settings], width: int = 100) -> str:
         if notes:
             head += f" ({'; '.join(notes)})"
         lines.append(head)
-        lines += textwrap.wrap(setting.help, width, initial_indent=" " * 6, subsequent_indent=" " * 6)
+        lines += textwrap.wrap(plain(setting.help), width, initial_indent=" " * 6, subsequent_indent=" " * 6)
     return "\n".join(lines)
 
 
@@ -380,7 +385,10 @@ def without(env: Mapping[str, str], *settings: Setting[Any]) -> dict[str, str]:
 # Settings that more than one process reads, declared once.
 
 LOG_LEVEL = Setting(
-    "PAIJU_LOG_LEVEL", "info", "the lowest level logged", parse=choice("debug", "info", "warning", "error", "critical")
+    "PAIJU_LOG_LEVEL",
+    "info",
+    "the lowest level logged: `debug`, `info`, `warning`, `error` or `critical`",
+    parse=choice("debug", "info", "warning", "error", "critical"),
 )
 NATS_URL = Setting(
     "NATS_URL", "nats://127.0.0.1:4222", "the NATS server or cluster (several URLs may be given, separated by commas)"
@@ -395,17 +403,21 @@ DATABASE_URL = Setting(
 STREAM_REPLICAS = Setting("PAIJU_STREAM_REPLICAS", 1, "replicas of a stream this process creates")
 GAMES_STREAM = Setting("PAIJU_GAMES_STREAM", "GAMES", "the games' stream")
 GAMES_PREFIX = Setting(
-    "PAIJU_GAMES_SUBJECT_PREFIX", "paiju.game", "the games' subject prefix: one subject <prefix>.<partition>.<game id>"
+    "PAIJU_GAMES_SUBJECT_PREFIX",
+    "paiju.game",
+    "the games' subject prefix: one subject `<prefix>.<partition>.<game id>` per game",
 )
 LOBBY_STREAM = Setting("PAIJU_LOBBY_STREAM", "LOBBY", "the lobby's stream: tables and accounts")
 LOBBY_PREFIX = Setting(
-    "PAIJU_LOBBY_SUBJECT_PREFIX", "paiju.lobby", "the lobby's subject prefix: one subject <prefix>.<table or account>"
+    "PAIJU_LOBBY_SUBJECT_PREFIX",
+    "paiju.lobby",
+    "the lobby's subject prefix: one subject `<prefix>.<table or account>` each",
 )
 TOURNAMENTS_STREAM = Setting("PAIJU_TOURNAMENTS_STREAM", "TOURNAMENTS", "scoring's stream of tournaments")
 TOURNAMENTS_PREFIX = Setting(
     "PAIJU_TOURNAMENTS_SUBJECT_PREFIX",
     "paiju.tournament",
-    "the tournaments' subject prefix: one subject <prefix>.<tournament id>",
+    "the tournaments' subject prefix: one subject `<prefix>.<tournament id>` each",
 )
 ENGINE_ADDRESS = Setting("PAIJU_ENGINE_ADDRESS", "127.0.0.1:50051", "the engine's gRPC address")
 LOBBY_ADDRESS = Setting("PAIJU_LOBBY_ADDRESS", "127.0.0.1:50052", "the lobby's gRPC address")
@@ -413,8 +425,8 @@ SCORING_ADDRESS = Setting("PAIJU_SCORING_ADDRESS", "127.0.0.1:50053", "scoring's
 METRICS_HOST = Setting(
     "PAIJU_METRICS_HOST",
     "",
-    "where Prometheus /metrics listens when not on the gRPC address's host (e.g. 0.0.0.0 beside gRPC on 127.0.0.1): "
-    "by default a server on 127.0.0.1 does not publish its metrics to the network",
+    "where Prometheus `/metrics` listens when not on the gRPC address's host (e.g. `0.0.0.0` beside gRPC on "
+    "`127.0.0.1`): by default a server on `127.0.0.1` does not publish its metrics to the network",
 )
 
 
@@ -428,8 +440,8 @@ def rate_limits(raw: str) -> str:
 RATE_LIMITS = Setting(
     "PAIJU_RATE_LIMITS",
     "",
-    "rate limits that change or add to the server's own (method:key=N/period or N/open, separated by ;), or off: "
-    "every limit off (see Rate limits)",
+    "rate limits that change or add to the server's own (`method:key=N/period` or `N/open`, separated by `;`), or "
+    "`off`: every limit off (see *Rate limits*)",
     parse=rate_limits,
 )
 TRUSTED_KEYS = Setting(
@@ -444,14 +456,14 @@ SIGNING_KEY = Setting(
 )
 """The key of a process that signs (the lobby, a bot runner, ``paiju token``): a file, named ``_FILE`` as every file
 holding a secret is (`paiju.platform.tokens`)."""
-SIGNING_KEY_ID = Setting("PAIJU_SIGNING_KEY_ID", "", "that key's id, <issuer>.<version>", required=True)
+SIGNING_KEY_ID = Setting("PAIJU_SIGNING_KEY_ID", "", "that key's id, `<issuer>.<version>`", required=True)
 LISTEN = "where the gRPC server listens"
 """The help of a server's own address."""
 
 
 def metrics_port(name: str, default: int, *, deprecated: tuple[str, ...] = ()) -> Setting[int]:
     """A server's Prometheus port, ``PAIJU_<SERVICE>_METRICS_PORT``."""
-    return Setting(name, default, "the port of Prometheus /metrics (0: none)", parse=port, deprecated=deprecated)
+    return Setting(name, default, "the port of Prometheus `/metrics` (0: none)", parse=port, deprecated=deprecated)
 
 
 __all__ = [

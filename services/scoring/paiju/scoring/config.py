@@ -22,8 +22,8 @@ LINGER_MS = Setting(
 SHARDS_SETTING = Setting(
     "PAIJU_SCORING_SHARDS",
     SHARDS,
-    "shards of the games projection, each a share of the games' partitions with its own checkpoint (games.0…): "
-    "replicas apply different shards at once; paiju scoring rebuild --processes N rebuilds them in N processes",
+    "shards of the games projection, each a share of the games' partitions with its own checkpoint (`games.0`…): "
+    "replicas apply different shards at once; `paiju scoring rebuild --processes N` rebuilds them in N processes",
 )
 
 

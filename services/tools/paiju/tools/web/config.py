@@ -34,20 +34,20 @@ class Settings(s.Settings):
     engine: str = s.ENGINE_ADDRESS.but(help="the engine", option="--engine", metavar="ADDRESS").field()
     scoring: str = s.SCORING_ADDRESS.but(help="scoring (tournaments)", option="--scoring", metavar="ADDRESS").field()
     host: str = Setting(
-        "PAIJU_WEB_HOST", "127.0.0.1", "the address to listen on (0.0.0.0 in a container)", option="--host"
+        "PAIJU_WEB_HOST", "127.0.0.1", "the address to listen on (`0.0.0.0` in a container)", option="--host"
     ).field()
     port: int = Setting("PAIJU_WEB_PORT", DEFAULT_PORT, "the HTTP port", parse=s.port, option="--port").field()
     trusted_proxies: str = Setting(
         TRUSTED_PROXIES_VARIABLE,
         "",
-        "the networks of the proxies in front, separated by commas (e.g. 10.0.0.0/8): from them, the client is the "
-        "nearest address in X-Forwarded-For that is not a proxy; the limits below count it, not the proxy",
+        "the networks of the proxies in front, separated by commas (e.g. `10.0.0.0/8`): from them, the client is the "
+        "nearest address in `X-Forwarded-For` that is not a proxy; the limits below count it, not the proxy",
         parse=networks,
     ).field()
     rate_limits: str = Setting(
         LIMITS_VARIABLE,
         "",
-        "each client address's limits, changed or added to, in the rules of Rate limits (off turns them off)",
+        "each client address's limits, changed or added to, in the rules of *Rate limits* (`off` turns them off)",
         parse=s.rate_limits,
         shown_default=LIMITS,
     ).field()
