@@ -248,7 +248,7 @@ class Settings:
                 found[field] = _parsed(setting, raw, source, secret=setting.secret)
             elif setting.required:
                 also = f" (or, until {UNTIL}, {setting.name})" if setting.secret else ""
-                raise SettingsError(f"{setting.variable} must be set{also}: {setting.help}")
+                raise SettingsError(f"{setting.variable} must be set{also}: {plain(setting.help)}")
         return cls(**found, deprecations=tuple(deprecations))
 
     def report(self, log: Any) -> None:
@@ -323,8 +323,8 @@ def plain(help: str) -> str:
 
 
 def help_text(settings: type[Settings], width: int = 100) -> str:
-    """The settings of a command as ``--help`` lists them (an epilog for `argparse.RawDescriptionHelpFormatter`):
-    each variable, with its option, default and help."""
+    """The settings of a command as ``--help`` lists them (the epilog `describe` gives a parser): each variable,
+    with its option, its default and the names it had, and its help."""
     lines = [HELP_HEADING]
     for _, setting in settings.declarations():
         head = f"  {setting.variable}"
