@@ -105,9 +105,11 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "make test needs Debian's chromium: sudo apt-get install chromium" >&2; exit 1; fi; }
 
-## docs: the API reference docs/api.md, generated from the protos' comments (commit it with any contract change)
+## docs: the API reference docs/api.md, generated from the protos' comments (commit it with any contract change), and
+## the settings tables of docs/operations.md, from the processes' declarations and the manifests (kubectl kustomize)
 docs: $(GEN)/.generated
 	$(BIN)/python -m paiju.tools.apidoc docs/api.md
+	$(BIN)/python -m paiju.tools.settingsdoc docs/operations.md
 
 ## the contract's last release (tag v0.1.0): `make lint` refuses a breaking change against it
 CONTRACT_RELEASE := 7372fce17fe46289194781d894cda7124efcdf91
@@ -119,6 +121,7 @@ lint: setup $(BUF) manifests
 	    || { echo "the contract breaks v0.1.0 ($(CONTRACT_RELEASE)): add, do not change" >&2; exit 1; }; \
 	else echo "WARNING: the contract's last release ($(CONTRACT_RELEASE)) is not in this clone (shallow?): buf breaking not run" >&2; fi
 	$(BIN)/python -m paiju.tools.apidoc --check docs/api.md
+	$(BIN)/python -m paiju.tools.settingsdoc --check docs/operations.md
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy

@@ -151,7 +151,7 @@ def run(acts_per_table: int = 150) -> dict[str, Any]:
             **os.environ,
             "PAIJU_ENGINE_ADDRESS": address,
             "NATS_URL": nats_url,
-            "PAIJU_METRICS_PORT": "0",
+            "PAIJU_ENGINE_METRICS_PORT": "0",
             "PAIJU_TRUSTED_KEYS": str(keys),
             "PAIJU_SEED_SECRET": "bench-seeds-" * 4,
             "PAIJU_RATE_LIMITS": "off",

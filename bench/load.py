@@ -211,7 +211,7 @@ class Stack:
             "PAIJU_ENGINE_ADDRESS": self.engine,
             "PAIJU_LOBBY_ADDRESS": self.lobby,
             "PAIJU_SCORING_ADDRESS": self.scoring,
-            "PAIJU_METRICS_PORT": str(self.metrics_port),
+            "PAIJU_ENGINE_METRICS_PORT": str(self.metrics_port),
             "PAIJU_LOBBY_METRICS_PORT": str(self.lobby_metrics_port),
             "PAIJU_SCORING_METRICS_PORT": str(self.scoring_metrics_port),
             "PAIJU_RATE_LIMITS": "off",

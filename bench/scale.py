@@ -153,7 +153,7 @@ def _configuration(url: str, keys: Path, replicas: int, *, to_owner: bool = Fals
                 "NATS_URL": url,
                 "PAIJU_GAMES_STREAM": stream,
                 "PAIJU_GAMES_SUBJECT_PREFIX": f"scale.{stream.lower()}",
-                "PAIJU_METRICS_PORT": str(metrics),
+                "PAIJU_ENGINE_METRICS_PORT": str(metrics),
                 "PAIJU_TRUSTED_KEYS": str(keys),
                 "PAIJU_SEED_SECRET": "scale-bench-seeds-" * 3,
                 "PAIJU_RATE_LIMITS": "off",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -17,7 +16,7 @@ from paiju.engine.dealing import FairDealing
 from paiju.engine.games import CACHED_GAME_BYTES, Games
 from paiju.engine.live import KeyValueLiveGames, LiveGames
 from paiju.engine.matches import match_starter
-from paiju.engine.seeds import previous_seed_secret_from_env, seed_secret_from_env, server_seeds, shuffle_seed
+from paiju.engine.seeds import server_seeds, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.timers import expire_turns
 from paiju.platform.consumer import KeyValueTracking, in_background
@@ -29,7 +28,7 @@ from paiju.platform.retry import report
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Trust, trust_from_env
+from paiju.platform.tokens import Trust, trust_of
 from paiju.v1 import engine_pb2
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
@@ -115,8 +114,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     configure_logging(settings.log_level)
     metrics.register()
     log = structlog.get_logger("paiju.engine")
-    secret = seed_secret_from_env()
-    trust = trust_from_env()
+    settings.report(log)
+    secret = settings.seed_secret
+    trust = trust_of(settings.trusted_keys)
     store = await JetStreamEventStore.connect(
         settings.nats_url,
         stream=settings.stream,
@@ -134,10 +134,10 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         live=live,
         owned=frozenset() if store.partitions else None,  # its share comes from the leases, below
         seed_secret=secret,
-        limits=RateLimits.from_env(RATE_LIMITS, os.environ),
+        limits=RateLimits(RATE_LIMITS, settings.rate_limits),
         contribution_seconds=settings.contribution_seconds,  # fair games already started go on fairly either way
         fair_new_games=settings.fair_dealing,
-        previous_secret=previous_seed_secret_from_env(),
+        previous_secret=settings.previous_seed_secret,
         cache_bytes=settings.cache_mib << 20,
     )
     dependencies = Dependencies()
@@ -150,6 +150,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         settings.metrics_port,
         service.policy,
         dependencies=dependencies,
+        metrics_host=settings.metrics_host,
     )
     log.info(
         "engine started", address=settings.address, port=serving.port, nats=settings.nats_url, stream=settings.stream

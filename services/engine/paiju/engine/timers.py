@@ -73,7 +73,7 @@ async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
     except RuleError as e:
         log.error(
             "a fair deal step was refused: its seed does not match the commitment; did the seed secret change? "
-            "(PAIJU_PREVIOUS_SEED_SECRET gives the engine the old one)",
+            "(PAIJU_PREVIOUS_SEED_SECRET_FILE gives the engine the old one)",
             game=game.game_id,
             step=step.kind,
             shuffle=step.number,
