@@ -65,7 +65,7 @@ class Settings:
     renew: float = DEFAULT_RENEW
     log_level: str = "info"
     agent: str = ""
-    """``MODULE:FACTORY`` of the bots to play with (empty: the heuristic bots); README.md, "A bot-builder's kit"."""
+    """``MODULE:FACTORY`` of the bots to play with (empty: the heuristic bots); docs/bots.md, "At real tables"."""
 
     @classmethod
     def resolve(cls, args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:
