@@ -3,6 +3,7 @@ one line while its output goes to the set-up log, whose end is printed when the 
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -13,9 +14,12 @@ MAKEFILE = REPOSITORY / "Makefile"
 
 
 def _make(*arguments: str, cwd: Path = REPOSITORY) -> subprocess.CompletedProcess[str]:
+    """``make -s ARGUMENTS`` as a person types it (not as a sub-make of `make test`, whose flags it would inherit)."""
+    env = {k: v for k, v in os.environ.items() if k not in {"MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"}}
     return subprocess.run(
         ["make", "--no-print-directory", "-s", *arguments],
         cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
