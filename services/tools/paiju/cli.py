@@ -89,7 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="paiju", description=f"Paiju (牌局): {titles} game backend")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("scenario", help="run one rule scenario file and print the result JSON (README.md, Scenarios)")
+    p = sub.add_parser(
+        "scenario", help="run one rule scenario file and print the result JSON (docs/cores.md, Scenarios)"
+    )
     p.add_argument("file")
     p.add_argument("--check", action="store_true", help="compare with the file's expectations; exit 1 on mismatch")
     p.add_argument("--pretty", action="store_true", help="indent the JSON")

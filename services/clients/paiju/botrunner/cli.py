@@ -71,7 +71,7 @@ AGENT = Setting(
     "",
     "play with your own bots: `MODULE:FACTORY`, where `FACTORY(game, seed)` returns an object with "
     "`choose_view(view, legal)`, e.g. a policy trained on `paiju.envs` wrapped in `paiju.envs.agent.PolicyBot` "
-    '(README.md, "A bot-builder\'s kit"; default: the heuristic bots)',
+    '(docs/bots.md, "At real tables"; default: the heuristic bots)',
     option="--agent",
     metavar="MODULE:FACTORY",
 )
