@@ -56,15 +56,19 @@ def _settings() -> dict[str, Any]:
     from paiju.lobby.config import Settings as Lobby
     from paiju.scoring.config import Settings as Scoring
 
-    return {"engine": Engine.from_env({}), "lobby": Lobby.from_env({}), "scoring": Scoring.from_env({})}
+    def defaults(settings: Any) -> Any:
+        """The settings with every default, and a stand-in for each required one (the documents state defaults)."""
+        required = {s.name: "x" * 48 for _, s in settings.declarations() if s.required}
+        return settings.from_env(required)
+
+    return {"engine": defaults(Engine), "lobby": defaults(Lobby), "scoring": defaults(Scoring)}
 
 
 @cache
 def _streams() -> dict[str, tuple[str, int, str]]:
     """Each stream's default name -> (its subject prefix, the partitions its aggregates fall in, a subject the
     services' store makes for the aggregate ``X``), as the services create them: the games partitioned
-    (`paiju.platform.partitions.configured`), the lobby's and the tournaments' not."""
-    from paiju.platform.partitions import configured
+    (the engine's ``partitions`` setting), the lobby's and the tournaments' not."""
     from paiju.platform.store.jetstream import JetStreamEventStore
 
     engine, lobby, scoring = (_settings()[s] for s in ("engine", "lobby", "scoring"))
@@ -73,7 +77,7 @@ def _streams() -> dict[str, tuple[str, int, str]]:
     assert scoring.stream == lobby.tournaments_stream
     found: dict[str, tuple[str, int, str]] = {}
     for stream, prefix, partitions in (
-        (engine.stream, engine.prefix, configured({})),
+        (engine.stream, engine.prefix, engine.partitions),
         (lobby.stream, lobby.prefix, 0),
         (scoring.stream, scoring.prefix, 0),
     ):
@@ -327,6 +331,7 @@ def _other_names() -> frozenset[str]:
                 found.update(enum.values_by_name)
     sources = [*(REPOSITORY / "services").rglob("*.py"), *(REPOSITORY / "tests").rglob("*.py")]
     sources += [p for p in (REPOSITORY / "deploy").rglob("*") if p.is_file()]
+    sources += [*(REPOSITORY / "clients" / "node" / "src").glob("*.ts")]  # the TypeScript client's own names
     for path in sources:
         found.update(re.findall(r"\b[A-Z][A-Z0-9_]{2,}\b", path.read_text(encoding="utf-8", errors="replace")))
     return frozenset(found - set(_reasons()))

@@ -1,5 +1,6 @@
 """Fair dealing as the engine takes part in it: its own steps of the commit–reveal protocol (`paiju.rules.fair`;
-docs/architecture.md, "Fair dealing"), with the server seeds drawn from its secret (`paiju.engine.seeds`).
+docs/architecture.md, "Fair dealing: commit, contribute, reveal"), with the server seeds drawn from its secret
+(`paiju.engine.seeds`).
 
 The rules cores hold the protocol and say which step is due; this is what only the engine has: the server seeds
 (of its current secret, and of its previous one for a shuffle committed before the secret changed), how long a deal
