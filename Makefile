@@ -125,15 +125,16 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 	touch $@
 
 ## bench: rules-core speed beside RLCard's Dou Dizhu; the codec's views, events and actions; engine act latency,
-## throughput and replay speed; scoring's projection throughput and rebuild time; JetStream's appends/s per
-## durability setting; engine start-up with and without 100,000 stored games; the edge's CPU per call against a bare
-## server; the whole stack loaded with bot tables and spectators, per Act against the floor of its parts (bench/floor.py),
-## and a 30-minute memory soak; the full fuzz of every method (100,000 requests)
+## throughput and replay speed; scoring's projection throughput and rebuild time; a Swiss round of 64 teams paired;
+## JetStream's appends/s per durability setting; engine start-up with and without 100,000 stored games; the edge's CPU
+## per call against a bare server; the whole stack loaded with bot tables and spectators, per Act against the floor of
+## its parts (bench/floor.py), and a 30-minute memory soak; the full fuzz of every method (100,000 requests)
 bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/scoring.py
+	$(BIN)/python bench/swiss.py
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/scale.py
