@@ -48,7 +48,7 @@ def _timed_out(
 
 @overload
 async def wait_until(
-    check: Callable[[], Awaitable[T]],
+    check: Callable[[], Awaitable[T | None]],
     what: str,
     *,
     seconds: float = ...,
@@ -58,7 +58,7 @@ async def wait_until(
 ) -> T: ...
 @overload
 async def wait_until(
-    check: Callable[[], T],
+    check: Callable[[], T | None],
     what: str,
     *,
     seconds: float = ...,
@@ -108,7 +108,7 @@ async def wait_until(
 
 
 def wait_until_blocking(
-    check: Callable[[], T],
+    check: Callable[[], T | None],
     what: str,
     *,
     seconds: float = SECONDS,
