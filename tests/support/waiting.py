@@ -91,6 +91,8 @@ async def wait_until(
                     if inspect.isawaitable(answer):
                         answer = await answer
                 except ignoring as e:
+                    if isinstance(e, asyncio.CancelledError):
+                        raise
                     error = e
                 else:
                     if answer:
