@@ -63,7 +63,8 @@ test: lint chromium node
 	$(BIN)/pytest -n auto --dist loadgroup -m "not cluster" $(PYTEST_ARGS)
 	$(MAKE) cluster-test
 
-## unit: the unit tier alone (no NATS, no PostgreSQL, no stack; a tenth of each property's examples): the inner loop
+## unit: the unit tier alone (the test's process only: no NATS, no PostgreSQL, no other process; a tenth of each
+## property's examples): the inner loop
 unit: setup
 	PAIJU_UNIT_ONLY=1 PAIJU_EXAMPLES=0.1 PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath .pytest_cache/pycache) $(BIN)/pytest -n auto -m unit -q $(PYTEST_ARGS)
 

@@ -62,7 +62,7 @@ SNAPSHOT = (
     "SELECT * FROM scoring_player_stats ORDER BY player_id, game",
 )
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.e2e, pytest.mark.cluster]  # three nats-servers and the services as processes
 
 
 def analyst() -> tuple[tuple[str, str], ...]:

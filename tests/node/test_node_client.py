@@ -45,10 +45,13 @@ REQUIRED = {
 }
 """The reasons the brief asks the client to provoke, each found with its code and details."""
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("node") is None and not os.environ.get("CI"),
-    reason="node is not installed (set CI to make this a failure)",
-)
+pytestmark = [
+    pytest.mark.e2e,  # a client in another language (Node.js), as a process of its own
+    pytest.mark.skipif(
+        shutil.which("node") is None and not os.environ.get("CI"),
+        reason="node is not installed (set CI to make this a failure)",
+    ),
+]
 
 
 @pytest.fixture(scope="session")

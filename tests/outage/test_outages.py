@@ -35,7 +35,7 @@ from ..engine.harness import refusal_of
 from ..support.credentials import mint_token, process_env
 from ..support.waiting import SECONDS, wait_until_blocking
 
-pytestmark = pytest.mark.outage
+pytestmark = [pytest.mark.e2e, pytest.mark.outage]  # the stack as processes, its servers taken away
 
 NATS_DOWN_SECONDS = 150
 POSTGRES_DOWN_SECONDS = 60

@@ -17,6 +17,8 @@ from ..support.fake_lobby import FakeLobby
 from ..support.waiting import wait_until_blocking
 from .driver import EngineThread, spawn_client, zlj_bots
 
+pytestmark = pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
+
 
 def _lobby(engine: EngineThread, pause: float = 0.0) -> tuple[str, FakeLobby]:
     def bots(game_id: str, seats: dict[int, str]) -> Any:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pexpect
+import pytest
 
 from paiju.contract.games import ZLJ_EVENTS
 from paiju.platform.tokens import Role
@@ -20,6 +21,8 @@ from paiju.v1 import engine_pb2
 
 from ..support.waiting import wait_until_blocking
 from .driver import EngineThread, auth, only_acts_and_watches, player_id, screen, spawn_client, token, zlj_bots
+
+pytestmark = pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
 
 
 def test_the_client_resumes_after_the_engine_comes_back() -> None:
