@@ -84,7 +84,7 @@ async def wait_until(
     last: object = None
     error: BaseException | None = None
     try:
-        async with asyncio.timeout(seconds):
+        async with asyncio.timeout(seconds) as bound:
             while True:
                 try:
                     answer = check()
@@ -100,7 +100,8 @@ async def wait_until(
                     last, error = answer, None
                 await asyncio.sleep(every)
     except TimeoutError:
-        pass
+        if not bound.expired():
+            raise  # the check's own, not the wait's end
     explained = None
     if explain is not None:
         explained = explain()
