@@ -2,9 +2,11 @@
 # `paiju bots`, and the operators' tools (`paiju scoring rebuild`, `paiju replay`, `paiju export`).
 #
 #   docker build -t ghcr.io/paiju/paiju:0.1.0 .
-#   docker run --rm -e PAIJU_SEED_SECRET=... -e NATS_URL=nats://... ghcr.io/paiju/paiju:0.1.0 engine
+#   docker run --rm -v "$PWD/secrets:/run/secrets:ro" -e PAIJU_SEED_SECRET_FILE=/run/secrets/seed \
+#     -e PAIJU_TRUSTED_KEYS=/run/secrets/keys.json -e NATS_URL=nats://... ghcr.io/paiju/paiju:0.1.0 engine
 #
-# Configuration comes from the environment at run time (docs/operations.md); the image holds no secret.
+# Configuration comes from the environment at run time, secrets from files it names (docs/operations.md); the
+# image holds no secret.
 
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 

@@ -151,9 +151,9 @@ def run(acts_per_table: int = 150) -> dict[str, Any]:
             **os.environ,
             "PAIJU_ENGINE_ADDRESS": address,
             "NATS_URL": nats_url,
-            "PAIJU_METRICS_PORT": "0",
+            "PAIJU_ENGINE_METRICS_PORT": "0",
             "PAIJU_TRUSTED_KEYS": str(keys),
-            "PAIJU_SEED_SECRET": "bench-seeds-" * 4,
+            "PAIJU_SEED_SECRET_FILE": str(_seed_file(keys, "bench-seeds-" * 4)),
             "PAIJU_RATE_LIMITS": "off",
             "PAIJU_LOG_LEVEL": "warning",
             "PAIJU_TIMER_SECONDS": "5",
@@ -201,3 +201,11 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _seed_file(keys: Path, secret: str) -> Path:
+    """The engine's seed secret, as a file beside the token keys (a secret is never given in the environment)."""
+    path = keys.parent / "seed-secret"
+    path.write_text(secret)
+    path.chmod(0o600)
+    return path

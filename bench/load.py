@@ -47,7 +47,7 @@ the server side alone (everything but the bot runner) against the floor's server
 (the engine's CPU per spectator message, against a bare streamed message), the capacity at human pace (7.5 moves
 per table-minute, five seats per table: seated players per core, from the server side's CPU per move, with and
 without spectators), and the gates, PASS or FAIL, each against its target (`GATES`), for the reference
-configuration (`--reference`, 30 tables). Markdown tables for the README last.
+configuration (`--reference`, 30 tables). Markdown tables for docs/benchmarks.md last.
 
 With ``--repeat N`` each loaded configuration is measured in N windows one after another and the medians are
 reported (counts are summed). ``--fresh`` starts a new stack for each configuration instead. ``--py-spy PATH``
@@ -204,14 +204,17 @@ class Stack:
         self.folder.chmod(0o755)  # PostgreSQL runs as its own user when the bench runs as root
         self.nats_url = self._exit.enter_context(embedded_nats(self.folder / "nats"))
         database_url = self._exit.enter_context(embedded_database(self.folder / "postgres"))
+        database_file = self.folder / "database-url"  # a secret: given as a file, as `make run` gives it
+        database_file.write_text(database_url)
+        database_file.chmod(0o600)
         env = {
             **os.environ,
             "NATS_URL": self.nats_url,
-            "DATABASE_URL": database_url,
+            "DATABASE_URL_FILE": str(database_file),
             "PAIJU_ENGINE_ADDRESS": self.engine,
             "PAIJU_LOBBY_ADDRESS": self.lobby,
             "PAIJU_SCORING_ADDRESS": self.scoring,
-            "PAIJU_METRICS_PORT": str(self.metrics_port),
+            "PAIJU_ENGINE_METRICS_PORT": str(self.metrics_port),
             "PAIJU_LOBBY_METRICS_PORT": str(self.lobby_metrics_port),
             "PAIJU_SCORING_METRICS_PORT": str(self.scoring_metrics_port),
             "PAIJU_RATE_LIMITS": "off",
@@ -1217,7 +1220,7 @@ COLUMNS = (
     ("lease_p50_ms", "LeaseBotSeats p50 ms"),
     ("others_cpu_pct", "others' CPU %"),
 )
-"""The README's table: (field, title); a p50 field's cell shows its p99 too."""
+"""The benchmarks document's table: (field, title); a p50 field's cell shows its p99 too."""
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:

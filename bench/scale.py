@@ -153,9 +153,9 @@ def _configuration(url: str, keys: Path, replicas: int, *, to_owner: bool = Fals
                 "NATS_URL": url,
                 "PAIJU_GAMES_STREAM": stream,
                 "PAIJU_GAMES_SUBJECT_PREFIX": f"scale.{stream.lower()}",
-                "PAIJU_METRICS_PORT": str(metrics),
+                "PAIJU_ENGINE_METRICS_PORT": str(metrics),
                 "PAIJU_TRUSTED_KEYS": str(keys),
-                "PAIJU_SEED_SECRET": "scale-bench-seeds-" * 3,
+                "PAIJU_SEED_SECRET_FILE": str(_seed_file(keys, "scale-bench-seeds-" * 3)),
                 "PAIJU_RATE_LIMITS": "off",
                 "PAIJU_LOG_LEVEL": "warning",
             }
@@ -258,3 +258,11 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def _seed_file(keys: Path, secret: str) -> Path:
+    """The engine's seed secret, as a file beside the token keys (a secret is never given in the environment)."""
+    path = keys.parent / "seed-secret"
+    path.write_text(secret)
+    path.chmod(0o600)
+    return path

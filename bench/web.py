@@ -13,7 +13,7 @@ window (`--window`, 20 s), for each crowd:
 - the boards the web view drew per second (each fanned out to every page of its table) and its `GetView` calls per
   board drawn (~0).
 
-One JSON line per crowd, then a Markdown table for the README.
+One JSON line per crowd, then a Markdown table for docs/benchmarks.md.
 """
 
 from __future__ import annotations

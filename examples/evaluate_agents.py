@@ -1,6 +1,6 @@
 """Evaluate a simple agent in Paiju's PettingZoo environments: the rules cores' heuristic bot in the even seats
 against uniformly random legal moves in the odd seats, over N deals of each game; prints each team's mean reward
-per deal (README.md, "A bot-builder's kit"). Replace `heuristic` with your own agent to measure it the same way.
+per deal (docs/bots.md, "Measuring an agent"). Replace `heuristic` with your own agent to measure it the same way.
 
     .venv/bin/python examples/evaluate_agents.py [DEALS]
 """

@@ -7,10 +7,10 @@ process over the in-memory store), ``integration`` (a real NATS or PostgreSQL, a
 own, or several services playing whole games in the process) and ``e2e`` (the stack as processes, a browser, the
 terminal client on a pseudo-terminal, a client in another language, outages, the cluster). A test's tier is its
 explicit marker (a module's ``pytestmark`` or the test's own), else ``integration`` when it asks for a server (the
-fixtures below, or the ``jetstream`` store) or its module starts servers itself (`SERVER_MODULES`), else ``unit``.
-Under `make unit` (``PAIJU_UNIT_ONLY``) a server fixture refuses to start and so does any process
-(`subprocess.Popen`, which `subprocess.run` and asyncio's subprocesses go through), while a test is set up and
-runs: a test that needs either and is not marked so fails there instead of slowing the inner loop.
+fixtures below, or the ``jetstream`` store) or its module starts servers or runs programs itself (`SERVER_MODULES`,
+`PROGRAM_MODULES`), else ``unit``. Under `make unit` (``PAIJU_UNIT_ONLY``) a server fixture refuses to start and so
+does any process (`subprocess.Popen`, which `subprocess.run` and asyncio's subprocesses go through), while a test is
+set up and runs: a test that needs either and is not marked so fails there instead of slowing the inner loop.
 
 Started only when a test asks for `postgres_dsn` or `database_dsn`. The data folder is made with
 `tempfile.mkdtemp`, not pytest's ``tmp_path``: when the suite runs as root, PostgreSQL runs as an
@@ -40,6 +40,10 @@ SERVER_FIXTURES = frozenset({"nats_url", "postgres_dsn", "database_dsn"})
 SERVER_MODULES = frozenset({"platform/postgres/test_embedded.py"})
 """Test modules (paths under tests/) that start real servers themselves, not through the fixtures below: the
 embedded PostgreSQL's own tests."""
+PROGRAM_MODULES = frozenset({"docs/test_makefile.py", "tools/test_settingsdoc.py"})
+"""Test modules (paths under tests/) each of whose tests runs a program as a process (make; kubectl, which renders the
+manifests the settings tables are checked against), unmarked: integration. (A module may say so itself instead, with
+``pytestmark``.)"""
 
 
 def tier_of(item: pytest.Item) -> str:
@@ -51,7 +55,7 @@ def tier_of(item: pytest.Item) -> str:
     params = getattr(getattr(item, "callspec", None), "params", {})
     if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or "jetstream" in params.values():
         return "integration"
-    if path.as_posix() in SERVER_MODULES:
+    if path.as_posix() in SERVER_MODULES | PROGRAM_MODULES:
         return "integration"
     return "unit"
 

@@ -2,7 +2,8 @@
 
 The shared scenarios live beside the project (``../shared/scenarios``); a copy under tests/scenarios/shared
 keeps a fresh clone self-contained, and where the shared folder is beside the clone (as in CI) the copy must
-equal it. The runner only reports; `check` compares each file's expectations with the result (README.md, "Scenarios").
+equal it. The runner only reports; `check` compares each file's expectations with the result (docs/cores.md,
+"Scenarios").
 """
 
 from __future__ import annotations

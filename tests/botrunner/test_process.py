@@ -110,7 +110,7 @@ def test_an_idle_runner_stops_on_a_signal(sig: signal.Signals) -> None:
 
 def test_without_its_signing_key_the_runner_refuses_to_start() -> None:
     async def body() -> None:
-        env = {k: v for k, v in os.environ.items() if k != "PAIJU_SIGNING_KEY"}
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PAIJU_SIGNING_KEY")}
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "paiju.botrunner", stderr=asyncio.subprocess.PIPE, env=env
         )

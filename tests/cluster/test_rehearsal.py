@@ -320,7 +320,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             "PAIJU_ENGINE_ADDRESS": engines,
             "PAIJU_LOBBY_ADDRESS": lobbies,
             "PAIJU_SCORING_ADDRESS": f"127.0.0.1:{ports['scoring']}",
-            "PAIJU_METRICS_PORT": "0",
+            "PAIJU_ENGINE_METRICS_PORT": "0",
             "PAIJU_LOBBY_METRICS_PORT": "0",
             "PAIJU_SCORING_METRICS_PORT": "0",
             "PAIJU_BOT_THINK_SECONDS": "0",

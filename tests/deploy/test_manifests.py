@@ -29,11 +29,12 @@ KUBERNETES_VERSIONS = ("1.33.0", "1.37.0")
 """The release the manifests are written for, and the newest schemas kubernetes-validate ships."""
 IMAGE = "ghcr.io/paiju/paiju"
 SERVERS = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
-SECRET_REFERENCES = {
-    "PAIJU_SEED_SECRET": ("paiju-seed", "secret"),
-    "PAIJU_PREVIOUS_SEED_SECRET": ("paiju-seed", "previous"),
-    "DATABASE_URL": ("paiju-database", "url"),
+SECRET_FILES = {
+    "PAIJU_SEED_SECRET_FILE": ("paiju-seed", "secret"),
+    "PAIJU_PREVIOUS_SEED_SECRET_FILE": ("paiju-seed", "previous"),
+    "DATABASE_URL_FILE": ("paiju-database", "url"),
 }
+"""The secrets the processes read from files (``<NAME>_FILE``), and the Secret and key each file is mounted from."""
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|PRIVATE_KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
 URL_WITH_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)
 RANDOM_LOOKING = re.compile(r"^[A-Za-z0-9+/=_-]{32,}$")
@@ -91,6 +92,21 @@ def paiju_containers(docs: list[Doc]) -> Iterator[tuple[str, Doc]]:
         for container in containers(workload):
             if container["image"].split(":")[0] == IMAGE:
                 yield workload["metadata"]["name"], container
+
+
+def secret_file(pod: Doc, container: Doc, path: str) -> tuple[str, str] | None:
+    """The Secret and key of the file ``path`` of ``container``, when a Secret is mounted there (else ``None``)."""
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    for mount in container.get("volumeMounts", []):
+        prefix = mount["mountPath"].rstrip("/") + "/"
+        secret = volumes[mount["name"]].get("secret")
+        if secret is None or not path.startswith(prefix):
+            continue
+        name = path.removeprefix(prefix)
+        items = secret.get("items")
+        key = next((i["key"] for i in items if i["path"] == name), None) if items else name
+        return (secret["secretName"], key) if key else None
+    return None
 
 
 def selects(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
@@ -193,7 +209,7 @@ def test_the_servers_have_grpc_health_probes_and_time_to_drain(overlay: tuple[st
     (runner,) = bots["spec"]["template"]["spec"]["containers"]
     assert runner["args"] == ["bots"]
     assert not {"startupProbe", "readinessProbe", "livenessProbe", "ports"} & runner.keys()
-    (runner_id,) = [e for e in runner["env"] if e["name"] == "PAIJU_RUNNER_ID"]
+    (runner_id,) = [e for e in runner["env"] if e["name"] == "PAIJU_BOT_RUNNER_ID"]
     assert runner_id["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
 
 
@@ -238,61 +254,72 @@ def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -
             assert not SECRET_NAME.search(key), f"ConfigMap {config['metadata']['name']}: {key}"
             assert not URL_WITH_PASSWORD.search(value), f"ConfigMap {config['metadata']['name']}: {key}"
     for workload in workloads(docs):
+        pod = workload["spec"]["template"]["spec"]
         for container in containers(workload):
             for variable in container.get("env", []):
                 where = f"{name}: {workload['metadata']['name']}/{container['name']} {variable['name']}"
                 if "value" in variable:
-                    assert not SECRET_NAME.search(variable["name"]), f"{where} is given as a literal"
+                    # a secret's variable given as a literal is the path of a file mounted from a Secret
+                    if SECRET_NAME.search(variable["name"]):
+                        assert variable["name"].endswith("_FILE"), f"{where} is given as a literal"
+                        assert secret_file(pod, container, variable["value"]), f"{where} is no file of a Secret"
                     assert not URL_WITH_PASSWORD.search(variable["value"]), f"{where} holds a password"
                     assert not RANDOM_LOOKING.match(variable["value"]), f"{where} looks like a key"
                 elif SECRET_NAME.search(variable["name"]):
                     assert "secretKeyRef" in variable["valueFrom"], f"{where} is not read from a Secret"
-                if variable["name"] in SECRET_REFERENCES:
-                    ref = variable["valueFrom"]["secretKeyRef"]
-                    assert (ref["name"], ref["key"]) == SECRET_REFERENCES[variable["name"]], where
+                if variable["name"] in SECRET_FILES:
+                    assert secret_file(pod, container, variable["value"]) == SECRET_FILES[variable["name"]], where
     rendered = yaml.safe_dump_all(docs)
     assert not URL_WITH_PASSWORD.search(rendered)
 
 
 def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[Doc]]) -> None:
     _, docs = overlay
-    needs = {
-        "engine": {"PAIJU_SEED_SECRET", "PAIJU_PREVIOUS_SEED_SECRET"},
-        "lobby": {"DATABASE_URL", "PAIJU_SIGNING_KEY_ID"},
-        "scoring": {"DATABASE_URL"},
-        "bots": {"PAIJU_SIGNING_KEY_ID"},
-        "web": set(),  # a guest and a spectator of the public API: no secret at all
-    }
-    found = {
-        workload: {v["name"] for v in container.get("env", []) if "secretKeyRef" in v.get("valueFrom", {})}
-        for workload, container in paiju_containers(docs)
-    }
-    assert found == needs
-    # each process holds only its own signing key (mounted from its own Secret), the services the public keys
     signing = {"lobby": "paiju-lobby-key", "bots": "paiju-bots-key"}
+    database = ("paiju-database", "url")
+    # each process reads its secrets from files mounted from the Secrets it needs, and only from those
+    files = {
+        "engine": {
+            "PAIJU_SEED_SECRET_FILE": ("paiju-seed", "secret"),
+            "PAIJU_PREVIOUS_SEED_SECRET_FILE": ("paiju-seed", "previous"),
+        },
+        "lobby": {"PAIJU_SIGNING_KEY_FILE": (signing["lobby"], "key.pem"), "DATABASE_URL_FILE": database},
+        "scoring": {"DATABASE_URL_FILE": database},
+        "bots": {"PAIJU_SIGNING_KEY_FILE": (signing["bots"], "key.pem")},
+        "web": {},  # a guest and a spectator of the public API: no secret at all
+    }
+    references = {"lobby": {"PAIJU_SIGNING_KEY_ID"}, "bots": {"PAIJU_SIGNING_KEY_ID"}}
     for workload, container in paiju_containers(docs):
         pod = next(w for w in workloads(docs) if w["metadata"]["name"] == workload)["spec"]["template"]["spec"]
         volumes = {v["name"]: v for v in pod.get("volumes", [])}
         mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
-        env = {v["name"]: v.get("value") for v in container.get("env", [])}
-        references = {
+        mounted = {
+            v["name"]: secret_file(pod, container, v["value"])
+            for v in container.get("env", [])
+            if "value" in v and secret_file(pod, container, v["value"])
+        }
+        assert mounted == files[workload], workload
+        referenced = {
             v["name"]: v["valueFrom"]["secretKeyRef"]
             for v in container.get("env", [])
             if "secretKeyRef" in v.get("valueFrom", {})
         }
+        assert set(referenced) == references.get(workload, set()), workload
         secrets = {v["secret"]["secretName"] for v in volumes.values() if "secret" in v}
-        assert secrets == ({signing[workload]} if workload in signing else set()), workload
+        assert secrets == {secret for secret, _ in files[workload].values()}, workload
         if workload in signing:
             # the key and its id come from the same Secret, and only the key is mounted
-            assert env["PAIJU_SIGNING_KEY"] == mounts["signing-key"] + "/key.pem", workload
-            key_id = references["PAIJU_SIGNING_KEY_ID"]
+            key_id = referenced["PAIJU_SIGNING_KEY_ID"]
             assert (key_id["name"], key_id["key"]) == (signing[workload], "key-id"), workload
             assert volumes["signing-key"]["secret"]["items"] == [{"key": "key.pem", "path": "key.pem"}], workload
-            # the key is readable by the non-root user: kubelet gives the files to the pod's fsGroup, with the
+        if secrets:
+            # the files are readable by the non-root user: kubelet gives them to the pod's fsGroup, with the
             # group's read permission
             security = pod["securityContext"]
             assert security["fsGroup"] == security["runAsGroup"], workload
-            assert volumes["signing-key"]["secret"]["defaultMode"] & 0o040, workload
+            for volume in volumes.values():
+                if "secret" in volume:
+                    assert volume["secret"]["defaultMode"] & 0o040, (workload, volume["name"])
         if workload not in ("bots", "web"):  # the clients verify no token
             assert volumes["trusted-keys"]["configMap"]["name"] == "paiju-trusted-keys", workload
             assert mounts["trusted-keys"] == "/etc/paiju/trusted", workload

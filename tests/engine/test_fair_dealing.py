@@ -18,6 +18,7 @@ import pytest
 from paiju.cli import main
 from paiju.contract.games import ZLJ_COMMANDS
 from paiju.engine.bootstrap import build
+from paiju.engine.dealing import FairDealing
 from paiju.engine.games import Games
 from paiju.engine.seeds import server_seed, server_seeds
 from paiju.engine.timers import expire_turns
@@ -43,9 +44,8 @@ SECRET = b"fair-dealing-engine-tests-secret"
 def fair_games(
     clock: list[datetime], window: float, secrets: tuple[bytes, ...] = (SECRET,), store: MemoryEventStore | None = None
 ) -> Games:
-    games = Games(store or MemoryEventStore(), clock=lambda: clock[0])
-    games.deal_fairly(lambda game_id, number: server_seeds(secrets, game_id, number), window)
-    return games
+    dealing = FairDealing(lambda game_id, number: server_seeds(secrets, game_id, number), window)
+    return Games(store or MemoryEventStore(), clock=lambda: clock[0], dealing=dealing)
 
 
 def test_the_engine_commits_at_creation_and_deals_a_silent_table_when_the_window_closes() -> None:
@@ -202,9 +202,9 @@ def test_with_fair_dealing_off_new_games_come_from_seeds_and_fair_ones_go_on_fai
         await fair_games(clock, 1.0, store=store).create(
             "before", "zlj", StartMatch(0, Options(deals=1), fair=True), "start", "engine"
         )
-        off = Games(store, clock=lambda: clock[0])
-        off.deal_fairly(lambda game_id, number: server_seeds((SECRET,), game_id, number), 1.0, new_games=False)
-        assert not off.fair and off.takes_fair_steps
+        dealing = FairDealing(lambda game_id, number: server_seeds((SECRET,), game_id, number), 1.0, new_games=False)
+        off = Games(store, clock=lambda: clock[0], dealing=dealing)
+        assert not off.dealing.fair and off.dealing.takes_steps
         clock[0] = T0 + timedelta(seconds=2)
         await expire_turns(off, clock[0])
         assert (await off.load("before")).state.phase.value == "play", "the fair game was dealt"

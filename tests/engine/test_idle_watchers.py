@@ -60,7 +60,7 @@ def test_a_hundred_watchers_of_an_idle_game_cost_nothing(nats_url: str) -> None:
                     assert (await watch.read()).envelope.version > 0
             await asyncio.sleep(0.5)
             loads = Counting(store, "load")
-            waits = Counting(games._changes, "wait")
+            waits = Counting(games.repository._changes, "wait")
             await asyncio.sleep(3.0)
             assert (loads.calls, waits.calls) == (0, 0), "idle watchers read nothing and wake for nothing"
 
@@ -107,7 +107,7 @@ def test_watchers_do_not_wake_each_other(nats_url: str, watchers: int) -> None:
         async def watch() -> None:
             nonlocal woken
             while True:
-                await games._changes.wait("g")
+                await games.repository._changes.wait("g")
                 woken += 1
 
         tasks = [asyncio.create_task(watch()) for _ in range(watchers)]

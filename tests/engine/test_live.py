@@ -1,4 +1,5 @@
-"""The live games (`paiju.engine.live`): what an engine reads at start instead of the whole history."""
+"""The live games (`paiju.engine.live`): what an engine reads at start instead of the whole history, where they are
+kept (`LiveGames`) and how the engine adds and takes off games (`LiveSet`)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from typing import Any
 
 import pytest
 from nats.js.api import KeyValueConfig
+from structlog.testing import capture_logs
 
 from paiju.engine.games import Games
-from paiju.engine.live import KeyValueLiveGames, LiveGames, MemoryLiveGames
+from paiju.engine.live import KeyValueLiveGames, LiveGames, LiveSet, MemoryLiveGames
 from paiju.engine.selfplay import record_zlj
 from paiju.engine.timers import expire_turns
 from paiju.platform.store import MemoryEventStore, Position
@@ -122,5 +124,79 @@ def test_a_bucket_left_half_filled_is_filled_again(nats_url: str) -> None:
             assert await again.members() == ["a", "c"]
         finally:
             await store.close()
+
+    asyncio.run(main())
+
+
+# -- the live set as the engine uses it (`LiveSet`) --------------------------------------------------------------
+
+
+class Unreachable(MemoryLiveGames):
+    """A live set that cannot take a game off (its bucket away)."""
+
+    async def discard(self, game_id: str) -> None:
+        raise ConnectionError("the key-value bucket is away")
+
+
+async def _ended(store: Any, game_id: str) -> Any:
+    """A game played to its end (recorded by an engine that keeps no live set of its own)."""
+    return await record_zlj(Games(store, clock=lambda: T0), game_id, [f"p{i}" for i in range(6)], seed=7, deals=1)
+
+
+async def _members_become(live: LiveGames, expected: list[str]) -> list[str]:
+    async def become() -> bool:
+        return await live.members() == expected
+
+    await wait_until(become, f"the live set to hold {expected} (the discard runs in the background)")
+    return await live.members()
+
+
+def test_a_live_set_lists_a_game_before_it_is_created_and_takes_it_off_once_seen_ended(run_with: Any) -> None:
+    async def scenario(backing: LiveGames, store: Any) -> None:
+        live = LiveSet(backing, store)
+        for game_id in ("ends", "goes-on"):
+            await live.add(game_id)
+        assert await backing.members() == ["ends", "goes-on"]
+        going_on = await Games(store, clock=lambda: T0).create(
+            "goes-on", "zlj", StartMatch(1, Options(deals=1)), "start", "engine"
+        )
+        ended = await _ended(store, "ends")
+        live.moved(going_on)
+        live.moved(ended)
+        assert await _members_become(backing, ["goes-on"]) == ["goes-on"]
+        await backing.add("ends")  # listed again by someone else: this process saw it end once and lets it be
+        live.moved(ended)
+        await asyncio.sleep(0.2)
+        assert await backing.members() == ["ends", "goes-on"]
+        assert await live.members() == ["ends", "goes-on"]
+
+    run_with(scenario)
+
+
+def test_without_a_set_every_game_of_the_store_counts_as_live() -> None:
+    async def main() -> None:
+        store = MemoryEventStore()
+        live = LiveSet(None, store)
+        await live.add("never-stored")  # nothing to keep
+        ended = await _ended(store, "z1")
+        live.moved(ended)
+        assert await live.members() == await store.aggregates() == ["z1"]
+
+    asyncio.run(main())
+
+
+def test_an_ended_game_that_cannot_be_taken_off_stays_listed_and_the_engine_goes_on() -> None:
+    async def main() -> None:
+        store = MemoryEventStore()
+        backing = Unreachable()
+        live = LiveSet(backing, store)
+        await live.add("z1")
+        ended = await _ended(store, "z1")
+        with capture_logs() as logs:
+            live.moved(ended)
+            await asyncio.sleep(0.1)
+        assert [e["event"] for e in logs] == ["an ended game could not be taken off the live games"]
+        assert logs[0]["game"] == "z1"
+        assert await live.members() == ["z1"], "read once at the next start, seen ended, dropped then"
 
     asyncio.run(main())

@@ -86,16 +86,18 @@ def test_each_replica_keeps_only_its_games_current_and_answers_for_the_others_th
         # B acts on A's game and A on B's: each is answered as if it owned the game
         versions = [await one_move(b, ours, 10), await one_move(a, theirs, 11), await one_move(a, theirs, 12)]
         await wait_until(
-            lambda: (c := a._cache.get(ours)) is not None and c.version == versions[0], "A's feed to bring B's move"
+            lambda: (c := a.repository.cached(ours)) is not None and c.version == versions[0],
+            "A's feed to bring B's move",
         )
         await wait_until(
-            lambda: (c := b._cache.get(theirs)) is not None and c.version == versions[2], "B's feed to bring A's moves"
+            lambda: (c := b.repository.cached(theirs)) is not None and c.version == versions[2],
+            "B's feed to bring A's moves",
         )
         assert (await b.load(ours)).version == versions[0], "B reads A's game from the store, as it is now"
         assert (await a.load(theirs, versions[2])).version == versions[2]
         # the feed: A heard only its own game's events after its creation, B only its own
-        assert {g for g in a._cache if a._current(g)} == {ours}
-        assert {g for g in b._cache if b._current(g)} == {theirs}
+        assert {g for g in a.repository.held() if a.ownership.carries(g)} == {ours}
+        assert {g for g in b.repository.held() if b.ownership.carries(g)} == {theirs}
 
     two_replicas(nats_url, body)
 
@@ -112,7 +114,7 @@ def test_a_watcher_of_another_replicas_game_is_woken_by_the_store(nats_url: str)
         async with asyncio.timeout(5):
             seen = await watching
         assert seen.version == moved
-        assert a._trusted(theirs, seen), "kept current by notices: read from memory until another one comes"
+        assert a.repository._trusted(theirs, seen), "kept current by notices: read from memory until another one comes"
         again = await one_move(b, theirs, 21)
         async with asyncio.timeout(5):
             assert (await a.next_change(theirs, moved)).version == again
@@ -140,7 +142,8 @@ def test_timers_scan_only_the_games_owned_and_a_gained_partition_is_read_from_th
         assert a.deadlines.expired(later) == [theirs] and game.version >= 1
         await one_move(b, theirs, 30)  # a write from a replica that still thinks it owns it: A's feed hears it
         await wait_until(
-            lambda: (c := a._cache.get(theirs)) is not None and c.version == game.version + 1, "A's feed to bring it"
+            lambda: (c := a.repository.cached(theirs)) is not None and c.version == game.version + 1,
+            "A's feed to bring it",
         )
 
     two_replicas(nats_url, body)

@@ -1,4 +1,5 @@
-"""The engine as an operator runs it: `paiju engine`, configured by the environment, health, metrics, SIGTERM."""
+"""The engine as an operator runs it: `paiju engine`, configured by the environment (its seed secret from a file, a
+setting under the name it had before, which still works with a warning in the log), health, metrics, SIGTERM."""
 
 from __future__ import annotations
 
@@ -37,15 +38,18 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
     port, metrics = free_port(), free_port()
     stream = "P" + uuid.uuid4().hex[:10].upper()
     address = f"127.0.0.1:{port}"
+    folder = Path(tempfile.mkdtemp(prefix="paiju-engine-"))
+    seed = folder / "seed"
+    seed.write_text(SEED_SECRET + "\n")
     env = {
         **os.environ,
         "PAIJU_ENGINE_ADDRESS": address,
         "NATS_URL": nats_url,
         "PAIJU_GAMES_STREAM": stream,
         "PAIJU_GAMES_SUBJECT_PREFIX": f"game.{stream.lower()}",
-        "PAIJU_METRICS_PORT": str(metrics),
-        **process_env(Path(tempfile.mkdtemp(prefix="paiju-engine-"))),
-        "PAIJU_SEED_SECRET": SEED_SECRET,
+        "PAIJU_METRICS_PORT": str(metrics),  # PAIJU_ENGINE_METRICS_PORT's old name
+        **process_env(folder),
+        "PAIJU_SEED_SECRET_FILE": str(seed),
         "PAIJU_TIMER_SECONDS": "0.2",
     }
     process = subprocess.Popen(
@@ -99,6 +103,12 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
         lines = [json.loads(line) for line in out.decode().splitlines() if line.strip()]
         assert [entry["event"] for entry in lines][-1] == "engine stopped"
         assert all("timestamp" in entry and "level" in entry for entry in lines)
+        (deprecated,) = [entry for entry in lines if entry.get("variable")]
+        assert (deprecated["level"], deprecated["variable"], deprecated["instead"]) == (
+            "warning",
+            "PAIJU_METRICS_PORT",
+            "PAIJU_ENGINE_METRICS_PORT",
+        )
     finally:
         if process.poll() is None:
             process.kill()

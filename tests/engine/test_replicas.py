@@ -38,7 +38,7 @@ def start_engine(nats_url: str, stream: str) -> tuple[subprocess.Popen[bytes], s
         "NATS_URL": nats_url,
         "PAIJU_GAMES_STREAM": stream,
         "PAIJU_GAMES_SUBJECT_PREFIX": f"game.{stream.lower()}",
-        "PAIJU_METRICS_PORT": "0",
+        "PAIJU_ENGINE_METRICS_PORT": "0",
         **process_env(Path(tempfile.mkdtemp(prefix="paiju-replica-"))),
         "PAIJU_SEED_SECRET": SEED_SECRET,
         "PAIJU_RATE_LIMITS": "off",  # the test's bots poll one engine as fast as they can

@@ -27,6 +27,7 @@ pytestmark = pytest.mark.e2e  # the whole stack as processes, as `make run` star
 def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NATS_URL", raising=False)
     monkeypatch.delenv("DATABASE_URL", raising=False)
+    monkeypatch.delenv("DATABASE_URL_FILE", raising=False)
     # not pytest's tmp_path: run as root, PostgreSQL runs as its own user, which cannot enter that folder
     folder = Path(tempfile.mkdtemp(prefix="paiju-stack-"))
     folder.chmod(0o755)

@@ -8,7 +8,8 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
-from paiju.engine.games import COMMAND_BYTES, GAME_BYTES, RECENT, Game, Games, assigned, seat_count
+from paiju.engine.dealing import FairDealing
+from paiju.engine.games import GAME_BYTES, RECENT, Game, Games, assigned, seat_count
 from paiju.engine.seeds import server_seeds
 from paiju.engine.watching import FULL, Encodings, audience, turn_of
 from paiju.platform.store import MemoryEventStore
@@ -109,9 +110,8 @@ class Checked:
 
 
 def _fair_games() -> Games:
-    games = Games(MemoryEventStore(), clock=lambda: T0)
-    games.deal_fairly(lambda game_id, number: server_seeds([SECRET], game_id, number), 0.0)
-    return games
+    dealing = FairDealing(lambda game_id, number: server_seeds([SECRET], game_id, number), 0.0)
+    return Games(MemoryEventStore(), clock=lambda: T0, dealing=dealing)
 
 
 def test_a_zlj_match_with_a_swap_and_a_substitute_shares_exact_encodings() -> None:
@@ -206,12 +206,14 @@ def test_a_game_holds_its_state_and_latest_events_not_its_history() -> None:
                 action = zlj.Cut(seat, action.count, rng.next64())
             game, _ = await games.act("long", action, f"c{n}", f"p{seat}")
             assert len(game.recent) == min(game.version, RECENT) == len(game.recent_events)
-            weights.append((game.version, len(game.commands), game.weight))
+            weights.append((game.version, game.commands.nbytes, game.weight))
         assert game.state.results, "several deals were played"
         # what it holds beside its commands does not grow: only the index of command ids does
-        beside = [w - COMMAND_BYTES * commands for _, commands, w in weights[RECENT:]]
+        beside = [w - commands for _, commands, w in weights[RECENT:]]
         assert max(beside) - GAME_BYTES < 4 * 1024 * RECENT, "the recent envelopes are bounded"
         assert max(beside) < 2 * min(beside), "no growth with the game's length"
+        # the index of command ids grows by a few machine words a command, not a dict entry and a string
+        assert game.commands.nbytes <= 48 * len(game.commands) + 150 * 128
         # the history is all in the store, read when asked for
         history = await games.history("long")
         assert [e.version for e in history.envelopes] == list(range(1, game.version + 1))
@@ -225,8 +227,8 @@ def test_the_cache_of_games_is_bounded_in_bytes() -> None:
         games = Games(MemoryEventStore(), clock=lambda: T0, cache_bytes=10 * GAME_BYTES)
         for n in range(40):
             await games.create(f"g{n}", "zlj", zlj.StartMatch(n, zlj.Options()), "s", "engine")
-        held = [g for g in (f"g{n}" for n in range(40)) if g in games._cache]
-        assert 1 <= len(held) < 10 and games._cache.weight <= 10 * GAME_BYTES
+        held = [g for g in (f"g{n}" for n in range(40)) if g in games.repository._cache]
+        assert 1 <= len(held) < 10 and games.repository._cache.weight <= 10 * GAME_BYTES
         assert held[-1] == "g39", "the most recent stay"
         assert (await games.load("g0")).version > 0, "a game dropped from memory is read again"
 
@@ -257,8 +259,8 @@ def test_a_turn_runs_out_turn_seconds_after_the_last_event_and_a_contribution_wi
         assert turn.deadline.ToDatetime(tzinfo=UTC) == T0.replace(second=20)
         untimed = await games.create("untimed", "zlj", zlj.StartMatch(3, zlj.Options()), "s", "engine")
         assert not turn_of(untimed, None, views=False, contribution_seconds=0.0).HasField("deadline")
-        fair = Games(MemoryEventStore(), clock=lambda: T0)
-        fair.deal_fairly(lambda game_id, number: server_seeds([SECRET], game_id, number), 2.5)
+        dealing = FairDealing(lambda game_id, number: server_seeds([SECRET], game_id, number), 2.5)
+        fair = Games(MemoryEventStore(), clock=lambda: T0, dealing=dealing)
         waiting = await fair.create("fair", "zlj", zlj.StartMatch(3, zlj.Options(), fair=True), "s", "engine")
         turn = turn_of(waiting, 0, views=False, contribution_seconds=2.5)
         assert list(turn.seats) == list(range(zlj.SEATS)) and turn.fair_step.shuffle == 1

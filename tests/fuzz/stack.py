@@ -85,7 +85,7 @@ def running_stack(env: dict[str, str] | None = None) -> Iterator[Stack]:
                 "PAIJU_ENGINE_ADDRESS": addresses["engine"],
                 "PAIJU_LOBBY_ADDRESS": addresses["lobby"],
                 "PAIJU_SCORING_ADDRESS": addresses["scoring"],
-                "PAIJU_METRICS_PORT": "0",
+                "PAIJU_ENGINE_METRICS_PORT": "0",
                 "PAIJU_LOBBY_METRICS_PORT": "0",
                 "PAIJU_SCORING_METRICS_PORT": "0",
                 "PAIJU_RATE_LIMITS": "off",

@@ -1,27 +1,22 @@
-"""The contract from another language: the Node.js client of `clients/node` (grpc-js and proto-loader, built from
-`protos/` alone) plays a whole 砸六家 deal and a whole first 拖拉机 deal through the real lobby and engine (over
-NATS and PostgreSQL, `tests/lobby_service/stack.py`) from its Watch streams alone — the turns they bring carry each
-seat's legal actions, view and fair-dealing step, so it calls nothing but Watch and Act while playing (it counts its
-calls by method; the GetView calls it makes on purpose to check refusals are counted apart) — and checks the error
-model on the way: each refusal with its `ErrorInfo` reason, status code and details, and never UNKNOWN or
-INTERNAL.
+"""The contract from another language: the Node.js player program of `clients/node` (`src/play.ts`, on the package's
+TypeScript client, its code generated from `protos/`) plays a whole 砸六家 deal and a whole first 拖拉机 deal
+through the real lobby and engine (over NATS and PostgreSQL, `tests/lobby_service/stack.py`) from its Watch streams
+alone — the turns they bring carry each seat's legal actions, view and fair-dealing step, so the client's
+watch-and-act loop calls nothing but Watch and Act while playing (the program counts its calls by method; the
+GetView calls it makes on purpose to check refusals are counted apart) — and checks the error model on the way:
+each refusal with its `ErrorInfo` reason, the status code the contract's descriptor gives that reason, and its
+details, and never UNKNOWN or INTERNAL.
 
-The client runs as a subprocess while the stack serves on this test's event loop. Without `node` the tests are
-skipped, except under CI (`CI` set), where they fail; `npm ci` installs the client's pinned packages first when
-`clients/node/node_modules` is missing (`make node` does it beforehand).
+The client runs as a subprocess while the stack serves on this test's event loop; `conftest.py` builds it first
+(`make node`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import fcntl
 import json
-import os
-import shutil
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +24,11 @@ import pytest
 
 from ..lobby_service.stack import stack
 
+pytestmark = pytest.mark.e2e  # a client in another language (Node.js), as a process of its own
+
 ROOT = Path(__file__).resolve().parents[2]
-CLIENT = ROOT / "clients" / "node"
+DIST = ROOT / "clients" / "node" / "dist"
+"""The TypeScript client compiled (`make node`; the `node` fixture of conftest.py builds it)."""
 PLAY_SECONDS = 240.0
 """The client's own limit for one game (it exits 1 past it); the test waits a little longer."""
 REQUIRED = {
@@ -45,45 +43,12 @@ REQUIRED = {
 }
 """The reasons the brief asks the client to provoke, each found with its code and details."""
 
-pytestmark = [
-    pytest.mark.e2e,  # a client in another language (Node.js), as a process of its own
-    pytest.mark.skipif(
-        shutil.which("node") is None and not os.environ.get("CI"),
-        reason="node is not installed (set CI to make this a failure)",
-    ),
-]
-
-
-@pytest.fixture(scope="session")
-def node() -> Iterator[str]:
-    """The `node` executable, with the client's packages installed (`npm ci`, once, under a lock for xdist)."""
-    executable = shutil.which("node")
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("node is not installed, and CI is set: the Node.js client must be tested")
-        pytest.skip("node is not installed (set CI to make this a failure)")
-    with open(CLIENT / "package.json", "rb") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            if not (CLIENT / "node_modules").is_dir():
-                npm = shutil.which("npm")
-                if npm is None:
-                    pytest.fail("clients/node/node_modules is missing and npm is not installed")
-                subprocess.run(
-                    [npm, "ci", "--prefix", str(CLIENT), "--no-audit", "--no-fund", "--ignore-scripts"],
-                    check=True,
-                    timeout=600,
-                )
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-    yield executable
-
 
 async def run_client(node: str, lobby: str, engine: str, game: str) -> tuple[int, str, str]:
-    """Run `play.js` for ``game``; its exit status, stdout and stderr."""
+    """Run the player program (`dist/src/play.js`) for ``game``; its exit status, stdout and stderr."""
     process = await asyncio.create_subprocess_exec(
         node,
-        str(CLIENT / "play.js"),
+        str(DIST / "src" / "play.js"),
         lobby,
         game,
         engine,

@@ -169,7 +169,7 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
             "PAIJU_ENGINE_ADDRESS": addresses["engine"],
             "PAIJU_LOBBY_ADDRESS": addresses["lobby"],
             "PAIJU_SCORING_ADDRESS": addresses["scoring"],
-            "PAIJU_METRICS_PORT": "0",
+            "PAIJU_ENGINE_METRICS_PORT": "0",
             "PAIJU_LOBBY_METRICS_PORT": "0",
             "PAIJU_SCORING_METRICS_PORT": "0",
             "PAIJU_BOT_THINK_SECONDS": "0.05",

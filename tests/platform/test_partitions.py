@@ -7,13 +7,15 @@ import asyncio
 import functools
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 import nats
 import pytest
 from nats.js.api import StreamConfig, SubjectTransform
 
-from paiju.platform.partitions import configured, fair_share, partition_of
+from paiju.platform.partitions import GAME_PARTITIONS, fair_share, partition_of
+from paiju.platform.settings import Settings
 from paiju.platform.store import MemoryEventStore, Position, Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 
@@ -44,7 +46,13 @@ def _fnv1a(text: str) -> int:
 
 def test_fair_share_and_the_configured_count() -> None:
     assert [fair_share(16, n) for n in (0, 1, 2, 3, 4, 5, 16, 17)] == [16, 16, 8, 6, 4, 4, 1, 1]
-    assert configured({}) == 16 and configured({"PAIJU_GAME_PARTITIONS": "32"}) == 32
+
+    @dataclass(frozen=True)
+    class Partitioned(Settings):
+        partitions: int = GAME_PARTITIONS.field()
+
+    assert Partitioned.from_env({}).partitions == 16
+    assert Partitioned.from_env({"PAIJU_GAME_PARTITIONS": "32"}).partitions == 32
 
 
 def test_the_partition_is_the_one_the_nats_server_mapping_computes(nats_url: str) -> None:

@@ -21,6 +21,7 @@ from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.platform.repository import (
     Aggregates,
     CommandIdReused,
+    CoreFold,
     Recent,
     digest_of,
     legacy_digest_of,
@@ -184,16 +185,17 @@ def test_the_feed_passes_over_the_events_of_this_process_s_own_appends() -> None
     """An act remembers what it stored: the feed, which brings the same events back (often before the append's
     answer), does not decode and fold them a second time; another writer's events it still folds."""
 
-    class Counted(Aggregates[tb.Table]):
+    class Counted(CoreFold[tb.Table]):
         extended = 0
 
-        def _extend(self, aggregate: str, snapshot: Any, tail: Sequence[Recorded]) -> Any:
+        def extend(self, aggregate: str, snapshot: Any, tail: Sequence[Recorded]) -> Any:
             Counted.extended += len(tail)
-            return super()._extend(aggregate, snapshot, tail)
+            return super().extend(aggregate, snapshot, tail)
 
     async def body() -> None:
         store = EarlyFeed()
-        tables = Counted(store, LOBBY_EVENTS, tb.Table, lambda _, events: events, tb.evolve)
+        tables = events_as_commands(store)
+        tables._fold = Counted(lobby_events_pb2.LobbyEnvelope, LOBBY_EVENTS, tb.Table, tb.evolve)  # counts its folds
         await tables.follow()
         await tables.act("table-1", [OPENED], "open", "owner")
         for n in range(5):

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from paiju.platform.limits import RateLimits
-from paiju.tools.web.gateway import LIMITS, Gateway, Problem, checked_id, trusted_proxies
+from paiju.tools.web.config import LIMITS
+from paiju.tools.web.gateway import Gateway, Problem, checked_id, trusted_proxies
 
 pytestmark = pytest.mark.unit
 

@@ -6,7 +6,7 @@ not in its DOM, not in any response or server-sent event it received. The gatewa
 reason (never a server error) and throttles a flood.
 
 Screenshots of the pages are taken at desktop and phone widths; with ``PAIJU_SCREENSHOTS=DIR`` they are kept there
-(the README's come from ``PAIJU_SCREENSHOTS=docs/images``).
+(the documents' come from ``PAIJU_SCREENSHOTS=docs/images``).
 """
 
 from __future__ import annotations

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import sys
 from collections.abc import Sequence
 
@@ -39,15 +38,13 @@ def _match(args: argparse.Namespace) -> int:
 def _token(args: argparse.Namespace) -> int:
     import time
 
-    from paiju.platform.tokens import Identity, Role, signer_from_env
+    from paiju.platform.tokens import Identity, Role, Signing
 
-    env = dict(os.environ)
-    if args.key:
-        env["PAIJU_SIGNING_KEY"] = args.key
-    if args.key_id:
-        env["PAIJU_SIGNING_KEY_ID"] = args.key_id
     try:
-        signer = signer_from_env(env)
+        signing = Signing.from_env(args=args)
+        for d in signing.deprecations:
+            print(f"paiju token: warning: {d}", file=sys.stderr)
+        signer = signing.signer()
         now = int(time.time())
         print(signer.mint(Identity(args.subject, Role(args.role), args.game, args.seat, now + args.ttl, now)))
     except (SystemExit, ValueError) as e:
@@ -82,7 +79,9 @@ def _stack(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-
+    from paiju.engine.config import Settings as EngineSettings
+    from paiju.lobby.config import Settings as LobbySettings
+    from paiju.platform.settings import SIGNING_KEY, SIGNING_KEY_ID, describe
     from paiju.rules.registry import GAMES
     from paiju.terminal.matches import MATCHES
 
@@ -90,7 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="paiju", description=f"Paiju (牌局): {titles} game backend")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("scenario", help="run one rule scenario file and print the result JSON (README.md, Scenarios)")
+    p = sub.add_parser(
+        "scenario", help="run one rule scenario file and print the result JSON (docs/cores.md, Scenarios)"
+    )
     p.add_argument("file")
     p.add_argument("--check", action="store_true", help="compare with the file's expectations; exit 1 on mismatch")
     p.add_argument("--pretty", action="store_true", help="indent the JSON")
@@ -119,8 +120,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--game")
     p.add_argument("--seat", type=int)
     p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
-    p.add_argument("--key", help="the issuer's private key, a PEM file (PAIJU_SIGNING_KEY)")
-    p.add_argument("--key-id", help="its id, <issuer>.<version>, e.g. admin.1 (PAIJU_SIGNING_KEY_ID)")
+    p.add_argument("--key", help=f"the issuer's private key, a PEM file ({SIGNING_KEY.name})")
+    p.add_argument("--key-id", help=f"its id, <issuer>.<version>, e.g. admin.1 ({SIGNING_KEY_ID.name})")
     p.set_defaults(func=_token)
 
     p = sub.add_parser(
@@ -129,9 +130,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.set_defaults(func=_stack)
 
     p = sub.add_parser("engine", help="run the engine service (gRPC); configured by the environment")
+    describe(p, EngineSettings)
     p.set_defaults(func=_engine)
 
     p = sub.add_parser("lobby", help="run the lobby service (gRPC); configured by the environment")
+    describe(p, LobbySettings)
     p.set_defaults(func=_lobby)
 
     from paiju.botrunner.cli import add_parser as add_bots_parser

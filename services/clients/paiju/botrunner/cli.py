@@ -7,19 +7,10 @@ Wiring into the ``paiju`` command line (``paiju.cli``)::
 
 This module imports nothing heavy: grpc, the codecs and the bots load when `run` starts the runner.
 
-Options (each falls back to its environment variable, then to the default):
-
-``--lobby ADDRESS``      the lobby's gRPC address (``PAIJU_LOBBY_ADDRESS``; 127.0.0.1:50052)
-``--engine ADDRESS``     the engine's gRPC address (``PAIJU_ENGINE_ADDRESS``; 127.0.0.1:50051)
-``--runner-id ID``       this runner's stable id for its leases (``PAIJU_RUNNER_ID``; ``bots-<host>-<pid>``)
-``--think SECONDS``      the bots' pause before each move (``PAIJU_BOT_THINK_SECONDS``; 0.3)
-``--max-seats N``        lease at most N seats (``PAIJU_BOT_MAX_SEATS``; 0 = no limit)
-``--renew SECONDS``      ask the lobby for the leases at least this often (``PAIJU_BOT_RENEW_SECONDS``; 10)
-``--log-level LEVEL``    (``PAIJU_LOG_LEVEL``; info)
-
-``PAIJU_SIGNING_KEY`` and ``PAIJU_SIGNING_KEY_ID`` (required) name the runner's own key (a ``bots.<version>`` key,
-which vouches for the bot runner role only): it signs the runner's token for the lobby.
-SIGTERM or SIGINT stops every seat and exits 0.
+Each setting comes from its option, else its environment variable, else its default (`Settings`; ``paiju bots
+--help`` lists them). The runner's own key (a ``bots.<version>`` key, which vouches for the bot runner role only) is
+named by ``PAIJU_SIGNING_KEY_FILE`` and ``PAIJU_SIGNING_KEY_ID`` (required): it signs the runner's token for the
+lobby. SIGTERM or SIGINT stops every seat and exits 0.
 """
 
 from __future__ import annotations
@@ -29,20 +20,15 @@ import os
 import re
 import socket
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-LOBBY_VARIABLE = "PAIJU_LOBBY_ADDRESS"
-ENGINE_VARIABLE = "PAIJU_ENGINE_ADDRESS"
-RUNNER_VARIABLE = "PAIJU_RUNNER_ID"
-THINK_VARIABLE = "PAIJU_BOT_THINK_SECONDS"
-MAX_SEATS_VARIABLE = "PAIJU_BOT_MAX_SEATS"
-RENEW_VARIABLE = "PAIJU_BOT_RENEW_SECONDS"
-LOG_LEVEL_VARIABLE = "PAIJU_LOG_LEVEL"
-AGENT_VARIABLE = "PAIJU_BOT_AGENT"
-DEFAULT_LOBBY = "127.0.0.1:50052"
-DEFAULT_ENGINE = "127.0.0.1:50051"
+from paiju.platform import settings as s
+from paiju.platform.settings import Setting, SettingsError, add_options
+
+DEFAULT_LOBBY = s.LOBBY_ADDRESS.default
+DEFAULT_ENGINE = s.ENGINE_ADDRESS.default
 DEFAULT_THINK = 0.3
 DEFAULT_RENEW = 10.0
 
@@ -53,74 +39,70 @@ def default_runner_id() -> str:
     return f"bots-{host}-{os.getpid()}"[:100]
 
 
+RUNNER_ID = Setting(
+    "PAIJU_BOT_RUNNER_ID",
+    "",
+    "this runner's name on its leases: unique per replica",
+    deprecated=("PAIJU_RUNNER_ID",),
+    option="--runner-id",
+    metavar="ID",
+    shown_default="bots-<host>-<pid>",
+    default_factory=default_runner_id,
+)
+THINK = Setting(
+    "PAIJU_BOT_THINK_SECONDS",
+    DEFAULT_THINK,
+    "the bots' pause before each move, in seconds",
+    option="--think",
+    metavar="SECONDS",
+)
+MAX_SEATS = Setting(
+    "PAIJU_BOT_MAX_SEATS", 0, "lease at most this many seats (0: no limit)", option="--max-seats", metavar="N"
+)
+RENEW = Setting(
+    "PAIJU_BOT_RENEW_SECONDS",
+    DEFAULT_RENEW,
+    "how often the leases are renewed at least, in seconds (a lease lasts 30 s)",
+    option="--renew",
+    metavar="SECONDS",
+)
+AGENT = Setting(
+    "PAIJU_BOT_AGENT",
+    "",
+    "play with your own bots: `MODULE:FACTORY`, where `FACTORY(game, seed)` returns an object with "
+    "`choose_view(view, legal)`, e.g. a policy trained on `paiju.envs` wrapped in `paiju.envs.agent.PolicyBot` "
+    '(docs/bots.md, "At real tables"; default: the heuristic bots)',
+    option="--agent",
+    metavar="MODULE:FACTORY",
+)
+
+
 @dataclass(frozen=True)
-class Settings:
+class Settings(s.Settings):
     """The runner's settings: command-line options, else the environment, else the defaults."""
 
-    lobby: str = DEFAULT_LOBBY
-    engine: str = DEFAULT_ENGINE
-    runner_id: str = ""
-    think: float = DEFAULT_THINK
-    max_seats: int = 0
-    renew: float = DEFAULT_RENEW
-    log_level: str = "info"
-    agent: str = ""
-    """``MODULE:FACTORY`` of the bots to play with (empty: the heuristic bots); README.md, "A bot-builder's kit"."""
+    lobby: str = s.LOBBY_ADDRESS.but(help="the lobby", option="--lobby", metavar="ADDRESS").field()
+    engine: str = s.ENGINE_ADDRESS.but(help="the engine", option="--engine", metavar="ADDRESS").field()
+    runner_id: str = RUNNER_ID.field()
+    think: float = THINK.field()
+    max_seats: int = MAX_SEATS.field()
+    renew: float = RENEW.field()
+    log_level: str = s.LOG_LEVEL.but(option="--log-level", metavar="LEVEL").field()
+    agent: str = AGENT.field()
+    signing_key: str = s.SIGNING_KEY.but(
+        help="the bot runners' private key (PEM file): signs the runner's own token"
+    ).field()
+    signing_key_id: str = s.SIGNING_KEY_ID.but(help="its key id, `bots.<version>`").field()
 
     @classmethod
-    def resolve(cls, args: argparse.Namespace, env: Mapping[str, str] | None = None) -> Settings:
-        values = os.environ if env is None else env
-
-        def pick(option: Any, variable: str, default: str) -> str:
-            return str(option) if option is not None else values.get(variable) or default
-
-        return cls(
-            lobby=pick(args.lobby, LOBBY_VARIABLE, DEFAULT_LOBBY),
-            engine=pick(args.engine, ENGINE_VARIABLE, DEFAULT_ENGINE),
-            runner_id=pick(args.runner_id, RUNNER_VARIABLE, default_runner_id()),
-            think=float(pick(args.think, THINK_VARIABLE, str(DEFAULT_THINK))),
-            max_seats=int(pick(args.max_seats, MAX_SEATS_VARIABLE, "0")),
-            renew=float(pick(args.renew, RENEW_VARIABLE, str(DEFAULT_RENEW))),
-            log_level=pick(args.log_level, LOG_LEVEL_VARIABLE, "info"),
-            agent=pick(getattr(args, "agent", None), AGENT_VARIABLE, ""),
-        )
+    def resolve(cls, args: argparse.Namespace, env: dict[str, str] | None = None) -> Settings:
+        """The settings of a parsed command line (`configure`'s options) and the environment."""
+        return cls.from_env(env, args=args)
 
 
 def configure(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the runner's options to ``parser`` and make `run` its function."""
-    parser.add_argument("--lobby", metavar="ADDRESS", help=f"lobby gRPC address ({LOBBY_VARIABLE}; {DEFAULT_LOBBY})")
-    parser.add_argument(
-        "--engine", metavar="ADDRESS", help=f"engine gRPC address ({ENGINE_VARIABLE}; {DEFAULT_ENGINE})"
-    )
-    parser.add_argument(
-        "--runner-id",
-        metavar="ID",
-        help=f"this runner's stable id for its leases ({RUNNER_VARIABLE}; bots-<host>-<pid>)",
-    )
-    parser.add_argument(
-        "--think",
-        type=float,
-        metavar="SECONDS",
-        help=f"the bots' pause before each move ({THINK_VARIABLE}; {DEFAULT_THINK})",
-    )
-    parser.add_argument(
-        "--max-seats", type=int, metavar="N", help=f"lease at most N seats ({MAX_SEATS_VARIABLE}; 0 = no limit)"
-    )
-    parser.add_argument(
-        "--renew",
-        type=float,
-        metavar="SECONDS",
-        help=f"ask the lobby for the leases at least this often ({RENEW_VARIABLE}; {DEFAULT_RENEW:g})",
-    )
-    parser.add_argument(
-        "--log-level", choices=["debug", "info", "warning", "error"], help=f"({LOG_LEVEL_VARIABLE}; info)"
-    )
-    parser.add_argument(
-        "--agent",
-        metavar="MODULE:FACTORY",
-        help=f"play with your own bots ({AGENT_VARIABLE}): FACTORY(game, seed) returns an object with "
-        "choose_view(view, legal); e.g. a policy trained on paiju.envs, wrapped in paiju.envs.agent.PolicyBot",
-    )
+    """Add the runner's options to ``parser`` (and its settings to its help) and make `run` its function."""
+    add_options(parser, Settings)
     parser.set_defaults(func=run)
     return parser
 
@@ -131,8 +113,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         "bots",
         help="run the bot runner: play the lobby's bot seats through the engine's gRPC API",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog=f"PAIJU_SIGNING_KEY (and PAIJU_SIGNING_KEY_ID) sign the runner's token for the lobby. Addresses also "
-        f"from {LOBBY_VARIABLE}, {ENGINE_VARIABLE}.",
     )
     return configure(parser)
 
@@ -142,14 +122,14 @@ def run(args: argparse.Namespace) -> int:
     import asyncio
 
     from paiju.botrunner.service import serve
-    from paiju.platform.tokens import signer_from_env
+    from paiju.platform.tokens import signer_of
 
     try:
-        signer = signer_from_env()
-    except SystemExit as e:
+        settings = Settings.from_env(args=args)
+        signer = signer_of(settings.signing_key, settings.signing_key_id)
+    except SettingsError as e:
         print(f"paiju bots: {e}", file=sys.stderr)
         return 2
-    settings = Settings.resolve(args)
     if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}", settings.runner_id):
         print(
             f"paiju bots: the runner id is an id (1 to 100 ASCII letters, digits, - or _): {settings.runner_id!r}",

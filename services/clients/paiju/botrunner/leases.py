@@ -76,8 +76,8 @@ next call still renews the leases in time)."""
 
 class LobbySeatSource:
     """Asks `LobbyService.LeaseBotSeats` for this runner's seats, authenticated with a bot runner's token it signs
-    itself with its own key (``PAIJU_SIGNING_KEY``, an issuer that vouches for that role only), whose subject is the
-    runner id."""
+    itself with its own key (``PAIJU_SIGNING_KEY_FILE``, an issuer that vouches for that role only), whose subject is
+    the runner id."""
 
     def __init__(
         self,

@@ -31,6 +31,7 @@ async def serve(
     game's name and a seed (``--agent``; default: the heuristic bots)."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.botrunner")
+    settings.report(log)
     stopping = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -8,7 +8,7 @@
         action = None if termination or truncation else choose(observation, info)   # a legal index
         env.step(action)
 
-README.md ("A bot-builder's kit") documents the spaces, the rewards and how a trained agent plays real tables.
+docs/bots.md documents the spaces, the rewards and how a trained agent plays real tables.
 """
 
 from paiju.envs.aec import MAX_ACTIONS, CardGameEnv, tractor_env, zlj_env

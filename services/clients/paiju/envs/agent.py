@@ -10,7 +10,7 @@ A factory is called with the game's name (``zlj``, ``tractor``) and a seed, and 
     def make(game: str, seed: int) -> PolicyBot:
         return PolicyBot(game, lambda observation: my_network.best(observation))
 
-    $ paiju bots --agent my_agent:make
+    $ PYTHONPATH=. paiju bots --agent my_agent:make     # my_agent.py in the current folder
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ try again), which failures a call may simply retry, and the back-off between tri
 however often they are sent (`call`, `act`); following a game's Watch stream across broken connections and
 restarting engines (`GameWatch`).
 
-A client in another language does the same from `protos/` and the README's "The contract for clients"."""
+A client in another language does the same from `protos/` and docs/clients.md."""
 
 from paiju.sdk.calls import RETRY_SECONDS, Stale, act, call, new_command_id, retryable_for
 from paiju.sdk.refusals import RETRYABLE, SEAT_GONE, Refusal, backoff, refusal_of

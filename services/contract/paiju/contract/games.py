@@ -1,7 +1,8 @@
 """Every game over the generated contract (`make protos` generates `paiju.v1`): one `GameCodecs` per game of the
 rules registry (`paiju.rules.registry`), by the game's name (`GAMES`) — its codecs, its ``Game`` value and the field
 of its options — so that the engine, the lobby, scoring and the clients look a game up here instead of pairing the
-codecs with the rules themselves. A third game is a third entry here.
+codecs with the rules themselves. A third game is a third entry here, among the places docs/contributing.md,
+"Adding a game", lists.
 
 The contract names every game-specific field after the game: the ``zlj`` / ``tractor`` member of a view's, a
 command's or an envelope's oneof is the game's name, and its options are the ``<name>_options`` field of the

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,10 +12,11 @@ import structlog
 
 from paiju.engine import metrics
 from paiju.engine.config import Settings
+from paiju.engine.dealing import FairDealing
 from paiju.engine.games import CACHED_GAME_BYTES, Games
 from paiju.engine.live import KeyValueLiveGames, LiveGames
 from paiju.engine.matches import match_starter
-from paiju.engine.seeds import previous_seed_secret_from_env, seed_secret_from_env, server_seeds, shuffle_seed
+from paiju.engine.seeds import server_seeds, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.timers import expire_turns
 from paiju.platform.consumer import KeyValueTracking, in_background
@@ -28,7 +28,7 @@ from paiju.platform.retry import report
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Trust, trust_from_env
+from paiju.platform.tokens import Trust, trust_of
 from paiju.v1 import engine_pb2
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
@@ -92,17 +92,18 @@ async def build(
     still dealt and revealed; ``fair_new_games``: new games start fair (else from seeds, while the fair games already
     started go on fairly); ``cache_bytes``: the games held in memory, by their estimated bytes. The tests build it here
     too."""
-    games = Games(store, live=live, cache_bytes=cache_bytes)
+    dealing = None
     if contribution_seconds is not None:
         secret = service.get("seed_secret")
         if secret is None:
             raise ValueError("dealing fairly needs the engine's seed secret")
         secrets = [secret] if previous_secret is None else [secret, previous_secret]
-        games.deal_fairly(
+        dealing = FairDealing(
             lambda game_id, number: server_seeds(secrets, game_id, number),
             contribution_seconds,
             new_games=fair_new_games,
         )
+    games = Games(store, live=live, cache_bytes=cache_bytes, dealing=dealing)
     await games.own(owned)
     await games.follow()
     return games, EngineService(games, trust, **service)
@@ -113,8 +114,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     configure_logging(settings.log_level)
     metrics.register()
     log = structlog.get_logger("paiju.engine")
-    secret = seed_secret_from_env()
-    trust = trust_from_env()
+    settings.report(log)
+    secret = settings.seed_secret
+    trust = trust_of(settings.trusted_keys)
     store = await JetStreamEventStore.connect(
         settings.nats_url,
         stream=settings.stream,
@@ -132,10 +134,10 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         live=live,
         owned=frozenset() if store.partitions else None,  # its share comes from the leases, below
         seed_secret=secret,
-        limits=RateLimits.from_env(RATE_LIMITS, os.environ),
+        limits=RateLimits(RATE_LIMITS, settings.rate_limits),
         contribution_seconds=settings.contribution_seconds,  # fair games already started go on fairly either way
         fair_new_games=settings.fair_dealing,
-        previous_secret=previous_seed_secret_from_env(),
+        previous_secret=settings.previous_seed_secret,
         cache_bytes=settings.cache_mib << 20,
     )
     dependencies = Dependencies()
@@ -148,6 +150,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         settings.metrics_port,
         service.policy,
         dependencies=dependencies,
+        metrics_host=settings.metrics_host,
     )
     log.info(
         "engine started", address=settings.address, port=serving.port, nats=settings.nats_url, stream=settings.stream

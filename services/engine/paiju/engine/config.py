@@ -1,75 +1,59 @@
-"""The engine's configuration, from the environment (twelve-factor): one place that reads it."""
+"""The engine's settings, from the environment (twelve-factor): each declared once, here or in the module of what it
+configures (`paiju.platform.settings`; the table of docs/operations.md, "Configure", is generated from them)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from paiju.platform.partitions import PARTITIONS, configured
+from paiju.engine.seeds import PREVIOUS_SEED_SECRET, SEED_SECRET
+from paiju.platform import settings as s
+from paiju.platform.partitions import GAME_PARTITIONS
+from paiju.platform.settings import Setting
+
+METRICS_PORT = s.metrics_port("PAIJU_ENGINE_METRICS_PORT", 9464, deprecated=("PAIJU_METRICS_PORT",))
+TIMER_SECONDS = Setting("PAIJU_TIMER_SECONDS", 1.0, "how often expired turns are looked for, in seconds")
+GAME_CACHE_MIB = Setting(
+    "PAIJU_GAME_CACHE_MIB",
+    128,
+    "the games a replica keeps in memory, bounded by their estimated size in MiB (state, the last 24 events and their "
+    "encodings); a game pushed out is read back from the stream when next needed",
+)
+FAIR_DEALING = Setting(
+    "PAIJU_FAIR_DEALING",
+    True,
+    "new games are dealt from committed shuffles anyone can verify (`paiju verify`; docs/fairness.md); `off` deals new "
+    "games from seeds (fair games already started go on fairly)",
+)
+CONTRIBUTION_SECONDS = Setting(
+    "PAIJU_CONTRIBUTION_SECONDS",
+    2.0,
+    "how long a first deal waits for the seats' contributions before it is dealt with those that came, in seconds "
+    "(0: at once)",
+)
 
 
 @dataclass(frozen=True)
-class Settings:
-    address: str = "127.0.0.1:50051"
-    """Where the gRPC server listens (PAIJU_ENGINE_ADDRESS)."""
-    nats_url: str = "nats://127.0.0.1:4222"
-    """The NATS server or cluster (NATS_URL)."""
-    stream: str = "GAMES"
-    """The JetStream stream of games (PAIJU_GAMES_STREAM); subjects paiju.game.<partition>.<game id>."""
-    prefix: str = "paiju.game"
-    """The subject prefix of games: one subject <prefix>.<partition>.<game id> each (PAIJU_GAMES_SUBJECT_PREFIX)."""
-    replicas: int = 1
-    """Stream replicas when the engine creates the stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
-    metrics_port: int = 9464
-    """Prometheus metrics on http://0.0.0.0:<port>/metrics (PAIJU_METRICS_PORT; 0 = off)."""
-    log_level: str = "info"
-    """PAIJU_LOG_LEVEL."""
-    timer_seconds: float = 1.0
-    """How often expired turns are looked for (PAIJU_TIMER_SECONDS)."""
-    partitions: int = PARTITIONS
-    """How many partitions the games fall in when the engine creates the GAMES stream (PAIJU_GAME_PARTITIONS; 0:
-    none, every replica follows every game). A stream keeps the number it was created with."""
-    fair_dealing: bool = True
-    """New games are dealt from committed shuffles that anyone can verify afterwards (PAIJU_FAIR_DEALING, ``on`` or
-    ``off``; docs/fairness.md). Games keep the way they were started with."""
-    contribution_seconds: float = 2.0
-    """How long a fair deal without a cut (a first deal) waits for the seats' contributions before the engine deals
-    it with those that came (PAIJU_CONTRIBUTION_SECONDS; 0: at once, without them)."""
-    cache_mib: int = 128
-    """The games this replica holds in memory, at most this many MiB by their estimate (PAIJU_GAME_CACHE_MIB): the
-    least recently moved beyond it are read from the store again when asked for."""
-    lobby_stream: str = "LOBBY"
-    """The lobby's JetStream stream, whose match starts the engine turns into games (PAIJU_LOBBY_STREAM)."""
-    lobby_prefix: str = "paiju.lobby"
-    """The lobby's subject prefix (PAIJU_LOBBY_SUBJECT_PREFIX)."""
+class Settings(s.Settings):
+    """The engine's settings (``paiju engine --help`` lists them)."""
 
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        values = os.environ if env is None else env
-        d = cls()
-        return cls(
-            address=values.get("PAIJU_ENGINE_ADDRESS", d.address),
-            nats_url=values.get("NATS_URL", d.nats_url),
-            stream=values.get("PAIJU_GAMES_STREAM", d.stream),
-            prefix=values.get("PAIJU_GAMES_SUBJECT_PREFIX", d.prefix),
-            replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
-            metrics_port=int(values.get("PAIJU_METRICS_PORT", d.metrics_port)),
-            log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
-            timer_seconds=float(values.get("PAIJU_TIMER_SECONDS", d.timer_seconds)),
-            partitions=configured(dict(values)),
-            fair_dealing=_switch(values.get("PAIJU_FAIR_DEALING", "on"), "PAIJU_FAIR_DEALING"),
-            contribution_seconds=float(values.get("PAIJU_CONTRIBUTION_SECONDS", d.contribution_seconds)),
-            cache_mib=int(values.get("PAIJU_GAME_CACHE_MIB", d.cache_mib)),
-            lobby_stream=values.get("PAIJU_LOBBY_STREAM", d.lobby_stream),
-            lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
-        )
-
-
-def _switch(value: str, name: str) -> bool:
-    """``on`` / ``off`` (also true/false, 1/0, yes/no); `SystemExit` naming the variable otherwise."""
-    word = value.strip().lower()
-    if word in ("on", "true", "1", "yes"):
-        return True
-    if word in ("off", "false", "0", "no"):
-        return False
-    raise SystemExit(f"{name} must be on or off, not {value!r}")
+    address: str = s.ENGINE_ADDRESS.but(help=s.LISTEN).field()
+    nats_url: str = s.NATS_URL.field()
+    stream: str = s.GAMES_STREAM.field()
+    prefix: str = s.GAMES_PREFIX.field()
+    partitions: int = GAME_PARTITIONS.field()
+    lobby_stream: str = s.LOBBY_STREAM.but(
+        help="the lobby's stream, whose match starts the engine turns into games"
+    ).field()
+    lobby_prefix: str = s.LOBBY_PREFIX.field()
+    replicas: int = s.STREAM_REPLICAS.but(help="replicas of a stream the engine creates").field()
+    metrics_port: int = METRICS_PORT.field()
+    metrics_host: str = s.METRICS_HOST.field()
+    timer_seconds: float = TIMER_SECONDS.field()
+    cache_mib: int = GAME_CACHE_MIB.field()
+    fair_dealing: bool = FAIR_DEALING.field()
+    contribution_seconds: float = CONTRIBUTION_SECONDS.field()
+    log_level: str = s.LOG_LEVEL.field()
+    rate_limits: str = s.RATE_LIMITS.field()
+    seed_secret: bytes = SEED_SECRET.field()
+    previous_seed_secret: bytes | None = PREVIOUS_SEED_SECRET.field()
+    trusted_keys: str = s.TRUSTED_KEYS.field()

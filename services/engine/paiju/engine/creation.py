@@ -42,7 +42,9 @@ class GameCreation:
                 if message.HasField(field)
                 else rules.game.options()
             )
-            start = rules.game.start(self._seeds(request.game_id, 0), options, self._now(), fair=self._games.fair)
+            start = rules.game.start(
+                self._seeds(request.game_id, 0), options, self._now(), fair=self._games.dealing.fair
+            )
             seats = self._seating(request, rules.game.seats)
             digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
             game = await self._games.create(

@@ -4,17 +4,21 @@ A game's deadline is the earliest of: its running turn's end (the last event's r
 seconds, while a seat's turn runs), at once when the game waits for the engine to deal again (a void first 拖拉机
 deal, D-TR-6.6), when a timed round must be told the time (D-TR-9), and when a fair deal's contribution window
 closes (`paiju.rules.fair`). It depends only on the game's log, so it changes only when the game does: the engine
-sets it each time a game it follows moves (`Games`), and a scan of the timers takes the games whose deadline has
-passed from a heap — a scan costs O(expired games), not O(games).
+sets it each time its memory of a game it owns moves (`Schedule`, which `Games` tells), and a scan of the timers
+takes the games whose deadline has passed from a heap (`Deadlines`) — a scan costs O(expired games), not O(games).
 """
 
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
+from paiju.engine.dealing import FairDealing
 from paiju.platform.repository import seconds_of
+
+if TYPE_CHECKING:
+    from paiju.engine.games import Game
 
 
 def due_of(game: Any, window: float = 0.0) -> float | None:
@@ -81,3 +85,71 @@ class Deadlines:
                 del self._due[game_id]
                 games.append(game_id)
         return games
+
+
+class Schedule:
+    """The deadlines of the games this replica owns (``owns``), as its turn timers read them: each game's deadline in
+    the index (`Deadlines`), set from the game each time this replica's memory of it moves, and the games whose
+    deadline is not known yet — live when the replica started or gained their partition, moved while not in its
+    memory, or caught between two events of one command — which the next scan reads once (a new owner rebuilds the
+    index from the log). ``dealing``: how long a fair deal waits for contributions (a deadline of its own)."""
+
+    def __init__(self, owns: Callable[[str], bool], dealing: FairDealing) -> None:
+        self._owns = owns
+        self._dealing = dealing
+        self.index = Deadlines()
+        self._unknown: set[str] = set()
+
+    def __len__(self) -> int:
+        """How many games have a known deadline."""
+        return len(self.index)
+
+    def expired(self, now: float) -> list[str]:
+        """The games whose known deadline is at or before ``now``, taken out of the index (`Deadlines.expired`)."""
+        return self.index.expired(now)
+
+    def moved(self, game: Game) -> None:
+        """This replica now holds ``game`` as it stands: its deadline is set from it (a game it owns)."""
+        if not self._owns(game.game_id):
+            return
+        try:
+            due = due_of(game, self._dealing.contribution_seconds)
+        except Exception:
+            # the feed delivers a command's events one by one, and a rules core need not tell who is waiting in a
+            # state between two events of one command: the next scan reads the game as stored, whole commands only
+            self.index.set(game.game_id, None)
+            self._unknown.add(game.game_id)
+            return
+        self.index.set(game.game_id, due)
+        self._unknown.discard(game.game_id)
+
+    def lost(self, game_id: str) -> None:
+        """``game_id`` moved while this replica does not hold it as it stands: its deadline is unknown (a game it
+        owns) until the next scan reads it."""
+        if self._owns(game_id):
+            self._unknown.add(game_id)
+
+    def unread(self, game_ids: Iterable[str]) -> None:
+        """Games whose deadline nobody here has read yet (the live games, at start or of a partition gained)."""
+        self._unknown.update(game_ids)
+
+    def due(self, now: float) -> list[str]:
+        """The games whose deadline has passed at ``now`` (seconds), taken out of the index, then those whose deadline
+        is not known (that this replica owns), each once: what a scan of the turn timers reads."""
+        unknown, self._unknown = self._unknown, set()
+        return [*self.index.expired(now), *sorted(g for g in unknown if self._owns(g))]
+
+    def reschedule(self, game_id: str, game: Game | None) -> None:
+        """Set a game's deadline again after a scan took it out: from ``game``, as this replica holds it, or unknown
+        when it holds none (a game it owns)."""
+        if not self._owns(game_id):
+            return
+        if game is None:
+            self._unknown.add(game_id)
+        else:
+            self.index.set(game_id, due_of(game, self._dealing.contribution_seconds))
+
+    def keep(self) -> None:
+        """Forget what concerns the games this replica no longer owns (its share changed)."""
+        self._unknown = {g for g in self._unknown if self._owns(g)}
+        self.index.keep(self._owns)

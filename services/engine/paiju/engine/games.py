@@ -1,14 +1,39 @@
 """Games as event-sourced aggregates: load the log, decide, append — the heart of the engine service.
 
-A game is one match at one table, stored as the subject of its id. Each stored event is an `Envelope`
-(game id, version, command id, actor, engine-recorded time, schema version, payload). Acting loads the
-game, refuses a command id already used by a different command, returns the stored result of a command
-id already applied (a retry), decides with the game's rules core and appends with the position it loaded;
-when another writer appended first it reloads and decides again, so whichever engine replica serves a
-game, exactly one decision per position is stored (docs/architecture.md, "Optimistic concurrency and exact retries").
+A game is one match at one table, stored as the subject of its id. Each stored event is an `Envelope` (game id,
+version, command id, actor, engine-recorded time, schema version, payload). Whichever engine replica serves a game,
+exactly one decision per position is stored: an act appends at the position it decided from, and when another
+writer appended first it reads again and decides again (docs/architecture.md, "Optimistic concurrency and exact
+retries"). The core decides; time comes from the injected clock and is recorded in the envelope, never read by the
+rules.
 
-The core decides; time comes from the injected clock and is recorded in the envelope, never read by
-the rules.
+The shape: `Games` is the engine's game service. It holds a `paiju.platform.repository.Repository` of games, given
+what is particular to games — `GameFold` (a `Game` from its envelopes), `GameEnvelopes` (a game's events in
+envelopes, and a retried command's answer) and `Tending` (what follows when the engine's memory of a game moves) —
+and four collaborators, each in a module of its own with its own tests: `OwnedPartitions` (`paiju.engine.owning`:
+which games this replica owns), `Schedule` (`paiju.engine.deadlines`: when each game it owns next needs the
+engine), `LiveSet` (`paiju.engine.live`: the games that may still need one) and `FairDealing`
+(`paiju.engine.dealing`: the engine's own steps of fair games). Nothing is overridden; each part is called by name.
+
+One move, top to bottom (`Games.act`, then `Repository.execute`; `EngineService.Act` has authorised and decoded the
+command before):
+
+1. the game: from memory when the feed keeps it current here (a game this replica owns,
+   `OwnedPartitions.carries`, or one kept by the store's notices), else read from the store (`GameFold.extend`);
+2. a retry: a command id already applied is answered with the envelopes it stored (`GameEnvelopes.stored`: from
+   the game's recent envelopes, or from its log for an older command), or refused when it named another command;
+3. ``expected_version`` is checked; the command is prepared (the engine's seed for this version), the rules core
+   decides, and the fair-dealing steps its events make due are added to them (`FairDealing.settled`);
+4. the events go in envelopes with the command's stamp (`GameEnvelopes.encode`) and are appended at the version
+   decided from (a lost append goes back to 1);
+5. the game after them, evolved from what was decided, not read back (`GameFold.appended`); the answer is the
+   envelopes;
+6. the game is remembered: `Tending` takes an ended game off the live set (`LiveSet.moved`) and sets the deadline
+   of a game this replica owns (`Schedule.moved`); the game's watchers wake (`paiju.engine.watching`).
+
+The feed brings the same events to every replica: the one that acted passes over its own; the others fold them
+into the game they hold (`GameFold.extend`) and remember it as in 6, or, for a game not in memory, leave its
+deadline to the next scan (`Schedule.lost`).
 """
 
 from __future__ import annotations
@@ -17,26 +42,26 @@ import asyncio
 import contextlib
 import hashlib
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import structlog
 from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.contract import games as contract
 from paiju.contract.games import GameCodecs, WithCodecs
 from paiju.engine import tractor
-from paiju.engine.deadlines import Deadlines, due_of
-from paiju.engine.live import LiveGames
-from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS, FEED_EVENTS, PARTITIONS_OWNED
+from paiju.engine.commandindex import CommandIndex
+from paiju.engine.deadlines import Schedule
+from paiju.engine.dealing import FairDealing
+from paiju.engine.live import LiveGames, LiveSet
+from paiju.engine.metrics import ACTIVE_GAMES, CONFLICTS, FEED_EVENTS
+from paiju.engine.owning import OwnedPartitions
 from paiju.platform.repository import (
-    CACHED_AGGREGATES,
     SCHEMA_VERSION,
     CommandIdReused,
-    Recent,
     Repository,
     StaleVersion,
     Stamp,
@@ -44,16 +69,10 @@ from paiju.platform.repository import (
     timestamp_of,
     upcast,
 )
-from paiju.platform.retry import report
 from paiju.platform.store import ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules import registry
-from paiju.rules.fair import Step, settle
-from paiju.rules.fair import command as step_command
-from paiju.rules.fairness import commitment
 from paiju.rules.registry import GameRules
 from paiju.v1 import engine_pb2
-
-log = structlog.get_logger("paiju.engine.games")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +126,6 @@ GAME_BYTES = 16_384
 of games is bounded in bytes by this estimate (`Game.weight`)."""
 CACHED_GAME_BYTES = 128 << 20
 """The default bound of the games held in memory, by their estimated bytes (`Game.weight`)."""
-COMMAND_BYTES = 120
-"""What the engine counts per command id it remembers (the one index of a game that grows with its length: a retry
-is recognised however long ago its command was stored)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,9 +142,10 @@ class Game:
     """The latest envelopes, oldest first: versions `first_recent` to `version` (at most `RECENT`)."""
     recent_events: tuple[Any, ...]
     """Each recent envelope's rules event, decoded once (``None`` for the engine's own events, e.g. seats)."""
-    commands: dict[str, int]
-    """Command id -> index (version - 1) of its first event. Shared by a game's successive snapshots (append-only):
-    an entry at or past a snapshot's version belongs to a later snapshot."""
+    commands: CommandIndex
+    """Command id -> index (version - 1) of its first event (`CommandIndex`: compact, the one part of a game that
+    grows with its length). Shared by a game's successive snapshots (append-only): an entry at or past a snapshot's
+    version belongs to a later snapshot."""
     seats: tuple[str, ...] = ()
     """The player id in each seat (``()``: a game created without seat assignments, e.g. for development)."""
     holders: tuple[tuple[int, tuple[str, ...]], ...] = ()
@@ -148,7 +165,7 @@ class Game:
     @property
     def weight(self) -> int:
         """An estimate of the bytes this game holds in memory (`GAME_BYTES`, the recent envelopes, its commands)."""
-        return GAME_BYTES + 2 * self.recent_bytes + COMMAND_BYTES * len(self.commands)
+        return GAME_BYTES + 2 * self.recent_bytes + self.commands.nbytes
 
     @property
     def last_recorded(self) -> Timestamp | None:
@@ -255,12 +272,6 @@ def _decoded(
     return rules, envelopes, events
 
 
-def _extend(game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
-    """``game`` (``None``: a game not seen yet) after the stored events ``tail``."""
-    rules, envelopes, events = _decoded(game_id, game.rules if game is not None else None, tail)
-    return _folded(game_id, rules, game, tail, envelopes=envelopes, events=events)
-
-
 def _folded(
     game_id: str,
     rules: Rules,
@@ -271,7 +282,7 @@ def _folded(
     events: Sequence[Any],
 ) -> Game:
     if game is None:
-        game = Game(game_id, rules, rules.new_state(), Position(), (), (), {})
+        game = Game(game_id, rules, rules.new_state(), Position(), (), (), CommandIndex())
     state, seats = game.state, game.seats
     for envelope, event in zip(envelopes, events, strict=True):
         if event is None:
@@ -305,17 +316,96 @@ def between_deals(game: Game) -> bool:
     return game.state.phase.value in game.rules.game.between_deal_phases
 
 
-class Games(Repository[Game]):
-    """Load, create and act on games: the aggregate repository (`paiju.platform.repository.Repository`) over the
-    GAMES stream's envelopes, plus what only games have — the deadlines of the games this replica owns (turn
-    timers), creation with the seats, seat changes and dry runs.
+class GameFold:
+    """How the engine folds a game (the repository's `paiju.platform.repository.Fold`): a `Game` from its stored
+    envelopes (decoded here: rules events and seat assignments), or after the events an act just stored — evolved
+    from what the act holds, never read back. There is no game before its first event (`GameNotFound`)."""
 
-    Replicas share the games out by partition (`own`, `paiju.platform.ownership`): a replica's feed carries only the
-    partitions it owns, it keeps those games current in memory and runs their timers; any other game it is asked
-    about it reads from the store, and acts on it with the position it read, so a request is answered correctly
-    whichever replica it reaches (docs/architecture.md, "Ownership of games")."""
+    def absent(self, game_id: str) -> Game:
+        raise GameNotFound(f"there is no game {game_id!r}")
 
-    noun = "the game"
+    def extend(self, game_id: str, game: Game | None, tail: Sequence[Recorded]) -> Game:
+        rules, envelopes, events = _decoded(game_id, game.rules if game is not None else None, tail)
+        return _folded(game_id, rules, game, tail, envelopes=envelopes, events=events)
+
+    def appended(
+        self, game: Game, events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
+    ) -> tuple[Game, Sequence[Any]]:
+        """The game after its act's ``events``; the answer is their envelopes."""
+        state, seats = game.state, game.seats
+        decoded: list[Any] = []
+        for event in events:
+            if isinstance(event, engine_pb2.SeatsAssigned):
+                seats = assigned(seats, event, seat_count(game.rules))
+                decoded.append(None)
+            else:
+                state = game.rules.evolve(state, event)
+                decoded.append(event)
+        return game.extended(state, envelopes, decoded, recorded, seats), list(envelopes)
+
+
+class GameEnvelopes:
+    """How the engine encodes a game's events (the repository's `paiju.platform.repository.Envelopes`): each in an
+    `Envelope` with its command's stamp, the payload its game's codec makes (a seat change is the engine's own);
+    and what a command id stored, answered again as its envelopes — from the game's recent envelopes, or for an
+    older command from its log as stored (``history``)."""
+
+    def __init__(self, history: Callable[[str, int], Awaitable[History]]) -> None:
+        self._history = history
+
+    def encode(self, game: Game, events: Sequence[Any], stamp: Stamp) -> list[Any]:
+        return _envelopes(game.game_id, game.position, _payloads(game.rules, events), stamp)
+
+    async def stored(self, game: Game, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+        for index in game.commands.candidates(command_id):
+            if index >= game.version:
+                continue
+            if index + 1 >= game.first_recent:
+                envelopes: Sequence[engine_pb2.Envelope] = game.recent[index + 1 - game.first_recent :]
+            else:  # a retry of a command older than the game's recent events: its answer is read from the store
+                envelopes = (await self._history(game.game_id, index)).envelopes
+            answer = [e for e in envelopes[: game.version - index] if e.command_id == command_id]
+            if answer:  # else another command whose id hashes alike (`CommandIndex`)
+                return answer[0].command_digest, answer
+        return None
+
+
+class Tending:
+    """What the engine does when its memory of a game moves (the repository's `paiju.platform.repository.Listener`):
+    every event of the feed is counted (``paiju_engine_feed_events_total``); a game held as it now stands has its
+    deadline set (`Schedule.moved`) and, ended, is taken off the live set (`LiveSet.moved`); a game that moved while
+    not held has its deadline left to the next scan (`Schedule.lost`)."""
+
+    def __init__(self, live: LiveSet, deadlines: Schedule) -> None:
+        self._live = live
+        self._deadlines = deadlines
+
+    def fed(self, recorded: Recorded) -> None:
+        FEED_EVENTS.inc()
+
+    def remembered(self, game: Game) -> None:
+        self._live.moved(game)
+        self._deadlines.moved(game)
+
+    def forgotten(self, game_id: str) -> None:
+        self._deadlines.lost(game_id)
+
+
+class Games:
+    """Load, create and act on games: the engine's game service. It holds a `Repository` of games, given the
+    game's `GameFold` and `GameEnvelopes`, and its four collaborators, each a module of its own:
+
+    - ``ownership`` (`OwnedPartitions`): the partitions this replica owns. Replicas share the games out by partition
+      (`own`, `paiju.platform.ownership`): a replica's feed carries only the partitions it owns, it keeps those games
+      current in memory and runs their timers; any other game it is asked about it reads from the store, and acts on
+      it with the position it read, so a request is answered correctly whichever replica it reaches
+      (docs/architecture.md, "Ownership of games");
+    - ``deadlines`` (`Schedule`): when each game it owns next needs the engine (its turn timers, `due`);
+    - ``live`` (`LiveSet`): the games that may still need an engine, read at start instead of every game stored;
+    - ``dealing`` (`FairDealing`): the engine's own steps of fair games, taken in the append that makes them due.
+
+    Beside acting (the module's "one move, top to bottom") it creates games with their seats, records seat changes,
+    decides without storing (`check`) and reads whole logs (`history`, `load_all`)."""
 
     def __init__(
         self,
@@ -323,219 +413,104 @@ class Games(Repository[Game]):
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         live: LiveGames | None = None,
         cache_bytes: int = CACHED_GAME_BYTES,
+        dealing: FairDealing | None = None,
     ) -> None:
         """``live``: where the games that may still need the engine are kept (`paiju.engine.live`), read at start
         instead of every game of the store. ``cache_bytes``: the games held in memory, by their estimated bytes
-        (`Game.weight`)."""
-        super().__init__(
-            store, clock=clock, on_conflict=CONFLICTS.inc, weigh=lambda game: game.weight, cache_bytes=cache_bytes
-        )
-        self._live = live
-        self._ending: set[asyncio.Task[None]] = set()
-        self._gone: Recent[str, bool] = Recent(CACHED_AGGREGATES)  # ended games this process took off the live set
-        self.deadlines = Deadlines()
+        (`Game.weight`). ``dealing``: how this engine deals fairly (by default it does not: games from seeds)."""
+        self._store = store
+        self._clock = clock
+        self.ownership = OwnedPartitions(store)
+        """The partitions this replica owns (every game until `own` says otherwise)."""
+        self.dealing = dealing if dealing is not None else FairDealing()
+        """The engine's part in dealing fairly."""
+        self.deadlines = Schedule(self.ownership.owns, self.dealing)
         """When each game this replica owns next needs the engine (its turn timers)."""
-        self._unindexed: set[str] = set()  # moved (or known at start) but not read here since: deadline unknown
-        self._owned: frozenset[int] | None = None
-        """The partitions this replica owns (``None``: every game, a replica alone)."""
-        self._server_seeds: Callable[[str, int], Sequence[bytes]] | None = None
-        self._fair_new_games = False
-        self.contribution_seconds = 0.0
-        """How long a fair deal without a cut waits for the seats' contributions (0: it is dealt at once)."""
-
-    def deal_fairly(
-        self,
-        server_seeds: Callable[[str, int], Sequence[bytes]],
-        contribution_seconds: float,
-        *,
-        new_games: bool = True,
-    ) -> None:
-        """Take each fair game's commit, deal and reveal steps (`paiju.rules.fair`) in the append that makes them due,
-        with ``server_seeds`` (the candidate server seeds of a game's n-th shuffle: the one of the engine's secret
-        first, then those of its previous secret, so a shuffle committed before the secret changed is still dealt and
-        revealed); a deal without a cut waits ``contribution_seconds`` for the seats' contributions (the timers deal
-        it then). ``new_games``: new games are started fair too (else from seeds; the fair games already started go
-        on being dealt fairly either way)."""
-        self._server_seeds = server_seeds
-        self.contribution_seconds = contribution_seconds
-        self._fair_new_games = new_games
-
-    @property
-    def fair(self) -> bool:
-        """Whether new games are dealt from committed shuffles."""
-        return self._server_seeds is not None and self._fair_new_games
-
-    @property
-    def takes_fair_steps(self) -> bool:
-        """Whether this engine takes fair games' steps (it has the server seeds)."""
-        return self._server_seeds is not None
-
-    def fair_command(self, game: Game, step: Step) -> Any:
-        """The engine's command for a fair game's due ``step`` (with that shuffle's server seed)."""
-        shuffle = game.state.shuffle
-        committed = shuffle.commitment if shuffle is not None and step.kind != "commit" else None
-        return step_command(step, self._server_seed(game.game_id, step.number, committed))
-
-    def _server_seed(self, game_id: str, number: int, committed: bytes | None) -> bytes:
-        """The seed of a game's ``number``-th shuffle: the one that matches ``committed`` (the recorded commitment)
-        among the candidates, else the current secret's."""
-        assert self._server_seeds is not None
-        candidates = self._server_seeds(game_id, number)
-        if committed is not None:
-            for seed in candidates:
-                if commitment(seed) == committed:
-                    return seed
-        return candidates[0]
-
-    def _settled(self, game_id: str, rules: GameRules, state: Any, events: Sequence[Any]) -> list[Any]:
-        """The events of the fair-dealing steps that ``events`` make due (`paiju.rules.fair.settle`): none in a game
-        not dealt fairly, or when this engine deals no game fairly."""
-        if self._server_seeds is None:
-            return []
-        if not getattr(state, "fair", False) and not any(getattr(e, "fair", False) for e in events):
-            return []  # a game dealt from seeds (only its start can make it fair)
-        for event in events:
-            if not isinstance(event, engine_pb2.SeatsAssigned):
-                state = rules.evolve(state, event)
-        if not getattr(state, "fair", False):
-            return []
-        return settle(
-            rules.decide,
-            rules.evolve,
-            rules.fair_step,
-            state,
-            lambda number, committed: self._server_seed(game_id, number, committed),
-            window_over=self.contribution_seconds <= 0,
+        self.live = LiveSet(live, store)
+        """The games that may still need the engine."""
+        self.repository: Repository[Game] = Repository(
+            store,
+            GameFold(),
+            GameEnvelopes(self.history),
+            noun="the game",
+            carries=self.ownership.carries,
+            listener=Tending(self.live, self.deadlines),
+            clock=clock,
+            on_conflict=CONFLICTS.inc,
+            weigh=_weight,
+            cache_bytes=cache_bytes,
         )
+        """The games as event-sourced aggregates: the cache kept current by the feed, reads, the act loop."""
+
+    # -- reading: the repository's ------------------------------------------------------------------------------
+
+    @property
+    def store(self) -> EventStore:
+        return self._store
+
+    async def load(self, game_id: str, min_version: int = 0) -> Game:
+        """The game, from memory when it is current there (`Repository.load`); `GameNotFound`."""
+        return await self.repository.load(game_id, min_version)
+
+    async def refresh(self, game_id: str) -> Game:
+        """The game as stored now (`Repository.refresh`); `GameNotFound`."""
+        return await self.repository.refresh(game_id)
+
+    async def reach(self, game_id: str, min_version: int, timeout: float) -> Game:
+        """The game at ``min_version`` or later, waited for up to ``timeout`` seconds (`Repository.reach`)."""
+        return await self.repository.reach(game_id, min_version, timeout)
+
+    async def next_change(self, game_id: str, version: int) -> Game:
+        """The game once it is past ``version`` (`Repository.next_change`)."""
+        return await self.repository.next_change(game_id, version)
+
+    async def next_change_unless(self, game_id: str, version: int, stop: asyncio.Event | None) -> Game | None:
+        """`next_change`, or ``None`` once ``stop`` is set (`Repository.next_change_unless`)."""
+        return await self.repository.next_change_unless(game_id, version, stop)
+
+    def wake_all(self) -> None:
+        """Wake every watcher waiting for a change (`Repository.wake_all`)."""
+        self.repository.wake_all()
+
+    # -- following, ownership and the timers ------------------------------------------------------------------
 
     async def follow(self) -> None:
-        """Keep cached games current from the store's feed of appended events (call once, at start)."""
-        await super().follow()
-        self._unindexed.update(await self._known())
-
-    async def _known(self) -> list[str]:
-        """The games that may still need the engine (the live set; without one, every game of the store)."""
-        return await self._live.members() if self._live is not None else await self._store.aggregates()
+        """Keep cached games current from the store's feed of appended events (call once, at start); the live games'
+        deadlines are read at the first scan."""
+        await self.repository.follow()
+        self.deadlines.unread(await self.live.members())
 
     def owns(self, game_id: str) -> bool:
         """Whether this replica owns ``game_id``'s partition (keeps it current from its feed, runs its timers)."""
-        return self._owned is None or self._store.partition(game_id) in self._owned
+        return self.ownership.owns(game_id)
 
     async def own(self, partitions: frozenset[int] | None) -> None:
         """From now on this replica owns ``partitions`` (``None``: every game): its feed carries only them, and the
         live games of a partition it gains are read from the store for their deadlines (a new owner rebuilds the
         index from the log). The deadlines of a partition it loses are dropped; its cached games stay, read from
         the store again (from where the cache stands) whenever they are asked for."""
-        before = self._owned
-        if partitions == before:
+        gained = await self.ownership.own(partitions)
+        if gained is None:
             return
-        self._owned = partitions
-        PARTITIONS_OWNED.set(self._store.partitions if partitions is None else len(partitions))
-        await self._store.own(partitions)
-
-        def gained(game_id: str) -> bool:
-            return before is not None and self._store.partition(game_id) not in before and self.owns(game_id)
-
-        for game_id in [g for g in self._cache if gained(g)]:
-            self._forget(game_id)  # cached while another replica owned it: maybe behind
-        self._unindexed = {g for g in self._unindexed if self.owns(g)}
-        self.deadlines.keep(self.owns)
-        if before is not None:
-            self._unindexed.update(g for g in await self._known() if gained(g))
-
-    def _current(self, aggregate: str) -> bool:
-        return self._following and (self.owns(aggregate) or self._store.unpartitioned(aggregate))
-
-    # -- the game kind -----------------------------------------------------------------------------------------
+        partition = self.ownership.partition
+        for game_id in [g for g in self.repository.held() if partition(g) in gained]:
+            self.repository.forget(game_id)  # cached while another replica owned it: maybe behind
+        self.deadlines.keep()
+        if gained:
+            self.deadlines.unread(g for g in await self.live.members() if partition(g) in gained)
 
     async def due(self, now: float) -> list[str]:
         """The games whose deadline has passed at ``now`` (seconds), taken out of the deadline index, and those
         whose deadline is not known yet (moved by another replica while not in memory here, or known only from
-        the start): what a scan of the turn timers reads. Without the feed, every game of the store."""
-        if not self._following:
+        the start): what a scan of the turn timers reads (`Schedule.due`). Without the feed, every game of the
+        store."""
+        if not self.repository.following:
             return await self._store.aggregates()
-        unknown, self._unindexed = self._unindexed, set()
-        return [*self.deadlines.expired(now), *sorted(g for g in unknown if self.owns(g))]
+        return self.deadlines.due(now)
 
     def reschedule(self, game_id: str) -> None:
         """Set the game's deadline again from the game as this replica holds it (after a scan took it out)."""
-        if not self.owns(game_id):
-            return
-        cached = self._cache.get(game_id)
-        if cached is None:
-            self._unindexed.add(game_id)
-        else:
-            self.deadlines.set(game_id, due_of(cached, self.contribution_seconds))
-
-    def _observed(self, recorded: Recorded) -> None:
-        FEED_EVENTS.inc()
-        if self._cache.get(recorded.aggregate) is None and self.owns(recorded.aggregate):
-            self._unindexed.add(recorded.aggregate)
-
-    def _forgotten(self, aggregate: str) -> None:
-        if self.owns(aggregate):
-            self._unindexed.add(aggregate)  # its deadline may have moved with the events the feed skipped
-
-    def _remembered(self, snapshot: Game) -> None:
-        if snapshot.state.phase.value == "ended" and snapshot.game_id not in self._gone:
-            self._gone[snapshot.game_id] = True
-            if self._live is not None:
-                ending = asyncio.get_running_loop().create_task(self._discard(snapshot.game_id))
-                self._ending.add(ending)
-                ending.add_done_callback(self._ending.discard)
-        if not self.owns(snapshot.game_id):
-            return
-        try:
-            due = due_of(snapshot, self.contribution_seconds)
-        except Exception:
-            # the feed delivers a command's events one by one, and a rules core need not tell who is waiting in a
-            # state between two events of one command: the next scan reads the game as stored, whole commands only
-            self.deadlines.set(snapshot.game_id, None)
-            self._unindexed.add(snapshot.game_id)
-            return
-        self.deadlines.set(snapshot.game_id, due)
-        self._unindexed.discard(snapshot.game_id)
-
-    def _absent(self, aggregate: str) -> Game:
-        raise GameNotFound(f"there is no game {aggregate!r}")
-
-    def _extend(self, aggregate: str, snapshot: Game | None, tail: Sequence[Recorded]) -> Game:
-        return _extend(aggregate, snapshot, tail)
-
-    async def _stored(self, snapshot: Game, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
-        index = snapshot.commands.get(command_id)
-        if index is None or index >= snapshot.version:
-            return None
-        if index + 1 >= snapshot.first_recent:
-            envelopes: Sequence[engine_pb2.Envelope] = snapshot.recent[index + 1 - snapshot.first_recent :]
-        else:  # a retry of a command older than the game's recent events: its answer is read from the store
-            envelopes = (await self.history(snapshot.game_id, index)).envelopes
-        answer = [e for e in envelopes[: snapshot.version - index] if e.command_id == command_id]
-        return answer[0].command_digest, answer
-
-    def _encode(self, snapshot: Game, events: Sequence[Any], stamp: Stamp) -> list[Any]:
-        return _envelopes(snapshot.game_id, snapshot.position, _payloads(snapshot.rules, events), stamp)
-
-    def _appended(
-        self, snapshot: Game, events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
-    ) -> tuple[Game, Sequence[Any]]:
-        # the new state is the old one evolved by what was just stored: no need to read it back
-        state, seats = snapshot.state, snapshot.seats
-        decoded: list[Any] = []
-        for event in events:
-            if isinstance(event, engine_pb2.SeatsAssigned):
-                seats = assigned(seats, event, seat_count(snapshot.rules))
-                decoded.append(None)
-            else:
-                state = snapshot.rules.evolve(state, event)
-                decoded.append(event)
-        return snapshot.extended(state, envelopes, decoded, recorded, seats), list(envelopes)
-
-    async def _discard(self, game_id: str) -> None:
-        try:
-            await self._live.discard(game_id)  # type: ignore[union-attr]
-        except Exception as e:  # the game stays listed: the next start reads it once, sees it ended, drops it
-            report(log, "an ended game could not be taken off the live games", e, game=game_id)
+        self.deadlines.reschedule(game_id, self.repository.cached(game_id))
 
     # -- what the engine does with games -----------------------------------------------------------------------
 
@@ -568,7 +543,7 @@ class Games(Repository[Game]):
             by_game.setdefault(recorded.aggregate, []).append(recorded)
         histories = {game_id: replayed(game_id, tail) for game_id, tail in by_game.items()}
         for history in histories.values():
-            self._remember(history.game.game_id, history.game)
+            self.repository.remember(history.game.game_id, history.game)
         return histories
 
     async def history(self, game_id: str, after: int = 0) -> History:
@@ -578,7 +553,7 @@ class Games(Repository[Game]):
         if not stored:
             raise GameNotFound(f"there is no game {game_id!r}")
         whole = replayed(game_id, stored)
-        self._remember(game_id, whole.game)
+        self.repository.remember(game_id, whole.game)
         return History(whole.game, whole.envelopes[after:], whole.events[after:])
 
     async def create(
@@ -599,15 +574,14 @@ class Games(Repository[Game]):
         if seats and len(seats) != seat_count(rules):
             raise ValueError(f"a {rules.name} game has {seat_count(rules)} seats, not {len(seats)}")
         events: list[Any] = list(rules.decide(rules.new_state(), start))
-        events += self._settled(game_id, rules.game, rules.new_state(), events)
+        events += self.dealing.settled(game_id, rules.game, rules.new_state(), events)
         if seats:
             start_seats = engine_pb2.SeatsAssigned(change=engine_pb2.SEAT_CHANGE_START)
             for seat, player in enumerate(seats):
                 start_seats.seats.add(seat=seat, player_id=player)
             events.append(start_seats)
         digest = digest or command_digest(rules, start)
-        if self._live is not None:
-            await self._live.add(game_id)  # before its first event: a live game is never missing from the set
+        await self.live.add(game_id)  # before its first event: a live game is never missing from the set
         stamp = Stamp(command_id, actor, digest, timestamp_of(self._clock()))
         envelopes = _envelopes(game_id, Position(), _payloads(rules, events), stamp)
         written = [e.SerializeToString() for e in envelopes]
@@ -632,7 +606,8 @@ class Games(Repository[Game]):
         expected_version: int | None = None,
         prepare: Callable[[Any, Game], Any] | None = None,
     ) -> tuple[Game, list[engine_pb2.Envelope]]:
-        """Decide and append ``command``; a retried command id returns what it stored the first time.
+        """Decide and append ``command``; a retried command id returns what it stored the first time (the module's
+        "one move, top to bottom").
 
         ``prepare`` completes the command from the game it is decided on (the engine's shuffle seed for the
         game's version); the command id's digest is of the command before, as its caller sends it every time.
@@ -642,9 +617,9 @@ class Games(Repository[Game]):
 
         def decide(game: Game) -> Sequence[Any]:
             events = list(game.rules.decide(game.state, command if prepare is None else prepare(command, game)))
-            return events + self._settled(game_id, game.rules.game, game.state, events)
+            return events + self.dealing.settled(game_id, game.rules.game, game.state, events)
 
-        game, stored = await self.execute(
+        game, stored = await self.repository.execute(
             game_id,
             decide,
             command_id,
@@ -671,8 +646,12 @@ class Games(Repository[Game]):
             _check_seat_change(game, seats, change)
             return [message]
 
-        game, stored = await self.execute(game_id, decide, command_id, actor, digest, fresh=True)
+        game, stored = await self.repository.execute(game_id, decide, command_id, actor, digest, fresh=True)
         return game, stored[0].version
+
+
+def _weight(game: Game) -> int:
+    return game.weight
 
 
 def _payloads(rules: Rules, events: Sequence[Any]) -> list[tuple[str, Message]]:
@@ -742,12 +721,15 @@ __all__ = [
     "RULES",
     "CommandIdReused",
     "Game",
+    "GameEnvelopes",
+    "GameFold",
     "GameNotFound",
     "Games",
     "History",
     "Rules",
     "SeatChangeRefused",
     "StaleVersion",
+    "Tending",
     "VersionNotReached",
     "assigned",
     "between_deals",

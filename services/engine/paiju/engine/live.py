@@ -3,15 +3,26 @@
 An engine that starts reads these games, never the whole history: a game that ended long ago costs nothing at
 start, so start-up takes the same time with 100,000 ended games in the stream as with none. A game is added before
 its first event is stored (a game whose creation then fails is found ended or missing at the next start and
-dropped), and removed when an engine sees it end.
+dropped), and removed when an engine sees it end. `LiveGames` is where the set is kept (`KeyValueLiveGames` in
+production, `MemoryLiveGames` in tests); `LiveSet` is how `Games` uses it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import asyncio
+from typing import TYPE_CHECKING, Any, Protocol
+
+import structlog
 
 from paiju.platform.nats import key_value, once_led
+from paiju.platform.repository import CACHED_AGGREGATES, Recent
+from paiju.platform.retry import report
 from paiju.platform.store import EventStore
+
+if TYPE_CHECKING:
+    from paiju.engine.games import Game
+
+log = structlog.get_logger("paiju.engine.live")
 
 COMPLETE = "_complete"
 """The key written once the bucket holds every game of the stream (a game id never starts with ``_``)."""
@@ -89,3 +100,42 @@ class KeyValueLiveGames:
             return sorted(key for key in await self._kv.keys() if key != COMPLETE)
         except NoKeysError:
             return []
+
+
+class LiveSet:
+    """The live games as the engine uses them (``live``; ``None``: no set is kept, and every game of ``store`` is
+    taken as live): a game is added before its first event is stored (`add`), taken off in the background the first
+    time this process holds it ended (`moved`), and the set is read at start and when a partition is gained
+    (`members`)."""
+
+    def __init__(self, live: LiveGames | None, store: EventStore) -> None:
+        self._live = live
+        self._store = store
+        self._gone: Recent[str, bool] = Recent(CACHED_AGGREGATES)  # ended games this process took off the set
+        self._ending: set[asyncio.Task[None]] = set()
+
+    async def add(self, game_id: str) -> None:
+        """``game_id`` is about to be created: listed before its first event, so a live game is never missing."""
+        if self._live is not None:
+            await self._live.add(game_id)
+
+    def moved(self, game: Game) -> None:
+        """This process now holds ``game`` as it stands: an ended game is taken off the set, once, in the background
+        (a failure leaves it listed: the next start reads it once, sees it ended, drops it)."""
+        if game.state.phase.value != "ended" or game.game_id in self._gone:
+            return
+        self._gone[game.game_id] = True
+        if self._live is not None:
+            ending = asyncio.get_running_loop().create_task(self._discard(self._live, game.game_id))
+            self._ending.add(ending)
+            ending.add_done_callback(self._ending.discard)
+
+    async def members(self) -> list[str]:
+        """The games that may still need the engine (the set; without one, every game of the store)."""
+        return await self._live.members() if self._live is not None else await self._store.aggregates()
+
+    async def _discard(self, live: LiveGames, game_id: str) -> None:
+        try:
+            await live.discard(game_id)
+        except Exception as e:  # the game stays listed: the next start reads it once, sees it ended, drops it
+            report(log, "an ended game could not be taken off the live games", e, game=game_id)

@@ -1,34 +1,45 @@
-"""The engine's shuffle seeds: drawn from a secret only the engine holds (``PAIJU_SEED_SECRET``), never sent."""
+"""The engine's shuffle seeds: drawn from a secret only the engine holds (`SEED_SECRET`), never sent."""
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-SEED_SECRET_VARIABLE = "PAIJU_SEED_SECRET"
-PREVIOUS_SECRET_VARIABLE = "PAIJU_PREVIOUS_SEED_SECRET"
+from paiju.platform.settings import Setting
+
 MIN_SECRET_BYTES = 32
 
 
-def seed_secret_from_env(env: Mapping[str, str] | None = None) -> bytes:
-    """``PAIJU_SEED_SECRET`` (at least 32 bytes); `SystemExit` when it is missing or short."""
-    value = (os.environ if env is None else env).get(SEED_SECRET_VARIABLE, "")
-    if len(value.encode()) < MIN_SECRET_BYTES:
-        raise SystemExit(f"{SEED_SECRET_VARIABLE} must hold a secret of at least {MIN_SECRET_BYTES} bytes")
-    return value.encode()
+def secret_bytes(raw: str) -> bytes:
+    """A seed secret's bytes: at least `MIN_SECRET_BYTES` of them (`ValueError` otherwise)."""
+    value = raw.encode()
+    if len(value) < MIN_SECRET_BYTES:
+        raise ValueError(f"must hold a secret of at least {MIN_SECRET_BYTES} bytes")
+    return value
 
 
-def previous_seed_secret_from_env(env: Mapping[str, str] | None = None) -> bytes | None:
-    """``PAIJU_PREVIOUS_SEED_SECRET``, the secret the engine used before the current one (``None``: none), so that
-    shuffles committed under it are still dealt and revealed after a change of secret; `SystemExit` when short."""
-    value = (os.environ if env is None else env).get(PREVIOUS_SECRET_VARIABLE, "")
-    if not value:
-        return None
-    if len(value.encode()) < MIN_SECRET_BYTES:
-        raise SystemExit(f"{PREVIOUS_SECRET_VARIABLE} must hold a secret of at least {MIN_SECRET_BYTES} bytes")
-    return value.encode()
+SEED_SECRET = Setting(
+    "PAIJU_SEED_SECRET",
+    b"",
+    f"the engine's secret (at least {MIN_SECRET_BYTES} bytes), from which the shuffle seeds and fair deals' server "
+    "seeds are drawn; changing it changes nothing stored, but keep it secret: whoever holds it knows every unrevealed "
+    "deal",
+    parse=secret_bytes,
+    secret=True,
+    required=True,
+)
+PREVIOUS_SEED_SECRET: Setting[bytes | None] = Setting(
+    "PAIJU_PREVIOUS_SEED_SECRET",
+    None,
+    "the seed secret before the current one, during a change of secret: shuffles committed under it are still "
+    "dealt and revealed; a file that is not there (a Secret without the key `previous`) means none",
+    parse=secret_bytes,
+    secret=True,
+    optional_file=True,
+)
+SEED_SECRET_VARIABLE = SEED_SECRET.variable
+PREVIOUS_SECRET_VARIABLE = PREVIOUS_SEED_SECRET.variable
 
 
 def server_seeds(secrets: Sequence[bytes], game_id: str, number: int) -> list[bytes]:

@@ -114,7 +114,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._seeds = seeds
         self.creation = GameCreation(games, seeds, now)
         """Creating games: for CreateGame and for the match starter."""
-        self.encodings = Encodings(lambda: games.contribution_seconds)
+        self.encodings = Encodings(lambda: games.dealing.contribution_seconds)
         """What Watch streams send, encoded once per audience and shared (`paiju.engine.watching`)."""
         self.draining = asyncio.Event()
         """Set when the server shuts down (`drain`): open watch streams end with a WatchEnd saying so."""

@@ -54,18 +54,18 @@ async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
     """A fair game whose next step is the engine's (`paiju.rules.fair`): a deal whose contribution window has
     closed is dealt (with whatever contributions came); a step due at once (a game stored by an engine that does not
     deal fairly, or a replica that went away between two appends) is taken. Whether the game had such a step."""
-    step = game.rules.game.fair_step(game.state) if games.takes_fair_steps else None
+    step = game.rules.game.fair_step(game.state) if games.dealing.takes_steps else None
     if step is None:
         return False
     recorded = game.last_recorded
     if step.waits and recorded is not None:
         last = recorded.ToDatetime(tzinfo=UTC)
-        if (now - last).total_seconds() < games.contribution_seconds:
+        if (now - last).total_seconds() < games.dealing.contribution_seconds:
             return True
     try:
         await games.act(
             game.game_id,
-            games.fair_command(game, step),
+            games.dealing.command(game.game_id, game.state, step),
             f"fair:{game.game_id}:{game.version}",
             "engine",
             expected_version=game.version,
@@ -73,7 +73,7 @@ async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
     except RuleError as e:
         log.error(
             "a fair deal step was refused: its seed does not match the commitment; did the seed secret change? "
-            "(PAIJU_PREVIOUS_SEED_SECRET gives the engine the old one)",
+            "(PAIJU_PREVIOUS_SEED_SECRET_FILE gives the engine the old one)",
             game=game.game_id,
             step=step.kind,
             shuffle=step.number,

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +19,6 @@ from paiju.lobby.results import match_results
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
 from paiju.lobby.tournaments import CONSUMER as ROUND_TABLES
 from paiju.lobby.tournaments import round_opener
-from paiju.platform import partitions
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -32,7 +30,7 @@ from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import signer_from_env, trust_from_env
+from paiju.platform.tokens import signer_of, trust_of
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 SERVICE_NAME = lobby_pb2.DESCRIPTOR.services_by_name["LobbyService"].full_name
@@ -80,8 +78,9 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     """Run the lobby until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.lobby")
+    settings.report(log)
     if not settings.database_url:
-        raise SystemExit("DATABASE_URL must name the lobby's PostgreSQL database")
+        raise SystemExit("DATABASE_URL_FILE must name a file holding the lobby's PostgreSQL database URL")
     lobby_store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
@@ -90,7 +89,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         stream=settings.games_stream,
         prefix=settings.games_prefix,
         replicas=settings.replicas,
-        partitions=partitions.configured(),
+        partitions=settings.partitions,
     )
     # scoring's stream, for the tables of paired tournament rounds (created here too if scoring is not up yet)
     tournaments_store = await JetStreamEventStore.connect(
@@ -109,10 +108,10 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         games_store,
         tournaments_store,
         engine_client(settings.engine_address),
-        signer=signer_from_env(),
-        trust=trust_from_env(),
+        signer=signer_of(settings.signing_key, settings.signing_key_id),
+        trust=trust_of(settings.trusted_keys),
         grace_seconds=settings.grace_seconds,
-        limits=RateLimits.from_env(RATE_LIMITS, os.environ, login_name),
+        limits=RateLimits(RATE_LIMITS, settings.rate_limits, login_name),
         attendance=attendance,
     )
     service = lobby.service
@@ -127,6 +126,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         settings.metrics_port,
         service.policy,
         dependencies=dependencies,
+        metrics_host=settings.metrics_host,
     )
     stopping = stop_on_signals(stop)
     for consumer in lobby.consumers:  # the work queue of earlier lobbies

@@ -1,59 +1,50 @@
-"""The lobby's configuration, from the environment (one place that reads it)."""
+"""The lobby's settings, from the environment: each declared once, here or in the module of what it configures
+(`paiju.platform.settings`; the table of docs/operations.md, "Configure", is generated from them)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+
+from paiju.platform import settings as s
+from paiju.platform.partitions import GAME_PARTITIONS
+from paiju.platform.settings import Setting
+
+METRICS_PORT = s.metrics_port("PAIJU_LOBBY_METRICS_PORT", 9465)
+GRACE_SECONDS = Setting(
+    "PAIJU_PRESENCE_GRACE_SECONDS",
+    30.0,
+    "how long a seated player may be away during a match before a bot covers, in seconds",
+)
 
 
 @dataclass(frozen=True)
-class Settings:
-    address: str = "127.0.0.1:50052"
-    """Where the gRPC server listens (PAIJU_LOBBY_ADDRESS)."""
-    nats_url: str = "nats://127.0.0.1:4222"
-    """The NATS server or cluster (NATS_URL)."""
-    database_url: str = ""
-    """PostgreSQL for the read model (DATABASE_URL, required)."""
-    engine_address: str = "127.0.0.1:50051"
-    """The engine service, for seat changes during matches (PAIJU_ENGINE_ADDRESS)."""
-    stream: str = "LOBBY"
-    """The lobby's JetStream stream (PAIJU_LOBBY_STREAM); subjects <prefix>.<table or account>."""
-    prefix: str = "paiju.lobby"
-    """PAIJU_LOBBY_SUBJECT_PREFIX."""
-    games_stream: str = "GAMES"
-    """The engine's stream, read for match results (PAIJU_GAMES_STREAM)."""
-    games_prefix: str = "paiju.game"
-    """PAIJU_GAMES_SUBJECT_PREFIX."""
-    tournaments_stream: str = "TOURNAMENTS"
-    """Scoring's tournaments, read for the tables of paired rounds (PAIJU_TOURNAMENTS_STREAM)."""
-    tournaments_prefix: str = "paiju.tournament"
-    """PAIJU_TOURNAMENTS_SUBJECT_PREFIX."""
-    replicas: int = 1
-    """Stream replicas when the lobby creates its stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
-    grace_seconds: float = 30.0
-    """How long a seated player may be away during a match before a bot covers (PAIJU_PRESENCE_GRACE_SECONDS)."""
-    metrics_port: int = 9465
-    """Prometheus metrics port (PAIJU_LOBBY_METRICS_PORT; 0 = off)."""
-    log_level: str = "info"
-    """PAIJU_LOG_LEVEL."""
+class Settings(s.Settings):
+    """The lobby's settings (``paiju lobby --help`` lists them)."""
 
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        values = os.environ if env is None else env
-        d = cls()
-        return cls(
-            address=values.get("PAIJU_LOBBY_ADDRESS", d.address),
-            nats_url=values.get("NATS_URL", d.nats_url),
-            database_url=values.get("DATABASE_URL", d.database_url),
-            engine_address=values.get("PAIJU_ENGINE_ADDRESS", d.engine_address),
-            stream=values.get("PAIJU_LOBBY_STREAM", d.stream),
-            prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.prefix),
-            games_stream=values.get("PAIJU_GAMES_STREAM", d.games_stream),
-            games_prefix=values.get("PAIJU_GAMES_SUBJECT_PREFIX", d.games_prefix),
-            tournaments_stream=values.get("PAIJU_TOURNAMENTS_STREAM", d.tournaments_stream),
-            tournaments_prefix=values.get("PAIJU_TOURNAMENTS_SUBJECT_PREFIX", d.tournaments_prefix),
-            replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
-            grace_seconds=float(values.get("PAIJU_PRESENCE_GRACE_SECONDS", d.grace_seconds)),
-            metrics_port=int(values.get("PAIJU_LOBBY_METRICS_PORT", d.metrics_port)),
-            log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
-        )
+    address: str = s.LOBBY_ADDRESS.but(help=s.LISTEN).field()
+    nats_url: str = s.NATS_URL.field()
+    database_url: str = s.DATABASE_URL.but(
+        help="the lobby's PostgreSQL database (its read models `lobby_tables` and `lobby_accounts`), a URL with its "
+        "password"
+    ).field()
+    engine_address: str = s.ENGINE_ADDRESS.but(help="the engine, for seat changes during matches").field()
+    stream: str = s.LOBBY_STREAM.field()
+    prefix: str = s.LOBBY_PREFIX.field()
+    games_stream: str = s.GAMES_STREAM.but(help="the games' stream, read for match results").field()
+    games_prefix: str = s.GAMES_PREFIX.field()
+    partitions: int = GAME_PARTITIONS.field()
+    tournaments_stream: str = s.TOURNAMENTS_STREAM.but(
+        help="scoring's stream of tournaments, read for the tables of paired rounds"
+    ).field()
+    tournaments_prefix: str = s.TOURNAMENTS_PREFIX.field()
+    replicas: int = s.STREAM_REPLICAS.but(help="replicas of a stream the lobby creates").field()
+    grace_seconds: float = GRACE_SECONDS.field()
+    metrics_port: int = METRICS_PORT.field()
+    metrics_host: str = s.METRICS_HOST.field()
+    log_level: str = s.LOG_LEVEL.field()
+    rate_limits: str = s.RATE_LIMITS.field()
+    signing_key: str = s.SIGNING_KEY.but(
+        help="the lobby's private key (PEM file): signs sessions and game tokens"
+    ).field()
+    signing_key_id: str = s.SIGNING_KEY_ID.but(help="its key id, `lobby.<version>`").field()
+    trusted_keys: str = s.TRUSTED_KEYS.field()

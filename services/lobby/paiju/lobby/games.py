@@ -1,7 +1,8 @@
 """What the lobby needs of each game beyond its rules and its codecs (`paiju.contract.games`): the event that ends
 a match and the result the lobby keeps of it, and the options of a tournament table. One `LobbyGame` per game, by
 the game's name (`GAMES`); the lobby's service, its match results and its tournament tables look a game up here
-instead of branching on its name. A third game is a third entry here.
+instead of branching on its name. A third game is a third entry here, among the places docs/contributing.md,
+"Adding a game", lists.
 """
 
 from __future__ import annotations

@@ -5,11 +5,11 @@ call: the method's policy, limits and request type are settled in the wrapper.
 
 In order, for each call of a `paiju.v1` service:
 
-1. **Decoding.** The request's bytes are decoded here (the method's own deserializer is not used), so bytes that
+1. **Readiness.** While a dependency the service needs is unreachable (NATS, PostgreSQL), every call is answered
+   ``UNAVAILABLE`` / ``DEPENDENCY_UNAVAILABLE`` at once, with a `RetryInfo`: nothing half-done, no long timeout.
+2. **Decoding.** The request's bytes are decoded here (the method's own deserializer is not used), so bytes that
    are not a message of the request type are refused as ``INVALID_ARGUMENT`` / ``MALFORMED_MESSAGE`` instead of
    gRPC's own ``INTERNAL``.
-2. **Readiness.** While a dependency the service needs is unreachable (NATS, PostgreSQL), every call is answered
-   ``UNAVAILABLE`` / ``DEPENDENCY_UNAVAILABLE`` at once, with a `RetryInfo`: nothing half-done, no long timeout.
 3. **Validation.** The request is checked against the constraints the protos declare (``buf.validate``
    annotations, enforced by protovalidate); violations are ``INVALID_ARGUMENT`` / ``INVALID_REQUEST`` with a
    `google.rpc.BadRequest` naming each field. Bytes found valid are remembered for a while (the same read from
@@ -298,7 +298,7 @@ MAX_REMEMBERED_BYTES = 256
 
 
 class Edge(grpc.aio.ServerInterceptor):
-    """Decoding, readiness, validation, authentication, limits and the error model for one server (see above).
+    """Readiness, decoding, validation, authentication, limits and the error model for one server (see above).
 
     `wrap` makes a method's handler pass the edge, once per method: `paiju.platform.serving.build_server` wraps
     each handler as it is registered, so a call costs the edge's checks and nothing of gRPC's interceptor

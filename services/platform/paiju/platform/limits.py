@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from math import floor
 from typing import Any
@@ -78,6 +78,14 @@ def parse_rules(text: str) -> dict[tuple[str, str], Rule]:
     return rules
 
 
+def rules_text(text: str) -> str:
+    """The rules of a setting (`paiju.platform.settings.RATE_LIMITS`) as written, once they read (`LimitsError`, a
+    `ValueError`, says which does not), or ``off``."""
+    if text.strip().lower() != "off":
+        parse_rules(text)
+    return text
+
+
 def address_of(peer: str) -> str:
     """The client's IP address from gRPC's peer string (``ipv4:1.2.3.4:5678``, ``ipv6:[::1]:5678``)."""
     kind, _, rest = peer.partition(":")
@@ -124,12 +132,6 @@ class RateLimits:
         for method in self._streams:
             self._streams[method] = tuple(sorted(self._streams[method], key=lambda r: KEYS.index(r.key)))
         self._open: Counter[tuple[str, str, str]] = Counter()
-
-    @classmethod
-    def from_env(
-        cls, defaults: str, env: Mapping[str, str], name_of: Callable[[str, Any], str | None] | None = None
-    ) -> RateLimits:
-        return cls(defaults, env.get(ENVIRONMENT_VARIABLE), name_of)
 
     @property
     def rules(self) -> list[Rule]:

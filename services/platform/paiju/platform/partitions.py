@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import functools
 import math
-import os
+
+from paiju.platform.settings import Setting
 
 FNV_OFFSET = 0x811C9DC5
 FNV_PRIME = 0x01000193
@@ -21,10 +22,14 @@ PARTITIONS = 16
 owner's feed filter stays short."""
 
 
-def configured(env: dict[str, str] | None = None) -> int:
-    """The number of partitions a service creates the games' stream with (PAIJU_GAME_PARTITIONS; 0: none). Every
-    service that may create the stream reads it here, so whichever comes up first creates it alike."""
-    return int((os.environ if env is None else env).get("PAIJU_GAME_PARTITIONS", PARTITIONS))
+GAME_PARTITIONS = Setting(
+    "PAIJU_GAME_PARTITIONS",
+    PARTITIONS,
+    "partitions of the games, set when the stream is created (0: none, every engine replica follows every game); "
+    "the engine, the lobby and scoring all read it, as any of them may create the stream",
+)
+"""The number of partitions a service creates the games' stream with. Every service that may create the stream
+declares it, so whichever comes up first creates it alike; a stream keeps the number it was created with."""
 
 
 @functools.lru_cache(maxsize=1 << 16)

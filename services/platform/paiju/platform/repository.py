@@ -5,9 +5,37 @@ loaded, decided on and appended to by one `Repository`.
 `Repository` holds what every kind shares: one bounded cache (`Recent`) kept current by the store's feed, one
 retry policy (`CONFLICT_RETRIES`), one idempotency path (a command id already applied is answered as the first
 time; reused for another command it is refused, `CommandIdReused`), watchers woken by changes, and reads that
-never go back in time. A kind says how its envelopes are read and written: `Aggregates` for the lobby's and
-scoring's envelopes (`LobbyEnvelope`, `TournamentEnvelope`: metadata around an ``event``), the engine's `Games`
-for game envelopes.
+never go back in time. What differs between kinds is passed in as small collaborators; no method of `Repository`
+is meant to be overridden:
+
+- a `Fold`, how a kind folds its aggregates: the aggregate with no event (``absent``), the aggregate after stored
+  events (``extend``), and after the events an act has just stored, with the act's answer (``appended``);
+- an `Envelopes`, how a kind encodes them: the envelopes of a command's events (``encode``, with the command's
+  `Stamp`), and what a command id stored already (``stored``: its digest and the answer to give again);
+- a ``noun``, how refusals name one of its aggregates ("the game");
+- optionally ``carries``, which aggregates the feed keeps current in this process (the engine's replicas share the
+  games out by partition), and a `Listener` told when the memory of an aggregate moves (the engine's deadlines and
+  live set, the lobby's bot-seat moves).
+
+`Aggregates` is the repository of the lobby and scoring: envelopes of one stream around the events of one pure
+core (`CoreFold`, `EventEnvelopes`). The engine's `paiju.engine.games.Games` holds one over game envelopes.
+
+One act, top to bottom — `Repository.execute`, which is the whole of it:
+
+1. the aggregate: the cached one when the feed keeps it current, else read from the store (``fold.extend``);
+2. ``envelopes.stored``: a command id already applied is answered as the first time, or refused;
+3. ``expected_version`` checked (`StaleVersion`), then the caller's ``decide`` (the pure core) gives the events;
+4. ``envelopes.encode`` wraps them in envelopes with the command's stamp, and the store appends them at the
+   position they were decided from;
+5. ``fold.appended``: the aggregate after them and the answer, without reading them back;
+6. the cache remembers it (it never goes back), the listener hears of it (``listener.remembered``) and the
+   aggregate's watchers wake.
+
+A lost append (another writer first), and a refusal or "nothing to do" decided on the cache, go back to 1 and read
+the store (`CONFLICT_RETRIES` times at most). Meanwhile the feed brings every writer's events in stream order
+(``listener.fed``): another writer's are folded into the cached aggregate (``fold.extend``), this process's own are
+passed over (its act remembers them), and an aggregate the feed moves while it is not held here is forgotten
+(``listener.forgotten``).
 
 Acting decides with the pure core on the aggregate as this process knows it and appends at the position it
 decided from: of two replicas deciding on one aggregate at once exactly one wins, and the other reads again and
@@ -262,6 +290,9 @@ class Snapshot(Protocol):
     def version(self) -> int: ...
 
 
+A_contra = TypeVar("A_contra", bound=Snapshot, contravariant=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Stamp:
     """What every envelope of one command carries: its id, who sent it, its request's digest, when it was stored."""
@@ -270,6 +301,73 @@ class Stamp:
     actor: str
     digest: bytes
     when: Timestamp
+
+
+class Fold(Protocol[A]):
+    """How a kind folds its aggregates: what the repository holds of one, built from its events."""
+
+    def absent(self, aggregate: str) -> A:
+        """An aggregate with no stored event (or raise: the kind has no such thing)."""
+        ...
+
+    def extend(self, aggregate: str, snapshot: A | None, tail: Sequence[Recorded]) -> A:
+        """``snapshot`` (``None``: not read yet) after the stored events ``tail`` (decoded here)."""
+        ...
+
+    def appended(
+        self, snapshot: A, events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
+    ) -> tuple[A, Sequence[Any]]:
+        """The aggregate after ``events`` were stored in ``envelopes`` as ``recorded`` (from what the act holds, not
+        decoded again), and what acting answers."""
+        ...
+
+
+class Envelopes(Protocol[A_contra]):
+    """How a kind encodes its events: the envelopes a command's events are stored in, and what a command stored."""
+
+    def encode(self, snapshot: A_contra, events: Sequence[Any], stamp: Stamp) -> list[Any]:
+        """The envelopes that store ``events`` after ``snapshot``, each with the ``stamp`` of their command."""
+        ...
+
+    async def stored(self, snapshot: A_contra, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+        """The digest ``command_id`` was stored with and what acting answers for it again; ``None`` when the
+        aggregate holds no such command (a kind that keeps only its latest events may read the rest)."""
+        ...
+
+
+class Listener(Protocol[A_contra]):
+    """Told when the repository's memory of an aggregate moves; it decides nothing and stores nothing (the engine
+    keeps its deadlines and its live set so, the lobby counts bot-seat moves). Called synchronously, in the order of
+    the feed and of the acts: each call is cheap or starts a task of its own."""
+
+    def fed(self, recorded: Recorded) -> None:
+        """An event of this kind appended by any writer (this process too), as the feed brings it."""
+        ...
+
+    def remembered(self, snapshot: A_contra) -> None:
+        """The cache moved to ``snapshot`` (an act, the feed or a read)."""
+        ...
+
+    def forgotten(self, aggregate: str) -> None:
+        """``aggregate`` moved while the cache does not hold it as it now stands (the feed skipped some of its events,
+        or brought one of an aggregate not in memory): what was derived from it must be read again."""
+        ...
+
+
+class Unheard:
+    """The `Listener` of a kind that needs none."""
+
+    def fed(self, recorded: Recorded) -> None:
+        pass
+
+    def remembered(self, snapshot: Any) -> None:
+        pass
+
+    def forgotten(self, aggregate: str) -> None:
+        pass
+
+
+UNHEARD = Unheard()
 
 
 class StaleVersion(Exception):
@@ -299,22 +397,35 @@ class Repository(Generic[A]):
     names the position it decided from, so a stale cache can only lose the append (a conflict) and never store a
     wrong decision; a conflict, or a refusal decided on a cached aggregate, reads the store and decides again.
 
-    A kind implements `_extend` (an aggregate after stored events), `_absent` (an aggregate with none), `_stored`
-    (what a command id stored: its digest and answer), `_encode` and `_appended` (the envelopes of new events).
+    A kind is what it is given (see the module's docstring): its ``fold``, its ``envelopes``, its ``noun``, which
+    aggregates the feed ``carries`` here and who listens. Nothing of it is a method to override.
     """
 
     def __init__(
         self,
         store: EventStore,
+        fold: Fold[A],
+        envelopes: Envelopes[A],
         *,
+        noun: str = "the aggregate",
+        carries: Callable[[str], bool] | None = None,
+        listener: Listener[A] = UNHEARD,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
         on_conflict: Callable[[], None] = lambda: None,
         weigh: Callable[[A], int] | None = None,
         cache_bytes: int | None = None,
     ) -> None:
-        """``weigh`` and ``cache_bytes``: the cache is bounded by the aggregates' estimated bytes too, not only by
-        their number (`CACHED_AGGREGATES`)."""
+        """``carries``: whether the feed keeps an aggregate current in this process once it follows (``None``: every
+        aggregate; a kind whose replicas share the aggregates out says no for those another replica owns: they are
+        read from the store and kept by notices). ``weigh`` and ``cache_bytes``: the cache is bounded by the
+        aggregates' estimated bytes too, not only by their number (`CACHED_AGGREGATES`)."""
         self._store = store
+        self._fold = fold
+        self._envelopes = envelopes
+        self.noun = noun
+        """How refusals name an aggregate of this kind."""
+        self._carries = carries
+        self._listener = listener
         self._clock = clock
         self._on_conflict = on_conflict
         self._cache: Recent[str, A] = Recent(CACHED_AGGREGATES, weigh=weigh, budget=cache_bytes)
@@ -329,53 +440,20 @@ class Repository(Generic[A]):
         self._cache.on_evict = self._evicted
         self._stopping: set[asyncio.Future[None]] = set()
 
-    # -- what a kind implements ------------------------------------------------------------------------------
-
-    noun = "the aggregate"
-    """How refusals name an aggregate of this kind."""
-
-    def _extend(self, aggregate: str, snapshot: A | None, tail: Sequence[Recorded]) -> A:
-        """``snapshot`` (``None``: not read yet) after the stored events ``tail``."""
-        raise NotImplementedError
-
-    def _absent(self, aggregate: str) -> A:
-        """An aggregate with no stored event (or raise: the kind has no such thing)."""
-        raise NotImplementedError
-
-    async def _stored(self, snapshot: A, command_id: str) -> tuple[bytes, Sequence[Any]] | None:
-        """The digest ``command_id`` was stored with and what acting answers for it again; ``None`` when the
-        aggregate holds no such command (a kind that keeps only its latest events may read the rest)."""
-        raise NotImplementedError
-
-    def _encode(self, snapshot: A, events: Sequence[Any], stamp: Stamp) -> list[Any]:
-        """The envelopes that store ``events`` after ``snapshot``, each with the ``stamp`` of their command."""
-        raise NotImplementedError
-
-    def _appended(
-        self, snapshot: A, events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
-    ) -> tuple[A, Sequence[Any]]:
-        """The aggregate after ``envelopes`` (holding ``events``) were stored as ``recorded``, and the answer."""
-        raise NotImplementedError
-
-    def _observed(self, recorded: Recorded) -> None:
-        """A hook: an event of this kind was appended by any writer (the feed)."""
-
-    def _remembered(self, snapshot: A) -> None:
-        """A hook: the cache moved to ``snapshot``."""
-
-    def _forgotten(self, aggregate: str) -> None:
-        """A hook: the cache dropped ``aggregate`` because the feed skipped some of its events."""
-
     def _current(self, aggregate: str) -> bool:
-        """Whether the feed keeps ``aggregate`` current here (a kind whose replicas share the aggregates out says
-        no for those another replica owns: they are read from the store)."""
-        return self._following
+        """Whether the feed keeps ``aggregate`` current here."""
+        return self._following and (self._carries is None or self._carries(aggregate))
 
     # -- reading -----------------------------------------------------------------------------------------------
 
     @property
     def store(self) -> EventStore:
         return self._store
+
+    @property
+    def following(self) -> bool:
+        """Whether the store's feed keeps the cache current (`follow` was called)."""
+        return self._following
 
     async def follow(self) -> None:
         """Keep cached aggregates current from the store's feed of appended events (call once, at start)."""
@@ -385,7 +463,7 @@ class Repository(Generic[A]):
     def _observe(self, recorded: Recorded) -> None:
         """One event appended by any writer, in stream order: extend the cached aggregate it belongs to."""
         aggregate = recorded.aggregate
-        self._observed(recorded)
+        self._listener.fed(recorded)
         loading = self._loading.get(aggregate)
         if loading is not None:
             loading[1] = max(loading[1], recorded.sequence)
@@ -396,27 +474,37 @@ class Repository(Generic[A]):
                 return  # this process's own append, which its act remembers
         cached = self._cache.get(aggregate)
         if cached is None:
+            self._listener.forgotten(aggregate)
             self._changes.notify(aggregate)  # not in memory: whoever waits for it reads it from the store
             return
         if recorded.version <= cached.version:
             return  # already known (this process stored it)
         if recorded.version == cached.version + 1:
-            self._remember(aggregate, self._extend(aggregate, cached, [recorded]))
+            self.remember(aggregate, self._fold.extend(aggregate, cached, [recorded]))
         else:
             del self._cache[aggregate]  # a gap: the next read loads from the store
-            self._forgotten(aggregate)
+            self._listener.forgotten(aggregate)
             self._changes.notify(aggregate)
 
-    def _remember(self, aggregate: str, snapshot: A) -> None:
+    def remember(self, aggregate: str, snapshot: A) -> None:
         """Cache ``snapshot`` unless the cache already holds the aggregate at a later version: an act's answer and
         the feed may arrive in either order (the feed can have delivered part of an act's events when the act
-        resumes), and the cache never goes back."""
+        resumes), and the cache never goes back. Also for a kind's own reads of whole logs (the engine's replays)."""
         before = self._cache.get(aggregate)
         if before is not None and before.version >= snapshot.version:
             return
         self._cache[aggregate] = snapshot  # the least recently changed beyond the cache's size are read again
-        self._remembered(snapshot)
+        self._listener.remembered(snapshot)
         self._changes.notify(aggregate)  # only a real change wakes the aggregate's watchers
+
+    def cached(self, aggregate: str) -> A | None:
+        """The aggregate as this process holds it in memory (``None``: not held), without reading the store and
+        without asking whether it is current."""
+        return self._cache.get(aggregate)
+
+    def held(self) -> list[str]:
+        """The aggregates held in memory, the least recently changed first."""
+        return list(self._cache)
 
     def reset(self) -> None:
         """Forget every cached aggregate and wake every watcher, which reads its aggregate again from the store:
@@ -435,7 +523,7 @@ class Repository(Generic[A]):
     def _trusted(self, aggregate: str, cached: A) -> bool:
         """Whether the cached ``aggregate`` is current: the feed carries it, or (another replica's) it is kept by
         notices, none of a later version came, and it was read from the store less than `NOTICED_SECONDS` ago."""
-        if self._current(aggregate):
+        if self._following and (self._carries is None or self._carries(aggregate)):  # `_current`, on every act
             return True
         noticed = self._noticed.get(aggregate)
         return (
@@ -460,8 +548,9 @@ class Repository(Generic[A]):
             noticed.stop = await self._store.notice(aggregate, heard)
         noticed.read = asyncio.get_running_loop().time()
 
-    def _forget(self, aggregate: str) -> None:
-        """Drop ``aggregate`` from the cache (read from the store when asked again) and stop its notices."""
+    def forget(self, aggregate: str) -> None:
+        """Drop ``aggregate`` from the cache (read from the store when asked again) and stop its notices (a kind
+        that starts owning an aggregate it held while another replica did: maybe behind)."""
         if aggregate in self._cache:
             del self._cache[aggregate]
         self._evicted(aggregate)
@@ -485,10 +574,10 @@ class Repository(Generic[A]):
                 if current is not cached:
                     continue  # the feed or an act moved it meanwhile: read again from where it is now
                 if not tail and cached is None:
-                    return self._absent(aggregate)
-                snapshot = self._extend(aggregate, cached, tail) if tail else cached
+                    return self._fold.absent(aggregate)
+                snapshot = self._fold.extend(aggregate, cached, tail) if tail else cached
                 assert snapshot is not None
-                self._remember(aggregate, snapshot)
+                self.remember(aggregate, snapshot)
                 if self._following and not self._current(aggregate):
                     await self._notice(aggregate)
                 if loading[1] <= snapshot.position.sequence:
@@ -596,7 +685,11 @@ class Repository(Generic[A]):
         writers' latest events, such as seat changes). Raises what ``decide`` raises when it refuses (nothing is
         stored), `StaleVersion` when the aggregate is not at ``expected_version``, `CommandIdReused`, and
         `ConcurrencyConflict` after `CONFLICT_RETRIES` lost appends.
+
+        The steps, in this order, are the module's "one act, top to bottom"; each collaborator is called here and
+        nowhere else during an act.
         """
+        # 1. the aggregate: as cached while the feed keeps it current, else as stored (each retry reads it anew)
         cached = self._cache.get(aggregate)
         snapshot = None if fresh or not self._following or cached is None else cached
         if snapshot is not None and not self._trusted(aggregate, snapshot):
@@ -607,11 +700,13 @@ class Repository(Generic[A]):
                 snapshot = await self.refresh(aggregate)
             if callable(digest):
                 digest = digest(snapshot)
-            stored = await self._stored(snapshot, command_id)
+            # 2. a command id already applied: answered as the first time, or refused
+            stored = await self._envelopes.stored(snapshot, command_id)
             if stored is not None:
                 if stored[0] != digest and stored[0] not in also:
                     raise CommandIdReused(f"command id {command_id!r} was already used for another command")
                 return snapshot, stored[1]
+            # 3. the expected version, then the decision
             try:
                 if expected_version is not None and expected_version != snapshot.version:
                     at = snapshot.version
@@ -629,7 +724,10 @@ class Repository(Generic[A]):
                     snapshot = None  # nothing to do, as the cache saw it: make sure from the store
                     continue
                 return snapshot, []
-            envelopes = self._encode(snapshot, events, Stamp(command_id, actor, digest, timestamp_of(self._clock())))
+            # 4. the envelopes, appended at the position decided from
+            envelopes = self._envelopes.encode(
+                snapshot, events, Stamp(command_id, actor, digest, timestamp_of(self._clock()))
+            )
             data = [e.SerializeToString() for e in envelopes]
             appending = self._appending.get(aggregate)
             if appending is None:
@@ -648,85 +746,42 @@ class Repository(Generic[A]):
             if [r.data for r in recorded] != data or recorded[0].version != snapshot.version + 1:
                 snapshot = None  # stored earlier under this command id: the next round answers from the log
                 continue
-            after, answer = self._appended(snapshot, events, envelopes, recorded)
-            self._remember(aggregate, after)
+            # 5. the aggregate after them, and the answer; 6. remembered (the listener hears, the watchers wake)
+            after, answer = self._fold.appended(snapshot, events, envelopes, recorded)
+            self.remember(aggregate, after)
             cached = self._cache.get(aggregate)
             if appending.fed > after.version and cached is not None and cached.version < appending.fed:
                 # the feed brought another writer's later events meanwhile, past the one it passed over: they are
                 # not in the cache, so the next read takes the aggregate from the store
-                self._forget(aggregate)
-                self._forgotten(aggregate)
+                self.forget(aggregate)
+                self._listener.forgotten(aggregate)
                 self._changes.notify(aggregate)
             return after, answer
         raise ConcurrencyConflict(f"{aggregate}: gave up after {CONFLICT_RETRIES} conflicting appends")
 
 
 MOVES_KEPT = 1024
-"""How many of the last moves' aggregates `Aggregates` remembers."""
+"""How many of the last moves' aggregates `Moves` remembers."""
 
 
-class Aggregates(Repository["Loaded[S]"], Generic[S]):
-    """The lobby's and scoring's aggregates of one kind: envelopes of one stream (``envelope``, e.g.
-    `LobbyEnvelope`) around the events of one pure core (``initial``, ``decide``, ``evolve``)."""
+class CoreFold(Generic[S]):
+    """The `Fold` of an aggregate decided by a pure core (``initial``, ``evolve``) over envelopes of one stream
+    (``envelope``, e.g. `LobbyEnvelope`: metadata around an ``event`` that ``codec`` decodes): a `Loaded` — its
+    state, position, command ids and latest event of each kind."""
 
     def __init__(
-        self,
-        store: EventStore,
-        codec: OneofCodec,
-        initial: Callable[[], S],
-        decide: Callable[[S, Any], Sequence[Any]],
-        evolve: Callable[[S, Any], S],
-        *,
-        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        envelope: type[Message] = lobby_events_pb2.LobbyEnvelope,
-        moves: Callable[[Any], bool] | None = None,
+        self, envelope: type[Message], codec: OneofCodec, initial: Callable[[], S], evolve: Callable[[S, Any], S]
     ) -> None:
-        """``moves``: which stored envelopes count as moves that `moved_after` waits for (``None``: none)."""
-        super().__init__(store, clock=clock)
         self._envelope = envelope
         self._codec = codec
         self._initial = initial
-        self._decide = decide
         self._evolve = evolve
-        self._moves_filter = moves
-        self.moves = 0
-        """How many moves the feed has brought (see `moved_after`)."""
-        self._moved: collections.deque[str] = collections.deque(maxlen=MOVES_KEPT)
-        """The aggregates of the last moves, the latest last."""
-        self._move: asyncio.Event | None = None
 
-    def _observed(self, recorded: Recorded) -> None:
-        if self._moves_filter is None or not self._moves_filter(self._envelope.FromString(recorded.data)):
-            return
-        self.moves += 1
-        self._moved.append(recorded.aggregate)
-        waiting, self._move = self._move, None
-        if waiting is not None:
-            waiting.set()
-
-    def moved_since(self, moves: int) -> list[str]:
-        """The aggregates that moved after the first ``moves`` (the latest `MOVES_KEPT` at most), each once."""
-        count = min(self.moves - moves, len(self._moved))
-        return list(dict.fromkeys(list(self._moved)[len(self._moved) - count :])) if count > 0 else []
-
-    async def moved_after(self, moves: int, timeout: float) -> bool:
-        """Wait until the feed brings a move after the first ``moves`` (the value of `moves` read before), at most
-        ``timeout`` seconds; whether one came."""
-        if self.moves > moves:
-            return True
-        if self._move is None:
-            self._move = asyncio.Event()
-        waiting = self._move
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await waiting.wait()
-        return self.moves > moves
-
-    def _absent(self, aggregate: str) -> Loaded[S]:
+    def absent(self, aggregate: str) -> Loaded[S]:
         return Loaded(aggregate, self._initial())
 
-    def _extend(self, aggregate: str, snapshot: Loaded[S] | None, tail: Sequence[Recorded]) -> Loaded[S]:
-        loaded = snapshot or self._absent(aggregate)
+    def extend(self, aggregate: str, snapshot: Loaded[S] | None, tail: Sequence[Recorded]) -> Loaded[S]:
+        loaded = snapshot or self.absent(aggregate)
         state = loaded.state
         commands = loaded.commands
         latest = dict(loaded.latest)
@@ -738,11 +793,34 @@ class Aggregates(Repository["Loaded[S]"], Generic[S]):
             latest[type(event)] = event
         return Loaded(aggregate, state, tail[-1].position, commands, latest)
 
-    async def _stored(self, snapshot: Loaded[S], command_id: str) -> tuple[bytes, Sequence[Any]] | None:
-        digest = snapshot.digest(command_id)
-        return None if digest is None else (digest, [])
+    def appended(
+        self, snapshot: Loaded[S], events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
+    ) -> tuple[Loaded[S], Sequence[Any]]:
+        """The aggregate after its core's ``events``, which are the answer."""
+        commands = snapshot.commands
+        commands.setdefault(recorded[0].command_id, (recorded[0].version - 1, envelopes[0].command_digest))
+        latest = dict(snapshot.latest)
+        for event in events:
+            latest[type(event)] = event
+        after = Loaded(
+            snapshot.aggregate,
+            _evolved(self._evolve, snapshot.state, events),
+            recorded[-1].position,
+            commands,
+            latest,
+        )
+        return after, events
 
-    def _encode(self, snapshot: Loaded[S], events: Sequence[Any], stamp: Stamp) -> list[Any]:
+
+class EventEnvelopes(Generic[S]):
+    """The `Envelopes` of one stream's envelopes (``envelope``: aggregate, version, command id, actor, time, schema
+    version, command digest) around one core's events (``codec``). A retried command is answered with no events."""
+
+    def __init__(self, envelope: type[Message], codec: OneofCodec) -> None:
+        self._envelope = envelope
+        self._codec = codec
+
+    def encode(self, snapshot: Loaded[S], events: Sequence[Any], stamp: Stamp) -> list[Any]:
         envelopes = []
         for i, event in enumerate(events, start=1):
             envelope: Any = self._envelope(
@@ -758,22 +836,101 @@ class Aggregates(Repository["Loaded[S]"], Generic[S]):
             envelopes.append(envelope)
         return envelopes
 
-    def _appended(
-        self, snapshot: Loaded[S], events: Sequence[Any], envelopes: Sequence[Any], recorded: Sequence[Recorded]
-    ) -> tuple[Loaded[S], Sequence[Any]]:
-        commands = snapshot.commands
-        commands.setdefault(recorded[0].command_id, (recorded[0].version - 1, envelopes[0].command_digest))
-        latest = dict(snapshot.latest)
-        for event in events:
-            latest[type(event)] = event
-        after = Loaded(
-            snapshot.aggregate,
-            _evolved(self._evolve, snapshot.state, events),
-            recorded[-1].position,
-            commands,
-            latest,
+    async def stored(self, snapshot: Loaded[S], command_id: str) -> tuple[bytes, Sequence[Any]] | None:
+        digest = snapshot.digest(command_id)
+        return None if digest is None else (digest, [])
+
+
+class Moves:
+    """The `Listener` that counts moves: the stored envelopes (of type ``envelope``) that ``moves`` names, as the
+    feed brings them from any writer, and the aggregates of the latest (`MOVES_KEPT`) — what a long poll waits on
+    (the lobby's `LeaseBotSeats`: a bot seat moved). ``moves`` ``None``: nothing counts."""
+
+    def __init__(self, envelope: type[Message], moves: Callable[[Any], bool] | None) -> None:
+        self._envelope = envelope
+        self._filter = moves
+        self.count = 0
+        """How many moves the feed has brought."""
+        self._moved: collections.deque[str] = collections.deque(maxlen=MOVES_KEPT)
+        """The aggregates of the last moves, the latest last."""
+        self._move: asyncio.Event | None = None
+
+    def fed(self, recorded: Recorded) -> None:
+        if self._filter is None or not self._filter(self._envelope.FromString(recorded.data)):
+            return
+        self.count += 1
+        self._moved.append(recorded.aggregate)
+        waiting, self._move = self._move, None
+        if waiting is not None:
+            waiting.set()
+
+    def remembered(self, snapshot: Any) -> None:
+        pass
+
+    def forgotten(self, aggregate: str) -> None:
+        pass
+
+    def since(self, moves: int) -> list[str]:
+        """The aggregates that moved after the first ``moves`` (the latest `MOVES_KEPT` at most), each once."""
+        count = min(self.count - moves, len(self._moved))
+        return list(dict.fromkeys(list(self._moved)[len(self._moved) - count :])) if count > 0 else []
+
+    async def after(self, moves: int, timeout: float) -> bool:
+        """Wait until the feed brings a move after the first ``moves`` (the `count` read before), at most
+        ``timeout`` seconds; whether one came."""
+        if self.count > moves:
+            return True
+        if self._move is None:
+            self._move = asyncio.Event()
+        waiting = self._move
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await waiting.wait()
+        return self.count > moves
+
+
+class Aggregates(Repository["Loaded[S]"], Generic[S]):
+    """The lobby's and scoring's aggregates of one kind: envelopes of one stream (``envelope``, e.g.
+    `LobbyEnvelope`) around the events of one pure core (``initial``, ``decide``, ``evolve``) — a `Repository`
+    given a `CoreFold`, `EventEnvelopes` and, as its listener, `Moves`; it adds acting with the core's ``decide``
+    and waiting for moves, and overrides nothing."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        codec: OneofCodec,
+        initial: Callable[[], S],
+        decide: Callable[[S, Any], Sequence[Any]],
+        evolve: Callable[[S, Any], S],
+        *,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        envelope: type[Message] = lobby_events_pb2.LobbyEnvelope,
+        moves: Callable[[Any], bool] | None = None,
+    ) -> None:
+        """``moves``: which stored envelopes count as moves that `moved_after` waits for (``None``: none)."""
+        self._moves = Moves(envelope, moves)
+        super().__init__(
+            store,
+            CoreFold(envelope, codec, initial, evolve),
+            EventEnvelopes(envelope, codec),
+            listener=self._moves,
+            clock=clock,
         )
-        return after, events
+        self._decide = decide
+
+    @property
+    def moves(self) -> int:
+        """How many moves the feed has brought (see `moved_after`)."""
+        return self._moves.count
+
+    def moved_since(self, moves: int) -> list[str]:
+        """The aggregates that moved after the first ``moves`` (the latest `MOVES_KEPT` at most), each once."""
+        return self._moves.since(moves)
+
+    async def moved_after(self, moves: int, timeout: float) -> bool:
+        """Wait until the feed brings a move after the first ``moves`` (the value of `moves` read before), at most
+        ``timeout`` seconds; whether one came."""
+        return await self._moves.after(moves, timeout)
 
     async def act(
         self, aggregate: str, command: Any, command_id: str, actor: str, *, digest: bytes | None = None

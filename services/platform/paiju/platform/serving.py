@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import signal
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -18,8 +17,6 @@ from paiju.platform.callmetrics import CallMetrics
 from paiju.platform.edge import PACKAGE, Edge, Policy, Validator, cached_wrap
 from paiju.platform.health import Dependencies
 
-METRICS_HOST_VARIABLE = "PAIJU_METRICS_HOST"
-"""Where /metrics listens, when not where the server's gRPC listens (e.g. 0.0.0.0 beside gRPC on 127.0.0.1)."""
 GRACE_SECONDS = 10.0
 """How long calls in flight may finish after SIGTERM before the server closes."""
 MAX_REQUEST_BYTES = 64 * 1024
@@ -164,7 +161,7 @@ async def serve_grpc(
     for service in ("", name):
         await health_servicer.set(service, health_pb2.HealthCheckResponse.SERVING)
     if metrics_port:
-        host = metrics_host or os.environ.get(METRICS_HOST_VARIABLE) or host_of(address)
+        host = metrics_host or host_of(address)
         start_http_server(metrics_port, addr=host)
     if dependencies is None:
         return Serving(server, health_servicer, name, port)

@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from jwt.algorithms import OKPAlgorithm
 
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.settings import SIGNING_KEY, SIGNING_KEY_ID, TRUSTED_KEYS, Settings, SettingsError
 
 SESSION_SECONDS = 15 * 60
 """A lobby session's lifetime: renew it (RenewSession) before it ends."""
@@ -47,12 +48,9 @@ GAME_TOKEN_SECONDS = 15 * 60
 """A game token's lifetime: get a fresh one with JoinGame."""
 SERVICE_TOKEN_SECONDS = 5 * 60
 """A service's own token (the lobby to the engine, a bot runner to the lobby), minted afresh before it ends."""
-KEYS_VARIABLE = "PAIJU_TRUSTED_KEYS"
-"""The JWKS file of the public keys a service trusts."""
-SIGNING_KEY_VARIABLE = "PAIJU_SIGNING_KEY"
-"""The PEM file of the private key a process signs with (the lobby, a bot runner, ``paiju token``)."""
-SIGNING_KEY_ID_VARIABLE = "PAIJU_SIGNING_KEY_ID"
-"""That key's id, ``<issuer>.<version>``."""
+KEYS_VARIABLE = TRUSTED_KEYS.name
+SIGNING_KEY_VARIABLE = SIGNING_KEY.name
+SIGNING_KEY_ID_VARIABLE = SIGNING_KEY_ID.name
 ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,99}")
 """The grammar of the ids a token names (its subject, its game): the contract's `paiju.v1.id`."""
 MAX_SEAT = 5
@@ -353,31 +351,33 @@ def load_trust(path: str | Path) -> Trust:
     return Trust.from_jwks(Path(path).read_text())
 
 
-def signer_from_env(env: Mapping[str, str] | None = None) -> Signer:
-    """The signer named by ``PAIJU_SIGNING_KEY`` (a PEM file) and ``PAIJU_SIGNING_KEY_ID``; `SystemExit` says what is
-    missing."""
-    values = os.environ if env is None else env
-    path, key_id = values.get(SIGNING_KEY_VARIABLE, ""), values.get(SIGNING_KEY_ID_VARIABLE, "")
-    if not path or not key_id:
-        raise SystemExit(
-            f"{SIGNING_KEY_VARIABLE} (a PEM file) and {SIGNING_KEY_ID_VARIABLE} must name this process's key"
-        )
+def signer_of(path: str, key_id: str) -> Signer:
+    """The signer of the key file ``path`` (a process's `SIGNING_KEY`) with the id ``key_id``; `SettingsError`
+    naming the variable when the file is not an Ed25519 key one can read."""
     try:
         return load_signer(path, key_id)
     except (OSError, ValueError) as e:
-        raise SystemExit(f"{SIGNING_KEY_VARIABLE}: {e}") from None
+        raise SettingsError(f"{SIGNING_KEY_VARIABLE}: {e}") from None
 
 
-def trust_from_env(env: Mapping[str, str] | None = None) -> Trust:
-    """The JWKS named by ``PAIJU_TRUSTED_KEYS``; `SystemExit` says what is wrong."""
-    values = os.environ if env is None else env
-    path = values.get(KEYS_VARIABLE, "")
-    if not path:
-        raise SystemExit(f"{KEYS_VARIABLE} must name the JWKS file of the keys this service trusts")
+def trust_of(path: str) -> Trust:
+    """The trust of the JWKS file ``path`` (a service's `TRUSTED_KEYS`); `SettingsError` naming the variable when
+    it cannot be read."""
     try:
         return load_trust(path)
     except (OSError, ValueError, KeyError) as e:
-        raise SystemExit(f"{KEYS_VARIABLE}: {e}") from None
+        raise SettingsError(f"{KEYS_VARIABLE}: {e}") from None
+
+
+@dataclass(frozen=True)
+class Signing(Settings):
+    """The settings of a process that only signs (``paiju token``, with ``--key`` and ``--key-id``)."""
+
+    key: str = SIGNING_KEY.but(option="--key").field()
+    key_id: str = SIGNING_KEY_ID.but(option="--key-id").field()
+
+    def signer(self) -> Signer:
+        return signer_of(self.key, self.key_id)
 
 
 def generate_keys(folder: Path, version: str = "1") -> dict[Issuer, Path]:

@@ -1,6 +1,6 @@
 """The games Paiju plays, each one `GameRules`: what the engine, the lobby and the tools need of a game, so that
-nothing above the rules cores branches on a game's name. A third game is a third entry here (and its codecs in the
-contract).
+nothing above the rules cores branches on a game's name. A third game is a third entry here, and in each of the
+places docs/contributing.md, "Adding a game", lists.
 
 Each entry is pure, like the cores: functions of state and command, no I/O, no clock.
 """

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import os
 import sys
 import time
 from collections.abc import AsyncIterator, Callable
@@ -18,7 +17,6 @@ import asyncpg
 import structlog
 from tqdm import tqdm
 
-from paiju.platform import partitions
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -28,10 +26,10 @@ from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Trust, trust_from_env
+from paiju.platform.tokens import Trust, trust_of
 from paiju.scoring import results
 from paiju.scoring import tournament as tm
-from paiju.scoring.config import SHARDS, Settings
+from paiju.scoring.config import SHARDS, ReadModels, Settings
 from paiju.scoring.projector import CHECKPOINTS, LINGER_SECONDS, Projector, shard_out
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring
 from paiju.scoring.service import RATE_LIMITS, ScoringService, new_tournaments
@@ -67,9 +65,9 @@ class Scoring:
 
 
 @asynccontextmanager
-async def connections(settings: Settings) -> AsyncIterator[Connections]:
+async def connections(settings: ReadModels) -> AsyncIterator[Connections]:
     if not settings.database_url:
-        raise SystemExit("DATABASE_URL must name scoring's PostgreSQL database")
+        raise SystemExit("DATABASE_URL_FILE must name a file holding scoring's PostgreSQL database URL")
     tournaments_store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
     )
@@ -78,7 +76,7 @@ async def connections(settings: Settings) -> AsyncIterator[Connections]:
         stream=settings.games_stream,
         prefix=settings.games_prefix,
         replicas=settings.replicas,
-        partitions=partitions.configured(),
+        partitions=settings.partitions,
     )
     lobby_store = await JetStreamEventStore.connect(
         settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
@@ -148,12 +146,14 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     """Run scoring until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.scoring")
+    settings.report(log)
+    trust = trust_of(settings.trusted_keys)
     async with connections(settings) as c:
         scoring = await build(
             c,
-            trust_from_env(),
+            trust,
             batch=settings.batch,
-            limits=RateLimits.from_env(RATE_LIMITS, os.environ),
+            limits=RateLimits(RATE_LIMITS, settings.rate_limits),
             shards=settings.shards,
             linger=settings.linger_ms / 1000,
         )
@@ -169,6 +169,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             settings.metrics_port,
             service.policy,
             dependencies=dependencies,
+            metrics_host=settings.metrics_host,
         )
         stopping = stop_on_signals(stop)
         # the durable consumers of earlier scorings: their positions taken over, then deleted
@@ -195,11 +196,12 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     log.info("scoring stopped")
 
 
-async def rebuild(settings: Settings, timeout: float = 3600.0, processes: int = 1) -> dict[str, float]:
+async def rebuild(settings: ReadModels, timeout: float = 3600.0, processes: int = 1) -> dict[str, float]:
     """Empty every read model and replay the streams into them: the games projection's shards in ``processes``
     processes at once (each reads its partitions of the stream), then the tournaments; per projection, events
     applied and seconds, and the games' events per second."""
     configure_logging(settings.log_level)
+    settings.report(structlog.get_logger("paiju.scoring"))
     figures: dict[str, float] = {}
     async with connections(settings) as c:
         built = projectors(c, settings.batch, settings.shards)
@@ -245,7 +247,7 @@ async def _catch_up(projector: Projector, timeout: float) -> dict[str, float]:
     }
 
 
-def _rebuild_shards(settings: Settings, names: list[str], timeout: float) -> dict[str, float]:
+def _rebuild_shards(settings: ReadModels, names: list[str], timeout: float) -> dict[str, float]:
     """A rebuild's worker process: catch the shards ``names`` up (their tables and checkpoints emptied already)."""
 
     async def run() -> dict[str, float]:

@@ -6,17 +6,18 @@ import argparse
 import asyncio
 import json
 
+from paiju.platform.settings import describe
+from paiju.scoring.config import ReadModels, Settings
+
 
 def _scoring(args: argparse.Namespace) -> int:
     from paiju.scoring.bootstrap import rebuild, serve
-    from paiju.scoring.config import Settings
 
-    settings = Settings.from_env()
     if args.action == "rebuild":
-        figures = asyncio.run(rebuild(settings, processes=args.processes))
+        figures = asyncio.run(rebuild(ReadModels.from_env(), processes=args.processes))
         print(json.dumps(figures, indent=2))
         return 0
-    asyncio.run(serve(settings))
+    asyncio.run(serve(Settings.from_env()))
     return 0
 
 
@@ -35,4 +36,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=1,
         help="rebuild: apply the games projection's shards in this many processes at once (up to its shards)",
     )
+    describe(p, Settings)
     p.set_defaults(func=_scoring)

@@ -1,67 +1,61 @@
-"""The scoring service's configuration, from the environment (one place that reads it)."""
+"""Scoring's settings, from the environment: each declared once, here or in the module of what it configures
+(`paiju.platform.settings`; the table of docs/operations.md, "Configure", is generated from them)."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
+
+from paiju.platform import settings as s
+from paiju.platform.partitions import GAME_PARTITIONS
+from paiju.platform.settings import Setting
 
 SHARDS = 4
 """The games projection's shards by default (four partitions each of the sixteen)."""
+METRICS_PORT = s.metrics_port("PAIJU_SCORING_METRICS_PORT", 9466)
+BATCH = Setting("PAIJU_SCORING_BATCH", 500, "events a projection applies per transaction at most (0: 500)")
+LINGER_MS = Setting(
+    "PAIJU_SCORING_LINGER_MS",
+    250,
+    "how long a running projection gathers events after the first of a batch, in milliseconds: fewer, fuller "
+    "transactions under load, read models that much later",
+)
+SHARDS_SETTING = Setting(
+    "PAIJU_SCORING_SHARDS",
+    SHARDS,
+    "shards of the games projection, each a share of the games' partitions with its own checkpoint (`games.0`…): "
+    "replicas apply different shards at once; `paiju scoring rebuild --processes N` rebuilds them in N processes",
+)
 
 
 @dataclass(frozen=True)
-class Settings:
-    address: str = "127.0.0.1:50053"
-    """Where the gRPC server listens (PAIJU_SCORING_ADDRESS)."""
-    nats_url: str = "nats://127.0.0.1:4222"
-    """The NATS server or cluster (NATS_URL)."""
-    database_url: str = ""
-    """PostgreSQL for the read models (DATABASE_URL, required)."""
-    stream: str = "TOURNAMENTS"
-    """The tournaments' JetStream stream (PAIJU_TOURNAMENTS_STREAM); subjects <prefix>.<tournament id>."""
-    prefix: str = "paiju.tournament"
-    """PAIJU_TOURNAMENTS_SUBJECT_PREFIX."""
-    games_stream: str = "GAMES"
-    """The engine's stream (PAIJU_GAMES_STREAM)."""
-    games_prefix: str = "paiju.game"
-    """PAIJU_GAMES_SUBJECT_PREFIX."""
-    lobby_stream: str = "LOBBY"
-    """The lobby's stream, read for tournament match results (PAIJU_LOBBY_STREAM)."""
-    lobby_prefix: str = "paiju.lobby"
-    """PAIJU_LOBBY_SUBJECT_PREFIX."""
-    replicas: int = 1
-    """Stream replicas when scoring creates its stream (PAIJU_STREAM_REPLICAS; 3 in a cluster)."""
-    shards: int = SHARDS
-    """How many shards the games projection is applied in (PAIJU_SCORING_SHARDS; at most the partitions of the
-    games): replicas apply different shards at once, and a rebuild reads them in parallel processes."""
-    batch: int = 500
-    """Events a projection applies per transaction at most (PAIJU_SCORING_BATCH)."""
-    linger_ms: int = 250
-    """How long a running projection gathers events after the first of a batch before applying them
-    (PAIJU_SCORING_LINGER_MS): fuller and fewer transactions under load, at the cost of that much delay."""
-    metrics_port: int = 9466
-    """Prometheus metrics port (PAIJU_SCORING_METRICS_PORT; 0 = off)."""
-    log_level: str = "info"
-    """PAIJU_LOG_LEVEL."""
+class ReadModels(s.Settings):
+    """What scoring's read models are built from: the streams, the database and how the projections apply them —
+    all that ``paiju scoring rebuild`` reads."""
 
-    @classmethod
-    def from_env(cls, env: dict[str, str] | None = None) -> Settings:
-        values = os.environ if env is None else env
-        d = cls()
-        return cls(
-            address=values.get("PAIJU_SCORING_ADDRESS", d.address),
-            nats_url=values.get("NATS_URL", d.nats_url),
-            database_url=values.get("DATABASE_URL", d.database_url),
-            stream=values.get("PAIJU_TOURNAMENTS_STREAM", d.stream),
-            prefix=values.get("PAIJU_TOURNAMENTS_SUBJECT_PREFIX", d.prefix),
-            games_stream=values.get("PAIJU_GAMES_STREAM", d.games_stream),
-            games_prefix=values.get("PAIJU_GAMES_SUBJECT_PREFIX", d.games_prefix),
-            lobby_stream=values.get("PAIJU_LOBBY_STREAM", d.lobby_stream),
-            lobby_prefix=values.get("PAIJU_LOBBY_SUBJECT_PREFIX", d.lobby_prefix),
-            replicas=int(values.get("PAIJU_STREAM_REPLICAS", d.replicas)),
-            batch=int(values.get("PAIJU_SCORING_BATCH", d.batch)),
-            linger_ms=int(values.get("PAIJU_SCORING_LINGER_MS", d.linger_ms)),
-            shards=int(values.get("PAIJU_SCORING_SHARDS", d.shards)),
-            metrics_port=int(values.get("PAIJU_SCORING_METRICS_PORT", d.metrics_port)),
-            log_level=values.get("PAIJU_LOG_LEVEL", d.log_level),
-        )
+    nats_url: str = s.NATS_URL.field()
+    database_url: str = s.DATABASE_URL.but(
+        help="scoring's PostgreSQL database (its read models), a URL with its password"
+    ).field()
+    stream: str = s.TOURNAMENTS_STREAM.but(help="the tournaments' stream, which scoring writes").field()
+    prefix: str = s.TOURNAMENTS_PREFIX.field()
+    games_stream: str = s.GAMES_STREAM.but(help="the games' stream, projected into the read models").field()
+    games_prefix: str = s.GAMES_PREFIX.field()
+    partitions: int = GAME_PARTITIONS.field()
+    lobby_stream: str = s.LOBBY_STREAM.but(help="the lobby's stream, read for tournament match results").field()
+    lobby_prefix: str = s.LOBBY_PREFIX.field()
+    replicas: int = s.STREAM_REPLICAS.but(help="replicas of a stream scoring creates").field()
+    batch: int = BATCH.field()
+    linger_ms: int = LINGER_MS.field()
+    shards: int = SHARDS_SETTING.field()
+    log_level: str = s.LOG_LEVEL.field()
+
+
+@dataclass(frozen=True)
+class Settings(ReadModels):
+    """Scoring's settings as a server (``paiju scoring --help`` lists them): its read models' and its own."""
+
+    address: str = s.SCORING_ADDRESS.but(help=s.LISTEN).field()
+    metrics_port: int = METRICS_PORT.field()
+    metrics_host: str = s.METRICS_HOST.field()
+    rate_limits: str = s.RATE_LIMITS.field()
+    trusted_keys: str = s.TRUSTED_KEYS.field()

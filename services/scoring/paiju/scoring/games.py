@@ -2,7 +2,7 @@
 into the read models' rows, what length a tournament match of it may have and how long by default, and its result
 sheet's title and difference heading. One `ScoringGame` per game, by the game's name (`GAMES`); the fold, the
 tournament and the result sheets look a game up here instead of branching on its name. A third game is a third
-module like `zlj` and `tractor` and its entry here.
+module like `zlj` and `tractor` and its entry here, among the places docs/contributing.md, "Adding a game", lists.
 """
 
 from __future__ import annotations

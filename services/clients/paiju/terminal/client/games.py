@@ -1,6 +1,6 @@
 """How the terminal client shows each game to a person: one `Presentation` per game of the registry
 (`paiju.rules.registry`), found by the game's name. The session, the lobby's screens and the analyst tools look a
-game up here instead of branching on its name; a third game is a third entry.
+game up here instead of branching on its name; a third game is a third entry (docs/contributing.md, "Adding a game").
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO
 
+from paiju.platform.settings import Setting, Settings
+
 SUPERUSER = "postgres"
 """The superuser role that ``initdb`` creates and the DSNs connect as."""
 
@@ -51,6 +53,17 @@ SERVICE_USER = "paiju-postgres"
 """The system user that runs PostgreSQL when this process is root (``PAIJU_POSTGRES_USER`` overrides it)."""
 
 SERVICE_USER_VARIABLE = "PAIJU_POSTGRES_USER"
+
+
+@dataclass(frozen=True)
+class EmbeddedSettings(Settings):
+    """What the embedded server reads from the environment."""
+
+    user: str = Setting(
+        SERVICE_USER_VARIABLE, SERVICE_USER, "the existing system user that runs PostgreSQL when this process is root"
+    ).field()
+
+
 LOG_NAME = "server.log"
 """The server's log, inside the data directory (appended to by every start)."""
 
@@ -237,7 +250,7 @@ def _service_account() -> _Account | None:
     """None when not root; otherwise the system user to run PostgreSQL as, created if it does not exist."""
     if os.geteuid() != 0:
         return None
-    name = os.environ.get(SERVICE_USER_VARIABLE) or SERVICE_USER
+    name = EmbeddedSettings.from_env().user
     entry = _user(name)
     if entry is None:
         if name != SERVICE_USER:

@@ -205,9 +205,12 @@ def best_realisation(counts: Counts, budget: int, m: int, trumps: Trumps) -> Rea
     return _best(counts, budget, m, trumps)[0]
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)
 def _best(counts: Counts, budget: int, m: int, trumps: Trumps) -> tuple[Realisation, tuple[tuple[Card, ...], ...]]:
-    """(best realisation, the card groups realising it) — memoised: the search revisits positions."""
+    """(best realisation, the card groups realising it) — memoised: the search revisits positions. The revisits are
+    close together (one search, one trick), so a small memo does it: over a 6,000-move game a requirement cost the
+    same with 2,048, 8,192 or 65,536 entries (about 9.4 µs), and a large memo only fills a long-running engine's
+    memory for nothing."""
     options = list(_structures(counts, budget, m, trumps))
     if not options:
         return _groups(counts, budget, m, trumps)

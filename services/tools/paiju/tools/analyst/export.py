@@ -281,7 +281,7 @@ ARROW_TYPES = {int: "int64", bool: "bool_", str: "string"}
 
 
 def parquet_schema(columns: Sequence[Column]) -> Any:
-    """The Arrow schema of a file's columns (README.md, "Analysts", lists it)."""
+    """The Arrow schema of a file's columns (docs/analysts.md, "The files", lists it)."""
     import pyarrow as pa
 
     return pa.schema([pa.field(c.name, getattr(pa, ARROW_TYPES[c.kind])(), nullable=c.kind is int) for c in columns])

@@ -1,7 +1,7 @@
 """What the analyst tools need of each game beyond its rules (`paiju.rules.registry`) and how the terminal shows
 it (`paiju.terminal.client.games`): one `AnalystGame` per game, by the game's name. The replay and the export look
 a game up here instead of branching on its name; a third game is a third module like `zlj` and `tractor` and its
-entry here."""
+entry here, among the places docs/contributing.md, "Adding a game", lists."""
 
 from __future__ import annotations
 

@@ -13,13 +13,12 @@ import nats
 from nats.errors import Error as NatsError
 from nats.js.errors import NotFoundError
 
-from paiju.engine.config import Settings
 from paiju.engine.games import GameNotFound, Games
 from paiju.lobby.table import bot_name, game_id_of
+from paiju.platform import settings as s
 from paiju.platform.nats import servers
 from paiju.platform.store import Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.scoring.config import Settings as ScoringSettings
 from paiju.tools.analyst.log import GameLog, decode, from_game
 from paiju.v1 import engine_pb2, lobby_events_pb2, tournament_events_pb2
 
@@ -30,24 +29,18 @@ class AnalystError(Exception):
     """What was asked for is not there (an unknown game, table or stream), or NATS cannot be reached."""
 
 
-@dataclass(frozen=True, slots=True)
-class Source:
-    """Where the streams are: the NATS URL, the games' stream and subject prefix, the lobby's."""
+@dataclass(frozen=True)
+class Source(s.Settings):
+    """Where the streams are: the NATS URL, the games' stream and subject prefix, the lobby's, the tournaments'; from
+    the services' own settings in the environment (`from_env`: ``NATS_URL``, ``PAIJU_GAMES_STREAM``, ...)."""
 
-    url: str
-    stream: str = "GAMES"
-    prefix: str = "paiju.game"
-    lobby_stream: str = "LOBBY"
-    lobby_prefix: str = "paiju.lobby"
-    tournaments_stream: str = "TOURNAMENTS"
-    tournaments_prefix: str = "paiju.tournament"
-
-    @classmethod
-    def from_env(cls) -> Source:
-        """The services' settings from the environment (``NATS_URL``, ``PAIJU_GAMES_STREAM``, ...)."""
-        s = Settings.from_env()
-        t = ScoringSettings.from_env()
-        return cls(s.nats_url, s.stream, s.prefix, s.lobby_stream, s.lobby_prefix, t.stream, t.prefix)
+    url: str = s.NATS_URL.field()
+    stream: str = s.GAMES_STREAM.field()
+    prefix: str = s.GAMES_PREFIX.field()
+    lobby_stream: str = s.LOBBY_STREAM.field()
+    lobby_prefix: str = s.LOBBY_PREFIX.field()
+    tournaments_stream: str = s.TOURNAMENTS_STREAM.field()
+    tournaments_prefix: str = s.TOURNAMENTS_PREFIX.field()
 
 
 async def _quiet(error: Exception) -> None:

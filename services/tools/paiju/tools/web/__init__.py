@@ -1,21 +1,18 @@
 """``paiju web``: the web view — the lobby's tables, any table live as a spectator sees it, an ended game replayed
 move by move with every hand, tournaments' standings and result sheets — served by a small gateway over the public
-gRPC API (`paiju.tools.web.gateway`). Wire the command into a command line with `add_parser`."""
+gRPC API (`paiju.tools.web.gateway`). Wire the command into a command line with `add_parser`; its settings are in
+`paiju.tools.web.config`."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
-import os
 
-WEB_PORT_VARIABLE = "PAIJU_WEB_PORT"
-DEFAULT_PORT = 8080
-ADDRESSES = (
-    ("lobby", "PAIJU_LOBBY_ADDRESS", "127.0.0.1:50052"),
-    ("engine", "PAIJU_ENGINE_ADDRESS", "127.0.0.1:50051"),
-    ("scoring", "PAIJU_SCORING_ADDRESS", "127.0.0.1:50053"),
-)
+from paiju.platform.settings import add_options
+from paiju.tools.web.config import DEFAULT_PORT, Settings
+
+__all__ = ["DEFAULT_PORT", "add_parser"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -26,35 +23,37 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         description="Serve the web view on http://HOST:PORT/: the lobby's tables, any table live as a spectator "
         "sees it, ended games replayed move by move, tournaments. It reads the public gRPC API as a guest.",
     )
-    for name, variable, default in ADDRESSES:
-        p.add_argument(
-            f"--{name}",
-            default=os.environ.get(variable, default),
-            help=f"the {name}'s gRPC address (env {variable}, default {default})",
-        )
-    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default 127.0.0.1)")
-    p.add_argument(
-        "--port",
-        type=int,
-        default=int(os.environ.get(WEB_PORT_VARIABLE, DEFAULT_PORT)),
-        help=f"the port to listen on (env {WEB_PORT_VARIABLE}, default {DEFAULT_PORT})",
-    )
+    add_options(p, Settings)
     p.set_defaults(func=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    import signal
+
+    import structlog
+
     from paiju.platform.limits import RateLimits
     from paiju.platform.observability import configure_logging
-    from paiju.tools.web.gateway import LIMITS, LIMITS_VARIABLE, TRUSTED_PROXIES_VARIABLE, serve, trusted_proxies
+    from paiju.tools.web.config import LIMITS
+    from paiju.tools.web.gateway import serve, trusted_proxies
 
-    configure_logging(os.environ.get("PAIJU_LOG_LEVEL", "info"))
-    limits = RateLimits(LIMITS, os.environ.get(LIMITS_VARIABLE))
-    trusted = trusted_proxies(os.environ.get(TRUSTED_PROXIES_VARIABLE, ""))
-    import signal
+    settings = Settings.from_env(args=args)
+    configure_logging(settings.log_level)
+    settings.report(structlog.get_logger("paiju.web"))
+    limits = RateLimits(LIMITS, settings.rate_limits)
+    trusted = trusted_proxies(settings.trusted_proxies)
 
     async def main() -> None:
         task = asyncio.create_task(
-            serve(args.lobby, args.engine, args.scoring, host=args.host, port=args.port, limits=limits, trusted=trusted)
+            serve(
+                settings.lobby,
+                settings.engine,
+                settings.scoring,
+                host=settings.host,
+                port=settings.port,
+                limits=limits,
+                trusted=trusted,
+            )
         )
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -62,11 +62,6 @@ ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,99}$")
 """An id as the contract accepts one (paiju.v1.id): anything else is refused before any call is made."""
 VERSION_GUTTER = re.compile(r"^\d+\s\s")
 """The version a replay's line starts with (the page shows the version beside the slider)."""
-LIMITS = "api:address=20/second; live:address=16/open; page:address=30/second"
-"""Each client address's limits: JSON calls per second, live tables open at once, page files per second."""
-LIMITS_VARIABLE = "PAIJU_WEB_RATE_LIMITS"
-TRUSTED_PROXIES_VARIABLE = "PAIJU_WEB_TRUSTED_PROXIES"
-"""The networks of the proxies in front (an Ingress controller) whose ``X-Forwarded-For`` names the client."""
 IDLE_SECONDS = 30.0
 """A table no page has shown for this long is no longer watched upstream."""
 NEXT_MATCH_POLL_SECONDS = 5.0

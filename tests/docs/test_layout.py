@@ -1,4 +1,4 @@
-"""The README's layout section matches the tree: every path it lists exists, and every package folder of every
+"""The layout of docs/contributing.md matches the tree: every path it lists exists, and every package folder of every
 layer (``services/<layer>/paiju/<package>/`` and its sub-packages one level down) is listed or lies under a listed
 folder whose line names it."""
 
@@ -12,7 +12,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 
 def layout() -> list[tuple[str, str]]:
     """Each line of the layout's code block as (path as written, the whole line)."""
-    text = (REPOSITORY / "README.md").read_text()
+    text = (REPOSITORY / "docs" / "contributing.md").read_text()
     section = text.split("## Layout", 1)[1]
     block = section.split("```", 2)[1]
     lines = []
@@ -30,7 +30,7 @@ def listed_paths() -> list[str]:
 def test_every_path_the_layout_lists_exists() -> None:
     generated = {"services/contract/paiju/v1/"}  # made by `make protos`, listed as generated
     missing = [p for p in listed_paths() if p not in generated and not (REPOSITORY / p).exists()]
-    assert missing == [], f"README's layout lists paths that are not in the tree: {missing}"
+    assert missing == [], f"docs/contributing.md's layout lists paths that are not in the tree: {missing}"
 
 
 def test_every_package_of_every_layer_is_in_the_layout() -> None:
@@ -47,4 +47,4 @@ def test_every_package_of_every_layer_is_in_the_layout() -> None:
         parent = f"{package.parent.relative_to(REPOSITORY)}/"
         if not any(p.startswith(parent) for p in listed) or package.name not in text:
             unlisted.append(relative)
-    assert unlisted == [], f"packages missing from README's layout: {unlisted}"
+    assert unlisted == [], f"packages missing from docs/contributing.md's layout: {unlisted}"

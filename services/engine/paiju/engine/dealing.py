@@ -1,0 +1,94 @@
+"""Fair dealing as the engine takes part in it: its own steps of the commit–reveal protocol (`paiju.rules.fair`;
+docs/architecture.md, "Fair dealing: commit, contribute, reveal"), with the server seeds drawn from its secret
+(`paiju.engine.seeds`).
+
+The rules cores hold the protocol and say which step is due; this is what only the engine has: the server seeds
+(of its current secret, and of its previous one for a shuffle committed before the secret changed), how long a deal
+without a cut waits for the seats' contributions, and whether new games start fair. `Games` asks it for the steps
+that a command's events make due, taken in the same append (`FairDealing.settled`); the timers ask it for the
+command of a step that waited (`FairDealing.command`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from paiju.rules.fair import Step, settle
+from paiju.rules.fair import command as step_command
+from paiju.rules.fairness import commitment
+from paiju.rules.registry import GameRules
+from paiju.v1 import engine_pb2
+
+
+class FairDealing:
+    """The engine's part in dealing fairly, or none (``server_seeds`` ``None``: every game is dealt from seeds and
+    no fair step is taken; the games of an engine that does not deal fairly).
+
+    ``server_seeds(game_id, number)``: the candidate server seeds of a game's ``number``-th shuffle, the one of the
+    engine's secret first, then those of its previous secret (so a shuffle committed before the secret changed is
+    still dealt and revealed). ``contribution_seconds``: how long a deal without a cut waits for the seats'
+    contributions (0: it is dealt at once; else the timers deal it then). ``new_games``: new games are started fair
+    too (else from seeds; the fair games already started go on being dealt fairly either way)."""
+
+    def __init__(
+        self,
+        server_seeds: Callable[[str, int], Sequence[bytes]] | None = None,
+        contribution_seconds: float = 0.0,
+        *,
+        new_games: bool = True,
+    ) -> None:
+        self._server_seeds = server_seeds
+        self.contribution_seconds = contribution_seconds
+        """How long a fair deal without a cut waits for the seats' contributions (0: it is dealt at once)."""
+        self._new_games = new_games
+
+    @property
+    def fair(self) -> bool:
+        """Whether new games are dealt from committed shuffles."""
+        return self._server_seeds is not None and self._new_games
+
+    @property
+    def takes_steps(self) -> bool:
+        """Whether this engine takes fair games' steps (it has the server seeds)."""
+        return self._server_seeds is not None
+
+    def command(self, game_id: str, state: Any, step: Step) -> Any:
+        """The engine's command for a fair game's due ``step`` in ``state`` (with that shuffle's server seed)."""
+        shuffle = state.shuffle
+        committed = shuffle.commitment if shuffle is not None and step.kind != "commit" else None
+        return step_command(step, self._server_seed(game_id, step.number, committed))
+
+    def settled(self, game_id: str, rules: GameRules, state: Any, events: Sequence[Any]) -> list[Any]:
+        """The events of the fair-dealing steps that ``events`` (decided on ``state``) make due
+        (`paiju.rules.fair.settle`), to store in the same append: none in a game not dealt fairly, or when this
+        engine deals no game fairly. A deal that waits for contributions is left to the timers unless the window is
+        0."""
+        if self._server_seeds is None:
+            return []
+        if not getattr(state, "fair", False) and not any(getattr(e, "fair", False) for e in events):
+            return []  # a game dealt from seeds (only its start can make it fair)
+        for event in events:
+            if not isinstance(event, engine_pb2.SeatsAssigned):
+                state = rules.evolve(state, event)
+        if not getattr(state, "fair", False):
+            return []
+        return settle(
+            rules.decide,
+            rules.evolve,
+            rules.fair_step,
+            state,
+            lambda number, committed: self._server_seed(game_id, number, committed),
+            window_over=self.contribution_seconds <= 0,
+        )
+
+    def _server_seed(self, game_id: str, number: int, committed: bytes | None) -> bytes:
+        """The seed of a game's ``number``-th shuffle: the one that matches ``committed`` (the recorded commitment)
+        among the candidates, else the current secret's."""
+        assert self._server_seeds is not None
+        candidates = self._server_seeds(game_id, number)
+        if committed is not None:
+            for seed in candidates:
+                if commitment(seed) == committed:
+                    return seed
+        return candidates[0]

@@ -1,0 +1,54 @@
+"""The web view's settings, from the environment or ``paiju web``'s options: each declared once (the table of
+docs/operations.md, "Configure", is generated from them). Imports nothing heavy, so that ``paiju --help`` stays
+quick."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from ipaddress import ip_network
+
+from paiju.platform import settings as s
+from paiju.platform.settings import Setting
+
+LIMITS = "api:address=20/second; live:address=16/open; page:address=30/second"
+"""Each client address's limits: JSON calls per second, live tables open at once, page files per second."""
+LIMITS_VARIABLE = "PAIJU_WEB_RATE_LIMITS"
+TRUSTED_PROXIES_VARIABLE = "PAIJU_WEB_TRUSTED_PROXIES"
+"""The networks of the proxies in front (an Ingress controller) whose ``X-Forwarded-For`` names the client."""
+DEFAULT_PORT = 8080
+
+
+def networks(raw: str) -> str:
+    """Networks separated by commas (``10.0.0.0/8,fd00::/8``), as written once each reads (`ValueError`)."""
+    for part in raw.split(","):
+        if part.strip():
+            ip_network(part.strip(), strict=False)
+    return raw
+
+
+@dataclass(frozen=True)
+class Settings(s.Settings):
+    """The web view's settings (``paiju web --help`` lists them): options, else the environment, else defaults."""
+
+    lobby: str = s.LOBBY_ADDRESS.but(help="the lobby", option="--lobby", metavar="ADDRESS").field()
+    engine: str = s.ENGINE_ADDRESS.but(help="the engine", option="--engine", metavar="ADDRESS").field()
+    scoring: str = s.SCORING_ADDRESS.but(help="scoring (tournaments)", option="--scoring", metavar="ADDRESS").field()
+    host: str = Setting(
+        "PAIJU_WEB_HOST", "127.0.0.1", "the address to listen on (`0.0.0.0` in a container)", option="--host"
+    ).field()
+    port: int = Setting("PAIJU_WEB_PORT", DEFAULT_PORT, "the HTTP port", parse=s.port, option="--port").field()
+    trusted_proxies: str = Setting(
+        TRUSTED_PROXIES_VARIABLE,
+        "",
+        "the networks of the proxies in front, separated by commas (e.g. `10.0.0.0/8`): from them, the client is the "
+        "nearest address in `X-Forwarded-For` that is not a proxy; the limits below count it, not the proxy",
+        parse=networks,
+    ).field()
+    rate_limits: str = Setting(
+        LIMITS_VARIABLE,
+        "",
+        "each client address's limits, changed or added to, in the rules of *Rate limits* (`off` turns them off)",
+        parse=s.rate_limits,
+        shown_default=LIMITS,
+    ).field()
+    log_level: str = s.LOG_LEVEL.field()
