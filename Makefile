@@ -100,7 +100,8 @@ test: lint chromium node
 	$(BIN)/pytest -n auto --dist loadgroup -m "not cluster" $(PYTEST_ARGS)
 	$(MAKE) cluster-test
 
-## unit: the unit tier alone (no NATS, no PostgreSQL, no stack; a tenth of each property's examples): the inner loop
+## unit: the unit tier alone (the test's process only: no NATS, no PostgreSQL, no other process; a tenth of each
+## property's examples): the inner loop
 unit: setup
 	PAIJU_UNIT_ONLY=1 PAIJU_EXAMPLES=0.1 PYTHONDONTWRITEBYTECODE= PYTHONPYCACHEPREFIX=$(abspath .pytest_cache/pycache) $(BIN)/pytest -n auto -m unit -q $(PYTEST_ARGS)
 
@@ -168,16 +169,17 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 
 ## bench: every benchmark, the 30-minute memory soak among them (docs/benchmarks.md)
 # Rules-core speed beside RLCard's Dou Dizhu; the codec's views, events and actions; engine act latency, throughput
-# and replay speed; scoring's projection throughput and rebuild time; JetStream's appends/s per durability setting;
-# engine start-up with and without 100,000 stored games; the edge's CPU per call against a bare server; the whole
-# stack loaded with bot tables and spectators, per Act against the floor of its parts (bench/floor.py), and a
-# 30-minute memory soak; the full fuzz of every method (100,000 requests); the web view under a crowd; the
-# environments beside RLCard's.
+# and replay speed; scoring's projection throughput and rebuild time; a Swiss round of 64 teams paired; JetStream's
+# appends/s per durability setting; engine start-up with and without 100,000 stored games; the edge's CPU per call
+# against a bare server; the whole stack loaded with bot tables and spectators, per Act against the floor of its parts
+# (bench/floor.py), and a 30-minute memory soak; the full fuzz of every method (100,000 requests); the web view under
+# a crowd; the environments beside RLCard's.
 bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/scoring.py
+	$(BIN)/python bench/swiss.py
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/scale.py

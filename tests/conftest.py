@@ -1,14 +1,16 @@
 """The real servers of the tests: nats-server with JetStream, and PostgreSQL (one embedded server per
 pytest-xdist worker, and a fresh database per test); and the suite's tiers.
 
-Every test is in one tier, by marker: ``unit`` (no NATS, no PostgreSQL, no stack: `make unit`, the inner loop;
-a service may run in the test's process over the in-memory store), ``integration`` (a real NATS or PostgreSQL, or
-several services playing whole games in the process) and ``e2e`` (the stack as processes, a browser, a client in
-another language, outages, the cluster). A test's tier is its explicit marker, else its folder's
-(`E2E_FOLDERS`), else ``integration`` when it asks for a server (the fixtures below, or the ``jetstream`` store)
-or its module starts servers itself (`SERVER_MODULES`), else ``unit``. Under `make unit` (``PAIJU_UNIT_ONLY``) a
-server fixture refuses to start, so a test that needs one and is not marked so fails there instead of slowing the
-inner loop.
+Every test is in one tier, by marker, after what it needs, wherever its file lives: ``unit`` (the test's process
+alone: no NATS, no PostgreSQL, no other process; `make unit`, the inner loop; a service may run in the test's
+process over the in-memory store), ``integration`` (a real NATS or PostgreSQL, a program run as a process of its
+own, or several services playing whole games in the process) and ``e2e`` (the stack as processes, a browser, the
+terminal client on a pseudo-terminal, a client in another language, outages, the cluster). A test's tier is its
+explicit marker (a module's ``pytestmark`` or the test's own), else ``integration`` when it asks for a server (the
+fixtures below, or the ``jetstream`` store) or its module starts servers or runs programs itself (`SERVER_MODULES`,
+`PROGRAM_MODULES`), else ``unit``. Under `make unit` (``PAIJU_UNIT_ONLY``) a server fixture refuses to start and so
+does any process (`subprocess.Popen`, which `subprocess.run` and asyncio's subprocesses go through), while a test is
+set up and runs: a test that needs either and is not marked so fails there instead of slowing the inner loop.
 
 Started only when a test asks for `postgres_dsn` or `database_dsn`. The data folder is made with
 `tempfile.mkdtemp`, not pytest's ``tmp_path``: when the suite runs as root, PostgreSQL runs as an
@@ -21,22 +23,27 @@ the `make unit` ones too, which start none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import subprocess
 import tempfile
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 TIERS = ("unit", "integration", "e2e")
-E2E_FOLDERS = frozenset({"cluster", "outage", "fuzz", "node", "terminal", "cli"})
-"""Test folders whose tests run the stack as processes (or a terminal, a browser, another language)."""
 SERVER_FIXTURES = frozenset({"nats_url", "postgres_dsn", "database_dsn"})
 SERVER_MODULES = frozenset({"platform/postgres/test_embedded.py"})
 """Test modules (paths under tests/) that start real servers themselves, not through the fixtures below: the
 embedded PostgreSQL's own tests."""
+PROGRAM_MODULES = frozenset({"docs/test_makefile.py", "tools/test_settingsdoc.py"})
+"""Test modules (paths under tests/) each of whose tests runs a program as a process (make; kubectl, which renders the
+manifests the settings tables are checked against), unmarked: integration. (A module may say so itself instead, with
+``pytestmark``.)"""
 
 
 def tier_of(item: pytest.Item) -> str:
@@ -45,12 +52,10 @@ def tier_of(item: pytest.Item) -> str:
     if marked:
         return marked[0]
     path = Path(str(item.fspath)).relative_to(Path(__file__).parent)
-    if path.parts[0] in E2E_FOLDERS:
-        return "e2e"
     params = getattr(getattr(item, "callspec", None), "params", {})
     if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())) or "jetstream" in params.values():
         return "integration"
-    if path.as_posix() in SERVER_MODULES:
+    if path.as_posix() in SERVER_MODULES | PROGRAM_MODULES:
         return "integration"
     return "unit"
 
@@ -65,6 +70,36 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def _no_servers_in_unit_tests(what: str) -> None:
     if os.environ.get("PAIJU_UNIT_ONLY"):
         raise RuntimeError(f"a unit test asked for {what}: mark it integration (tests/conftest.py)")
+
+
+@contextlib.contextmanager
+def _no_processes_in_unit_tests() -> Iterator[None]:
+    """Under `make unit`, starting a process fails (the test's tier says it needs none); elsewhere, nothing."""
+    if not os.environ.get("PAIJU_UNIT_ONLY"):
+        yield
+        return
+    started = subprocess.Popen.__init__
+
+    def refuse(self: subprocess.Popen[Any], args: Any, *more: Any, **options: Any) -> None:
+        raise RuntimeError(f"a unit test started a process ({args!r}): mark it integration, or e2e (tests/conftest.py)")
+
+    subprocess.Popen.__init__ = refuse  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        subprocess.Popen.__init__ = started  # type: ignore[method-assign]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    with _no_processes_in_unit_tests():
+        yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
+    with _no_processes_in_unit_tests():
+        yield
 
 
 @pytest.fixture(scope="session")

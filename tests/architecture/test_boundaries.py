@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).parents[2]
 RULES = ROOT / "services" / "rules" / "paiju" / "rules"
 
@@ -40,6 +42,7 @@ def test_the_rules_cores_import_only_the_standard_library(tmp_path: Path) -> Non
     assert [line.split(": ")[1] for line in foreign_imports(tmp_path)] == ["grpc", "paiju.engine"]
 
 
+@pytest.mark.integration  # lint-imports, as a process of its own
 def test_the_import_contracts_are_kept() -> None:
     lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
     assert lint is not None, "import-linter is a pinned dev dependency"

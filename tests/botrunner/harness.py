@@ -199,19 +199,5 @@ def decisions(envelopes: Iterable[engine_pb2.Envelope]) -> Counter[str]:
     return Counter(seen.values())
 
 
-async def wait_until(check: Callable[[], Any], timeout: float, what: str, every: float = 0.05) -> None:
-    """Poll ``check`` (sync or async) until it is true, else fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = check()
-        if asyncio.iscoroutine(result):
-            result = await result
-        if result:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-        await asyncio.sleep(every)
-
-
 def run(body: Callable[[], Any]) -> None:
     asyncio.run(body())

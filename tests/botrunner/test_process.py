@@ -19,7 +19,8 @@ from paiju.platform.tokens import Issuer
 
 from ..support.credentials import process_env
 from ..support.fake_lobby import FakeLobby, serve_lobby
-from .harness import NOW, bot_player, create_zlj, engine, run, wait_until
+from ..support.waiting import wait_until
+from .harness import NOW, bot_player, create_zlj, engine, run
 
 pytestmark = pytest.mark.e2e  # the bot runner as a process
 
@@ -61,8 +62,8 @@ def test_the_process_plays_the_lobbys_seats_and_stops_on_sigterm() -> None:
             }
             process, records, reading = await start("--engine", e.address, "--runner-id", "proc-1", env=env)
             try:
-                await wait_until(lambda: e.ended(game_id), 60, "the end of the match")
-                await wait_until(lambda: len([r for r in records if r.get("event") == "game over"]) == 6, 10, "ends")
+                await wait_until(lambda: e.ended(game_id), "the end of the match", seconds=60)
+                await wait_until(lambda: len([r for r in records if r.get("event") == "game over"]) == 6, "ends")
                 process.send_signal(signal.SIGTERM)
                 code = await asyncio.wait_for(process.wait(), 20)
             finally:
@@ -92,7 +93,7 @@ def test_an_idle_runner_stops_on_a_signal(sig: signal.Signals) -> None:
         env = process_env(Path(tempfile.mkdtemp(prefix="paiju-bots-")), Issuer.BOTS)
         process, records, reading = await start("--lobby", address, "--renew", "0.2", env=env)
         try:
-            await wait_until(lambda: len(lobby.lease_calls) >= 2, 20, "the runner asking the lobby")
+            await wait_until(lambda: len(lobby.lease_calls) >= 2, "the runner asking the lobby")
             process.send_signal(sig)
             code = await asyncio.wait_for(process.wait(), 20)
         finally:

@@ -22,6 +22,7 @@ from paiju.sdk.games import GAMES
 from paiju.v1 import engine_pb2, zlj_pb2
 
 from ..support.tokens import token_metadata
+from ..support.waiting import wait_until
 from .harness import (
     NOW,
     SERVICE,
@@ -35,7 +36,6 @@ from .harness import (
     leases,
     redeal_void_deals,
     run,
-    wait_until,
 )
 
 pytestmark = pytest.mark.integration  # an engine and bot runners playing whole games in the process
@@ -64,8 +64,8 @@ async def play_out(e: Engine, runners: list[BotRunner], game_ids: list[str], tim
         async def over() -> bool:
             return all([await e.ended(g) for g in game_ids])
 
-        await wait_until(over, timeout, f"the end of {game_ids}")
-        await wait_until(lambda: not any(r.playing for r in runners), 10, "the runners to see the ends")
+        await wait_until(over, f"the end of {game_ids}", seconds=timeout)
+        await wait_until(lambda: not any(r.playing for r in runners), "the runners to see the ends")
     finally:
         stop.set()
         await asyncio.gather(*tasks)
@@ -164,13 +164,13 @@ def test_a_runner_lets_go_of_a_seat_handed_back_to_its_player() -> None:
             async def moved(n: int) -> bool:
                 return decisions(await e.log(game_id))[bot_player(game_id, 3)] >= n
 
-            await wait_until(lambda: moved(3), 30, "three moves of the covering bot")
+            await wait_until(lambda: moved(3), "three moves of the covering bot")
             back = engine_pb2.AssignSeatsRequest(
                 game_id=game_id, command_id="return-3", change=engine_pb2.SEAT_CHANGE_RETURN
             )
             back.seats.add(seat=3, player_id="person-3")
             returned_at = (await e.stub.AssignSeats(back, metadata=SERVICE)).version
-            await wait_until(lambda: runner.done.get((game_id, 3)) == "lost", 10, "the runner to drop seat 3")
+            await wait_until(lambda: runner.done.get((game_id, 3)) == "lost", "the runner to drop seat 3")
             # the player plays seat 3 from now on (the first listed action), the bots the others
             person = token_metadata(role=Role.PLAYER, subject="person-3", game=game_id, seat=3, now=NOW)
             person_moves = 0
@@ -190,7 +190,7 @@ def test_a_runner_lets_go_of_a_seat_handed_back_to_its_player() -> None:
                     )
                     person_moves += 1
                 await asyncio.sleep(0.01)
-            await wait_until(lambda: not runner.playing, 10, "the runner to see the end")
+            await wait_until(lambda: not runner.playing, "the runner to see the end")
             assert source.calls > 3 and runner.starts[(game_id, 3)] == 1, "asked again, seat 3 not taken up again"
             stop.set()
             await task
@@ -227,10 +227,10 @@ def test_a_runner_resumes_its_watches_after_the_engine_restarts() -> None:
             async def at(version: int) -> bool:
                 return len(await e.log(game_id)) >= version
 
-            await wait_until(lambda: at(40), 30, "the match under way")
+            await wait_until(lambda: at(40), "the match under way")
             await e.restart()
-            await wait_until(lambda: e.ended(game_id), 60, "the end of the match")
-            await wait_until(lambda: not runner.playing, 10, "the runner to see the end")
+            await wait_until(lambda: e.ended(game_id), "the end of the match", seconds=60)
+            await wait_until(lambda: not runner.playing, "the runner to see the end")
             stop.set()
             await task
             await channel.close()
@@ -320,13 +320,13 @@ def test_a_runner_forgets_the_seats_of_ended_games_once_they_are_no_longer_lease
                 async def over() -> bool:
                     return await e.ended("zf")
 
-                await wait_until(over, 120, "the end of zf")
-                await wait_until(lambda: not runner.playing, 10, "the runner to see the end")
+                await wait_until(over, "the end of zf", seconds=120)
+                await wait_until(lambda: not runner.playing, "the runner to see the end")
                 by_player = decisions(await e.log("zf"))
                 made = sum(by_player[bot_player("zf", s)] for s in range(6))
                 assert len(runner.stats) == 6 and runner.total_acts == made
                 source.set(())  # the lobby no longer leases the game's seats
-                await wait_until(lambda: not runner.stats and not runner.done, 30, "the seats forgotten")
+                await wait_until(lambda: not runner.stats and not runner.done, "the seats forgotten")
                 assert not runner.starts and runner.total_acts == made and runner.seats_played == 6
             finally:
                 stop.set()
@@ -363,18 +363,18 @@ def test_a_lost_seat_is_taken_up_again_with_a_renewed_lease_only() -> None:
             task = asyncio.create_task(runner.run(stop))
             key = (game_id, 3)
             try:
-                await wait_until(lambda: runner.starts[key] == 1, 10, "the runner to take the seat")
+                await wait_until(lambda: runner.starts[key] == 1, "the runner to take the seat")
                 back = engine_pb2.AssignSeatsRequest(
                     game_id=game_id, command_id="return-3", change=engine_pb2.SEAT_CHANGE_RETURN
                 )
                 back.seats.add(seat=3, player_id="person-3")
                 await e.stub.AssignSeats(back, metadata=SERVICE)
-                await wait_until(lambda: runner.done.get(key) == "lost", 10, "the runner to drop seat 3")
+                await wait_until(lambda: runner.done.get(key) == "lost", "the runner to drop seat 3")
                 calls = source.calls
-                await wait_until(lambda: source.calls > calls + 3, 10, "the runner to ask again")
+                await wait_until(lambda: source.calls > calls + 3, "the runner to ask again")
                 assert runner.starts[key] == 1, "the same token and lease: not taken up again"
                 source.set([dataclasses.replace(covering, expires_at=covering.expires_at + 30)])
-                await wait_until(lambda: runner.starts[key] >= 2, 10, "the renewed lease taken up again")
+                await wait_until(lambda: runner.starts[key] >= 2, "the renewed lease taken up again")
             finally:
                 stop.set()
                 await task

@@ -42,6 +42,7 @@ from paiju.platform.tokens import Identity, Issuer, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, tractor_pb2, zlj_pb2
 
 from ..support.credentials import mint_token, process_env
+from ..support.waiting import wait_until, wait_until_blocking
 
 SEED_SECRET = "cluster-rehearsal-seeds-0123456789abcdef"
 STREAMS = ("GAMES", "LOBBY", "TOURNAMENTS")
@@ -61,7 +62,7 @@ SNAPSHOT = (
     "SELECT * FROM scoring_player_stats ORDER BY player_id, game",
 )
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.e2e, pytest.mark.cluster]  # three nats-servers and the services as processes
 
 
 def analyst() -> tuple[tuple[str, str], ...]:
@@ -69,15 +70,17 @@ def analyst() -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
 
-def wait_for(what: str, check: Callable[[], bool], timeout: float, services: Services | None = None) -> float:
-    """Seconds until ``check`` holds (AssertionError after ``timeout``)."""
+def seconds_until(what: str, check: Callable[[], bool], timeout: float, services: Services | None = None) -> float:
+    """Seconds until ``check`` holds (the one wait helper: AssertionError after ``timeout``, or at once when a
+    process not killed on purpose has stopped); the rehearsal reports them among its figures, asserting none."""
     started = time.monotonic()
-    while not check():
+
+    def holds() -> bool:
         if services is not None:
             services.check(except_for=tuple(KILLED))
-        if time.monotonic() - started > timeout:
-            raise AssertionError(f"{what}: not within {timeout} s")
-        time.sleep(0.2)
+        return check()
+
+    wait_until_blocking(holds, what, seconds=timeout, every=0.2)
     return time.monotonic() - started
 
 
@@ -124,18 +127,18 @@ async def open_tables(lobby_address: str) -> list[str]:
 async def start_match(lobby: Any, table_id: str, md: Any) -> str:
     """Start a table's match as a client does: an UNAVAILABLE answer ("try again shortly": the engine was slow to
     answer on the loaded machine) is retried, after reading whether the start was recorded before it."""
-    for _ in range(20):
+
+    async def started() -> str | None:
         try:
-            started = await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=md)
-            return str(started.table.game_id)
+            answer = await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=md)
+            return str(answer.table.game_id)
         except grpc.aio.AioRpcError as e:
             if e.code() != grpc.StatusCode.UNAVAILABLE:
                 raise
         table = (await lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=md)).table
-        if table.status == lobby_pb2.TABLE_STATUS_PLAYING:
-            return str(table.game_id)
-        await asyncio.sleep(1.0)
-    raise AssertionError(f"the match of {table_id} could not be started")
+        return str(table.game_id) if table.status == lobby_pb2.TABLE_STATUS_PLAYING else None
+
+    return await wait_until(started, f"the match of {table_id} to start", every=1.0)
 
 
 async def versions(engines: str, games: list[str]) -> dict[str, tuple[int, bool]]:
@@ -208,12 +211,14 @@ async def scoring_caught_up(dsn: str, url: str) -> bool:
 async def owners(url: str) -> dict[int, str]:
     """Which process (by its HOSTNAME, the start of its member name) holds each partition's lease (asked again
     while the bucket answers no leader yet: just after a node is lost, its replicas may be electing one)."""
-    for _ in range(20):
-        try:
-            return await owners_once(url)
-        except (nats.errors.Error, TimeoutError):
-            await asyncio.sleep(0.5)
-    return await owners_once(url)
+
+    async def answered() -> tuple[dict[int, str]]:
+        return (await owners_once(url),)  # an answer, even of no lease, is what is awaited
+
+    (found,) = await wait_until(
+        answered, "the partition bucket to answer", every=0.5, ignoring=(nats.errors.Error, TimeoutError)
+    )
+    return found
 
 
 async def owners_once(url: str) -> dict[int, str]:
@@ -300,7 +305,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
     KILLED.clear()
     try:
         cluster.start()
-        wait_for("JetStream cluster ready", lambda: asyncio.run(jetstream_ready(cluster.url)), 60)
+        seconds_until("JetStream cluster ready", lambda: asyncio.run(jetstream_ready(cluster.url)), 60)
         ports = {name: free_port() for name in (*ENGINES, *LOBBIES, "scoring")}
         engines = "ipv4:" + ",".join(f"127.0.0.1:{ports[name]}" for name in ENGINES)
         lobbies = "ipv4:" + ",".join(f"127.0.0.1:{ports[name]}" for name in LOBBIES)
@@ -338,7 +343,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             for name in LOBBIES:
                 wait_until_serving(f"127.0.0.1:{ports[name]}", timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(f"127.0.0.1:{ports['scoring']}", timeout=60, service="paiju.v1.ScoringService")
-            shared = wait_for(
+            shared = seconds_until(
                 "the engines sharing the partitions",
                 lambda: (
                     set(asyncio.run(owners(cluster.url)).values()) == set(ENGINES)
@@ -361,7 +366,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
 
                 return check
 
-            wait_for("the bots playing", progressed(60 * len(games)), 120, services)
+            seconds_until("the bots playing", progressed(60 * len(games)), 120, services)
 
             # 1. the node leading the GAMES stream is lost
             leader = asyncio.run(stream_leader(cluster.url, "GAMES"))
@@ -370,7 +375,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             killed_at = time.monotonic()
             figures["nats_node_killed"] = leader
             figures["seconds_to_progress_after_node_loss"] = round(
-                wait_for("play after the node loss", progressed(before + 10), 120, services), 1
+                seconds_until("play after the node loss", progressed(before + 10), 120, services), 1
             )
             figures["games_stream_leader_after"] = asyncio.run(stream_leader(cluster.url, "GAMES"))
 
@@ -391,22 +396,22 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
                 return len(now) == PARTITIONS and victim not in now.values()
 
             figures["seconds_for_its_partitions_to_move"] = round(
-                wait_for("the partitions moving", moved, 60, services), 1
+                seconds_until("the partitions moving", moved, 60, services), 1
             )
             figures["seconds_to_progress_after_engine_loss"] = round(
-                wait_for("play after the engine loss", progressed(before + 10), 120, services), 1
+                seconds_until("play after the engine loss", progressed(before + 10), 120, services), 1
             )
 
             # 3. then lobby A, through which the guest watches and the bot runner leases half its seats
             before = sum(v for v, _ in state.values())
             KILLED.add("lobby-a")
             services.kill("lobby-a")
-            wait_for("the guest's stream breaking", watching.broken.is_set, 30)
+            seconds_until("the guest's stream breaking", watching.broken.is_set, 30)
             watching.stop()
             watching = Watching(lobby_b, guest, guest_table)  # the client reconnects elsewhere
             lost_lobby_at = time.monotonic()
             figures["seconds_to_progress_after_lobby_loss"] = round(
-                wait_for("play after the lobby loss", progressed(before + 10), 120, services), 1
+                seconds_until("play after the lobby loss", progressed(before + 10), 120, services), 1
             )
             # lobby A's mark of the guest expires and lobby B hears it: the guest is there, so no bot covers them
             while time.monotonic() - lost_lobby_at < PRESENCE_SECONDS + GRACE_SECONDS + 5:
@@ -415,7 +420,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             figures["guest_kept_the_seat_through_lobby_b_seconds"] = round(time.monotonic() - lost_lobby_at, 1)
             watching.stop()  # the guest leaves: a bot covers the seat after the grace time
             figures["seconds_to_cover_the_guest_after_leaving"] = round(
-                wait_for(
+                seconds_until(
                     "the guest's seat covered",
                     lambda: asyncio.run(covered(lobby_b, guest, guest_table, guest_seat)),
                     60,
@@ -429,7 +434,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
                 state.update(asyncio.run(versions(engines, games)))
                 return len(state) == len(games) and all(done for _, done in state.values())
 
-            wait_for("every game ending", ended, 600, services)
+            seconds_until("every game ending", ended, 600, services)
             events = asyncio.run(check_logs(cluster.url, games))
             figures["events"] = events
             figures["events_lost"] = sum(v for v, _ in state.values()) - events  # the engines' versions vs the log
@@ -445,7 +450,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             figures["games_stream_on_survivors"] = states[survivors[0]]["GAMES"]["messages"]
 
             # 6. scoring's tables (its games projection applied in shards) equal a rebuild in two processes
-            wait_for("scoring catching up", lambda: asyncio.run(scoring_caught_up(database_dsn, cluster.url)), 120)
+            seconds_until("scoring catching up", lambda: asyncio.run(scoring_caught_up(database_dsn, cluster.url)), 120)
             built = asyncio.run(snapshot(database_dsn))
             assert services.stop_one("scoring") == 0
             rebuild = Services(folder / "logs", env).start("rebuild", "scoring", "rebuild", "--processes", "2")
@@ -470,7 +475,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
                 )
 
             figures["seconds_for_restarted_node_to_catch_up"] = round(
-                wait_for("the node catching up", caught_up, 120), 1
+                seconds_until("the node catching up", caught_up, 120), 1
             )
             # 8. byte for byte: each node in turn leads GAMES and serves the whole stream from its own copy
             copies = {
@@ -518,14 +523,11 @@ def print_errors(logs: Path, most: int = 40) -> None:
 async def stream_leader(url: str, stream: str) -> str:
     client = await nats.connect(servers=url.split(","), connect_timeout=2)
     try:
-        for _ in range(100):
-            try:
-                info = await client.jetstream(timeout=2).stream_info(stream)
-                if info.cluster is not None and info.cluster.leader:
-                    return str(info.cluster.leader)
-            except Exception:
-                pass
-            await asyncio.sleep(0.2)
-        raise AssertionError(f"{stream} has no leader")
+
+        async def leader() -> str | None:
+            info = await client.jetstream(timeout=2).stream_info(stream)
+            return str(info.cluster.leader) if info.cluster is not None and info.cluster.leader else None
+
+        return await wait_until(leader, f"{stream} to have a leader", every=0.2, ignoring=(Exception,))
     finally:
         await client.close()

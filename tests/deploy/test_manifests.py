@@ -20,6 +20,8 @@ import yaml
 
 from paiju.platform.partitions import PARTITIONS
 
+pytestmark = pytest.mark.integration  # kubectl renders the manifests and kubeconform checks them, as processes
+
 ROOT = Path(__file__).resolve().parents[2]
 K8S = ROOT / "deploy" / "k8s"
 OVERLAYS = ("dev", "prod")

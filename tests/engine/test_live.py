@@ -20,6 +20,7 @@ from paiju.platform.store import MemoryEventStore, Position
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.rules.zlj import Options, StartMatch
 
+from ..support.waiting import wait_until
 from .test_timers import T0, reads
 
 
@@ -66,11 +67,11 @@ def test_an_engine_reads_the_live_games_at_start_not_the_ended_ones(run_with: An
             await record_zlj(first, f"z{n}", [f"p{i}" for i in range(6)], seed=n, deals=1)
         for n in (4, 5):
             await first.create(f"z{n}", "zlj", StartMatch(n, Options(deals=1, turn_seconds=30)), "start", "engine")
-        for _ in range(50):  # the ended games leave the live set (in the background)
-            if await live.members() == ["z4", "z5"]:
-                break
-            await asyncio.sleep(0.05)
-        assert await live.members() == ["z4", "z5"]
+
+        async def only_the_running_ones() -> bool:
+            return await live.members() == ["z4", "z5"]
+
+        await wait_until(only_the_running_ones, "the ended games to leave the live set (in the background)")
 
         restarted = Games(store, clock=lambda: T0, live=live)
         await restarted.follow()
@@ -143,10 +144,10 @@ async def _ended(store: Any, game_id: str) -> Any:
 
 
 async def _members_become(live: LiveGames, expected: list[str]) -> list[str]:
-    for _ in range(50):  # the discard runs in the background
-        if await live.members() == expected:
-            break
-        await asyncio.sleep(0.05)
+    async def become() -> bool:
+        return await live.members() == expected
+
+    await wait_until(become, f"the live set to hold {expected} (the discard runs in the background)")
     return await live.members()
 
 

@@ -21,6 +21,8 @@ from paiju.rules.rng import SeededRandom
 from paiju.rules.zlj import Cut, Options, StartMatch
 from paiju.rules.zlj.bots import RandomBot
 
+from ..support.waiting import wait_until
+
 pytestmark = pytest.mark.integration
 PARTITIONS = 4
 T0 = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
@@ -73,12 +75,6 @@ async def one_move(games: Games, game_id: str, n: int) -> int:
     return after.version
 
 
-async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.02)
-
-
 def test_each_replica_keeps_only_its_games_current_and_answers_for_the_others_through_the_store(nats_url: str) -> None:
     async def body(a: Games, b: Games, live: MemoryLiveGames) -> None:
         ours, theirs = game_in(0), game_in(2)
@@ -89,8 +85,14 @@ def test_each_replica_keeps_only_its_games_current_and_answers_for_the_others_th
         assert a.owns(ours) and not a.owns(theirs) and b.owns(theirs)
         # B acts on A's game and A on B's: each is answered as if it owned the game
         versions = [await one_move(b, ours, 10), await one_move(a, theirs, 11), await one_move(a, theirs, 12)]
-        await until(lambda: (c := a.repository.cached(ours)) is not None and c.version == versions[0])
-        await until(lambda: (c := b.repository.cached(theirs)) is not None and c.version == versions[2])
+        await wait_until(
+            lambda: (c := a.repository.cached(ours)) is not None and c.version == versions[0],
+            "A's feed to bring B's move",
+        )
+        await wait_until(
+            lambda: (c := b.repository.cached(theirs)) is not None and c.version == versions[2],
+            "B's feed to bring A's moves",
+        )
         assert (await b.load(ours)).version == versions[0], "B reads A's game from the store, as it is now"
         assert (await a.load(theirs, versions[2])).version == versions[2]
         # the feed: A heard only its own game's events after its creation, B only its own
@@ -139,6 +141,9 @@ def test_timers_scan_only_the_games_owned_and_a_gained_partition_is_read_from_th
         a.reschedule(theirs)
         assert a.deadlines.expired(later) == [theirs] and game.version >= 1
         await one_move(b, theirs, 30)  # a write from a replica that still thinks it owns it: A's feed hears it
-        await until(lambda: (c := a.repository.cached(theirs)) is not None and c.version == game.version + 1)
+        await wait_until(
+            lambda: (c := a.repository.cached(theirs)) is not None and c.version == game.version + 1,
+            "A's feed to bring it",
+        )
 
     two_replicas(nats_url, body)

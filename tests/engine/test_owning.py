@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import uuid
-from collections.abc import Callable
 
 import pytest
 from prometheus_client import CollectorRegistry
@@ -18,6 +17,8 @@ from paiju.engine.owning import OwnedPartitions
 from paiju.platform.partitions import partition_of
 from paiju.platform.store import MemoryEventStore, Position, Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
+
+from ..support.waiting import wait_until
 
 
 def games_in(partition: int, count: int = 1, partitions: int = 4) -> list[str]:
@@ -86,13 +87,13 @@ def test_the_feed_carries_the_share_owned_and_a_partition_gained_from_then_on(na
             ours, theirs = games_in(0, 2), games_in(1, 2)
             for game_id in (theirs[0], ours[0]):
                 await writer.append(game_id, Position(), "c1", [b"x"])
-            await until(lambda: len(heard) >= 1)
+            await wait_until(lambda: len(heard) >= 1, "the owned game's event on the feed")
             await asyncio.sleep(0.2)
             assert heard == [ours[0]], "only the partition owned crosses the feed"
             assert await owned.own(frozenset({0, 1})) == frozenset({1})
             for game_id in (theirs[1], ours[1]):
                 await writer.append(game_id, Position(), "c1", [b"x"])
-            await until(lambda: len(heard) >= 3)
+            await wait_until(lambda: len(heard) >= 3, "both games' events on the feed")
             assert heard[1:] == [theirs[1], ours[1]], "the partition gained is carried from then on"
         finally:
             await reader.close()
@@ -122,9 +123,3 @@ def test_a_game_stored_before_partitions_is_carried_by_every_feed_and_owned_by_i
             await store.close()
 
     asyncio.run(main())
-
-
-async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.02)

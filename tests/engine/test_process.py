@@ -22,6 +22,7 @@ from paiju.platform.tokens import Identity, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
 from ..support.credentials import mint_token, process_env
+from ..support.waiting import wait_until
 
 SEED_SECRET = "process-test-seeds-" * 3
 
@@ -78,18 +79,18 @@ def test_the_engine_process_serves_reports_and_stops_cleanly(nats_url: str) -> N
                 await stub.CreateGame(timed, metadata=md)
                 await stub.CreateGame(timed, metadata=md)  # a retried creation: the same game, not another
                 analyst = mint_token(Identity("a", Role.ANALYST, expires=int(time.time()) + 60))
-                for _ in range(25):  # Replay allows 30 calls a minute: the first deal waits for contributions
+
+                async def timed_out() -> bool:
                     kinds = [
                         r.envelope.zlj.WhichOneof("event")
                         async for r in stub.Replay(
                             engine_pb2.ReplayRequest(game_id="p2"), metadata=(("authorization", f"Bearer {analyst}"),)
                         )
                     ]
-                    if "turn_timed_out" in kinds:
-                        break
-                    await asyncio.sleep(1.0)
-                else:
-                    raise AssertionError("no turn timed out")
+                    return "turn_timed_out" in kinds
+
+                # the first deal waits for contributions; Replay allows 30 calls a minute: at most 27 here
+                await wait_until(timed_out, "a turn timed out by the engine's timers", seconds=40, every=1.5)
                 return int(created.version)
 
         assert asyncio.run(play()) > 0

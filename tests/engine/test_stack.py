@@ -19,6 +19,8 @@ from paiju.dev.stack import run
 from paiju.platform.tokens import Identity, Issuer, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
+from ..support.waiting import wait_until_blocking
+
 pytestmark = pytest.mark.e2e  # the whole stack as processes, as `make run` starts it
 
 
@@ -74,13 +76,18 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
             zlj = next(line for line in verified if line.startswith(f"{started['tables']['zlj']}-m1 "))
             return "0 deal(s) verified" not in zlj
 
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
+        def played() -> bool:
             progress.update(asyncio.run(versions()))
-            played = progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20 and progress.get("scored_seats")
-            if played and verify():
-                return
-            time.sleep(0.5)
+            moved = progress.get("zlj", 0) > 40 and progress.get("tractor", 0) > 20 and progress.get("scored_seats")
+            return bool(moved) and verify()
+
+        wait_until_blocking(
+            played,
+            "the bots to play both tables, scoring to project them and a deal to verify",
+            seconds=180,
+            every=0.5,
+            explain=lambda: f"progress: {progress}; paiju verify: {verified}",
+        )
 
     out = io.StringIO()
     try:

@@ -9,7 +9,6 @@ import contextlib
 import os
 import shutil
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from paiju.dev.stack import Services, embedded_database, embedded_nats, open_bot
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
+from ..support.waiting import wait_until, wait_until_blocking
 from .tokens import Credentials, mint_token
 
 SERVICES = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
@@ -153,11 +153,15 @@ async def new_bot_table_plays(stack: Stack, seconds: float = 90.0) -> tuple[str,
         start = lobby_pb2.StartMatchRequest(table_id=table.table_id)
         game = (await lobby.StartMatch(start, metadata=md, timeout=30)).table.game_id
     first = await game_version(stack, game)
-    deadline = time.monotonic() + seconds
     version = first
-    while time.monotonic() < deadline and version < first + BOT_MOVES:
-        await asyncio.sleep(0.5)
+
+    async def moved() -> bool:
+        nonlocal version
         version = await game_version(stack, game)
+        return version >= first + BOT_MOVES
+
+    with contextlib.suppress(AssertionError):  # the bots did not play: the version reached tells the report so
+        await wait_until(moved, f"the bots to move {game}", seconds=seconds, every=0.5)
     return game, first, version
 
 
@@ -169,9 +173,12 @@ def wait_for_bots(stack: Stack, games: list[str], moves: int = 2, seconds: float
         return {game: asyncio.run(game_version(stack, game)) for game in games}
 
     first = versions()
-    deadline = time.monotonic() + seconds
-    while True:
-        moved = {game: version - first[game] for game, version in versions().items()}
-        if min(moved.values()) >= moves or time.monotonic() > deadline:
-            return moved
-        time.sleep(0.5)
+    moved = dict.fromkeys(games, 0)
+
+    def played() -> bool:
+        moved.update((game, version - first[game]) for game, version in versions().items())
+        return min(moved.values()) >= moves
+
+    with contextlib.suppress(AssertionError):  # the bots did not play: how far each moved tells the report so
+        wait_until_blocking(played, f"the bots to move {games}", seconds=seconds, every=0.5)
+    return moved

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from .run import fuzz
+
+pytestmark = pytest.mark.e2e  # the whole stack as processes
 
 SEED = int(os.environ.get("PAIJU_FUZZ_SEED", "20251201"))
 REQUESTS = int(os.environ.get("PAIJU_FUZZ_REQUESTS", "10000"))

@@ -15,13 +15,13 @@ import pytest
 
 from paiju.lobby.attendance import KeyValueAttendance, LocalAttendance
 
+from ..support.waiting import wait_until
+
 pytestmark = pytest.mark.integration
 PRESENCE = 1.0
 """A short heartbeat for the tests that wait for one to expire."""
 LASTING = 60.0
 """A heartbeat no test outlives (for those that must not depend on how fast a loaded machine runs them)."""
-WAIT_SECONDS = 30.0
-"""How long a test waits for the server to expire a heartbeat and tell the replicas (seconds on a loaded machine)."""
 
 
 async def two(nats_url: str, presence: float = PRESENCE) -> tuple[KeyValueAttendance, KeyValueAttendance]:
@@ -31,13 +31,6 @@ async def two(nats_url: str, presence: float = PRESENCE) -> tuple[KeyValueAttend
         await KeyValueAttendance.open(client, stream, "replica-a", presence=presence),
         await KeyValueAttendance.open(client, stream, "replica-b", presence=presence),
     )
-
-
-async def first(heard: list[tuple[str, str]]) -> None:
-    """Wait until ``heard`` holds a departure (or the wait is over: the caller's assertion then says what is wrong)."""
-    deadline = asyncio.get_running_loop().time() + WAIT_SECONDS
-    while not heard and asyncio.get_running_loop().time() < deadline:
-        await asyncio.sleep(0.05)
 
 
 @contextlib.asynccontextmanager
@@ -86,7 +79,7 @@ def test_a_replica_that_renews_keeps_its_players_and_one_that_died_loses_them_to
             assert heard == []
             stopping.set()  # the replica dies: nothing renews its marks
             await keeping
-            await first(heard)
+            await wait_until(lambda: heard, "the server to expire the heartbeat and replica b to hear of it")
             assert heard == [("t1", "ann")], "every replica hears of the departure"
             assert not await b.here("t1", "ann")
 
@@ -107,7 +100,7 @@ def test_a_replica_handing_over_leaves_its_marks_to_expire(nats_url: str) -> Non
             assert await b.here("t1", "ann"), "until her mark expires"
             stopping.set()  # the replica stops, as the lobby does after handing over
             await keeping
-            await first(heard)
+            await wait_until(lambda: heard, "Ann's mark to expire and replica b to hear of it")
             await asyncio.sleep(0.2)
             assert heard == [("t1", "ann")]
 

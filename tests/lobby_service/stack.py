@@ -34,6 +34,7 @@ from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 from ..engine.harness import auth as bearer
 from ..support.credentials import LOBBY, TRUST, mint_token
+from ..support.waiting import SECONDS, wait_until
 
 PASSWORD = "correct horse battery"
 SEED_SECRET = b"lobby-test-seeds-" * 3
@@ -81,41 +82,42 @@ class Stack:
             )
         return str((await self.lobby.CreateTable(request, metadata=owner)).table.table_id)
 
-    async def game_exists(self, game_id: str, timeout: float = 10.0) -> Any:
+    async def game_exists(self, game_id: str) -> Any:
         """The engine's game once the match starter has created it."""
-        deadline = time.monotonic() + timeout
-        while True:
-            with contextlib.suppress(Exception):
-                return await self.games.refresh(game_id)
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the engine never created {game_id}")
-            await asyncio.sleep(0.05)
+        return await wait_until(
+            lambda: self.games.refresh(game_id), f"the engine to create {game_id}", ignoring=(Exception,)
+        )
 
-    async def listed(self, table_id: str, predicate: Any, timeout: float = 15.0) -> lobby_pb2.Table:
+    async def listed(self, table_id: str, predicate: Any, seconds: float = SECONDS) -> lobby_pb2.Table:
         """The table as the read model lists it, once ``predicate`` holds."""
-        deadline = time.monotonic() + timeout
-        while True:
+        rows: dict[str, lobby_pb2.Table] = {}
+
+        async def shown() -> lobby_pb2.Table | None:
             await self.listing.catch_up()
-            rows = {t.table_id: t for t in await self.listing.list_tables(None, None, 200)}
-            if table_id in rows and predicate(rows[table_id]):
-                return rows[table_id]
-            if time.monotonic() > deadline:
-                raise AssertionError(f"the read model never showed the expected {table_id}: {rows.get(table_id)}")
-            await asyncio.sleep(0.1)
+            rows.update((t.table_id, t) for t in await self.listing.list_tables(None, None, 200))
+            return rows[table_id] if table_id in rows and predicate(rows[table_id]) else None
+
+        return await wait_until(
+            shown,
+            f"the read model to list {table_id} as expected",
+            seconds=seconds,
+            every=0.1,
+            explain=lambda: f"it lists: {rows.get(table_id)}",
+        )
 
 
 async def play_leased_bots(stack: Stack, game_id: str, rng: SeededRandom, *, until_phase: str = "ended") -> int:
     """Lease every bot seat from the lobby (as a bot runner does) and play them with random legal actions
     until the game reaches ``until_phase`` (or ends), or a person is to act. Returns the acts made."""
-    tokens: dict[int, tuple[tuple[str, str], ...]] = {}
-    for _ in range(100):  # the read model names the playing tables with bots a moment after the start
-        leased = await stack.lobby.LeaseBotSeats(
+
+    async def leased() -> dict[int, tuple[tuple[str, str], ...]]:
+        answer = await stack.lobby.LeaseBotSeats(
             lobby_pb2.LeaseBotSeatsRequest(runner_id="test-runner"), metadata=service_token()
         )
-        tokens = {s.seat: bearer(s.token) for s in leased.seats if s.game_id == game_id}
-        if tokens:
-            break
-        await asyncio.sleep(0.05)
+        return {s.seat: bearer(s.token) for s in answer.seats if s.game_id == game_id}
+
+    # the read model names the playing tables with bots a moment after the start
+    tokens = await wait_until(leased, f"the bot seats of {game_id} leased")
     acts = 0
     for _ in range(5000):
         game = await stack.games.refresh(game_id)

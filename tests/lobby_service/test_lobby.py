@@ -19,6 +19,7 @@ from paiju.v1 import engine_pb2, lobby_pb2, zlj_pb2
 from ..engine.harness import auth as bearer
 from ..engine.harness import refusal_of, status_of
 from ..support.credentials import BOTS, TRUST, mint_token
+from ..support.waiting import wait_until
 from .stack import PASSWORD, SEED_SECRET, Stack, play_leased_bots, service_token, stack
 
 OK = grpc.StatusCode.OK
@@ -216,6 +217,7 @@ def test_a_dropped_player_is_covered_by_a_bot_and_resumes_without_a_gap(nats_url
         token = bearer(joined.token)
         presence = s.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=ann)
         await presence.read()
+        table_watch = s.lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=owner)
         watch = s.engine.Watch(engine_pb2.WatchRequest(game_id=table.game_id), metadata=token)
         seen = [(await watch.read()).envelope.version for _ in range(3)]
         watch.cancel()
@@ -225,11 +227,13 @@ def test_a_dropped_player_is_covered_by_a_bot_and_resumes_without_a_gap(nats_url
             t = (await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=owner)).table
             return bool(t.seats[joined.seat].covered)
 
-        for _ in range(100):
-            if await covered():
-                break
-            await asyncio.sleep(0.05)
-        assert await covered(), "a bot covers after the grace time"
+        async def covered_on_the_watch() -> bool:
+            """The next change of the table as the owner watches it: Ann's seat covered?"""
+            return bool((await table_watch.read()).table.seats[joined.seat].covered)
+
+        await wait_until(covered_on_the_watch, "a bot to cover Ann's seat after the grace time", every=0)
+        table_watch.cancel()
+        assert await covered()
         game = await s.games.refresh(table.game_id)
         assert game.seats[joined.seat] != ann_id
         view = engine_pb2.GetViewRequest(game_id=table.game_id)
@@ -306,8 +310,11 @@ def test_sessions_are_short_renewed_and_revoked(nats_url: str, database_dsn: str
 
     async def body(s: Stack) -> None:
         Code = grpc.StatusCode
+        clock, registered_at = s.lobby_service._now, int(time.time())
+        s.lobby_service._now = lambda: registered_at  # the lobby's clock, held while Ann registers
         first = (await s.lobby.Register(lobby_pb2.RegisterRequest(name="Ann", password=PASSWORD))).session
-        assert 0 < first.expires_at - time.time() <= 15 * 60
+        s.lobby_service._now = clock
+        assert first.expires_at == registered_at + 15 * 60
         ann = bearer(first.token)
         renewed = (await s.lobby.RenewSession(lobby_pb2.RenewSessionRequest(), metadata=ann)).session
         assert renewed.player_id == first.player_id and renewed.expires_at >= first.expires_at
@@ -529,7 +536,7 @@ def test_two_bot_runners_share_a_table_of_bots_and_play_its_match_to_the_end(nat
         tasks = [asyncio.create_task(runner.run(stop)) for runner in runners]
         try:
             # a one-minute round: the engine's timers announce the two last deals at once (D-TR-9)
-            finished = await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_FINISHED, timeout=240)
+            finished = await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_FINISHED, seconds=240)
         finally:
             stop.set()
             await asyncio.gather(*tasks, return_exceptions=True)
@@ -570,15 +577,20 @@ def test_a_long_polling_runner_gets_the_bot_seats_of_a_match_the_moment_it_start
         table_id = await s.table(owner, deals=1)
         await seat_everyone(s, table_id, owner, [], bots=6)
         ask = lobby_pb2.LeaseBotSeatsRequest(runner_id="test-runner", wait_seconds=10)
+        # the lobby's wait starts when the call arrives, so it ends after this moment: an answer before it was
+        # woken by the start, not by the end of the wait
+        wait_over = asyncio.get_running_loop().time() + ask.wait_seconds
         waiting = asyncio.ensure_future(s.lobby.LeaseBotSeats(ask, metadata=service_token()))
         await asyncio.sleep(1.0)
         assert not waiting.done(), "nothing to play yet: the lobby holds the answer"
-        started = time.monotonic()
         await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)
-        answer = await asyncio.wait_for(waiting, 20)
+        try:
+            async with asyncio.timeout_at(wait_over):
+                answer = await waiting
+        except TimeoutError:
+            raise AssertionError("the lobby answered when its wait ran out, not when the match started") from None
         assert sorted(seat.seat for seat in answer.seats) == list(range(6))
         assert {seat.game_id for seat in answer.seats} == {f"{table_id}-m1"}
-        assert time.monotonic() - started < 8, "answered when the match started, not when the wait ran out"
         # held already: a second call waits again, and answers with the same seats when nothing moved
         again = await s.lobby.LeaseBotSeats(
             lobby_pb2.LeaseBotSeatsRequest(runner_id="test-runner", wait_seconds=1), metadata=service_token()

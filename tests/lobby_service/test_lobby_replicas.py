@@ -16,6 +16,7 @@ from paiju.platform.serving import build_server
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 from ..support.credentials import LOBBY, TRUST
+from ..support.waiting import wait_until
 from .stack import Stack, stack
 from .test_lobby import seat_everyone
 
@@ -81,10 +82,7 @@ def test_presence_survives_the_lobby_replica_it_was_connected_to(nats_url: str, 
             background[0].cancel()
             for watch in watches:
                 watch.cancel()
-            for _ in range(100):
-                if not one._present:
-                    break
-                await asyncio.sleep(0.02)
+            await wait_until(lambda: not one._present, "lobby one to drop the watches that broke")
             await s.lobby_service.presence.close()  # its covers waiting for the grace time die with it
             back = lobby_two.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=ann)  # Ann reconnects
             await back.read()
@@ -93,10 +91,10 @@ def test_presence_survives_the_lobby_replica_it_was_connected_to(nats_url: str, 
                 t = (await lobby_two.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=owner)).table
                 return {name: bool(t.seats[seat].covered) for name, seat in seats.items()}
 
-            for _ in range(200):
-                if (await covered())["bob"]:
-                    break
-                await asyncio.sleep(0.05)
+            async def bob_covered() -> bool:
+                return (await covered())["bob"]
+
+            await wait_until(bob_covered, "lobby two to cover Bob's seat")
             assert await covered() == {"ann": False, "bob": True}, "Bob is covered, Ann, back elsewhere, is not"
             await asyncio.sleep(PRESENCE + s.grace + 0.5)
             assert (await covered())["ann"] is False

@@ -24,6 +24,8 @@ import pytest
 
 from ..lobby_service.stack import stack
 
+pytestmark = pytest.mark.e2e  # a client in another language (Node.js), as a process of its own
+
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "clients" / "node" / "dist"
 """The TypeScript client compiled (`make node`; the `node` fixture of conftest.py builds it)."""

@@ -18,7 +18,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ..lobby_service.stack import stack
+
+pytestmark = pytest.mark.e2e  # the TypeScript client built and run by node, as processes of its own
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "node"

@@ -32,6 +32,7 @@ from paiju.platform.errors import Reason, Refused, Unavailable
 from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded, Subscription
 from paiju.platform.store.jetstream import JetStreamEventStore
 
+from ..support.waiting import wait_until
 from .test_store_contract import RestartableNats, until_stored
 
 
@@ -242,21 +243,14 @@ async def running(consumer: Consumer) -> AsyncIterator[asyncio.Event]:
         await asyncio.wait_for(task, 30)
 
 
-async def until(condition: Callable[[], Awaitable[bool]], seconds: float = 30) -> None:
-    """Wait until ``condition()`` holds (a guard against hanging, not a measure of time)."""
-    async with asyncio.timeout(seconds):
-        while not await condition():
-            await asyncio.sleep(0.02)
-
-
 def test_a_running_consumer_handles_each_new_event_once_in_order(run_with: Any) -> None:
     async def scenario(rig: Rig) -> None:
         before = await append(rig.store, 3)
         handler = Recorder(rig)
         async with running(Consumer(rig.store, rig.tracking, handler, batch=4)):
-            await until(lambda: has(rig, before))
+            await until_handled(rig, before)
             later = [r.sequence for r in await rig.store.append("b", Position(), "later", [b"x", b"y"])]
-            await until(lambda: has(rig, [*before, *later]))
+            await until_handled(rig, [*before, *later])
         assert await rig.effects() == [*before, *later]
         assert [s for batch in handler.batches for s in batch] == [*before, *later]
         assert all(len(batch) <= 4 for batch in handler.batches)
@@ -280,6 +274,15 @@ async def has(rig: Rig, sequences: list[int], consumer: str = "recorder") -> boo
     return sorted(set(await rig.effects(consumer))) == sequences
 
 
+async def until_handled(rig: Rig, sequences: list[int]) -> None:
+    """Wait until the recorder's effects are exactly the events ``sequences``."""
+    await wait_until(
+        lambda: has(rig, sequences),
+        f"the effects of exactly the events {sequences}",
+        explain=rig.effects,
+    )
+
+
 def test_a_running_consumers_batch_closes_when_it_holds_batch_events(run_with: Any) -> None:
     """With a linger too long to ever end a batch, only its size does: 25 events make two batches of 10 at once,
     and the five left wait for five more."""
@@ -288,11 +291,11 @@ def test_a_running_consumers_batch_closes_when_it_holds_batch_events(run_with: A
         first = await append(rig.store, 25)
         handler = Recorder(rig)
         async with running(Consumer(rig.store, rig.tracking, handler, batch=10, linger=600)):
-            await until(lambda: has(rig, first[:20]))
+            await until_handled(rig, first[:20])
             await asyncio.sleep(0.3)
             assert len(handler.batches) == 2, "the five left wait for more"
             more = await append(rig.store, 5, aggregates=1, prefix="more")
-            await until(lambda: has(rig, [*first, *more]))
+            await until_handled(rig, [*first, *more])
         assert handler.batches == [first[:10], first[10:20], [*first[20:], *more]]
 
     run_with(scenario)
@@ -311,13 +314,13 @@ def test_a_running_consumers_batch_closes_after_its_linger(run_with: Any) -> Non
             async def all_taken() -> bool:
                 return bool(subscribed) and subscribed[0].position == gathered[-1]
 
-            await until(all_taken)  # every event taken into the batch, which goes on gathering
+            await wait_until(all_taken, "every event taken into the batch")  # which goes on gathering
             await asyncio.sleep(0.2)
             assert handler.batches == [], "the batch is still gathering"
         assert handler.batches == [gathered]
         async with running(Consumer(rig.store, rig.tracking, handler, batch=1000, linger=0.05)):
             alone = (await rig.store.append("b", Position(), "c", [b"y"]))[0].sequence
-            await until(lambda: has(rig, [*gathered, alone]))
+            await until_handled(rig, [*gathered, alone])
         assert handler.batches == [gathered, [alone]]
 
     run_with(scenario)
@@ -339,7 +342,7 @@ def test_events_that_wake_nobody_wait_for_one_that_does(run_with: Any, monkeypat
             await asyncio.sleep(0.3)
             assert handler.batches == [], "nothing needed soon: no batch yet"
             end = (await rig.store.append("z", Position(), "end", [b"end"]))[0].sequence
-            await until(lambda: has(rig, [*quiet, end]))
+            await until_handled(rig, [*quiet, end])
         assert handler.batches == [[*quiet, end]]
 
     run_with(scenario)
@@ -357,7 +360,7 @@ def test_an_event_wake_cannot_judge_is_handled_soon() -> None:
 
         async with running(Consumer(store, rig.tracking, Recorder(rig), batch=10, linger=0.01, wake=unreadable)):
             sequences = await append(store, 3)
-            await until(lambda: has(rig, sequences))
+            await until_handled(rig, sequences)
 
     asyncio.run(main())
 
@@ -401,7 +404,7 @@ def test_a_running_consumer_killed_between_its_fold_and_its_commit_loses_nothing
         if rig.transactional:
             assert await rig.effects() == [s for s in sequences if s <= held], "the fold was rolled back"
         async with running(Consumer(rig.store, rig.tracking, Recorder(rig), batch=4)):
-            await until(lambda: has(rig, sequences))
+            await until_handled(rig, sequences)
         assert await first.checkpoint() == sequences[-1]
         if rig.transactional:
             assert await rig.effects() == sequences
@@ -424,9 +427,9 @@ def test_replicas_running_at_once_share_the_stream_and_one_takes_over(run_with: 
                 for n in range(4):
                     sequences += await append(rig.store, 7, aggregates=3, prefix=f"r{n}-")
                     await asyncio.sleep(0.05)
-                await until(lambda: has(rig, sequences))
+                await until_handled(rig, sequences)
             alone = await append(rig.store, 6, prefix="alone")  # the first replica is gone: the other takes over
-            await until(lambda: has(rig, [*sequences, *alone]))
+            await until_handled(rig, [*sequences, *alone])
         assert await one.checkpoint() == alone[-1]
         effects = await rig.effects()
         if rig.tracking.exclusive:
@@ -449,11 +452,11 @@ def test_a_reset_while_running_replays_the_stream(run_with: Any) -> None:
         consumer = Consumer(rig.store, rig.tracking, Recorder(rig), batch=3, linger=0.01)
         subscribed = watch_subscriptions(rig.store)
         async with running(consumer):
-            await until(lambda: has(rig, sequences))
+            await until_handled(rig, sequences)
             await Consumer(rig.store, rig.tracking, Recorder(rig)).reset()  # another process's rebuild
             assert await rig.effects() == []
             later = await append(rig.store, 2, aggregates=1, prefix="later")
-            await until(lambda: has(rig, [*sequences, *later]))
+            await until_handled(rig, [*sequences, *later])
         assert await rig.effects() == [*sequences, *later], "replayed once"
         assert await consumer.checkpoint() == later[-1]
         assert len(subscribed) == 2, "the subscription started again from the checkpoint set back"
@@ -532,7 +535,7 @@ def test_a_consumer_whose_subscription_cannot_start_tries_again(monkeypatch: pyt
         rig = Rig(store, MemoryTracking(), transactional=False)
         async with running(Consumer(store, rig.tracking, Recorder(rig), batch=10)):
             recorded = await store.append("a", Position(), "c", [b"x"])
-            await until(lambda: has(rig, [recorded[0].sequence]))
+            await until_handled(rig, [recorded[0].sequence])
         assert calls[0] == 2, "the subscription was tried again"
 
     asyncio.run(main())
@@ -586,24 +589,24 @@ def test_a_running_consumer_makes_one_jetstream_consumer_whatever_its_batches(na
             handler = Recorder(rig)
             async with running(Consumer(store, rig.tracking, handler, batch=1, linger=0)):
                 sequences = await append(store, 1)
-                await until(lambda: has(rig, sequences))
+                await until_handled(rig, sequences)
                 consumers = {c.name for c in await js.consumers_info(stream)}
                 assert len(consumers) == 1
                 for n in range(40):
                     sequences += await append(store, 1, prefix=f"more{n}-")
-                await until(lambda: has(rig, sequences))
+                await until_handled(rig, sequences)
                 assert len(handler.batches) == 41
                 assert {c.name for c in await js.consumers_info(stream)} == consumers
                 assert (await js.stream_info(stream)).state.consumer_count == 1
                 await asyncio.sleep(2.5)  # idle: the consumer's heartbeats are heard, and nothing is made again
                 sequences += await append(store, 1, prefix="last")
-                await until(lambda: has(rig, sequences))
+                await until_handled(rig, sequences)
                 assert {c.name for c in await js.consumers_info(stream)} == consumers
 
             async def none_left() -> bool:
                 return not await js.consumers_info(stream)
 
-            await until(none_left)
+            await wait_until(none_left, "no consumer left on the stream")
         finally:
             await store.close()
 
@@ -635,14 +638,14 @@ def test_a_running_consumer_loses_nothing_when_nats_restarts(
                     rig = Rig(store, PostgresTracking(pool, "checkpoints"), True, pool=pool)
                 async with running(Consumer(store, rig.tracking, Recorder(rig), batch=5, linger=0.01)):
                     before = await append(store, 6)
-                    await until(lambda: has(rig, before))
+                    await until_handled(rig, before)
                     before += await append(store, 3, prefix="unseen")  # handled, or not yet, when NATS stops
                     server.stop()
                     await asyncio.sleep(0.5)
                     server.start()
                     stored = await until_stored(lambda: store.append("after", Position(), "c", [b"x", b"y", b"z"]))
                     after = [r.sequence for r in stored]
-                    await until(lambda: has(rig, [*before, *after]))
+                    await until_handled(rig, [*before, *after])
                 assert await rig.effects() == [*before, *after]
             finally:
                 if pool is not None:

@@ -19,6 +19,8 @@ from paiju.platform.settings import Settings
 from paiju.platform.store import MemoryEventStore, Position, Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 
+from ..support.waiting import wait_until
+
 
 def test_the_partition_function_is_fnv1a_modulo_the_count() -> None:
     """The function against an independent FNV-1a and its published vector for "a", so it cannot change without this
@@ -85,12 +87,6 @@ def hear(heard: list[str], recorded: Recorded) -> None:
     heard.append(recorded.aggregate)
 
 
-async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.02)
-
-
 def ids_in(partition: int, count: int, partitions: int = 8) -> list[str]:
     found = [g for g in (f"g{i}" for i in range(1000)) if partition_of(g, partitions) == partition]
     return found[:count]
@@ -135,7 +131,7 @@ def test_a_feed_carries_only_the_partitions_owned(two_stores: Callable[[StoreSce
         others = ids_in(0, 2) + ids_in(5, 2)
         for game_id in others + mine:
             await writer.append(game_id, Position(), "c1", [b"x"])
-        await until(lambda: len(heard) >= 3)
+        await wait_until(lambda: len(heard) >= 3, "the three owned games' events on the feed")
         await asyncio.sleep(0.2)
         assert sorted(heard) == sorted(mine), "only the owned partitions cross the feed"
         # gaining a partition: its events from now on, and the kept ones go on without a gap
@@ -145,7 +141,7 @@ def test_a_feed_carries_only_the_partitions_owned(two_stores: Callable[[StoreSce
         again = (await writer.load(others[2]))[-1].position
         await writer.append(others[2], again, "c2", [b"y"])
         await writer.append(ids_in(2, 2)[1], Position(), "c1", [b"x"])  # partition 2: given up
-        await until(lambda: len(heard) >= 5)
+        await wait_until(lambda: len(heard) >= 5, "two more events on the feed")
         await asyncio.sleep(0.2)
         assert heard[3:] == [mine[0], others[2]]
         await reader.own(frozenset())
@@ -164,7 +160,7 @@ def test_a_notice_comes_for_each_append_to_the_aggregate_and_stops_when_asked(
         stop = await reader.notice("g-noticed", noticed.append)
         await writer.append("g-other", Position(), "c1", [b"x"])
         stored = await writer.append("g-noticed", Position(), "c1", [b"x"])
-        await until(lambda: len(noticed) >= 1)
+        await wait_until(lambda: len(noticed) >= 1, "a notice of the append")
         assert noticed == [1], "the version of the event appended"
         await stop()
         await writer.append("g-noticed", stored[-1].position, "c2", [b"y"])
@@ -197,7 +193,7 @@ def test_a_stream_stored_before_partitions_keeps_its_games_where_they_are(nats_u
             await store.append("new-game", Position(), "c1", [b"n"])
             with pytest.raises(Exception, match="another writer"):
                 await follower.append("old-game", Position(), "c1x", [b"dup"])  # it exists, on its old subject
-            await until(lambda: len(heard) >= 2)
+            await wait_until(lambda: len(heard) >= 2, "the old and the new game's events on the feed")
             assert heard == ["old-game", "new-game"]
             info = await store.client.jetstream().stream_info(stream, subjects_filter=">")
             assert sorted(info.state.subjects or {}) == [

@@ -33,6 +33,8 @@ from paiju.platform.store.base import NEW
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.v1 import lobby_events_pb2
 
+from ..support.waiting import wait_until
+
 ENVELOPE = lobby_events_pb2.LobbyEnvelope
 OPENED = tb.TableOpened("table-1", "t", "zlj", "owner", False, None, None)
 SEATED = [tb.SeatTaken(seat, f"p{seat}", f"P{seat}") for seat in range(3)]
@@ -281,12 +283,6 @@ def lobby(store: Any) -> Aggregates[tb.Table]:
     return Aggregates(store, LOBBY_EVENTS, tb.Table, lambda _, events: events, tb.evolve)
 
 
-async def until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    async with asyncio.timeout(seconds):
-        while not condition():
-            await asyncio.sleep(0.02)
-
-
 @pytest.mark.integration
 def test_the_listener_hears_another_writers_events_and_what_this_process_does_not_hold(nats_url: str) -> None:
     async def scenario(writer: JetStreamEventStore, reader: JetStreamEventStore) -> None:
@@ -295,15 +291,17 @@ def test_the_listener_hears_another_writers_events_and_what_this_process_does_no
         await tables.follow()
         other = lobby(writer)
         await other.act("held", [OPENED], "open", "owner")
-        await until(lambda: "listener.fed held v1" in journal)
+        await wait_until(
+            lambda: "listener.fed held v1" in journal, "the feed to bring held v1", explain=lambda: journal
+        )
         await tables.load("held")
         journal.clear()
         await other.act("held", SEATED[:1], "sit", "p0")
-        await until(lambda: len(journal) == 3)
+        await wait_until(lambda: len(journal) == 3, "three journal lines", explain=lambda: journal)
         assert journal == ["listener.fed held v2", "fold.extend held +1", "listener.remembered held v2"]
         journal.clear()
         await other.act("elsewhere", [OPENED], "open", "owner")
-        await until(lambda: len(journal) == 2)
+        await wait_until(lambda: len(journal) == 2, "two journal lines", explain=lambda: journal)
         assert journal == ["listener.fed elsewhere v1", "listener.forgotten elsewhere"], "not held: not folded"
 
     two_connections(nats_url, scenario)
@@ -325,7 +323,9 @@ def test_an_aggregate_the_feed_does_not_carry_here_is_read_through_the_store(nat
         for table in (ours, theirs):
             await other.act(table, [OPENED], "open", "owner")
         assert (await tables.load(theirs)).version == 1
-        await until(lambda: f"listener.fed {ours} v1" in journal)
+        await wait_until(
+            lambda: f"listener.fed {ours} v1" in journal, f"the feed to bring {ours} v1", explain=lambda: journal
+        )
         assert (await tables.load(ours)).version == 1
         assert not any(theirs in line and "fed" in line for line in journal), "the feed carries partition 0 only"
         waiting = asyncio.create_task(tables.next_change(theirs, 1))
@@ -333,11 +333,16 @@ def test_an_aggregate_the_feed_does_not_carry_here_is_read_through_the_store(nat
         async with asyncio.timeout(10):
             assert (await waiting).version == 2, "woken by the store's notice, not by the feed"
         await other.act(theirs, SEATED[1:2], "sit-1", "p1")
-        async with asyncio.timeout(10):
-            while (await tables.load(theirs)).version != 3:  # the notice of the append makes the cache untrusted
-                await asyncio.sleep(0.02)
+
+        async def read_anew() -> bool:
+            return bool((await tables.load(theirs)).version == 3)
+
+        # the notice of the append makes the cache untrusted
+        await wait_until(read_anew, f"{theirs} read from the store at version 3")
         await other.act(ours, SEATED[:1], "sit", "p0")
-        await until(lambda: f"listener.remembered {ours} v2" in journal)
+        await wait_until(
+            lambda: f"listener.remembered {ours} v2" in journal, f"{ours} v2 remembered", explain=lambda: journal
+        )
         assert (await tables.load(ours)).version == 2, "kept current by the feed"
 
     two_connections(nats_url, scenario, partitions=4)

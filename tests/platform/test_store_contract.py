@@ -8,7 +8,6 @@ import signal
 import socket
 import subprocess
 import sysconfig
-import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -27,6 +26,8 @@ from paiju.platform.store import (
     Subscription,
 )
 from paiju.platform.store.jetstream import JetStreamEventStore, JetStreamSubscription
+
+from ..support.waiting import wait_until, wait_until_blocking
 
 Scenario = Callable[[EventStore], Awaitable[None]]
 
@@ -269,10 +270,7 @@ def test_follow_delivers_every_new_event_in_stream_order_and_none_before(
         a = await store.append("g1", old[-1].position, "c1", events("a", "b"))
         b = await store.append("g2", Position(), "c2", events("x"))
         c = await store.append("g1", a[-1].position, "c3", events("c"))
-        for _ in range(200):
-            if len(seen) >= 4:
-                break
-            await asyncio.sleep(0.01)
+        await wait_until(lambda: len(seen) >= 4, "the four new events followed")
         assert seen == [*a, *b, *c]
         assert [r.sequence for r in seen] == sorted(r.sequence for r in seen)
 
@@ -289,10 +287,7 @@ def test_jetstream_follow_sees_another_processs_writer(nats_url: str) -> None:
             seen: list[Recorded] = []
             await reader.follow(seen.append)
             stored = await writer.append("g1", Position(), "c1", events("a", "b", "c"))
-            for _ in range(200):
-                if len(seen) >= 3:
-                    break
-                await asyncio.sleep(0.01)
+            await wait_until(lambda: len(seen) >= 3, "the other writer's three events followed")
             assert seen == stored
         finally:
             await writer.close()
@@ -453,9 +448,7 @@ def test_jetstream_followers_of_one_store_share_one_feed(nats_url: str) -> None:
             for heard in seen:
                 await store.follow(functools.partial(hear, heard))
             await store.append("g1", Position(), "c1", events("a", "b"))
-            async with asyncio.timeout(10):
-                while any(len(heard) < 2 for heard in seen):
-                    await asyncio.sleep(0.02)
+            await wait_until(lambda: all(len(heard) >= 2 for heard in seen), "every follower to hear both events")
             assert seen == [[1, 2]] * 3
             info = await store.client.jetstream().stream_info(stream)
             assert info.state.consumer_count == 1
@@ -608,14 +601,12 @@ class RestartableNats:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                assert self.process.poll() is None and time.monotonic() < deadline, "nats-server did not start"
-                time.sleep(0.05)
+        wait_until_blocking(self._listening, "nats-server to listen on its port", ignoring=(OSError,))
+
+    def _listening(self) -> bool:
+        assert self.process is not None and self.process.poll() is None, "nats-server exited"
+        with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
+            return True
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -634,23 +625,18 @@ async def take_all(subscription: Subscription, count: int, limit: int = 500, sec
     """``count`` events from ``subscription``, taken ``limit`` at a time; a take that fails (NATS away) is tried
     again, as a consumer does."""
     taken: list[Recorded] = []
-    async with asyncio.timeout(seconds):
-        while len(taken) < count:
-            try:
-                taken += await subscription.take(min(limit, count - len(taken)), timeout=1)
-            except Exception:
-                await asyncio.sleep(0.2)
+
+    async def more() -> bool:
+        taken.extend(await subscription.take(min(limit, count - len(taken)), timeout=1))
+        return len(taken) >= count
+
+    await wait_until(more, f"{count} events taken", seconds=seconds, every=0.2, ignoring=(Exception,))
     return taken
 
 
 async def until_stored(append: Callable[[], Awaitable[list[Recorded]]], seconds: float = 30) -> list[Recorded]:
     """An append tried until NATS is back."""
-    async with asyncio.timeout(seconds):
-        while True:
-            try:
-                return await append()
-            except Exception:
-                await asyncio.sleep(0.2)
+    return await wait_until(append, "an append once NATS is back", seconds=seconds, every=0.2, ignoring=(Exception,))
 
 
 @pytest.mark.integration

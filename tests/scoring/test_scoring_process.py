@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -23,6 +22,7 @@ from paiju.scoring.projector import checkpoint
 from paiju.scoring.readmodels import migrate_scoring
 
 from ..support.credentials import process_env
+from ..support.waiting import wait_until_blocking
 from .recorded import open_games, record_tractor, record_zlj
 from .test_readmodels import snapshot
 
@@ -79,12 +79,14 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         extra = {"PAIJU_SCORING_ADDRESS": address, "PAIJU_SCORING_METRICS_PORT": str(metrics_port)}
         return subprocess.Popen([sys.executable, "-m", "paiju.cli", "scoring", *args], env={**env, **extra})
 
+    def applied(process: subprocess.Popen[bytes]) -> int:
+        """How many events the projection has applied (checkpointed) so far; the process must still run."""
+        assert process.poll() is None, f"scoring exited with {process.returncode}"
+        return asyncio.run(read(database_dsn))[0]
+
     first = scoring()
     try:
-        deadline = time.monotonic() + 60
-        while (done := asyncio.run(read(database_dsn))[0]) == 0:
-            assert first.poll() is None and time.monotonic() < deadline, "scoring never applied a batch"
-            time.sleep(0.01)
+        done = wait_until_blocking(lambda: applied(first), "scoring to apply a batch", seconds=60, every=0.01)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
     finally:
@@ -94,10 +96,13 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
 
     second = scoring()
     try:
-        deadline = time.monotonic() + 90
-        while (done := asyncio.run(read(database_dsn))[0]) < last:
-            assert second.poll() is None and time.monotonic() < deadline, f"scoring stopped at {done} of {last}"
-            time.sleep(0.1)
+        wait_until_blocking(
+            lambda: applied(second) >= last,
+            f"the second scoring process to apply the {last} events",
+            seconds=90,
+            every=0.1,
+            explain=lambda: f"it applied {asyncio.run(read(database_dsn))[0]}",
+        )
         # its metrics: the projection's, the gRPC server's; none of the engine's
         with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=5) as answer:
             metrics = answer.read().decode()

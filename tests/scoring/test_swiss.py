@@ -9,7 +9,6 @@ answered by brute force over subsets (it shares nothing with the blossom matchin
 from __future__ import annotations
 
 import random
-import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from decimal import Decimal
@@ -571,8 +570,9 @@ def test_seeded_tournaments_reach_backtracking_moved_byes_and_dead_ends() -> Non
 
 
 @pytest.mark.parametrize("n", [64, 63])
-def test_a_large_event_pairs_fast(n: int) -> None:
-    """64 (and 63) teams, 9 rounds: every Swiss round pairs in well under a second, with no rematch."""
+def test_a_large_event_pairs_every_round_without_a_rematch_or_a_second_bye(n: int) -> None:
+    """64 (and 63) teams, 9 rounds: every round seats every team (but the bye) with one it has not met, and no team
+    has the bye twice. How long a round takes to pair is measured by bench/swiss.py, on these very events."""
     rng = random.Random(n)
     teams = entered([f"team{i:02}" for i in range(n)], 2024)
     pairing = first_round(teams)
@@ -580,10 +580,7 @@ def test_a_large_event_pairs_fast(n: int) -> None:
     met: set[frozenset[str]] = {frozenset((p.high, p.low)) for p in pairing.tables}
     byes = {pairing.bye}
     for r in range(2, 10):
-        start = time.perf_counter()
         pairing = next_round(r, teams, results)
-        elapsed = time.perf_counter() - start
-        assert elapsed < 0.5, f"round {r} took {elapsed:.3f} s"
         pairs = {frozenset((p.high, p.low)) for p in pairing.tables}
         assert len(pairs) == n // 2
         assert not pairs & met

@@ -5,10 +5,8 @@ player's team registered only with its players' consent."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import csv
 import tempfile
-import time
 from collections.abc import Callable, Coroutine
 from decimal import Decimal
 from pathlib import Path
@@ -26,6 +24,7 @@ from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2, zlj_pb2
 
 from ..engine.harness import reason_of, refusal_of, status_of
 from ..support.tokens import token_metadata
+from ..support.waiting import wait_until
 from .stack import Scoring, scoring_stack
 
 ADMIN = token_metadata(role=Role.ADMIN, subject="admin-1")
@@ -62,15 +61,18 @@ async def tournament(s: Scoring, tournament_id: str) -> scoring_pb2.Tournament:
     return response.tournament
 
 
-async def round_ended(s: Scoring, tournament_id: str, number: int, timeout: float = 30.0) -> scoring_pb2.Tournament:
-    deadline = time.monotonic() + timeout
-    while True:
-        t = await tournament(s, tournament_id)
-        if len(t.played) >= number and t.played[number - 1].ended:
-            return t
-        if time.monotonic() > deadline:
-            raise AssertionError(f"round {number} never ended: {t.played}")
-        await asyncio.sleep(0.1)
+async def round_ended(s: Scoring, tournament_id: str, number: int) -> scoring_pb2.Tournament:
+    """The tournament once its round ``number`` has ended (scoring projects the results in the background)."""
+    seen: list[scoring_pb2.Tournament] = []
+
+    async def ended() -> scoring_pb2.Tournament | None:
+        seen[:] = [await tournament(s, tournament_id)]
+        t = seen[0]
+        return t if len(t.played) >= number and t.played[number - 1].ended else None
+
+    return await wait_until(
+        ended, f"round {number} to end", every=0.1, explain=lambda: f"rounds played: {seen[0].played if seen else None}"
+    )
 
 
 def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models(
@@ -482,19 +484,17 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
     run(body)
 
 
-async def seated(s: Scoring, table_id: str, session: Any, timeout: float = 30.0) -> tuple[str, ...]:
+async def seated(s: Scoring, table_id: str, session: Any) -> tuple[str, ...]:
     """The players of a lobby table's seats once every seat is taken (the lobby opens tournament tables from
     the `RoundPaired` event, in the background)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(grpc.aio.AioRpcError):  # not opened yet
-            got = await s.base.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=session)
-            players = tuple(seat.player_id for seat in got.table.seats)
-            if players and all(players):
-                return players
-        if time.monotonic() > deadline:
-            raise AssertionError(f"table {table_id} was never seated")
-        await asyncio.sleep(0.1)
+
+    async def players() -> tuple[str, ...] | None:
+        got = await s.base.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=session)
+        seats = tuple(seat.player_id for seat in got.table.seats)
+        return seats if seats and all(seats) else None
+
+    # a table not opened yet is refused
+    return await wait_until(players, f"table {table_id} to be seated", every=0.1, ignoring=(grpc.aio.AioRpcError,))
 
 
 def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url: str, database_dsn: str) -> None:

@@ -11,7 +11,6 @@ import random
 import subprocess
 import sys
 import threading
-import time
 import uuid
 from collections import Counter, defaultdict
 from collections.abc import Awaitable, Callable, Coroutine
@@ -371,15 +370,6 @@ def spawn_client(*argv: str, timeout: float = 30, env: dict[str, str] | None = N
 def screen(child: ClientTerminal) -> str:
     """What the client printed before the last match."""
     return child.before if isinstance(child.before, str) else ""
-
-
-def wait(done: Callable[[], Awaitable[bool]], engine: EngineThread, timeout: float = 30) -> None:
-    """Poll ``done`` on the engine's loop until it is true."""
-    deadline = time.monotonic() + timeout
-    while not engine.call(done):
-        if time.monotonic() > deadline:
-            raise TimeoutError("condition not reached")
-        time.sleep(0.05)
 
 
 def tractor_movers(view: TractorView) -> list[int]:

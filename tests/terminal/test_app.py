@@ -37,6 +37,7 @@ def test_development_flags_need_each_other(capsys: pytest.CaptureFixture[str]) -
     assert "name a TABLE" in capsys.readouterr().err
 
 
+@pytest.mark.integration  # the client as a process of its own
 def test_an_unreachable_lobby_is_reported_and_exits_1() -> None:
     address = f"127.0.0.1:{free_port()}"
     done = subprocess.run(

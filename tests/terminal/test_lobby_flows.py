@@ -5,7 +5,6 @@ presence) and quits cleanly; `watch TABLE` spectates a running match to its end 
 from __future__ import annotations
 
 import io
-import time
 from typing import Any
 
 import pexpect
@@ -15,7 +14,10 @@ from paiju.terminal.client.render import PROMPT
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 from ..support.fake_lobby import FakeLobby
+from ..support.waiting import wait_until_blocking
 from .driver import EngineThread, spawn_client, zlj_bots
+
+pytestmark = pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
 
 
 def _lobby(engine: EngineThread, pause: float = 0.0) -> tuple[str, FakeLobby]:
@@ -57,10 +59,7 @@ def test_play_opens_a_table_fills_it_with_bots_plays_and_quits(signin: list[str]
         output = log.getvalue()
         assert child.exit_code() == 0, output
         assert "seat 1 (B, bot-1)" in output and "seat 0 (A, you)" in output
-        deadline = time.monotonic() + 5
-        while sum(lobby.watching.values()) and time.monotonic() < deadline:  # the presence ended with the client
-            time.sleep(0.05)
-        assert sum(lobby.watching.values()) == 0
+        wait_until_blocking(lambda: not sum(lobby.watching.values()), "the table's watch (the presence) to end")
         engine.call(lobby.close)
 
 

@@ -8,6 +8,7 @@ import io
 import re
 
 import pexpect
+import pytest
 
 from paiju.platform.tokens import Role
 from paiju.rules.cards import Card, format_card
@@ -15,6 +16,8 @@ from paiju.terminal.client.render import PROMPT
 from paiju.v1 import tractor_pb2
 
 from .driver import EngineThread, only_acts_and_watches, screen, shown, spawn_client, token, tractor_bots
+
+pytestmark = pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
 
 
 def _names(values: list[int]) -> list[str]:

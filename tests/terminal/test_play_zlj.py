@@ -8,6 +8,7 @@ import random
 import re
 
 import pexpect
+import pytest
 
 from paiju.platform.tokens import Role
 from paiju.rules.cards import Card, format_card
@@ -16,6 +17,8 @@ from paiju.terminal.client.render import PROMPT
 from paiju.v1 import zlj_pb2
 
 from .driver import EngineThread, only_acts_and_watches, screen, spawn_client, token, zlj_bots
+
+pytestmark = pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
 
 
 def _cards(values: list[int]) -> list[str]:

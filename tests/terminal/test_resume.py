@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pexpect
+import pytest
 
 from paiju.contract.games import ZLJ_EVENTS
 from paiju.platform.tokens import Role
@@ -18,7 +19,10 @@ from paiju.rules.zlj.model import CardsPlayed, FourTake, Passed
 from paiju.terminal.client.render import PROMPT
 from paiju.v1 import engine_pb2
 
-from .driver import EngineThread, auth, only_acts_and_watches, player_id, screen, spawn_client, token, wait, zlj_bots
+from ..support.waiting import wait_until_blocking
+from .driver import EngineThread, auth, only_acts_and_watches, player_id, screen, spawn_client, token, zlj_bots
+
+pytestmark = pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
 
 
 def test_the_client_resumes_after_the_engine_comes_back() -> None:
@@ -97,7 +101,8 @@ def test_the_client_waits_while_a_bot_covers_its_seat_and_plays_on_once_it_is_ba
                 version = engine.view("cover", spectator).version
                 child.sendline(str(rng.randint(1, options)))
                 if prompts == 2:
-                    wait(functools.partial(_moved_past, engine, spectator, version), engine)
+                    moved = functools.partial(engine.call, functools.partial(_moved_past, engine, spectator, version))
+                    wait_until_blocking(moved, f"the game to move past version {version}")
                     _assign(engine, "cover", "bot-cover", engine_pb2.SEAT_CHANGE_COVER, "cover-1")
                     child.expect_exact("A bot is playing your seat for now")
                     _assign(engine, "cover", player_id(0), engine_pb2.SEAT_CHANGE_RETURN, "return-1")

@@ -8,6 +8,7 @@ import io
 import re
 
 import pexpect
+import pytest
 
 from paiju.platform.tokens import Role
 from paiju.terminal.client.style import Style
@@ -68,6 +69,7 @@ def _hand_line(env: dict[str, str]) -> str:
         return hand
 
 
+@pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
 def test_a_utf8_terminal_shows_symbols_in_colour_and_no_color_turns_colour_off() -> None:
     coloured = _hand_line({"PYTHONIOENCODING": "utf-8"})
     assert RED in coloured and re.search("[♥♦]", coloured) and not re.search(r"\d[SHCD]\b", coloured)

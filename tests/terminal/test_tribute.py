@@ -17,6 +17,8 @@ from paiju.v1 import engine_pb2, zlj_pb2
 
 from .driver import EngineThread, auth, only_acts_and_watches, screen, spawn_client, token, zlj_bots
 
+pytestmark = pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
+
 HINTS = {
     "cut": "Cut the deck (搬牌)",
     "pick": "Pick your tribute cards (进贡)",

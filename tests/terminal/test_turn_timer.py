@@ -12,6 +12,7 @@ import io
 import re
 
 import pexpect
+import pytest
 
 from paiju.platform.tokens import Role
 from paiju.rules.tractor import model as tm
@@ -72,6 +73,7 @@ def test_a_timeout_is_told_as_the_engine_moving_for_the_player() -> None:
     assert timed_out_seat(tm.BidEntered(0, None)) is None
 
 
+@pytest.mark.e2e  # the terminal client as a process on a pseudo-terminal
 def test_a_timed_turn_counts_down_then_the_engine_moves_for_the_player() -> None:
     with EngineThread(seed=11) as engine:
         engine.create("timed", turn_seconds=7)

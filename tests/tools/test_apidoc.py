@@ -13,6 +13,8 @@ import pytest
 
 from paiju.tools import apidoc
 
+pytestmark = pytest.mark.integration  # protoc compiles the contract, as a process of its own
+
 ROOT = Path(__file__).resolve().parents[2]
 PROTOS = ROOT / "protos"
 DOC = ROOT / "docs" / "api.md"

@@ -331,6 +331,7 @@ def write(root: Path, files: Mapping[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+@pytest.mark.integration  # protoc, as a process of its own
 def test_validate_proto_compiles_back_to_the_packaged_descriptor(tmp_path: Path) -> None:
     write(tmp_path / "rendered", {protosource.VALIDATE_PROTO: protosource.validate_proto_source()})
     compiled = compile_files([tmp_path / "rendered"], [protosource.VALIDATE_PROTO], tmp_path / "set.pb")
@@ -367,6 +368,7 @@ def test_validate_proto_carries_header_and_comments() -> None:
     assert "optional bool required = 25;" not in comments["buf.validate.FieldRules.required"]
 
 
+@pytest.mark.integration  # protoc, as a process of its own
 @pytest.mark.parametrize(
     "source", [PROTO3, PROTO2, EDITIONS, NO_PACKAGE], ids=["proto3", "proto2", "editions", "no-package"]
 )
@@ -380,6 +382,7 @@ def test_synthetic_file_round_trips(tmp_path: Path, source: str) -> None:
     assert_same(first[name], second[name])
 
 
+@pytest.mark.integration  # protoc, as a process of its own
 def test_comments_are_printed_above_their_elements(tmp_path: Path) -> None:
     name = "paiju_test/sample.proto"
     write(tmp_path / "src", {"paiju_test/options.proto": OPTIONS_PROTO, name: PROTO3})
@@ -415,6 +418,7 @@ def run_command(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, check=True)
 
 
+@pytest.mark.integration  # protoc, as a process of its own
 def test_command_writes_once(tmp_path: Path) -> None:
     run_command("validate", str(tmp_path))
     run_command("googlerpc", str(tmp_path))
@@ -470,6 +474,7 @@ print(json.dumps({"violations": violations, "raised": raised}))
 """
 
 
+@pytest.mark.integration  # protoc, as a process of its own
 def test_protovalidate_enforces_rules_compiled_against_the_rendered_file(tmp_path: Path) -> None:
     """The generated modules are imported in a fresh interpreter: the google.protobuf default descriptor pool
     refuses a second, different buf/validate/validate.proto, and the suite's own processes may already hold one

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 
 from ..support.chromium import chromium_binary
+from ..support.waiting import wait_until
 
 
 class Page:
@@ -81,16 +82,15 @@ class Page:
         return found.get("result", {}).get("value")
 
     async def wait_for(self, expression: str, timeout: float, what: str) -> Any:
-        """Wait until ``expression`` is truthy in the page; its value."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = await self.evaluate(expression)
-            if value:
-                return value
-            if time.monotonic() > deadline:
-                text = await self.evaluate("document.body ? document.body.innerText.slice(0, 2000) : ''")
-                raise AssertionError(f"the page did not show {what} within {timeout:.0f} s; it shows:\n{text}")
-            await asyncio.sleep(0.25)
+        """Wait until ``expression`` is truthy in the page; its value (a failure says what the page shows)."""
+
+        async def shows() -> str:
+            text = await self.evaluate("document.body ? document.body.innerText.slice(0, 2000) : ''")
+            return f"the page shows:\n{text}"
+
+        return await wait_until(
+            lambda: self.evaluate(expression), f"the page to show {what}", seconds=timeout, every=0.25, explain=shows
+        )
 
     async def settle(self) -> None:
         """Let the bodies of the responses received so far be read."""

@@ -43,6 +43,7 @@ from paiju.tools.web.boards import board
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc, zlj_pb2
 
 from ..support.profiles import profile
+from ..support.waiting import wait_until, wait_until_blocking
 from .browser import Page, browser
 
 pytestmark = [
@@ -68,13 +69,18 @@ def stack() -> Iterator[dict[str, Any]]:
         [sys.executable, "-m", "paiju.cli", "stack"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT
     )
     try:
-        deadline = time.monotonic() + 180
-        text = ""
-        while "Ctrl-C stops everything." not in text:
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError("paiju stack did not start:\n" + (folder / "stack.out").read_text()[-4000:])
-            time.sleep(0.5)
-            text = (folder / "stack.out").read_text()
+
+        def printed() -> str:
+            return (folder / "stack.out").read_text()
+
+        def banner() -> str | None:
+            assert process.poll() is None, "paiju stack exited:\n" + printed()[-4000:]
+            text = printed()
+            return text if "Ctrl-C stops everything." in text else None
+
+        text = wait_until_blocking(
+            banner, "paiju stack to start", seconds=180, every=0.5, explain=lambda: printed()[-4000:]
+        )
         found = {
             "web": _field(r"web view\s+(http://\S+)", text),
             "lobby": _field(r"lobby\s+(127\.0\.0\.1:\d+)", text),
@@ -216,10 +222,13 @@ def test_a_crowd_of_pages_on_one_table_costs_the_services_one_watch(stack: dict[
             for n in range(crowd):  # opened below the address's 20 API calls a second, as people arrive
                 tasks.append(asyncio.create_task(page(session, boards[n], stop)))
                 await asyncio.sleep(0.06)
-            deadline = time.monotonic() + 60
-            while not all(len(b) >= 3 for b in boards):  # each page received the board and two moves
-                assert time.monotonic() < deadline, f"pages with 3 boards: {sum(len(b) >= 3 for b in boards)}"
-                await asyncio.sleep(0.2)
+            await wait_until(
+                lambda: all(len(b) >= 3 for b in boards),
+                "each page to receive the board and two moves",
+                seconds=60,
+                every=0.2,
+                explain=lambda: f"pages with 3 boards: {sum(len(b) >= 3 for b in boards)} of {crowd}",
+            )
             health = get(stack["web"] + "healthz")[1]
             stop.set()
             for task in tasks:
@@ -275,10 +284,12 @@ def test_an_ended_games_replay_shows_the_hands_its_log_holds_at_the_chosen_versi
 def test_a_tournaments_standings_and_result_sheet_are_shown(stack: dict[str, Any]) -> None:
     async def body() -> None:
         tournament = await _league_with_a_forfeit(stack)
-        deadline = time.monotonic() + 60
-        while not get(f"{stack['web']}api/tournaments/{tournament}")[1].get("sheets"):  # scoring projects it
-            assert time.monotonic() < deadline, "round 1's sheet never came"
-            await asyncio.sleep(0.5)
+        await wait_until(
+            lambda: get(f"{stack['web']}api/tournaments/{tournament}")[1].get("sheets"),
+            "scoring to project round 1's sheet",
+            seconds=60,
+            every=0.5,
+        )
         async with browser() as page:
             await page.goto(f"{stack['web']}#/tournament/{tournament}")
             await page.wait_for("document.querySelectorAll('[data-testid=standings] tbody tr').length == 2", 30, "it")
@@ -388,13 +399,13 @@ async def _one_deal_of_bots(lobby_address: str) -> tuple[str, str]:
         game_id = (
             await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table.table_id), metadata=md)
         ).table.game_id
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
+
+        async def finished() -> bool:
             found = (await lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table.table_id), metadata=md)).table
-            if found.last_result.game_id == game_id:
-                return table.table_id, game_id
-            await asyncio.sleep(1)
-        raise AssertionError(f"the bots did not finish {game_id}")
+            return bool(found.last_result.game_id == game_id)
+
+        await wait_until(finished, f"the bots to finish {game_id}", seconds=180, every=1)
+        return table.table_id, game_id
 
 
 async def _league_with_a_forfeit(stack: dict[str, Any]) -> str:
