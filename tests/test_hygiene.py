@@ -66,7 +66,6 @@ NOT_WAITS: dict[tuple[str, str], str] = {
 }
 """Loops that sleep without waiting for a condition: (file under tests/, qualified name of the function) -> why."""
 OWED: dict[tuple[str, str], str] = {
-    ("docs/test_snippets.py", "stack"): "waits for `paiju stack`'s banner: to be written with wait_until_blocking",
 }
 """Polling loops still to be moved onto the wait helper (as `NOT_WAITS`), each with what it waits for."""
 

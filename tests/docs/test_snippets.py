@@ -17,13 +17,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from ..support.waiting import wait_until_blocking
 from .markdown import REPOSITORY, Block, blocks, name, readers_documents
 
 pytestmark = [
@@ -86,9 +86,12 @@ def stack() -> Iterator[Stack]:
             start_new_session=True,
         )
     try:
-        deadline = time.monotonic() + 180
-        while STARTED not in output.read_text() and process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.2)
+        wait_until_blocking(
+            lambda: STARTED in output.read_text() or process.poll() is not None,
+            "paiju stack's banner",
+            seconds=180,
+            explain=lambda: _logs(checkout),
+        )
         banner = output.read_text()
         assert STARTED in banner, f"the stack did not start:\n{banner}\n{_logs(checkout)}"
         address = {
