@@ -67,7 +67,8 @@ def _citations() -> list[tuple[str, str, str]]:
     for folder in CITED_SOURCES:
         for path in sorted((REPOSITORY / folder).rglob("*")):
             generated = path.is_relative_to(GENERATED)
-            if path.suffix not in {".py", ".proto", ".js"} or "node_modules" in path.parts or generated:
+            built = {"node_modules", "dist", "gen"} & set(path.parts)  # the TypeScript client's packages and output
+            if path.suffix not in {".py", ".proto", ".ts"} or built or generated:
                 continue
             text = path.read_text(encoding="utf-8")
             for match in QUOTED.finditer(text):
