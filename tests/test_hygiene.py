@@ -65,8 +65,7 @@ NOT_WAITS: dict[tuple[str, str], str] = {
     ): "pages opened one after another, as people arrive",
 }
 """Loops that sleep without waiting for a condition: (file under tests/, qualified name of the function) -> why."""
-OWED: dict[tuple[str, str], str] = {
-}
+OWED: dict[tuple[str, str], str] = {}
 """Polling loops still to be moved onto the wait helper (as `NOT_WAITS`), each with what it waits for."""
 
 
