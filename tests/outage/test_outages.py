@@ -9,10 +9,6 @@ import asyncio
 import contextlib
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sysconfig
 import tempfile
 import time
 from collections import Counter
@@ -33,6 +29,7 @@ from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 from ..engine.harness import refusal_of
 from ..support.credentials import mint_token, process_env
+from ..support.nats_server import RestartableNats
 from ..support.waiting import SECONDS, wait_until_blocking
 
 pytestmark = [pytest.mark.e2e, pytest.mark.outage]  # the stack as processes, its servers taken away
@@ -41,39 +38,6 @@ NATS_DOWN_SECONDS = 150
 POSTGRES_DOWN_SECONDS = 60
 
 SERVICES = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
-
-
-class Nats:
-    """A nats-server with JetStream on a fixed port and data folder, so that it can be killed and started again."""
-
-    def __init__(self, data: Path) -> None:
-        self.port = free_port()
-        self.data = data
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        binary = Path(sysconfig.get_path("scripts")) / "nats-server"
-        self.process = subprocess.Popen(
-            [str(binary), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.data)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        wait_until_blocking(self._listening, "nats-server to listen on its port", ignoring=(OSError,))
-
-    def _listening(self) -> bool:
-        assert self.process is not None and self.process.poll() is None, "nats-server exited"
-        with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-            return True
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait()
 
 
 def health(address: str, service: str) -> str:
@@ -151,7 +115,7 @@ def logs_of(engine: str, games: list[str]) -> dict[str, list[engine_pb2.Envelope
 def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing() -> None:
     folder = Path(tempfile.mkdtemp(prefix="paiju-outage-"))
     folder.chmod(0o755)  # PostgreSQL runs as its own user when the suite runs as root
-    nats = Nats(folder / "nats")
+    nats = RestartableNats(folder / "nats")
     nats.start()
     pg_port = free_port()
     pg_data = folder / "postgres"

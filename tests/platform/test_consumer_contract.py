@@ -32,8 +32,9 @@ from paiju.platform.errors import Reason, Refused, Unavailable
 from paiju.platform.store import EventStore, MemoryEventStore, Position, Recorded, Subscription
 from paiju.platform.store.jetstream import JetStreamEventStore
 
+from ..support.nats_server import RestartableNats
 from ..support.waiting import wait_until
-from .test_store_contract import RestartableNats, until_stored
+from .test_store_contract import until_stored
 
 
 @dataclass

@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import signal
-import socket
-import subprocess
-import sysconfig
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -15,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from paiju.platform.probe import free_port
 from paiju.platform.store import (
     ConcurrencyConflict,
     EventStore,
@@ -27,7 +22,8 @@ from paiju.platform.store import (
 )
 from paiju.platform.store.jetstream import JetStreamEventStore, JetStreamSubscription
 
-from ..support.waiting import wait_until, wait_until_blocking
+from ..support.nats_server import RestartableNats
+from ..support.waiting import wait_until
 
 Scenario = Callable[[EventStore], Awaitable[None]]
 
@@ -578,47 +574,6 @@ def test_a_store_without_partitions_refuses_a_subscription_to_some(
             await store.close()
 
     asyncio.run(main())
-
-
-class RestartableNats:
-    """A nats-server with JetStream of the test's own, on a fixed port and data folder, so that it can be stopped
-    and started again (the session's server is every test's)."""
-
-    def __init__(self, data: Path) -> None:
-        self.port = free_port()
-        self.data = data
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        binary = Path(sysconfig.get_path("scripts")) / "nats-server"
-        self.process = subprocess.Popen(
-            [str(binary), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.data)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        wait_until_blocking(self._listening, "nats-server to listen on its port", ignoring=(OSError,))
-
-    def _listening(self) -> bool:
-        assert self.process is not None and self.process.poll() is None, "nats-server exited"
-        with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-            return True
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(timeout=15)
-
-    def __enter__(self) -> RestartableNats:
-        self.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.stop()
 
 
 async def take_all(subscription: Subscription, count: int, limit: int = 500, seconds: float = 30) -> list[Recorded]:
