@@ -548,6 +548,13 @@ class SheetConfirmed:
     at: int
 
 
+@dataclass(frozen=True, slots=True)
+class RatingUpdated:
+    """An event of a rating ledger (`paiju.scoring.rater`), stored on the tournaments' stream: no tournament's, so
+    a tournament read from a ledger's events is one never created (its contents are read by `paiju.scoring.rater`
+    from the message, not here)."""
+
+
 Event = (
     Created
     | TeamRegistered
@@ -564,6 +571,7 @@ Event = (
     | TeamProposed
     | TeamMemberConfirmed
     | TeamProposalWithdrawn
+    | RatingUpdated
 )
 
 
@@ -965,6 +973,8 @@ def _with_table(tournament: Tournament, number: int, table_no: int, result: Tabl
 
 
 def evolve(tournament: Tournament, event: Event) -> Tournament:
+    if isinstance(event, RatingUpdated):
+        return tournament
     if isinstance(event, Created):
         return Tournament(
             event.tournament_id,
