@@ -12,6 +12,7 @@ version's stay for comparison.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -27,13 +28,14 @@ BETA = 25.0 / 6.0
 TAU = 25.0 / 300.0
 """D-RATE-1: openskill's defaults for Plackett–Luce (μ 25, σ 25/3, β 25/6, τ 25/300)."""
 
-TRACTOR_MARGIN = 1.0
-"""D-RATE-4: the 拖拉机 level margin: a win by more than this many levels counts as an impressive one."""
+TRACTOR_MARGIN = 4.0
+"""D-RATE-4: openskill's margin for 拖拉机, in levels: a win by d levels weighs log(1 + d / 4) (from 7 levels on,
+where that is above 1: `margin_levels`)."""
 
 Z = 3.0
 """D-RATE-5: the conservative estimate shown and ranked by is μ − Z·σ."""
 
-PROVISIONAL_MATCHES = 10
+PROVISIONAL_MATCHES = 20
 """D-RATE-6: a player's rating is provisional until this many rated matches in the game and mode."""
 
 BOT_PREFIX = "bot-"
@@ -112,6 +114,16 @@ def weights(game: str, result: Result, seats: int) -> list[float]:
     return [1.0] * seats
 
 
+def margin_levels(levels: int) -> float:
+    """D-RATE-4: the level difference given to openskill. Its margin factor log(1 + d / margin) is below 1 for
+    margin < d < (e − 1)·margin — a win by 5 or 6 levels would count for less than a win by one —, so a difference
+    up to (e − 1)·margin (6.87 levels) is given as at most the margin (factor 1: the win counts as a win), and a
+    larger one as it is (factor 1.03 at 7 levels to 1.39 at 12)."""
+    if levels > TRACTOR_MARGIN * (math.e - 1):
+        return float(levels)
+    return float(min(levels, TRACTOR_MARGIN))
+
+
 def rate(game: str, before: Sequence[Belief], result: Result, fixed: Sequence[bool]) -> list[Belief]:
     """The ratings after a match of ``game`` with seats rated ``before`` (seat order) and ``result``; a seat
     ``fixed`` (a bot, D-RATE-7) keeps its rating. D-RATE-2: the two teams are ranked by their scores (equal: a
@@ -127,7 +139,8 @@ def rate(game: str, before: Sequence[Belief], result: Result, fixed: Sequence[bo
     team_weights = [[shares[s] for s in range(seats) if team_of(s) == t] for t in (0, 1)]
     a, b = result.team_scores
     if game == "tractor":
-        rated = model.rate(teams, scores=[float(a), float(b)])
+        gap = margin_levels(abs(a - b))
+        rated = model.rate(teams, scores=[gap, 0.0] if a > b else [0.0, gap])
     else:
         ranks = [0.0, 0.0] if a == b else ([0.0, 1.0] if a > b else [1.0, 0.0])
         rated = model.rate(teams, ranks=ranks, weights=team_weights)
