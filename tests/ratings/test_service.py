@@ -42,6 +42,7 @@ async def served(w: World) -> AsyncIterator[Any]:
     try:
         stub: Any = ratings_pb2_grpc.RatingsServiceStub(channel)
         stub.channel = channel
+        stub.address = f"127.0.0.1:{port}"
         yield stub
     finally:
         await channel.close()

@@ -571,8 +571,10 @@ Event = (
     | TeamProposed
     | TeamMemberConfirmed
     | TeamProposalWithdrawn
-    | RatingUpdated
 )
+"""What a tournament's commands decide."""
+Stored = Event | RatingUpdated
+"""What the tournaments' stream holds: the tournaments' events and the rating ledgers'."""
 
 
 # --- decide -----------------------------------------------------------------------------------------
@@ -972,7 +974,7 @@ def _with_table(tournament: Tournament, number: int, table_no: int, result: Tabl
     return _with_round(tournament, replace(rnd, tables=tables))
 
 
-def evolve(tournament: Tournament, event: Event) -> Tournament:
+def evolve(tournament: Tournament, event: Stored) -> Tournament:
     if isinstance(event, RatingUpdated):
         return tournament
     if isinstance(event, Created):
