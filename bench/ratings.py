@@ -28,6 +28,7 @@ docs/benchmarks.md).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import statistics
@@ -36,6 +37,7 @@ from collections.abc import Callable
 
 from paiju.rules.zlj.outcome import deal_result, match_totals, team_out
 from paiju.scoring import rating as rt
+from paiju.scoring.games import GAMES
 
 POPULATION = 60
 WARM_UP = 1500
@@ -109,7 +111,7 @@ def simulate(game: str, seed: int) -> dict[str, list[float]]:
 
     def match(players: list[str]) -> None:
         result = play([skills[p] for p in players], rng)
-        after = rt.rate(game, [ratings[p] for p in players], result, [False] * seats)
+        after = rt.rate(GAMES[game].rating, [ratings[p] for p in players], result, [False] * seats)
         for p, b in zip(players, after, strict=True):
             ratings[p] = b
 
@@ -157,27 +159,21 @@ def margin_spread(margin: float, seed: int) -> dict[str, float]:
     deviation) after `SPREAD_MATCHES`, and Spearman's ρ of μ and true skill at the end. openskill's margin moves an
     expected win by many levels more than a narrow one and an upset by many levels less; with a small margin that
     feeds on itself and μ spreads without bound."""
-    saved = rt.TRACTOR_MARGIN
-    rt.TRACTOR_MARGIN = margin
-    try:
-        rng = random.Random(seed)
-        skills = {f"p{i}": rng.gauss(rt.MU, rt.SIGMA) for i in range(POPULATION)}
-        ratings = dict.fromkeys(skills, rt.DEFAULT)
-        people = sorted(skills)
-        out: dict[str, float] = {"margin": margin}
-        for k in range(1, SPREAD_MATCHES[-1] + 1):
-            players = rng.sample(people, 4)
-            result = _tractor_result([skills[p] for p in players], rng)
-            for p, b in zip(
-                players, rt.rate("tractor", [ratings[p] for p in players], result, [False] * 4), strict=True
-            ):
-                ratings[p] = b
-            if k in SPREAD_MATCHES:
-                out[f"mu_sd_{k}"] = round(statistics.pstdev(ratings[p].mu for p in people), 1)
-        out["rho"] = round(_spearman([skills[p] for p in people], [ratings[p].mu for p in people]), 3)
-        return out
-    finally:
-        rt.TRACTOR_MARGIN = saved
+    style = dataclasses.replace(GAMES["tractor"].rating, margin=margin)
+    rng = random.Random(seed)
+    skills = {f"p{i}": rng.gauss(rt.MU, rt.SIGMA) for i in range(POPULATION)}
+    ratings = dict.fromkeys(skills, rt.DEFAULT)
+    people = sorted(skills)
+    out: dict[str, float] = {"margin": margin}
+    for k in range(1, SPREAD_MATCHES[-1] + 1):
+        players = rng.sample(people, 4)
+        result = _tractor_result([skills[p] for p in players], rng)
+        for p, b in zip(players, rt.rate(style, [ratings[p] for p in players], result, [False] * 4), strict=True):
+            ratings[p] = b
+        if k in SPREAD_MATCHES:
+            out[f"mu_sd_{k}"] = round(statistics.pstdev(ratings[p].mu for p in people), 1)
+    out["rho"] = round(_spearman([skills[p] for p in people], [ratings[p].mu for p in people]), 3)
+    return out
 
 
 def main() -> None:

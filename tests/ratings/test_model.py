@@ -8,7 +8,10 @@ import pytest
 
 from paiju.scoring import rater as rr
 from paiju.scoring import rating as rt
+from paiju.scoring.games import GAMES
 
+ZLJ = GAMES["zlj"].rating
+TRACTOR = GAMES["tractor"].rating
 NEW = [rt.DEFAULT] * 6
 ZLJ_RESULT = rt.Result((12, 5), (7, 1, 4, 3, 2, 0))
 
@@ -24,7 +27,7 @@ def test_the_model_is_openskills_plackett_luce_with_its_defaults() -> None:  # D
 
 
 def test_the_zlj_worked_example() -> None:  # D-RATE-2, D-RATE-3
-    after = rt.rate("zlj", NEW, ZLJ_RESULT, [False] * 6)
+    after = rt.rate(ZLJ, NEW, ZLJ_RESULT, [False] * 6)
     assert rounded(after) == [
         (28.2688, 8.1131, 3.9296),
         (23.7742, 8.2517, -0.9809),
@@ -43,7 +46,7 @@ def test_the_zlj_example_with_heuristic_bots_who_never_move() -> None:  # D-RATE
     assert (bot.mu, bot.sigma) == (25.0, 25.0 / 6.0)
     before = [rt.DEFAULT, rt.DEFAULT, rt.DEFAULT, bot, rt.DEFAULT, bot]
     fixed = [False, False, False, True, False, True]
-    after = rt.rate("zlj", before, ZLJ_RESULT, fixed)
+    after = rt.rate(ZLJ, before, ZLJ_RESULT, fixed)
     assert [(round(b.mu, 4), round(b.sigma, 4)) for b in after] == [
         (28.7269, 8.0045),
         (23.6024, 8.2477),
@@ -68,28 +71,28 @@ def test_the_zlj_example_with_heuristic_bots_who_never_move() -> None:  # D-RATE
 )
 def test_the_tractor_worked_examples(levels: tuple[int, int], a: float, b: float, sigma: float) -> None:  # D-RATE-4
     before = [rt.Belief(30.0, 5.0), rt.Belief(20.0, 5.0)] * 2
-    after = rt.rate("tractor", before, rt.Result(levels), [False] * 4)
+    after = rt.rate(TRACTOR, before, rt.Result(levels), [False] * 4)
     assert [(round(x.mu, 4), round(x.sigma, 4)) for x in after] == [(a, sigma), (b, sigma)] * 2
 
 
 def test_between_equal_teams_the_margin_changes_nothing() -> None:  # D-RATE-4
     new = [rt.DEFAULT] * 4
-    by_nine = rt.rate("tractor", new, rt.Result((14, 5)), [False] * 4)
-    by_one = rt.rate("tractor", new, rt.Result((14, 13)), [False] * 4)
+    by_nine = rt.rate(TRACTOR, new, rt.Result((14, 5)), [False] * 4)
+    by_one = rt.rate(TRACTOR, new, rt.Result((14, 13)), [False] * 4)
     assert by_nine == by_one
     assert [(round(x.mu, 4), round(x.sigma, 4)) for x in by_nine[:2]] == [(26.9643, 8.178), (23.0357, 8.178)]
 
 
 def test_the_level_margin_is_never_below_a_plain_win() -> None:  # D-RATE-4
-    threshold = rt.TRACTOR_MARGIN * (math.e - 1)
-    assert [rt.margin_levels(d) for d in range(13)] == [
-        float(min(d, rt.TRACTOR_MARGIN)) if d <= threshold else float(d) for d in range(13)
+    threshold = TRACTOR.margin * (math.e - 1)
+    assert [rt.margin_levels(d, TRACTOR.margin) for d in range(13)] == [
+        float(min(d, TRACTOR.margin)) if d <= threshold else float(d) for d in range(13)
     ]
     for d in range(1, 13):
-        factor = math.log1p(rt.margin_levels(d) / rt.TRACTOR_MARGIN)
-        assert rt.margin_levels(d) <= rt.TRACTOR_MARGIN or factor >= 1
+        factor = math.log1p(rt.margin_levels(d, TRACTOR.margin) / TRACTOR.margin)
+        assert rt.margin_levels(d, TRACTOR.margin) <= TRACTOR.margin or factor >= 1
     before = [rt.Belief(30.0, 5.0), rt.Belief(20.0, 5.0)] * 2
-    gains = [rt.rate("tractor", before, rt.Result((14, 14 - d)), [False] * 4)[0].mu for d in range(1, 13)]
+    gains = [rt.rate(TRACTOR, before, rt.Result((14, 14 - d)), [False] * 4)[0].mu for d in range(1, 13)]
     assert gains == sorted(gains)  # a bigger win never moves less
 
 
@@ -98,9 +101,9 @@ def test_provisional_until_the_twentieth_rated_match() -> None:  # D-RATE-6
 
 
 def test_the_same_match_rates_to_the_same_doubles() -> None:  # D-RATE-10: a rebuild's premise
-    first = rt.rate("zlj", NEW, ZLJ_RESULT, [False] * 6)
+    first = rt.rate(ZLJ, NEW, ZLJ_RESULT, [False] * 6)
     assert [(b.mu.hex(), b.sigma.hex()) for b in first] == [
-        (b.mu.hex(), b.sigma.hex()) for b in rt.rate("zlj", NEW, ZLJ_RESULT, [False] * 6)
+        (b.mu.hex(), b.sigma.hex()) for b in rt.rate(ZLJ, NEW, ZLJ_RESULT, [False] * 6)
     ]
 
 
@@ -119,7 +122,7 @@ def test_ledger_names_are_not_tournament_ids() -> None:  # D-RATE-10
 
 def test_a_match_with_an_odd_number_of_seats_is_refused() -> None:
     with pytest.raises(ValueError, match="two teams"):
-        rt.rate("zlj", NEW[:5], ZLJ_RESULT, [False] * 5)
+        rt.rate(ZLJ, NEW[:5], ZLJ_RESULT, [False] * 5)
 
 
 def test_a_ledgers_event_read_as_a_tournaments_is_no_tournament() -> None:

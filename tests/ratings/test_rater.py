@@ -18,13 +18,16 @@ from paiju.platform.postgres.pool import connect
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring import rater as rr
 from paiju.scoring import rating as rt
+from paiju.scoring.games import GAMES
 from paiju.scoring.readmodels import migrate_scoring
 from paiju.v1 import ratings_events_pb2, tournament_events_pb2
 
 from .lobby import CASUAL, RANKED, Lobby, fresh_store
 
-ZLJ = [f"p{i}" for i in range(6)]
-TRACTOR = [f"t{i}" for i in range(4)]
+ZLJ_PLAYERS = [f"p{i}" for i in range(6)]
+TRACTOR_PLAYERS = [f"t{i}" for i in range(4)]
+ZLJ = GAMES["zlj"].rating
+TRACTOR = GAMES["tractor"].rating
 SNAPSHOT = {
     "scoring_ratings": "SELECT * FROM scoring_ratings ORDER BY model, game, mode, player_id",
     "scoring_rating_matches": "SELECT * FROM scoring_rating_matches ORDER BY model, game, mode, player_id, number",
@@ -86,9 +89,9 @@ def test_a_casual_match_rates_its_players_as_the_model_does(nats_url: str, datab
     async def body() -> None:
         async with world(nats_url, database_dsn) as w:
             await w.lobby.open("tz", "zlj", CASUAL)
-            sequence = await w.lobby.play_zlj("tz", ZLJ, (5, 2), (7, 1, 4, 3, 2, 0))
+            sequence = await w.lobby.play_zlj("tz", ZLJ_PLAYERS, (5, 2), (7, 1, 4, 3, 2, 0))
             await w.rate()
-            expected = rt.rate("zlj", [rt.DEFAULT] * 6, rt.Result((5, 2), (7, 1, 4, 3, 2, 0)), [False] * 6)
+            expected = rt.rate(ZLJ, [rt.DEFAULT] * 6, rt.Result((5, 2), (7, 1, 4, 3, 2, 0)), [False] * 6)
             (event,) = await w.events("zlj", rt.Mode.CASUAL)
             assert event.model == rt.MODEL_VERSION and event.lobby_sequence == sequence
             assert event.game_id == "tz-m1" and list(event.team_scores) == [5, 2] and event.winner_team == 0
@@ -96,7 +99,7 @@ def test_a_casual_match_rates_its_players_as_the_model_does(nats_url: str, datab
                 stored = event.seats[seat]
                 assert (stored.after.mu, stored.after.sigma) == (after.mu, after.sigma)  # bit for bit
                 assert (stored.before.mu, stored.before.sigma) == (rt.MU, rt.SIGMA)
-                row = await w.rating(ZLJ[seat], "zlj", rt.Mode.CASUAL)
+                row = await w.rating(ZLJ_PLAYERS[seat], "zlj", rt.Mode.CASUAL)
                 assert (row["mu"], row["sigma"], row["matches"]) == (after.mu, after.sigma, 1)
                 assert row["wins"] == int(seat % 2 == 0)
             assert await w.rating("p0", "zlj", rt.Mode.RANKED) is None  # the modes are rated apart
@@ -108,14 +111,14 @@ def test_a_match_not_formed_as_ranked_or_casual_changes_no_rating(nats_url: str,
     async def body() -> None:
         async with world(nats_url, database_dsn) as w:
             await w.lobby.open("old", "zlj", None)  # as every table opened before ratings existed
-            await w.lobby.play_zlj("old", ZLJ, (5, 2), (7, 1, 4, 3, 2, 0))
+            await w.lobby.play_zlj("old", ZLJ_PLAYERS, (5, 2), (7, 1, 4, 3, 2, 0))
             await w.lobby.open("unspecified", "tractor", 0)
-            await w.lobby.play_tractor("unspecified", TRACTOR, (14, 3))
+            await w.lobby.play_tractor("unspecified", TRACTOR_PLAYERS, (14, 3))
             await w.rate()
             assert await w.pool.fetchval("SELECT count(*) FROM scoring_ratings") == 0
             assert await w.ledgers.aggregates() == []
             # a match the queue formed as casual at a table without a mode is rated
-            await w.lobby.play_tractor("unspecified", TRACTOR, (14, 3), mode=CASUAL)
+            await w.lobby.play_tractor("unspecified", TRACTOR_PLAYERS, (14, 3), mode=CASUAL)
             await w.rate()
             assert len(await w.events("tractor", rt.Mode.CASUAL)) == 1
             assert (await w.rating("t0", "tractor", rt.Mode.CASUAL))["matches"] == 1
@@ -183,7 +186,7 @@ def test_results_of_many_tables_at_once_are_rated_in_the_lobby_streams_order(nat
             for event in events:
                 players = [s.player_id for s in event.seats]
                 before = [ratings.get(p, rt.DEFAULT) for p in players]
-                after = rt.rate("tractor", before, rt.Result((event.team_scores[0], event.team_scores[1])), [False] * 4)
+                after = rt.rate(TRACTOR, before, rt.Result((event.team_scores[0], event.team_scores[1])), [False] * 4)
                 for p, b, seat in zip(players, after, event.seats, strict=True):
                     assert (seat.after.mu, seat.after.sigma) == (b.mu, b.sigma)
                     ratings[p] = b
@@ -266,7 +269,7 @@ def test_a_ledger_that_disagrees_with_the_model_is_never_written_over(nats_url: 
     async def body() -> None:
         async with world(nats_url, database_dsn) as w:
             await w.lobby.open("tz", "zlj", CASUAL)
-            await w.lobby.play_zlj("tz", ZLJ, (5, 2), (7, 1, 4, 3, 2, 0))
+            await w.lobby.play_zlj("tz", ZLJ_PLAYERS, (5, 2), (7, 1, 4, 3, 2, 0))
             await w.rate()
             await w.consumer.reset()
             original = rt.DEFAULT

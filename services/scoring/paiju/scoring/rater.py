@@ -37,6 +37,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from paiju.platform.consumer import Consumer, PostgresTracking, Tracked
 from paiju.platform.store import ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.scoring import rating as rt
+from paiju.scoring.games import GAMES
 from paiju.v1 import lobby_events_pb2, ratings_events_pb2, tournament_events_pb2
 
 CHECKPOINTS = "scoring_checkpoints"
@@ -103,9 +104,10 @@ class Match:
 def rating_event(match: Match, before: Sequence[rt.Belief], matches: Sequence[int]) -> ratings_events_pb2.RatingUpdated:
     """The `RatingUpdated` of one rated match (pure): ``before`` and ``matches`` (rated matches so far) per seat."""
     game, mode, players, result = match.game, match.mode, match.players, match.result
+    style = GAMES[game].rating
     fixed = [rt.is_bot(p) for p in players]
-    after = rt.rate(game, before, result, fixed)
-    shares = rt.weights(game, result, len(players))
+    after = rt.rate(style, before, result, fixed)
+    shares = rt.weights(style, result, len(players))
     event = ratings_events_pb2.RatingUpdated(
         model=rt.MODEL_VERSION,
         game=game,
@@ -132,11 +134,11 @@ def rating_event(match: Match, before: Sequence[rt.Belief], matches: Sequence[in
     return event
 
 
-def result_of(game: str, finished: lobby_events_pb2.LobbyMatchFinished, seats: int) -> rt.Result | None:
+def result_of(style: rt.Style, finished: lobby_events_pb2.LobbyMatchFinished, seats: int) -> rt.Result | None:
     """The result rated (D-RATE-2): 砸六家 team points and individual points, 拖拉机 final levels; ``None`` when the
     lobby's result does not have them."""
     result = finished.result
-    if game == "tractor":
+    if style.levels:
         if len(result.levels) != 2:
             return None
         return rt.Result((int(result.levels[0]), int(result.levels[1])))
@@ -214,7 +216,8 @@ class Rater:
             return  # D-RATE-9: formed as neither ranked nor casual
         game: str = row["game"]
         players = tuple(row["players"])
-        if game not in ("zlj", "tractor") or len(players) not in (4, 6) or any(not p for p in players):
+        scored = GAMES.get(game)
+        if scored is None or len(players) != scored.rules.seats or any(not p for p in players):
             return
         humans = [p for p in players if not rt.is_bot(p)]
         if mode is rt.Mode.RANKED and len(humans) != len(players):
@@ -222,7 +225,7 @@ class Rater:
             return  # D-RATE-7: ranked matches are humans only
         if not humans or len(set(humans)) != len(humans):
             return
-        result = result_of(game, finished, len(players))
+        result = result_of(scored.rating, finished, len(players))
         if result is None:
             log.error("a rated match finished without a result", table=envelope.aggregate, game_id=finished.game_id)
             return

@@ -28,9 +28,6 @@ BETA = 25.0 / 6.0
 TAU = 25.0 / 300.0
 """D-RATE-1: openskill's defaults for Plackett–Luce (μ 25, σ 25/3, β 25/6, τ 25/300)."""
 
-TRACTOR_MARGIN = 4.0
-"""D-RATE-4: openskill's margin for 拖拉机, in levels: a win by d levels weighs log(1 + d / 4) (from 7 levels on,
-where that is above 1: `margin_levels`)."""
 
 Z = 3.0
 """D-RATE-5: the conservative estimate shown and ranked by is μ − Z·σ."""
@@ -99,47 +96,59 @@ def team_of(seat: int) -> int:
     return seat % 2
 
 
-def _model(game: str) -> PlackettLuce:
-    """D-RATE-1, D-RATE-4: one model per game (a new one per match: openskill's `rate` may set attributes)."""
-    margin = TRACTOR_MARGIN if game == "tractor" else 0.0
-    return PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU, margin=margin)
+@dataclass(frozen=True, slots=True)
+class Style:
+    """How a game's results are rated: each game's (`paiju.scoring.games`, ``rating``)."""
+
+    levels: bool = False
+    """D-RATE-2: the team result is the final levels (拖拉机), not the team points (砸六家)."""
+    individual_weights: bool = False
+    """D-RATE-3: each player's share is weighed by their individual points (砸六家)."""
+    margin: float = 0.0
+    """D-RATE-4: openskill's margin, in the result's units (拖拉机: 4 levels); 0: none."""
 
 
-def weights(game: str, result: Result, seats: int) -> list[float]:
+def _model(style: Style) -> PlackettLuce:
+    """D-RATE-1, D-RATE-4: the model (a new one per match: openskill's `rate` may set its attributes)."""
+    return PlackettLuce(mu=MU, sigma=SIGMA, beta=BETA, tau=TAU, margin=style.margin)
+
+
+def weights(style: Style, result: Result, seats: int) -> list[float]:
     """D-RATE-3: each seat's share of its team's result, as given to the model — 砸六家: the seat's individual
     points over the match (openskill scales them to 1..2 within the team: the player who finished first most gains
     most from a win and loses least from a loss); 拖拉机: 1 for everyone."""
-    if game == "zlj" and len(result.individual_points) == seats:
+    if style.individual_weights and len(result.individual_points) == seats:
         return [float(p) for p in result.individual_points]
     return [1.0] * seats
 
 
-def margin_levels(levels: int) -> float:
+def margin_levels(levels: int, margin: float) -> float:
     """D-RATE-4: the level difference given to openskill. Its margin factor log(1 + d / margin) is below 1 for
     margin < d < (e − 1)·margin — a win by 5 or 6 levels would count for less than a win by one —, so a difference
     up to (e − 1)·margin (6.87 levels) is given as at most the margin (factor 1: the win counts as a win), and a
     larger one as it is (factor 1.03 at 7 levels to 1.39 at 12)."""
-    if levels > TRACTOR_MARGIN * (math.e - 1):
+    if levels > margin * (math.e - 1):
         return float(levels)
-    return float(min(levels, TRACTOR_MARGIN))
+    return float(min(levels, margin))
 
 
-def rate(game: str, before: Sequence[Belief], result: Result, fixed: Sequence[bool]) -> list[Belief]:
-    """The ratings after a match of ``game`` with seats rated ``before`` (seat order) and ``result``; a seat
+def rate(style: Style, before: Sequence[Belief], result: Result, fixed: Sequence[bool]) -> list[Belief]:
+    """The ratings after a match of a game rated in ``style``, with seats rated ``before`` (seat order) and
+    ``result``; a seat
     ``fixed`` (a bot, D-RATE-7) keeps its rating. D-RATE-2: the two teams are ranked by their scores (equal: a
     draw); D-RATE-3: 砸六家 weights by individual points; D-RATE-4: 拖拉机 passes the levels as scores with the
     level margin."""
     seats = len(before)
     if seats < 2 or seats % 2 or len(fixed) != seats:
         raise ValueError(f"a rated match has two teams of equal size, not {seats} seats")
-    model = _model(game)
+    model = _model(style)
     ratings = [PlackettLuceRating(b.mu, b.sigma) for b in before]
     teams = [[ratings[s] for s in range(seats) if team_of(s) == t] for t in (0, 1)]
-    shares = weights(game, result, seats)
+    shares = weights(style, result, seats)
     team_weights = [[shares[s] for s in range(seats) if team_of(s) == t] for t in (0, 1)]
     a, b = result.team_scores
-    if game == "tractor":
-        gap = margin_levels(abs(a - b))
+    if style.margin:
+        gap = margin_levels(abs(a - b), style.margin)
         rated = model.rate(teams, scores=[gap, 0.0] if a > b else [0.0, gap])
     else:
         ranks = [0.0, 0.0] if a == b else ([0.0, 1.0] if a > b else [1.0, 0.0])

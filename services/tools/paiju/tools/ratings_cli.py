@@ -21,11 +21,12 @@ from google.protobuf.json_format import MessageToDict
 
 from paiju.platform import settings as s
 from paiju.platform.settings import add_options, describe
+from paiju.rules import registry
 from paiju.sdk.refusals import refusal_of
 from paiju.v1 import lobby_events_pb2, lobby_pb2, lobby_pb2_grpc, ratings_pb2, ratings_pb2_grpc
 
 MODES = {"ranked": lobby_events_pb2.MATCH_MODE_RANKED, "casual": lobby_events_pb2.MATCH_MODE_CASUAL}
-GAMES = ("zlj", "tractor")
+GAMES = tuple(registry.GAMES)
 
 
 @dataclass(frozen=True)
