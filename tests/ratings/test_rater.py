@@ -20,7 +20,7 @@ from paiju.scoring import rater as rr
 from paiju.scoring import rating as rt
 from paiju.scoring.games import GAMES
 from paiju.scoring.readmodels import migrate_scoring
-from paiju.v1 import ratings_events_pb2, tournament_events_pb2
+from paiju.v1 import tournament_events_pb2
 
 from .lobby import CASUAL, RANKED, Lobby, fresh_store
 
@@ -45,7 +45,7 @@ class World:
     async def rate(self) -> int:
         return await self.consumer.catch_up(timeout=30)
 
-    async def events(self, game: str, mode: rt.Mode) -> list[ratings_events_pb2.RatingUpdated]:
+    async def events(self, game: str, mode: rt.Mode) -> list[tournament_events_pb2.TournamentRatingUpdated]:
         stored = await self.ledgers.load(rr.ledger_id(game, mode))
         return [tournament_events_pb2.TournamentEnvelope.FromString(r.data).event.rating_updated for r in stored]
 

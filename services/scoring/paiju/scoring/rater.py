@@ -38,7 +38,7 @@ from paiju.platform.consumer import Consumer, PostgresTracking, Tracked
 from paiju.platform.store import ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.scoring import rating as rt
 from paiju.scoring.games import GAMES
-from paiju.v1 import lobby_events_pb2, ratings_events_pb2, tournament_events_pb2
+from paiju.v1 import lobby_events_pb2, tournament_events_pb2
 
 CHECKPOINTS = "scoring_checkpoints"
 LEDGER_PREFIX = "ratings-v"
@@ -101,14 +101,16 @@ class Match:
     result: rt.Result
 
 
-def rating_event(match: Match, before: Sequence[rt.Belief], matches: Sequence[int]) -> ratings_events_pb2.RatingUpdated:
+def rating_event(
+    match: Match, before: Sequence[rt.Belief], matches: Sequence[int]
+) -> tournament_events_pb2.TournamentRatingUpdated:
     """The `RatingUpdated` of one rated match (pure): ``before`` and ``matches`` (rated matches so far) per seat."""
     game, mode, players, result = match.game, match.mode, match.players, match.result
     style = GAMES[game].rating
     fixed = [rt.is_bot(p) for p in players]
     after = rt.rate(style, before, result, fixed)
     shares = rt.weights(style, result, len(players))
-    event = ratings_events_pb2.RatingUpdated(
+    event = tournament_events_pb2.TournamentRatingUpdated(
         model=rt.MODEL_VERSION,
         game=game,
         mode=mode.value,  # type: ignore[arg-type]
@@ -261,7 +263,7 @@ class Rater:
         await self._project(c, stored, event)
 
     async def _record(
-        self, c: Any, ledger: str, command_id: str, event: ratings_events_pb2.RatingUpdated, at: Timestamp
+        self, c: Any, ledger: str, command_id: str, event: tournament_events_pb2.TournamentRatingUpdated, at: Timestamp
     ) -> int:
         """Append ``event`` to ``ledger`` (or adopt the same event stored already); its version in the ledger."""
         found = await c.fetchrow("SELECT version, sequence FROM scoring_rating_ledgers WHERE ledger = $1", ledger)
@@ -318,7 +320,7 @@ class Rater:
             raise LedgerMismatch(f"{ledger} version {first.version} ({command_id}) differs from the model's")
         return first
 
-    async def _project(self, c: Any, number: int, event: ratings_events_pb2.RatingUpdated) -> None:
+    async def _project(self, c: Any, number: int, event: tournament_events_pb2.TournamentRatingUpdated) -> None:
         """The read models of one rated match: each human's rating and their row of the match."""
         at = datetime.fromtimestamp(event.at / 1000, UTC)
         players = [s.player_id for s in event.seats]
