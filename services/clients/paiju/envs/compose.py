@@ -135,10 +135,14 @@ class Composer:
 
     __slots__ = (
         "_alternatives",
-        "_candidates",
-        "_class_cards",
+        "_class_at_or_above",
+        "_class_kinds",
+        "_composed",
         "_held",
+        "_held_at_or_above",
+        "_in_class",
         "_owed",
+        "_prefixes",
         "cards",
         "hand",
         "lead",
@@ -150,19 +154,32 @@ class Composer:
         self.lead = lead
         self.trumps = trumps
         self.cards: list[Card] = []
-        self._held = [0] * CARD_KINDS
+        held = [0] * CARD_KINDS
         for c in hand:
-            self._held[c] += 1
-        self._candidates: list[Cards] = []
+            held[c] += 1
+        self._held = held
+        self._composed = [0] * CARD_KINDS
+        self._prefixes: dict[Cards, tuple[set[Card], bool]] = {}
         self._alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
         self._owed: Realisation | None = None
-        self._class_cards = 0
+        self._class_kinds: list[Card] = []
+        self._in_class: list[bool] = []
+        self._held_at_or_above: list[int] = []
+        self._class_at_or_above: list[int] = []
         if lead is None:
-            self._candidates = sorted(tuple(sorted(cards)) for cards in leads(hand, trumps))
-            return
+            return  # a lead's prefixes are listed once its first card is known (`_lead_options`)
         cls = lead.suit_class
-        own = [c for c in hand if trumps.suit_class[c] == cls]
-        self._class_cards = len(own)
+        self._in_class = [trumps.suit_class[c] == cls for c in range(CARD_KINDS)]
+        self._class_kinds = [Card(c) for c in range(CARD_KINDS) if held[c] and self._in_class[c]]
+        # suffix sums: cards held with ids >= c, all of them and those of the suit class
+        above = [0] * (CARD_KINDS + 1)
+        class_above = [0] * (CARD_KINDS + 1)
+        for i in range(CARD_KINDS - 1, -1, -1):
+            above[i] = above[i + 1] + held[i]
+            class_above[i] = class_above[i + 1] + (held[i] if self._in_class[i] else 0)
+        self._held_at_or_above = above
+        self._class_at_or_above = class_above
+        own = [c for c in hand if self._in_class[c]]
         if len(own) <= lead.size or lead.kind is Kind.SINGLE:
             return
         counts = counts_of(own)
@@ -174,6 +191,8 @@ class Composer:
             tuple(sorted(((c.unit, c.places) for c in alt if c.name != "x"), key=lambda up: -up[0] * up[1]))
             for alt in PRIORITIES[(lead.kind, lead.size)][row]
         )
+        if any(not alt for alt in self._alternatives):
+            self._alternatives = ()  # a row of free cards only (`x x`): nothing structured is owed
 
     @property
     def size(self) -> int | None:
@@ -188,66 +207,98 @@ class Composer:
         if self.cards and card < self.cards[-1]:
             raise ValueError("cards are composed in ascending order")
         self.cards.append(card)
+        self._composed[card] += 1
 
     def options(self) -> tuple[list[Card], bool]:
         """The cards that may come next (ascending ids), and whether the composed cards may end here as a lead."""
         if self.lead is None:
             return self._lead_options()
-        if len(self.cards) >= self.lead.size:
+        n = self.lead.size
+        placed = len(self.cards)
+        if placed >= n:
             return [], False
         low = self.cards[-1] if self.cards else 0
-        composed = Counter(self.cards)
-        found = [
-            Card(k)
-            for k in range(low, CARD_KINDS)
-            if self._held[k] > composed[Card(k)] and self._reachable(composed, Card(k))
-        ]
+        held, composed = self._held, self._composed
+        if self._class_at_or_above[0] <= n:
+            return self._all_of_class(low, n, placed), False
+        found: list[Card] = []
+        for k in self._class_kinds:
+            if k < low or held[k] <= composed[k]:
+                continue
+            # enough cards of the suit class from id k up (k's own copies already composed aside)
+            if self._class_at_or_above[k] - composed[k] < n - placed:
+                break  # fewer still at higher ids
+            if self._owed is None and not self._alternatives:
+                found.append(k)  # free cards only (a single lead, a row like `x x`, §6.2)
+            elif self._structured(k, n, placed):
+                found.append(k)
         return found, False
 
     def _lead_options(self) -> tuple[list[Card], bool]:
-        prefix = tuple(self.cards)
-        depth = len(prefix)
-        nexts: set[Card] = set()
-        ends = False
-        for cards in self._candidates:
-            if cards[:depth] != prefix:
-                continue
-            if len(cards) == depth:
-                ends = True
-            else:
-                nexts.add(cards[depth])
+        """Any held card starts a lead (a single); after it, the prefixes of the leads (§4) of its suit class."""
+        cards = self.cards
+        if not cards:
+            return [Card(c) for c in range(CARD_KINDS) if self._held[c]], False
+        first = cards[0]
+        if len(cards) == 1 and self._held[first] == 1:
+            return [], True  # every longer lead holds at least two copies of its lowest card
+        if not self._prefixes:
+            t = self.trumps
+            cls = t.suit_class[first]
+            for lead in leads(tuple(c for c in self.hand if t.suit_class[c] == cls), t):
+                ordered = tuple(sorted(lead))
+                if ordered[0] != first:
+                    continue
+                for depth in range(1, len(ordered) + 1):
+                    nexts, ends = self._prefixes.get(ordered[:depth], (set(), False))
+                    if depth == len(ordered):
+                        ends = True
+                    else:
+                        nexts.add(ordered[depth])
+                    self._prefixes[ordered[:depth]] = (nexts, ends)
+        nexts, ends = self._prefixes.get(tuple(cards), (set(), False))
         return sorted(nexts), ends
 
-    def _reachable(self, composed: Counter[Card], k: Card) -> bool:
-        """Whether a legal follow holds the composed cards and ``k``, its other cards of ids ``k`` and above."""
+    def _all_of_class(self, low: int, n: int, placed: int) -> list[Card]:
+        """§6.1, ``|H| <= n``: every card of the suit class is in the play, the others are free."""
+        held, composed, in_class = self._held, self._composed, self._in_class
+        missing = next((k for k in self._class_kinds if composed[k] < held[k]), CARD_KINDS)
+        outside = sum(1 for c in self.cards if not in_class[c])
+        class_total = self._class_at_or_above[0]
+        found: list[Card] = []
+        for k in range(low, CARD_KINDS):
+            if k > missing:
+                break  # a card of the suit class below k would be left out
+            if held[k] <= composed[k]:
+                continue
+            if not in_class[k] and (k == missing or outside + 1 + class_total > n):
+                continue
+            if placed - composed[k] + self._held_at_or_above[k] < n:
+                continue  # not enough cards left from id k up
+            found.append(Card(k))
+        return found
+
+    def _structured(self, k: Card, n: int, placed: int) -> bool:
+        """Whether the composed cards and ``k`` still allow what the lead's priority row or D-TR-5 requires, with the
+        other cards from id ``k`` up."""
         lead = self.lead
         assert lead is not None
+        composed = self._composed
+        forced = [(c, composed[c] + (1 if c == k else 0)) for c in self._class_kinds if c <= k]
+        forced_counts = tuple((c, v) for c, v in forced if v)
+        pool = tuple(
+            (c, self._held[c] if c >= k else composed[c]) for c in self._class_kinds if c >= k or composed[c]
+        )
+        budget = n - placed - 1
         t = self.trumps
-        n = lead.size
-        cls = lead.suit_class
-        forced = composed.copy()
-        forced[k] += 1
-        placed = len(self.cards) + 1
-        # the pool: the composed cards, and every held card from id k up
-        pool = {c: (self._held[c] if c >= k else forced.get(Card(c), 0)) for c in range(CARD_KINDS)}
-        if sum(pool.values()) < n:
-            return False
-        if self._class_cards <= n:  # §6.1: every card of the suit class, the rest free
-            for c in range(k):
-                if t.suit_class[c] == cls and forced.get(Card(c), 0) < self._held[c]:
-                    return False
-            outside = sum(v for c, v in forced.items() if t.suit_class[c] != cls)
-            return outside + self._class_cards <= n
-        # §6.2: n cards of the suit class
-        if any(t.suit_class[c] != cls for c in forced):
-            return False
-        pool_class = tuple((Card(c), v) for c, v in pool.items() if v and t.suit_class[c] == cls)
-        if sum(v for _, v in pool_class) < n:
-            return False
-        if lead.kind is Kind.SINGLE:
-            return True
-        forced_counts = tuple(sorted((c, v) for c, v in forced.items() if v))
-        budget = n - placed
         if self._owed is not None:
-            return _best_forced(pool_class, forced_counts, budget, lead.unit, t) >= self._owed
-        return any(_embeds(pool_class, forced_counts, alt, budget, t) for alt in self._alternatives)
+            return _best_forced(pool, forced_counts, budget, lead.unit, t) >= self._owed
+        for alt in self._alternatives:
+            if len(alt) == 1 and alt[0][1] == 1:  # one group of identical cards (P, T, B4 …) and free cards
+                unit = alt[0][0]
+                have = dict(forced_counts)
+                if any(v >= unit and unit - have.get(c, 0) <= budget for c, v in pool):
+                    return True
+            elif _embeds(pool, forced_counts, alt, budget, t):
+                return True
+        return False
