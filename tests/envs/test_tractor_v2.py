@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import warnings
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 import pytest
@@ -292,3 +292,32 @@ def test_the_old_environment_is_deprecated() -> None:
         warnings.simplefilter("always")
         tractor_env()
     assert any(issubclass(w.category, DeprecationWarning) and "tractor_v2" in str(w.message) for w in caught)
+
+
+def test_the_observation_is_what_the_seats_view_holds() -> None:
+    env = tractor_v2()
+    rng = SeededRandom(6)
+    for deal in range(2):
+        env.reset(seed=30 + deal)
+        for agent in env.agent_iter():
+            observation, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            seat = int(agent.removeprefix("seat_"))
+            view = env.rules.view(env.state, seat)
+            vector = observation["observation"]
+
+            def counts(cards: Sequence[int]) -> list[int]:
+                return [int(n) for n in np.bincount(np.asarray(cards, dtype=np.intp), minlength=54)]
+
+            table = [c for play in view.trick.plays for c in play] if view.trick is not None else []
+            played = [c for done in view.tricks for play in done.plays for c in play]
+            assert vector[:54].tolist() == counts(list(view.hand)), "its own hand"
+            assert vector[54:108].tolist() == counts(table)
+            assert vector[108:162].tolist() == counts(played)
+            composer = env._composer
+            assert vector[162:216].tolist() == counts(composer.cards if composer is not None else [])
+            assert vector[-1 - 4 : -1].tolist() == list(view.hand_sizes)
+            choices = np.flatnonzero(observation["action_mask"])
+            env.step(int(choices[rng.below(len(choices))]))

@@ -129,6 +129,13 @@ def _embeds(counts: Counts, forced: Counts, components: Sequence[tuple[int, int]
     return False
 
 
+@lru_cache(maxsize=256)
+def _suit_class_of(trumps: Trumps, cls: int) -> tuple[list[bool], tuple[Card, ...]]:
+    """For each card kind whether it is of suit class ``cls``, and the kinds that are (ascending)."""
+    inside = [trumps.suit_class[c] == cls for c in range(CARD_KINDS)]
+    return inside, tuple(Card(c) for c in range(CARD_KINDS) if inside[c])
+
+
 class Composer:
     """One seat's play composed a card at a time (see the module): a lead when ``lead`` is ``None``, else a follow
     of ``lead`` from ``hand`` under ``trumps``."""
@@ -168,9 +175,8 @@ class Composer:
         self._class_at_or_above: list[int] = []
         if lead is None:
             return  # a lead's prefixes are listed once its first card is known (`_lead_options`)
-        cls = lead.suit_class
-        self._in_class = [trumps.suit_class[c] == cls for c in range(CARD_KINDS)]
-        self._class_kinds = [Card(c) for c in range(CARD_KINDS) if held[c] and self._in_class[c]]
+        self._in_class, kinds = _suit_class_of(trumps, lead.suit_class)
+        self._class_kinds = [c for c in kinds if held[c]]
         # suffix sums: cards held with ids >= c, all of them and those of the suit class
         above = [0] * (CARD_KINDS + 1)
         class_above = [0] * (CARD_KINDS + 1)
@@ -286,9 +292,7 @@ class Composer:
         composed = self._composed
         forced = [(c, composed[c] + (1 if c == k else 0)) for c in self._class_kinds if c <= k]
         forced_counts = tuple((c, v) for c, v in forced if v)
-        pool = tuple(
-            (c, self._held[c] if c >= k else composed[c]) for c in self._class_kinds if c >= k or composed[c]
-        )
+        pool = tuple((c, self._held[c] if c >= k else composed[c]) for c in self._class_kinds if c >= k or composed[c])
         budget = n - placed - 1
         t = self.trumps
         if self._owed is not None:

@@ -27,6 +27,7 @@ that returns commands plays here (examples/evaluate_agents.py).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -37,7 +38,8 @@ from paiju.envs.compose import Composer
 from paiju.rules.cards import CARD_KINDS, Card
 from paiju.rules.registry import TRACTOR
 from paiju.rules.tractor.game import level_rank, trumps
-from paiju.rules.tractor.model import SEATS, Counter, MakeBid, Pass, Phase, Play
+from paiju.rules.tractor.model import SEATS, Counter, MakeBid, Pass, Phase, Play, Trick
+from paiju.rules.tractor.order import TRUMP, Trumps
 
 END = CARD_KINDS
 """Play the composed cards as a lead."""
@@ -50,12 +52,6 @@ ACTIONS = BID + 4 * 6
 
 _PHASES: list[Any] = _phases(TRACTOR)
 OBSERVATION_SIZE = 5 * CARD_KINDS + 2 * SEATS + len(_PHASES) + SEATS + 1
-
-
-def _counts(cards: Sequence[int]) -> np.ndarray:
-    if not cards:
-        return np.zeros(CARD_KINDS, dtype=np.int16)
-    return np.bincount(np.asarray(cards, dtype=np.intp), minlength=CARD_KINDS).astype(np.int16)
 
 
 def bid_index(action: MakeBid | Counter, level_card: int) -> int:
@@ -82,8 +78,14 @@ class TractorV2Env(CardGameEnv):
         self._listed: dict[int, Any] = {}
         self._mask = np.zeros(ACTIONS, dtype=np.int8)
         self._seat = 0
+        self._played: tuple[int, np.ndarray] = (0, np.zeros(CARD_KINDS, dtype=np.int16))
+        """The counts of the cards of the deal's finished tricks: (tricks counted, counts)."""
 
     # -- PettingZoo's interface -----------------------------------------------------------------------------------
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        self._played = (0, np.zeros(CARD_KINDS, dtype=np.int16))
+        super().reset(seed, options)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         seat = int(agent.removeprefix("seat_"))
@@ -203,26 +205,73 @@ class TractorV2Env(CardGameEnv):
     # -- observations -------------------------------------------------------------------------------------------
 
     def _vector(self, seat: int, composer: Composer | None) -> np.ndarray:
-        view = self.rules.view(self.state, seat)
-        trick = view.trick
-        table = [c for play in trick.plays for c in play] if trick is not None else []
-        played = [c for done in view.tricks for play in done.plays for c in play]
-        trump_kinds = np.zeros(CARD_KINDS, dtype=np.int16)
-        if view.trump is not None:
-            trump_kinds[:] = trumps(self.state).suit_class
-            trump_kinds = (trump_kinds == 4).astype(np.int16)
-        small = np.zeros(2 * SEATS + len(_PHASES) + SEATS + 1, dtype=np.int16)
-        small[seat] = 1
-        if view.turn is not None:
-            small[SEATS + view.turn] = 1
-        small[2 * SEATS + _PHASES.index(view.phase)] = 1
-        small[2 * SEATS + len(_PHASES) : -1] = view.hand_sizes
-        composed: list[Card] = composer.cards if composer is not None else []
-        if composer is not None and composer.size is not None:
-            small[-1] = composer.size - len(composed)
-        return np.concatenate(
-            [_counts(view.hand), _counts(table), _counts(played), _counts(composed), trump_kinds, small]
+        state = self.state
+        tricks = state.tricks
+        done, counts = self._played
+        if done > len(tricks):  # a void deal dealt again
+            done, counts = 0, np.zeros(CARD_KINDS, dtype=np.int16)
+        for trick in tricks[done:]:
+            for play in trick.plays:
+                np.add.at(counts, np.asarray(play, dtype=np.intp), 1)
+        self._played = (len(tricks), counts)
+        return encode(
+            seat,
+            phase=state.phase,
+            turn=state.turn,
+            hand=state.hands[seat],
+            hand_sizes=tuple(len(h) for h in state.hands),
+            trick=state.trick,
+            played=counts,
+            deal_trumps=trumps(state) if state.trump is not None else None,
+            composer=composer,
         )
+
+
+def encode(
+    seat: int,
+    *,
+    phase: Phase,
+    turn: int | None,
+    hand: Sequence[int],
+    hand_sizes: Sequence[int],
+    trick: Trick | None,
+    played: np.ndarray,
+    deal_trumps: Trumps | None,
+    composer: Composer | None,
+) -> np.ndarray:
+    """The observation vector of a seat (see the module) from what its view holds: its hand, every hand's size, the
+    trick on the table, the counts of the cards of the deal's finished tricks (``played``), the trumps once declared,
+    and the play it is composing."""
+    vector = np.zeros(OBSERVATION_SIZE, dtype=np.int16)
+    if hand:
+        vector[:CARD_KINDS] = np.bincount(np.asarray(hand, dtype=np.intp), minlength=CARD_KINDS)
+    if trick is not None:
+        for play in trick.plays:
+            for c in play:
+                vector[CARD_KINDS + c] += 1
+    vector[2 * CARD_KINDS : 3 * CARD_KINDS] = played
+    if composer is not None:
+        for c in composer.cards:
+            vector[3 * CARD_KINDS + c] += 1
+    if deal_trumps is not None:
+        vector[4 * CARD_KINDS : 5 * CARD_KINDS] = _trump_kinds(deal_trumps)
+    small = 5 * CARD_KINDS
+    vector[small + seat] = 1
+    if turn is not None:
+        vector[small + SEATS + turn] = 1
+    vector[small + 2 * SEATS + _PHASES.index(phase)] = 1
+    sizes = small + 2 * SEATS + len(_PHASES)
+    vector[sizes : sizes + SEATS] = hand_sizes
+    if composer is not None and composer.size is not None:
+        vector[-1] = composer.size - len(composer.cards)
+    return vector
+
+
+@lru_cache(maxsize=64)
+def _trump_kinds(deal_trumps: Trumps) -> np.ndarray:
+    """1 for each card kind that is trump this deal."""
+    kinds: np.ndarray = (np.asarray(deal_trumps.suit_class, dtype=np.int16) == TRUMP).astype(np.int16)
+    return kinds
 
 
 def tractor_v2(options: Any = None, render_mode: str | None = None) -> TractorV2Env:
