@@ -246,13 +246,12 @@ def encode(
     if hand:
         vector[:CARD_KINDS] = np.bincount(np.asarray(hand, dtype=np.intp), minlength=CARD_KINDS)
     if trick is not None:
-        for play in trick.plays:
-            for c in play:
-                vector[CARD_KINDS + c] += 1
+        table = [c for play in trick.plays for c in play]
+        vector[CARD_KINDS : 2 * CARD_KINDS] = np.bincount(np.asarray(table, dtype=np.intp), minlength=CARD_KINDS)
     vector[2 * CARD_KINDS : 3 * CARD_KINDS] = played
-    if composer is not None:
-        for c in composer.cards:
-            vector[3 * CARD_KINDS + c] += 1
+    if composer is not None and composer.cards:
+        composed = np.asarray(composer.cards, dtype=np.intp)
+        vector[3 * CARD_KINDS : 4 * CARD_KINDS] = np.bincount(composed, minlength=CARD_KINDS)
     if deal_trumps is not None:
         vector[4 * CARD_KINDS : 5 * CARD_KINDS] = _trump_kinds(deal_trumps)
     small = 5 * CARD_KINDS
