@@ -15,12 +15,14 @@ from __future__ import annotations
 import warnings
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 from pettingzoo.test import api_test
 
 from paiju.envs import tractor_env
+from paiju.envs.agent import ComposingPolicyBot
 from paiju.envs.compose import Composer
 from paiju.envs.tractor_v2 import ACTIONS, END, tractor_v2
 from paiju.rules.cards import Card, Cards, Suit
@@ -30,7 +32,7 @@ from paiju.rules.tractor import bots
 from paiju.rules.tractor.combos import Combo, Kind, classify
 from paiju.rules.tractor.follow import check_follow, make_follow
 from paiju.rules.tractor.game import leads, trumps, trumps_for
-from paiju.rules.tractor.model import Phase
+from paiju.rules.tractor.model import Phase, Play
 from paiju.rules.tractor.order import LEVEL_RANKS, TRUMP, Trumps
 
 pytestmark = pytest.mark.unit
@@ -321,3 +323,36 @@ def test_the_observation_is_what_the_seats_view_holds() -> None:
             assert vector[-1 - 4 : -1].tolist() == list(view.hand_sizes)
             choices = np.flatnonzero(observation["action_mask"])
             env.step(int(choices[rng.below(len(choices))]))
+
+
+def test_a_composing_policy_bot_plays_from_the_seats_view_what_the_policy_composes() -> None:
+    """`ComposingPolicyBot` at a real table: from the seat's view and legal actions it asks the policy with the same
+    observations and masks as the environment, and plays what the same choices play in the environment."""
+    env = tractor_v2()
+    env.reset(seed=12)
+    rng = SeededRandom(3)
+    plays = 0
+    while env.agents and not env.terminations[env.agent_selection]:
+        seat = int(env.agent_selection.removeprefix("seat_"))
+        hand = env.state.hands[seat]
+        asked: list[tuple[dict[str, Any], int]] = []
+
+        def policy(observation: dict[str, Any], asked: list[tuple[dict[str, Any], int]] = asked) -> int:
+            allowed = np.flatnonzero(observation["action_mask"])
+            asked.append((observation, int(allowed[rng.below(len(allowed))])))
+            return asked[-1][1]
+
+        chosen = ComposingPolicyBot(policy).choose_view(
+            env.rules.view(env.state, seat), env.rules.legal_actions(env.state, seat)
+        )
+        for by_bot, index in asked:
+            observation, *_ = env.last()
+            assert (observation["observation"] == by_bot["observation"]).all()
+            assert (observation["action_mask"] == by_bot["action_mask"]).all()
+            env.step(index)
+        if isinstance(chosen, Play):
+            plays += 1
+            left = Counter(hand)
+            left.subtract(chosen.cards)
+            assert sorted(left.elements()) == list(env.state.hands[seat]), "the environment played the same cards"
+    assert plays > 200, "a whole deal"
