@@ -41,7 +41,6 @@ from paiju.rules.tractor.follow import (
     _runs,
     _structures,
     best_realisation,
-    counts_of,
 )
 from paiju.rules.tractor.game import leads
 from paiju.rules.tractor.order import Trumps
@@ -130,10 +129,9 @@ def _embeds(counts: Counts, forced: Counts, components: Sequence[tuple[int, int]
 
 
 @lru_cache(maxsize=256)
-def _suit_class_of(trumps: Trumps, cls: int) -> tuple[list[bool], tuple[Card, ...]]:
-    """For each card kind whether it is of suit class ``cls``, and the kinds that are (ascending)."""
-    inside = [trumps.suit_class[c] == cls for c in range(CARD_KINDS)]
-    return inside, tuple(Card(c) for c in range(CARD_KINDS) if inside[c])
+def _suit_class_of(trumps: Trumps, cls: int) -> list[bool]:
+    """For each card kind whether it is of suit class ``cls``."""
+    return [trumps.suit_class[c] == cls for c in range(CARD_KINDS)]
 
 
 class Composer:
@@ -142,11 +140,11 @@ class Composer:
 
     __slots__ = (
         "_alternatives",
-        "_class_at_or_above",
+        "_class_above",
         "_class_kinds",
+        "_class_total",
         "_composed",
         "_held",
-        "_held_at_or_above",
         "_in_class",
         "_owed",
         "_prefixes",
@@ -161,34 +159,29 @@ class Composer:
         self.lead = lead
         self.trumps = trumps
         self.cards: list[Card] = []
-        held = [0] * CARD_KINDS
-        for c in hand:
-            held[c] += 1
+        held: Counter[Card] = Counter(hand)
         self._held = held
-        self._composed = [0] * CARD_KINDS
+        self._composed: Counter[Card] = Counter()
         self._prefixes: dict[Cards, tuple[set[Card], bool]] = {}
         self._alternatives: tuple[tuple[tuple[int, int], ...], ...] = ()
         self._owed: Realisation | None = None
         self._class_kinds: list[Card] = []
         self._in_class: list[bool] = []
-        self._held_at_or_above: list[int] = []
-        self._class_at_or_above: list[int] = []
+        self._class_above: dict[Card, int] = {}
+        self._class_total = 0
         if lead is None:
             return  # a lead's prefixes are listed once its first card is known (`_lead_options`)
-        self._in_class, kinds = _suit_class_of(trumps, lead.suit_class)
-        self._class_kinds = [c for c in kinds if held[c]]
-        # suffix sums: cards held with ids >= c, all of them and those of the suit class
-        above = [0] * (CARD_KINDS + 1)
-        class_above = [0] * (CARD_KINDS + 1)
-        for i in range(CARD_KINDS - 1, -1, -1):
-            above[i] = above[i + 1] + held[i]
-            class_above[i] = class_above[i + 1] + (held[i] if self._in_class[i] else 0)
-        self._held_at_or_above = above
-        self._class_at_or_above = class_above
-        own = [c for c in hand if self._in_class[c]]
-        if len(own) <= lead.size or lead.kind is Kind.SINGLE:
+        self._in_class = in_class = _suit_class_of(trumps, lead.suit_class)
+        self._class_kinds = kinds = sorted(c for c in held if in_class[c])
+        # the cards of the suit class held with ids from k up, for each held kind k of it
+        total = 0
+        for k in reversed(kinds):
+            total += held[k]
+            self._class_above[k] = total
+        self._class_total = total
+        if total <= lead.size or lead.kind is Kind.SINGLE:
             return
-        counts = counts_of(own)
+        counts = tuple((k, held[k]) for k in kinds)
         if lead.kind in (Kind.TRACTOR, Kind.SPECIAL_TRACTOR):
             self._owed = best_realisation(counts, lead.size, lead.unit, trumps)
             return
@@ -225,14 +218,14 @@ class Composer:
             return [], False
         low = self.cards[-1] if self.cards else 0
         held, composed = self._held, self._composed
-        if self._class_at_or_above[0] <= n:
+        if self._class_total <= n:
             return self._all_of_class(low, n, placed), False
         found: list[Card] = []
         for k in self._class_kinds:
             if k < low or held[k] <= composed[k]:
                 continue
             # enough cards of the suit class from id k up (k's own copies already composed aside)
-            if self._class_at_or_above[k] - composed[k] < n - placed:
+            if self._class_above[k] - composed[k] < n - placed:
                 break  # fewer still at higher ids
             if self._owed is None and not self._alternatives:
                 found.append(k)  # free cards only (a single lead, a row like `x x`, §6.2)
@@ -244,7 +237,7 @@ class Composer:
         """Any held card starts a lead (a single); after it, the prefixes of the leads (§4) of its suit class."""
         cards = self.cards
         if not cards:
-            return [Card(c) for c in range(CARD_KINDS) if self._held[c]], False
+            return sorted(self._held), False
         first = cards[0]
         if len(cards) == 1 and self._held[first] == 1:
             return [], True  # every longer lead holds at least two copies of its lowest card
@@ -270,18 +263,15 @@ class Composer:
         held, composed, in_class = self._held, self._composed, self._in_class
         missing = next((k for k in self._class_kinds if composed[k] < held[k]), CARD_KINDS)
         outside = sum(1 for c in self.cards if not in_class[c])
-        class_total = self._class_at_or_above[0]
+        above = sum(v for c, v in held.items() if c >= low)  # cards held with ids from k up
         found: list[Card] = []
-        for k in range(low, CARD_KINDS):
+        for k in sorted(c for c in held if c >= low):
             if k > missing:
                 break  # a card of the suit class below k would be left out
-            if held[k] <= composed[k]:
-                continue
-            if not in_class[k] and (k == missing or outside + 1 + class_total > n):
-                continue
-            if placed - composed[k] + self._held_at_or_above[k] < n:
-                continue  # not enough cards left from id k up
-            found.append(Card(k))
+            fits = held[k] > composed[k] and placed - composed[k] + above >= n  # enough cards left from id k up
+            if fits and (in_class[k] or (k != missing and outside + 1 + self._class_total <= n)):
+                found.append(k)
+            above -= held[k]
         return found
 
     def _structured(self, k: Card, n: int, placed: int) -> bool:
