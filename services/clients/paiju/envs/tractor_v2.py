@@ -78,6 +78,8 @@ class TractorV2Env(CardGameEnv):
         self._listed: dict[int, Any] = {}
         self._mask = np.zeros(ACTIONS, dtype=np.int8)
         self._seat = 0
+        self._trumps: Trumps | None = None
+        """The deal's trumps, once declared."""
         self._played: tuple[int, np.ndarray] = (0, np.zeros(CARD_KINDS, dtype=np.int16))
         """The counts of the cards of the deal's finished tricks: (tricks counted, counts)."""
 
@@ -85,6 +87,7 @@ class TractorV2Env(CardGameEnv):
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         self._played = (0, np.zeros(CARD_KINDS, dtype=np.int16))
+        self._trumps = None
         super().reset(seed, options)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -110,7 +113,8 @@ class TractorV2Env(CardGameEnv):
             self._accumulate_rewards()
             return
         self._apply(self.rules.decide(self.state, command))
-        self._settle_engine_steps()
+        if self.state.phase is Phase.FLIP:  # a void first deal, dealt again by the engine (D-TR-6.6)
+            self._settle_engine_steps()
         if self._deal_over():
             self._score()
             for a in self.agents:
@@ -159,7 +163,10 @@ class TractorV2Env(CardGameEnv):
         for seat in waiting:
             if state.phase is Phase.PLAY:
                 self._seat = seat
-                self._composer = Composer(state.hands[seat], state.trick.lead if state.trick else None, trumps(state))
+                if self._trumps is None:
+                    self._trumps = trumps(state)  # declared once a deal (D-TR-6)
+                lead = state.trick.lead if state.trick else None
+                self._composer = Composer(state.hands[seat], lead, self._trumps)
                 self._listed = {}
                 self._mask_composer()
                 break
@@ -222,7 +229,7 @@ class TractorV2Env(CardGameEnv):
             hand_sizes=tuple(len(h) for h in state.hands),
             trick=state.trick,
             played=counts,
-            deal_trumps=trumps(state) if state.trump is not None else None,
+            deal_trumps=(self._trumps or trumps(state)) if state.trump is not None else None,
             composer=composer,
         )
 
