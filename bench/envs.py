@@ -6,7 +6,8 @@ observation dict with its action mask — and, for `zlj_env` and the deprecated 
 legal action; RLCard's: its state encoding), for a fixed number of steps, whole episodes. A step of `tractor_v2` is
 one card of a play being composed (or a bid), so it takes many more steps a deal than `tractor_env`: steps/s and
 deals/s are both reported. The runs alternate (ours, theirs, ours, …) so that drift in the machine's speed falls on
-both sides; medians of the runs and their ratios are printed, one JSON line per environment, and a Markdown table.
+both sides; medians of the runs and their ratios are printed, and the median of each run's ratio to the RLCard run
+right after it (on a busy machine the steadier figure), one JSON line per environment, and a Markdown table.
 """
 
 from __future__ import annotations
@@ -73,6 +74,8 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5000)
     args = parser.parse_args()
     steps: dict[str, list[float]] = {name: [] for name in (*OURS, "rlcard_doudizhu")}
+    paired: dict[str, list[float]] = {name: [] for name in OURS}
+    """Each run's steps/s over the RLCard run right after it: the machine's drift falls on both."""
     deals: dict[str, list[float]] = {name: [] for name in (*OURS, "rlcard_doudizhu")}
     version = None
     for run in range(args.runs):
@@ -85,6 +88,7 @@ def main() -> int:
                 seconds = float(found["seconds"])  # type: ignore[arg-type]
                 steps["rlcard_doudizhu"].append(float(found["steps_per_second"]))  # type: ignore[arg-type]
                 deals["rlcard_doudizhu"].append(float(found["games"]) / seconds)  # type: ignore[arg-type]
+                paired[name].append(per_step / steps["rlcard_doudizhu"][-1])
                 version = found.get("rlcard_version")
     rlcard = statistics.median(steps["rlcard_doudizhu"]) if steps["rlcard_doudizhu"] else None
     rlcard_games = statistics.median(deals["rlcard_doudizhu"]) if deals["rlcard_doudizhu"] else None
@@ -99,20 +103,22 @@ def main() -> int:
             "rlcard_doudizhu_steps_per_second_median": round(rlcard, 1) if rlcard else None,
             "rlcard_doudizhu_games_per_second_median": round(rlcard_games, 2) if rlcard_games else None,
             "ratio_to_rlcard_doudizhu": round(median / rlcard, 2) if rlcard else None,
+            "paired_ratios": [round(x, 2) for x in paired[name]],
+            "paired_ratio_median": round(statistics.median(paired[name]), 2) if paired[name] else None,
             "rlcard_version": version,
         }
         rows.append(line)
         print(json.dumps(line, ensure_ascii=False))
     print()
-    print("| environment | steps/s | deals/s | steps/s ÷ RLCard Dou Dizhu's |")
-    print("|---|---|---|---|")
+    print("| environment | steps/s | deals/s | steps/s ÷ RLCard Dou Dizhu's | median of the paired runs' ratios |")
+    print("|---|---|---|---|---|")
     for line in rows:
         print(
             f"| {line['environment']} | {line['steps_per_second_median']} | {line['deals_per_second_median']} | "
-            f"{line['ratio_to_rlcard_doudizhu']} |"
+            f"{line['ratio_to_rlcard_doudizhu']} | {line['paired_ratio_median']} |"
         )
     if rlcard:
-        print(f"| RLCard {version} Dou Dizhu | {round(rlcard, 1)} | {round(rlcard_games or 0, 2)} (games) | 1 |")
+        print(f"| RLCard {version} Dou Dizhu | {round(rlcard, 1)} | {round(rlcard_games or 0, 2)} (games) | 1 | 1 |")
     return 0
 
 
