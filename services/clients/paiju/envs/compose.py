@@ -279,20 +279,23 @@ class Composer:
         other cards from id ``k`` up."""
         lead = self.lead
         assert lead is not None
-        composed = self._composed
-        forced = [(c, composed[c] + (1 if c == k else 0)) for c in self._class_kinds if c <= k]
-        forced_counts = tuple((c, v) for c, v in forced if v)
-        pool = tuple((c, self._held[c] if c >= k else composed[c]) for c in self._class_kinds if c >= k or composed[c])
+        composed, held = self._composed, self._held
         budget = n - placed - 1
+        if self._owed is None and all(len(alt) == 1 and alt[0][1] == 1 for alt in self._alternatives):
+            # one group of identical cards (P, T, B4 …) and free cards: a kind that can hold the group, the cards it
+            # adds within the places left (below k only composed cards count; k's own copies are composed or free)
+            units = [alt[0][0] for alt in self._alternatives]
+            for c in self._class_kinds:
+                if c < k:
+                    have = forced = composed[c]
+                else:
+                    have, forced = held[c], composed[c] + (1 if c == k else 0)
+                if any(have >= unit and unit - forced <= budget for unit in units):
+                    return True
+            return False
+        forced_counts = tuple((c, v) for c in self._class_kinds if c <= k and (v := composed[c] + (1 if c == k else 0)))
+        pool = tuple((c, held[c] if c >= k else composed[c]) for c in self._class_kinds if c >= k or composed[c])
         t = self.trumps
         if self._owed is not None:
             return _best_forced(pool, forced_counts, budget, lead.unit, t) >= self._owed
-        for alt in self._alternatives:
-            if len(alt) == 1 and alt[0][1] == 1:  # one group of identical cards (P, T, B4 …) and free cards
-                unit = alt[0][0]
-                have = dict(forced_counts)
-                if any(v >= unit and unit - have.get(c, 0) <= budget for c, v in pool):
-                    return True
-            elif _embeds(pool, forced_counts, alt, budget, t):
-                return True
-        return False
+        return any(_embeds(pool, forced_counts, alt, budget, t) for alt in self._alternatives)
