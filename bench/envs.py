@@ -7,7 +7,8 @@ legal action; RLCard's: its state encoding), for a fixed number of steps, whole 
 one card of a play being composed (or a bid), so it takes many more steps a deal than `tractor_env`: steps/s and
 deals/s are both reported. The runs alternate (ours, theirs, ours, …) so that drift in the machine's speed falls on
 both sides; medians of the runs and their ratios are printed, and the median of each run's ratio to the RLCard run
-right after it (on a busy machine the steadier figure), one JSON line per environment, and a Markdown table.
+right after it, and steps per second of each process's own CPU time (on a busy machine, where the processes wait
+for a core, the steadier figure), one JSON line per environment, and a Markdown table.
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from paiju.rules.rng import SeededRandom
 HERE = Path(__file__).parent
 
 
-def ours(make: object, steps: int, seed: int) -> tuple[float, float]:
-    """Steps and deals per second of one of our environments over ``steps`` steps (whole episodes, random legal
-    actions: a uniformly random index among those the mask allows)."""
+def ours(make: object, steps: int, seed: int) -> tuple[float, float, float]:
+    """Steps per second, deals per second and steps per CPU second of one of our environments over ``steps`` steps
+    (whole episodes, random legal actions: a uniformly random index among those the mask allows)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # tractor_env, measured while it stays
         env = make()  # type: ignore[operator]
@@ -39,6 +40,7 @@ def ours(make: object, steps: int, seed: int) -> tuple[float, float]:
     done = 0
     episode = 0
     started = time.perf_counter()
+    cpu_started = time.process_time()
     while done < steps:
         env.reset(seed=seed + episode)
         episode += 1
@@ -51,7 +53,7 @@ def ours(make: object, steps: int, seed: int) -> tuple[float, float]:
             env.step(int(allowed[rng.below(len(allowed))]))
             done += 1
     seconds = time.perf_counter() - started
-    return done / seconds, episode / seconds
+    return done / seconds, episode / seconds, done / (time.process_time() - cpu_started)
 
 
 def theirs(python: str, steps: int, seed: int) -> dict[str, object]:
@@ -74,14 +76,16 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=5000)
     args = parser.parse_args()
     steps: dict[str, list[float]] = {name: [] for name in (*OURS, "rlcard_doudizhu")}
+    cpu: dict[str, list[float]] = {name: [] for name in (*OURS, "rlcard_doudizhu")}
     paired: dict[str, list[float]] = {name: [] for name in OURS}
     """Each run's steps/s over the RLCard run right after it: the machine's drift falls on both."""
     deals: dict[str, list[float]] = {name: [] for name in (*OURS, "rlcard_doudizhu")}
     version = None
     for run in range(args.runs):
         for name, make in OURS.items():
-            per_step, per_deal = ours(make, args.steps, run)
+            per_step, per_deal, per_cpu = ours(make, args.steps, run)
             steps[name].append(per_step)
+            cpu[name].append(per_cpu)
             deals[name].append(per_deal)
             if args.rlcard_python:  # alternate: theirs after each of ours
                 found = theirs(args.rlcard_python, args.steps, run)
@@ -89,6 +93,7 @@ def main() -> int:
                 steps["rlcard_doudizhu"].append(float(found["steps_per_second"]))  # type: ignore[arg-type]
                 deals["rlcard_doudizhu"].append(float(found["games"]) / seconds)  # type: ignore[arg-type]
                 paired[name].append(per_step / steps["rlcard_doudizhu"][-1])
+                cpu["rlcard_doudizhu"].append(float(found["steps_per_cpu_second"]))  # type: ignore[arg-type]
                 version = found.get("rlcard_version")
     rlcard = statistics.median(steps["rlcard_doudizhu"]) if steps["rlcard_doudizhu"] else None
     rlcard_games = statistics.median(deals["rlcard_doudizhu"]) if deals["rlcard_doudizhu"] else None
@@ -105,20 +110,34 @@ def main() -> int:
             "ratio_to_rlcard_doudizhu": round(median / rlcard, 2) if rlcard else None,
             "paired_ratios": [round(x, 2) for x in paired[name]],
             "paired_ratio_median": round(statistics.median(paired[name]), 2) if paired[name] else None,
+            "steps_per_cpu_second_median": round(statistics.median(cpu[name]), 1),
+            "cpu_ratio_to_rlcard_doudizhu": (
+                round(statistics.median(cpu[name]) / statistics.median(cpu["rlcard_doudizhu"]), 2)
+                if cpu["rlcard_doudizhu"]
+                else None
+            ),
             "rlcard_version": version,
         }
         rows.append(line)
         print(json.dumps(line, ensure_ascii=False))
     print()
-    print("| environment | steps/s | deals/s | steps/s ÷ RLCard Dou Dizhu's | median of the paired runs' ratios |")
-    print("|---|---|---|---|---|")
+    print(
+        "| environment | steps/s | deals/s | steps/s ÷ RLCard Dou Dizhu's | median of the paired runs' ratios "
+        "| steps per CPU second | its ratio |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for line in rows:
         print(
             f"| {line['environment']} | {line['steps_per_second_median']} | {line['deals_per_second_median']} | "
-            f"{line['ratio_to_rlcard_doudizhu']} | {line['paired_ratio_median']} |"
+            f"{line['ratio_to_rlcard_doudizhu']} | {line['paired_ratio_median']} | "
+            f"{line['steps_per_cpu_second_median']} | {line['cpu_ratio_to_rlcard_doudizhu']} |"
         )
     if rlcard:
-        print(f"| RLCard {version} Dou Dizhu | {round(rlcard, 1)} | {round(rlcard_games or 0, 2)} (games) | 1 | 1 |")
+        rlcard_cpu = round(statistics.median(cpu["rlcard_doudizhu"]), 1)
+        print(
+            f"| RLCard {version} Dou Dizhu | {round(rlcard, 1)} | {round(rlcard_games or 0, 2)} (games) | 1 | 1 "
+            f"| {rlcard_cpu} | 1 |"
+        )
     return 0
 
 
