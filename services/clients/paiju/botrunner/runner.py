@@ -1,10 +1,11 @@
-"""The bot runner: plays leased bot seats through the engine's public gRPC API with the heuristic bots.
+"""The bot runner: plays leased bot seats through the engine's public gRPC API with the rules cores' bots, at the
+strength each table chose for the seat (`bot_for`; the heuristic bots by default).
 
 A bot is an ordinary client (docs/architecture.md, "Clients and bots"): for each seat it holds only the seat's
 token and follows the game with `EngineService.Watch` (resuming from the last version received after a disconnect),
 which tells it everything it needs: the newest event of each change carries the turn it leads to, and in the stream
 of a seat that may act, the turn holds the seat's legal actions and its view at that version. So a seat asks the
-engine nothing between moves: when a turn says it may act, it lets the game's `HeuristicBot.choose_view` decide from
+engine nothing between moves: when a turn says it may act, it lets the seat's bot (`choose_view`) decide from
 what the seat may see and acts with a fresh command id and the turn's version as ``expected_version``
 (`paiju.sdk.act`: sent again with the same command id while the engine cannot be reached, so it applies once); when
 a fair deal's committed shuffle waits for its contribution, it adds 16 random bytes. The engine refuses a stale move
