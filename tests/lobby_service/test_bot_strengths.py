@@ -5,6 +5,7 @@ the contract's list is refused with a stable reason and changes nothing."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import grpc
 import pytest
@@ -15,6 +16,7 @@ from paiju.rules.zlj import bots as zlj_bots
 from paiju.v1 import engine_pb2, lobby_pb2
 
 from ..engine.harness import refusal_of
+from ..support.waiting import wait_until
 from .stack import Stack, service_token, stack
 
 
@@ -39,11 +41,12 @@ def test_a_table_chooses_each_bots_strength_and_the_lease_carries_it(nats_url: s
         table = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
         assert [seat.strength for seat in table.seats] == ["basic", "heuristic", "", "basic"]
         lease = lobby_pb2.LeaseBotSeatsRequest(runner_id="test-runner", wait_seconds=5)
-        for _ in range(20):
+
+        async def all_four() -> Any:
             seats = (await s.lobby.LeaseBotSeats(lease, metadata=service_token())).seats
-            if len(seats) == 4:
-                break
-            await asyncio.sleep(0.2)
+            return seats if len(seats) == 4 else None
+
+        seats = await wait_until(all_four, "the runner leases the four bot seats")
         assert {seat.seat: seat.strength for seat in seats} == {0: "basic", 1: "heuristic", 2: "", 3: "basic"}
 
     async def main() -> None:
