@@ -226,7 +226,7 @@ class TractorV2Env(CardGameEnv):
             phase=state.phase,
             turn=state.turn,
             hand=state.hands[seat],
-            hand_sizes=tuple(len(h) for h in state.hands),
+            hand_sizes=[len(h) for h in state.hands],
             trick=state.trick,
             played=counts,
             deal_trumps=(self._trumps or trumps(state)) if state.trump is not None else None,
@@ -251,14 +251,12 @@ def encode(
     and the play it is composing."""
     vector = np.zeros(OBSERVATION_SIZE, dtype=np.int16)
     if hand:
-        vector[:CARD_KINDS] = np.bincount(np.asarray(hand, dtype=np.intp), minlength=CARD_KINDS)
+        vector[:CARD_KINDS] = _bincount(hand)
     if trick is not None:
-        table = [c for play in trick.plays for c in play]
-        vector[CARD_KINDS : 2 * CARD_KINDS] = np.bincount(np.asarray(table, dtype=np.intp), minlength=CARD_KINDS)
+        vector[CARD_KINDS : 2 * CARD_KINDS] = _bincount([c for play in trick.plays for c in play])
     vector[2 * CARD_KINDS : 3 * CARD_KINDS] = played
     if composer is not None and composer.cards:
-        composed = np.asarray(composer.cards, dtype=np.intp)
-        vector[3 * CARD_KINDS : 4 * CARD_KINDS] = np.bincount(composed, minlength=CARD_KINDS)
+        vector[3 * CARD_KINDS : 4 * CARD_KINDS] = _bincount(composer.cards)
     if deal_trumps is not None:
         vector[4 * CARD_KINDS : 5 * CARD_KINDS] = _trump_kinds(deal_trumps)
     small = 5 * CARD_KINDS
@@ -271,6 +269,11 @@ def encode(
     if composer is not None and composer.size is not None:
         vector[-1] = composer.size - len(composer.cards)
     return vector
+
+
+def _bincount(cards: Sequence[int]) -> np.ndarray:
+    """The 54 card-kind counts of ``cards`` (`np.fromiter`: cheaper than converting a tuple)."""
+    return np.bincount(np.fromiter(cards, dtype=np.intp, count=len(cards)), minlength=CARD_KINDS)
 
 
 @lru_cache(maxsize=64)
