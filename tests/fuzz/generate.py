@@ -556,6 +556,8 @@ class Generator:
             return "".join(rng.choice("abcdefghijkmnpqrstuvwxyz23456789-") for _ in range(18))
         if name == "game":
             return rng.choice(("zlj", "tractor"))
+        if name == "strength":
+            return rng.choice(("basic", "heuristic", "expert", ""))
         if name in ("text", "decision"):
             return rng.choice(("The other team played out of turn.", "Upheld.\nTable 1 replays deal 3.", ""))
         return rng.choice(("x", "fuzz", "1"))
