@@ -2,7 +2,8 @@
 (`paiju.dev.stack.Services`, as `make run` starts them) and export their spans over OTLP/gRPC to a receiver of the
 suite (`tests.support.otlp_receiver`); a client in this process, traced as well, makes one move while another seat
 watches the game. The move's spans must join into one trace — the client's call, the engine's server span, its
-append to the stream, the message every watcher is sent — and the projections that fold the move must link to it."""
+append to the stream, the message every watcher is sent — and the batches of the lobby's and scoring's consumers
+that fold the move must link to its append."""
 
 from __future__ import annotations
 
@@ -143,8 +144,8 @@ async def _one_move(receiver: Receiver, endpoint: str, addresses: dict[str, str]
         appends = [s for s in trace if s.name.startswith("append ")]
         linked = [s for s in spans if any(link[1] in {a.span_id for a in appends} for link in s.links)]
         sends = [s for s in trace if s.name == "send watch message"]
-        if not appends or not sends or not any(s.service == "paiju-scoring" for s in linked):
-            return None
+        if not appends or not sends or {"paiju-lobby", "paiju-scoring"} - {s.service for s in linked}:
+            return None  # the projections of both fold the move: the lobby's game results, scoring's games
         return trace + [s for s in linked if s not in trace]
 
     spans = await wait_until(act_trace, "the move's spans from every process", seconds=60, every=0.2)
@@ -162,7 +163,7 @@ async def _one_move(receiver: Receiver, endpoint: str, addresses: dict[str, str]
     watch_servers = {s.span_id for s in receiver.spans() if s.name == "paiju.v1.EngineService/Watch"}
     assert all(any(link[1] in watch_servers for link in s.links) for s in sends), "linked to the watcher's stream"
     batches = [s for s in spans if s.kind == "consumer" and (client.trace_id, append.span_id) in s.links]
-    assert any(b.service == "paiju-scoring" for b in batches), "scoring's projection links to the move's append"
+    assert {b.service for b in batches} == {"paiju-lobby", "paiju-scoring"}, "their batches link to the append"
     assert seen and max(seen) >= moved
     for span in spans:  # every span of the trace hangs from the client's call, or links to its append
         if span.trace_id == client.trace_id and span is not client:

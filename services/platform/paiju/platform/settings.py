@@ -475,7 +475,7 @@ OTEL_TRACES_EXPORTER = Setting(
     "where spans go: `otlp` (over OTLP/gRPC to `OTEL_EXPORTER_OTLP_ENDPOINT`) or `none`; unset: `otlp` when an "
     "endpoint is set, else none (see *Traces*)",
     parse=choice("otlp", "none"),
-    shown_default="otlp with an endpoint, else none",
+    shown_default="",
 )
 OTEL_EXPORTER_OTLP_ENDPOINT = Setting(
     "OTEL_EXPORTER_OTLP_ENDPOINT",

@@ -299,6 +299,8 @@ def _ended(span: Any, code: Any) -> None:
         span.set_attribute("rpc.grpc.status_code", code.value[0])
         if code in ERROR_CODES:
             span.set_status(Status(StatusCode.ERROR, code.name))
+    elif code is None:
+        span.set_attribute("rpc.grpc.status_code", 0)  # answered without a status set: OK
     span.end()
 
 
