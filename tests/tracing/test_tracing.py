@@ -214,3 +214,50 @@ def test_a_batch_span_links_to_the_append_of_each_event_it_folds(spans: InMemory
         assert set(linked) == appends and len(linked) == 3  # x, and z and w of one append; not y
 
     asyncio.run(main())
+
+
+HOSTILE_TRACE_CONTEXTS = [
+    {"traceparent": ""},
+    {"traceparent": "not a trace context"},
+    {"traceparent": "00-" + "0" * 32 + "-" + "0" * 16 + "-01"},  # the invalid all-zero ids
+    {"traceparent": "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},  # the forbidden version
+    {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" + "x" * 5000},
+    {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "a=b," * 1000},
+    {"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "tracestate": "=, ;==~" * 10},
+]
+
+
+@pytest.mark.parametrize("carried", HOSTILE_TRACE_CONTEXTS, ids=range(len(HOSTILE_TRACE_CONTEXTS)))
+def test_a_hostile_trace_context_changes_nothing_but_the_trace(
+    carried: dict[str, str], request: pytest.FixtureRequest, spans: InMemorySpanExporter
+) -> None:
+    """A client's trace context is input like any other: whatever it sends, the call is answered as without it,
+    and what is stored in the events' headers is the engine's own trace context (valid, bounded)."""
+
+    async def main() -> None:
+        async with engine("memory", request) as (stub, games):
+            create = engine_pb2.CreateGameRequest(
+                game_id="hostile",
+                game=engine_pb2.GAME_ZLJ,
+                zlj_options=zlj_pb2.ZljOptions(
+                    deals=1,
+                    reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER,
+                    resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL,
+                ),
+            )
+            metadata = (*auth(token(Role.SERVICE)), *carried.items())
+            await stub.CreateGame(seated(create, 6), metadata=metadata)
+            view = await stub.GetView(engine_pb2.GetViewRequest(game_id="hostile"), metadata=metadata)
+            assert view.version > 0
+            stored = await games.store.load("hostile")
+            for recorded in stored:
+                headers = dict(recorded.trace)
+                assert set(headers) <= {"traceparent", "tracestate"} and len(headers["traceparent"]) == 55
+                assert tracing.span_context(recorded.trace).is_valid
+                assert len(headers.get("tracestate", "")) <= 512
+        served = [s for s in spans.get_finished_spans() if s.name == "paiju.v1.EngineService/CreateGame"]
+        assert len(served) == 1
+        context = served[0].get_span_context()
+        assert context is not None and context.is_valid
+
+    asyncio.run(main())
