@@ -8,25 +8,31 @@ import asyncio
 import dataclasses
 import uuid
 from collections.abc import Iterator, Sequence
+from typing import Any
 
+import grpc
 import pytest
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from paiju.engine.bootstrap import build
 from paiju.engine.config import Settings as EngineSettings
 from paiju.engine.games import replayed
 from paiju.platform import tracing
+from paiju.platform.channels import channel
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
+from paiju.platform.serving import build_server
 from paiju.platform.settings import SettingsError
 from paiju.platform.store import MemoryEventStore, Position, Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Role
 from paiju.rules.rng import SeededRandom
-from paiju.v1 import engine_pb2, zlj_pb2
+from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
-from ..engine.harness import auth, engine, seated, token
+from ..engine.harness import FAIR_SECRET, NOW, auth, engine, reason_of, seated, token
 from ..platform.test_store_contract import events
+from ..support.credentials import TRUST
 
 ENGINE_ENV = {"PAIJU_TRUSTED_KEYS": "keys.json", "PAIJU_SEED_SECRET": "s" * 32}
 
@@ -259,5 +265,38 @@ def test_a_hostile_trace_context_changes_nothing_but_the_trace(
         assert len(served) == 1
         context = served[0].get_span_context()
         assert context is not None and context.is_valid
+
+    asyncio.run(main())
+
+
+def test_a_traced_client_gets_the_refusal_as_it_was_sent(spans: InMemorySpanExporter) -> None:
+    """Through a traced channel (`paiju.platform.channels`) a refusal reaches the client whole — its code, its
+    message, its error details — and the client's span and the server's are one trace, both marked with its code."""
+
+    async def main() -> None:
+        _, service = await build(
+            MemoryEventStore(), TRUST, now=lambda: NOW, seeds=lambda game_id, version: 7, seed_secret=FAIR_SECRET
+        )
+        server = build_server(service.policy)
+        service.add_to(server)
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        client = channel(f"127.0.0.1:{port}")
+        try:
+            stub: Any = engine_pb2_grpc.EngineServiceStub(client)
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await stub.GetView(engine_pb2.GetViewRequest(game_id="nowhere"), metadata=auth(token(Role.ANALYST)))
+            assert refused.value.code() == grpc.StatusCode.NOT_FOUND
+            assert reason_of(refused.value) == "GAME_NOT_FOUND"
+        finally:
+            await client.close()
+            await server.stop(None)
+        by_kind = {s.kind.name: s for s in spans.get_finished_spans() if s.name == "paiju.v1.EngineService/GetView"}
+        client_span, server_span = by_kind["CLIENT"], by_kind["SERVER"]
+        assert server_span.parent is not None and client_span.context is not None
+        assert server_span.parent.span_id == client_span.context.span_id
+        code = grpc.StatusCode.NOT_FOUND.value[0]
+        assert client_span.attributes is not None and client_span.attributes["rpc.grpc.status_code"] == code
+        assert server_span.attributes is not None and server_span.attributes["rpc.grpc.status_code"] == code
 
     asyncio.run(main())
