@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -77,6 +78,7 @@ def traced_stack(nats_url: str, database_dsn: str) -> Iterator[tuple[Receiver, s
             yield receiver, endpoint, addresses, credentials
         finally:
             services.stop()
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def test_one_moves_spans_from_every_process_join_into_one_trace(
@@ -177,7 +179,7 @@ async def _one_move(receiver: Receiver, endpoint: str, addresses: dict[str, str]
 async def _seat_to_move(engine: Any, game_id: str, seat_token: Any) -> int:
     """The seat whose turn it is (the one with legal actions)."""
 
-    async def mover() -> int | None:
+    async def mover() -> tuple[int] | None:
         for seat in range(6):
             try:
                 legal = await engine.GetLegalActions(
@@ -186,7 +188,8 @@ async def _seat_to_move(engine: Any, game_id: str, seat_token: Any) -> int:
             except grpc.aio.AioRpcError:
                 return None
             if legal.actions:
-                return seat
+                return (seat,)  # seat 0 too: a found seat is never falsy
         return None
 
-    return int(await wait_until(mover, "a seat to move", seconds=30, every=0.1))
+    (seat,) = await wait_until(mover, "a seat to move", seconds=30, every=0.1)
+    return seat
