@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import asyncpg
+import grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from paiju.engine.games import Games
 from paiju.platform.postgres.pool import connect
@@ -53,6 +55,16 @@ async def read(database_dsn: str) -> tuple[int, dict[str, list[tuple[Any, ...]]]
         await pool.close()
 
 
+def reflected(address: str) -> set[str]:
+    """The services a server lists through gRPC reflection (v1alpha)."""
+    with grpc.insecure_channel(address) as channel:
+        info: Any = reflection_pb2_grpc.ServerReflectionStub(channel).ServerReflectionInfo  # (untyped stubs)
+        request = reflection_pb2.ServerReflectionRequest(list_services="")
+        for answer in info(iter([request]), timeout=10):
+            return {service.name for service in answer.list_services_response.service}
+    return set()
+
+
 def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(nats_url: str, database_dsn: str) -> None:
     stream, prefix, last = asyncio.run(record(nats_url))
     suffix = stream.lower()
@@ -73,9 +85,11 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
     }
 
     metrics_port = free_port()
+    addresses: list[str] = []
 
     def scoring(*args: str) -> subprocess.Popen[bytes]:
         address = f"127.0.0.1:{free_port()}"
+        addresses.append(address)
         extra = {"PAIJU_SCORING_ADDRESS": address, "PAIJU_SCORING_METRICS_PORT": str(metrics_port)}
         return subprocess.Popen([sys.executable, "-m", "paiju.cli", "scoring", *args], env={**env, **extra})
 
@@ -109,6 +123,8 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         assert f'paiju_scoring_events_applied_total{{projection="{SHARD}"}}' in metrics
         assert f'paiju_scoring_checkpoint{{projection="{SHARD}"}} {float(last)}' in metrics
         assert "paiju_engine_" not in metrics
+        # reflection names both services it serves, for grpcurl and other generic clients
+        assert {"paiju.v1.ScoringService", "paiju.v1.RatingsService"} <= reflected(addresses[-1])
         second.send_signal(signal.SIGTERM)
         assert second.wait(timeout=30) == 0
     finally:

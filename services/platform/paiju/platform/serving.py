@@ -150,17 +150,19 @@ async def serve_grpc(
     *,
     dependencies: Dependencies | None = None,
     metrics_host: str | None = None,
+    also: tuple[str, ...] = (),
 ) -> Serving:
     """Start a gRPC server on ``address`` with the service ``register`` adds (full name ``name``), the edge's
-    ``policy``, health checking (following ``dependencies``: see `paiju.platform.health`), reflection (v1alpha)
-    and, when ``metrics_port``, Prometheus metrics on ``metrics_host`` (by default where gRPC listens)."""
+    ``policy``, health checking (following ``dependencies``: see `paiju.platform.health`), reflection (v1alpha: of
+    ``name`` and of the services named in ``also`` that ``register`` adds besides) and, when ``metrics_port``,
+    Prometheus metrics on ``metrics_host`` (by default where gRPC listens)."""
     if dependencies is not None:
         policy = dataclasses.replace(policy or Policy(), ready=dependencies.missing)
     server = build_server(policy)
     register(server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    reflection.enable_server_reflection((name, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
+    reflection.enable_server_reflection((name, *also, health.SERVICE_NAME, reflection.SERVICE_NAME), server)
     port = server.add_insecure_port(address)
     await server.start()
     for service in ("", name):

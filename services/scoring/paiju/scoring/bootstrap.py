@@ -36,7 +36,7 @@ from paiju.scoring.ratings_service import RATE_LIMITS as RATINGS_RATE_LIMITS
 from paiju.scoring.ratings_service import RatingsService
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring
 from paiju.scoring.service import RATE_LIMITS, ScoringService, new_tournaments
-from paiju.v1 import ratings_pb2_grpc, scoring_pb2, scoring_pb2_grpc
+from paiju.v1 import ratings_pb2, ratings_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
 
@@ -178,6 +178,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             service.policy,
             dependencies=dependencies,
             metrics_host=settings.metrics_host,
+            also=(ratings_pb2.DESCRIPTOR.services_by_name["RatingsService"].full_name,),
         )
         stopping = stop_on_signals(stop)
         # the durable consumers of earlier scorings: their positions taken over, then deleted
