@@ -22,6 +22,7 @@ from paiju.engine.timers import expire_turns
 from paiju.platform.consumer import KeyValueTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.nats import Access
 from paiju.platform.observability import configure_logging
 from paiju.platform.ownership import Ownership
 from paiju.platform.retry import report
@@ -117,15 +118,17 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     settings.report(log)
     secret = settings.seed_secret
     trust = trust_of(settings.trusted_keys)
+    access = Access("engine", settings.nats_seed, settings.nats_ca)
     store = await JetStreamEventStore.connect(
         settings.nats_url,
+        access=access,
         stream=settings.stream,
         prefix=settings.prefix,
         replicas=settings.replicas,
         partitions=settings.partitions,
     )
-    lobby = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
+    lobby = await JetStreamEventStore.connect(  # the lobby's: made by the lobby, which may start later
+        settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, access=access, create=False
     )
     live = await KeyValueLiveGames.open(store.client, store, settings.stream, replicas=settings.replicas)
     games, service = await build(

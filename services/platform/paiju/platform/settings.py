@@ -393,6 +393,19 @@ LOG_LEVEL = Setting(
 NATS_URL = Setting(
     "NATS_URL", "nats://127.0.0.1:4222", "the NATS server or cluster (several URLs may be given, separated by commas)"
 )
+NATS_SEED = Setting(
+    "NATS_NKEY_SEED",
+    "",
+    "the NKey seed this process authenticates to NATS with (`paiju keys nats` makes one per service; see "
+    "*Security*); unset: no authentication, as against a server that asks for none",
+    secret=True,
+)
+NATS_CA = Setting(
+    "NATS_TLS_CA",
+    "",
+    "the CA certificate (PEM file) the NATS servers' TLS certificates are checked against; set, every connection to "
+    "NATS is TLS",
+)
 DATABASE_URL = Setting(
     "DATABASE_URL",
     "",
@@ -477,6 +490,8 @@ __all__ = [
     "LOBBY_STREAM",
     "LOG_LEVEL",
     "METRICS_HOST",
+    "NATS_CA",
+    "NATS_SEED",
     "NATS_URL",
     "RATE_LIMITS",
     "SCORING_ADDRESS",

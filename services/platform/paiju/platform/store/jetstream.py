@@ -36,7 +36,7 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
-from paiju.platform.nats import close, connect
+from paiju.platform.nats import LEADERLESS, Access, close, connect
 from paiju.platform.partitions import partition_of
 from paiju.platform.retry import report
 from paiju.platform.store.base import (
@@ -113,15 +113,48 @@ class JetStreamEventStore:
 
     @classmethod
     async def connect(
-        cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1, partitions: int = 0
+        cls,
+        url: str,
+        stream: str = "GAMES",
+        prefix: str = "paiju.game",
+        *,
+        replicas: int = 1,
+        partitions: int = 0,
+        access: Access | None = None,
+        create: bool = True,
     ) -> JetStreamEventStore:
         """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge).
         ``partitions``: for a stream created now (or one stored before partitions), how many partitions its
-        aggregates fall in (0: none); a partitioned stream keeps the number it was created with."""
-        client = await connect(url, f"paiju-store-{stream.lower()}")
+        aggregates fall in (0: none); a partitioned stream keeps the number it was created with. ``access``: the
+        process's NATS credentials. ``create=False``: a reader, which never creates or changes the stream (its
+        owner does, and only its owner may): it waits for the stream to exist (`wait_for_stream`)."""
+        client = await connect(url, f"paiju-store-{stream.lower()}", access=access)
         store = cls(client, stream, prefix)
-        await store.ensure_stream(replicas, partitions)
+        if create:
+            await store.ensure_stream(replicas, partitions)
+        else:
+            await store.wait_for_stream()
         return store
+
+    async def wait_for_stream(self, most_seconds: float = 5.0) -> None:
+        """Wait until the stream exists (made by its owner, which may start later) and read how it is partitioned:
+        asked again after 0.2 s, then twice as long each time up to ``most_seconds``. Meanwhile the process says so
+        in its log and in ``paiju_dependency_up{dependency="stream:<name>"}`` (0 until the stream is there)."""
+        from paiju.platform.health import UP
+
+        wait = 0.2
+        gauge = UP.labels(f"stream:{self._stream}")
+        absent: tuple[type[Exception], ...] = (NotFoundError, *LEADERLESS)
+        while True:
+            try:
+                await self.discover()
+                gauge.set(1)
+                return
+            except absent:  # not there yet, or just made on a cluster and not led yet
+                gauge.set(0)
+                log.warning("waiting for the stream to be created by its owner", stream=self._stream, seconds=wait)
+            await asyncio.sleep(wait)
+            wait = min(most_seconds, wait * 2)
 
     async def ensure_stream(self, replicas: int = 1, partitions: int = 0) -> None:
         """Create the stream, or take the number of partitions of the existing one (a stream stored before
