@@ -146,6 +146,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
     dependencies.add_nats(f"nats:{settings.lobby_stream}", lobby.client)
+    dependencies.add_store(f"room:{settings.stream}", store)  # its appends: refused while JetStream is full
     serving = await serve_grpc(
         settings.address,
         SERVICE_NAME,

@@ -118,6 +118,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     dependencies = Dependencies()
     for store in (lobby_store, games_store, tournaments_store):
         dependencies.add_nats(f"nats:{store.stream}", store.client)
+    dependencies.add_store(f"room:{lobby_store.stream}", lobby_store)  # its appends: refused while JetStream is full
     dependencies.add_postgres("postgresql", pool)
     serving = await serve_grpc(
         settings.address,

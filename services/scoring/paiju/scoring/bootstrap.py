@@ -160,6 +160,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         dependencies = Dependencies()
         for store in (c.tournaments_store, c.games_store, c.lobby_store):
             dependencies.add_nats(f"nats:{store.stream}", store.client)
+        dependencies.add_store(f"room:{c.tournaments_store.stream}", c.tournaments_store)  # refused while full
         dependencies.add_postgres("postgresql", c.pool)
         serving = await serve_grpc(
             settings.address,
