@@ -219,3 +219,33 @@ def test_every_role_has_permissions_and_none_may_delete_or_purge_a_stream() -> N
     assert not [
         p for p in permissions("analyst")["publish"]["allow"] if not p.startswith(("$JS.API.", "$JS.ACK.", "$JS.FC."))
     ]
+
+
+def test_a_store_written_without_authentication_is_read_and_continued_once_the_users_are_on() -> None:
+    """An existing ``.data/`` (or cluster): its streams are in the server's one account, where the users are made."""
+    from paiju.dev.stack import embedded_nats
+
+    from ..support.natsusers import NatsServer, authorization
+
+    folder = Path(tempfile.mkdtemp(prefix="paiju-natsauth-upgrade-"))
+
+    async def before(url: str) -> None:
+        store = await JetStreamEventStore.connect(url, "GAMES", "paiju.game", partitions=16)
+        await store.append("g1", Position(), "c1", [b"before"])
+        await store.close()
+
+    async def after(server: NatsServer) -> None:
+        engine = Access("engine", server.seed("engine").read_text())
+        store = await JetStreamEventStore.connect(server.plain_url, "GAMES", "paiju.game", access=engine)
+        assert store.partitions == 16
+        first = await store.load("g1")
+        assert [r.data for r in first] == [b"before"]
+        await store.append("g1", first[-1].position, "c2", [b"after"])
+        assert [r.data for r in await store.load("g1")] == [b"before", b"after"]
+        await store.close()
+
+    with embedded_nats(folder / "data") as url:
+        asyncio.run(before(url))
+    keys = folder / "keys"
+    with embedded_nats(folder / "data", authorization=authorization(keys)) as url:
+        asyncio.run(after(NatsServer(url, keys)))
