@@ -16,6 +16,7 @@ from typing import Any
 import asyncpg
 
 from paiju.engine.games import Games
+from paiju.platform.partitions import PARTITIONS
 from paiju.platform.postgres.pool import connect
 from paiju.platform.probe import free_port
 from paiju.scoring.projector import checkpoint
@@ -53,6 +54,13 @@ async def read(database_dsn: str) -> tuple[int, dict[str, list[tuple[Any, ...]]]
         await pool.close()
 
 
+async def made(url: str, stream: str, prefix: str, partitions: int = 0) -> None:
+    """``stream`` made, or given ``partitions``, as its owner does at its start."""
+    from paiju.platform.store.jetstream import JetStreamEventStore
+
+    await (await JetStreamEventStore.connect(url, stream=stream, prefix=prefix, partitions=partitions)).close()
+
+
 def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(nats_url: str, database_dsn: str) -> None:
     stream, prefix, last = asyncio.run(record(nats_url))
     suffix = stream.lower()
@@ -72,6 +80,10 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         "PAIJU_LOG_LEVEL": "warning",
     }
 
+    # the streams scoring reads and never makes or changes, as their owners leave them: the lobby's made, the games'
+    # given its partitions (what the engine does at its start to a stream stored before partitions)
+    asyncio.run(made(nats_url, env["PAIJU_LOBBY_STREAM"], env["PAIJU_LOBBY_SUBJECT_PREFIX"]))
+    asyncio.run(made(nats_url, stream, prefix, partitions=PARTITIONS))
     metrics_port = free_port()
 
     def scoring(*args: str) -> subprocess.Popen[bytes]:

@@ -146,17 +146,19 @@ class JetStreamEventStore:
         partitions: int = 0,
         access: Access | None = None,
         create: bool = True,
+        wait: bool = True,
     ) -> JetStreamEventStore:
         """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge).
         ``partitions``: for a stream created now (or one stored before partitions), how many partitions its
         aggregates fall in (0: none); a partitioned stream keeps the number it was created with. ``access``: the
         process's NATS credentials. ``create=False``: a reader, which never creates or changes the stream (its
-        owner does, and only its owner may): it waits for the stream to exist (`wait_for_stream`)."""
+        owner does, and only its owner may): it waits for the stream to exist (`wait_for_stream`), unless ``wait`` is
+        false (then its caller waits when it needs the stream)."""
         client = await connect(url, f"paiju-store-{stream.lower()}", access=access)
         store = cls(client, stream, prefix)
         if create:
             await store.ensure_stream(replicas, partitions)
-        else:
+        elif wait:
             await store.wait_for_stream()
         return store
 
