@@ -3,10 +3,14 @@ release (it never had a plain variable)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
+
+import pytest
 
 from paiju.lobby.config import Settings
 from paiju.platform import settings as s
+from paiju.terminal.client.app import _password
 
 
 def test_the_nats_seed_is_read_from_its_file_and_never_from_the_environment(tmp_path: Path) -> None:
@@ -25,3 +29,14 @@ def test_the_nats_seed_is_read_from_its_file_and_never_from_the_environment(tmp_
     assert read.nats_seed == "SUAEXAMPLE"
     assert "SUAEXAMPLE" not in repr(read)
     assert s.NATS_SEED.variable == "NATS_NKEY_SEED_FILE"
+
+
+def test_the_terminal_client_reads_the_password_from_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = tmp_path / "password"
+    secret.write_text("correct horse battery staple\n")
+    monkeypatch.delenv("PAIJU_PASSWORD", raising=False)
+    monkeypatch.setenv("PAIJU_PASSWORD_FILE", str(secret))
+    assert _password(argparse.Namespace(name="ada", password=None)) == "correct horse battery staple"
+    monkeypatch.setenv("PAIJU_PASSWORD_FILE", str(tmp_path / "missing"))
+    with pytest.raises(SystemExit, match="PAIJU_PASSWORD_FILE"):
+        _password(argparse.Namespace(name="ada", password=None))
