@@ -146,6 +146,4 @@ def test_a_full_store_makes_the_engine_not_serving_and_it_serves_again_once_nats
             nats.kill()
         with contextlib.suppress(Exception):
             postgres.stop()
-        if os.environ.get("KEEP_FULL_LOGS"):
-            shutil.copytree(folder / "logs", os.environ["KEEP_FULL_LOGS"], dirs_exist_ok=True)
         shutil.rmtree(folder, ignore_errors=True)
