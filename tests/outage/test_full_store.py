@@ -102,12 +102,11 @@ def test_a_full_store_makes_the_engine_not_serving_and_it_serves_again_once_nats
         assert health(engine[0], "") == "SERVING", "the process itself is alive: nothing restarts it"
         code, reason = asyncio.run(_engine_call(engine[0], games[0]))
         assert (code, reason) == (grpc.StatusCode.UNAVAILABLE, "DEPENDENCY_UNAVAILABLE")
-        # it stays so while the store is full: the engine lets calls in again now and then, and is refused again
-        seen: Counter[str] = Counter()
-        for _ in range(20):
-            seen[health(*engine)] += 1
-            time.sleep(0.5)
-        assert seen["NOT_SERVING"] > seen["SERVING"], seen
+        # it stays so while the store is full: the engine lets calls in again a while after the last refusal, their
+        # appends are refused again, and it is NOT_SERVING again
+        seconds_until("the engine to let calls in again", has(*engine, "SERVING"), services, 60)
+        seconds_until("the engine refused again: NOT_SERVING", has(*engine, "NOT_SERVING"), services, 60)
+        assert metric(engine_metrics, 'paiju_store_full{stream="GAMES"}') == 1.0
 
         # --- the operator gives the server room and restarts it ---------------------------------------------------
         nats.stop()

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import tempfile
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from paiju.platform.store import Position
 from paiju.platform.store.jetstream import JetStreamEventStore
 
 from ..support.nats_server import RestartableNats
+from ..support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -84,6 +85,11 @@ async def refused(connection: Any, errors: list[str], subject: str, payload: byt
     with pytest.raises(nats.errors.TimeoutError):
         await connection.request(subject, payload, timeout=REFUSAL_SECONDS)
     assert any("permissions violation for publish" in e and subject.lower() in e for e in errors), errors
+
+
+def refused_subscription(errors: list[str], subject: str) -> Callable[[], bool]:
+    """Whether the server has said it refused a subscription to ``subject`` (a condition to wait for)."""
+    return lambda: any("permissions violation for subscription" in e and subject.lower() in e for e in errors)
 
 
 async def state(server: RestartableNats, stream: str) -> tuple[int, list[str], bool, bool]:
@@ -176,8 +182,10 @@ def test_the_analyst_reads_the_three_streams_and_nothing_else_and_writes_nothing
             for subject in ("paiju.game.>", "_INBOX_engine.>", ">"):
                 await analyst.subscribe(subject)
                 await analyst.flush()
-                await asyncio.sleep(0.2)
-                assert any("permissions violation for subscription" in e and subject.lower() in e for e in errors)
+                await wait_until(
+                    refused_subscription(errors, subject),
+                    f"the server to refuse the analyst's subscription to {subject}",
+                )
         assert {stream: await state(server, stream) for stream in before} == before
         for store in made.values():
             await store.close()
