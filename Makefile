@@ -62,7 +62,8 @@ $(BUF):
 
 $(UV):
 	@$(STEP) "making .tools, a virtual environment for uv" $(PYTHON) -m venv $(TOOLS)
-	@$(STEP) "installing uv $(UV_VERSION)" $(TOOLS)/bin/pip install --quiet uv==$(UV_VERSION)
+	@$(STEP) "installing uv $(UV_VERSION), checked against its hashes (.ci/uv-requirements.txt)" \
+		$(TOOLS)/bin/pip install --quiet --require-hashes -r .ci/uv-requirements.txt
 
 $(VENV)/.synced: pyproject.toml services/*/pyproject.toml uv.lock | $(UV)
 	@$(STEP) "installing the locked dependencies into .venv (uv sync: a minute or two the first time)" \

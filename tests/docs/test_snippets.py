@@ -103,6 +103,7 @@ def stack() -> Iterator[Stack]:
             **outer,
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{outer.get('PATH', '')}",
             "NATS_URL": address["NATS"],
+            "NATS_NKEY_SEED_FILE": str(checkout / ".data" / "keys" / "nats" / "analyst.nk"),  # as the banner says
             "PAIJU_ENGINE_ADDRESS": address["engine"],
             "PAIJU_LOBBY_ADDRESS": address["lobby"],
             "PAIJU_SCORING_ADDRESS": address["scoring"],

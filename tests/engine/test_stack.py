@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import shutil
 import subprocess
 import sys
@@ -66,6 +67,7 @@ def test_the_stack_starts_everything_and_bots_play_both_tables(tmp_path: Path, m
             1 when one fails), and at least one 砸六家 deal has been revealed and checked."""
             done = subprocess.run(
                 [sys.executable, "-m", "paiju.cli", "verify", "--nats", started["nats"]],
+                env={**os.environ, **started["credentials"].env("analyst")},  # the analyst's read-only NATS user
                 capture_output=True,
                 text=True,
                 timeout=60,

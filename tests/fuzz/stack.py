@@ -21,6 +21,7 @@ from paiju.dev.stack import Services, embedded_database, embedded_nats, open_bot
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
+from ..support.natsusers import NatsServer, authorization
 from ..support.waiting import wait_until, wait_until_blocking
 from .tokens import Credentials, mint_token
 
@@ -75,12 +76,15 @@ def running_stack(env: dict[str, str] | None = None) -> Iterator[Stack]:
     credentials = Credentials()
     try:
         with contextlib.ExitStack() as stack:
-            nats_url = stack.enter_context(embedded_nats(folder / "nats"))
+            keys = folder / "nats-keys"
+            plain_url = stack.enter_context(embedded_nats(folder / "nats", authorization=authorization(keys)))
+            users = NatsServer(plain_url, keys)  # each service its own NATS user; the fuzzer's reads the suite's
+            nats_url = users.url
             database_url = stack.enter_context(embedded_database(folder / "postgres"))
             addresses = {name: f"127.0.0.1:{free_port()}" for name in SERVICES}
             common = {
                 **os.environ,
-                "NATS_URL": nats_url,
+                "NATS_URL": plain_url,
                 "DATABASE_URL": database_url,
                 "PAIJU_ENGINE_ADDRESS": addresses["engine"],
                 "PAIJU_LOBBY_ADDRESS": addresses["lobby"],
@@ -97,7 +101,7 @@ def running_stack(env: dict[str, str] | None = None) -> Iterator[Stack]:
             services = Services(folder / "logs", common)
             stack.callback(services.stop)
             for name in SERVICES:
-                services.start(name, name, env={**credentials.env(name), **(env or {})})
+                services.start(name, name, env={**credentials.env(name), **users.env(name), **(env or {})})
             for name, service in SERVICES.items():
                 wait_until_serving(addresses[name], timeout=90, service=service)
             services.start("bots", "bots", env={**credentials.env("bots"), **(env or {})})

@@ -128,7 +128,6 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
             **os.environ,
             **process_env(folder / "keys"),
             "PAIJU_SEED_SECRET": "outage-test-seeds-" * 3,
-            "NATS_URL": nats.url,
             "DATABASE_URL": with_database(postgres.dsn, "paiju"),
             "PAIJU_ENGINE_ADDRESS": addresses["engine"],
             "PAIJU_LOBBY_ADDRESS": addresses["lobby"],
@@ -140,7 +139,8 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
         }
         services = Services(folder / "logs", env)
         for name in SERVICES:
-            services.start(name, name, env=process_env(folder / "keys", Issuer.LOBBY) if name == "lobby" else {})
+            signing = process_env(folder / "keys", Issuer.LOBBY) if name == "lobby" else {}
+            services.start(name, name, env={**signing, **nats.env(name)})  # each service its own NATS user
         for name, service in SERVICES.items():
             wait_until_serving(addresses[name], timeout=60, service=service)
         services.start("bots", "bots", env=process_env(folder / "keys", Issuer.BOTS))

@@ -18,6 +18,7 @@ import grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 from paiju.engine.games import Games
+from paiju.platform.partitions import PARTITIONS
 from paiju.platform.postgres.pool import connect
 from paiju.platform.probe import free_port
 from paiju.scoring.projector import checkpoint
@@ -65,6 +66,13 @@ def reflected(address: str) -> set[str]:
     return set()
 
 
+async def made(url: str, stream: str, prefix: str, partitions: int = 0) -> None:
+    """``stream`` made, or given ``partitions``, as its owner does at its start."""
+    from paiju.platform.store.jetstream import JetStreamEventStore
+
+    await (await JetStreamEventStore.connect(url, stream=stream, prefix=prefix, partitions=partitions)).close()
+
+
 def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(nats_url: str, database_dsn: str) -> None:
     stream, prefix, last = asyncio.run(record(nats_url))
     suffix = stream.lower()
@@ -84,6 +92,10 @@ def test_a_scoring_process_killed_mid_projection_resumes_and_equals_a_rebuild(na
         "PAIJU_LOG_LEVEL": "warning",
     }
 
+    # the streams scoring reads and never makes or changes, as their owners leave them: the lobby's made, the games'
+    # given its partitions (what the engine does at its start to a stream stored before partitions)
+    asyncio.run(made(nats_url, env["PAIJU_LOBBY_STREAM"], env["PAIJU_LOBBY_SUBJECT_PREFIX"]))
+    asyncio.run(made(nats_url, stream, prefix, partitions=PARTITIONS))
     metrics_port = free_port()
     addresses: list[str] = []
 

@@ -1,5 +1,6 @@
 """A nats-server with JetStream of a test's own, on a fixed port and data folder, so that it can be stopped (or
-killed) and started again: the session's server is every test's and stays up."""
+killed) and started again: the session's server is every test's and stays up. Its users are the suite's
+(`tests.support.natsusers`): `url` is the suite's own, `plain_url` and `env` a service's."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from paiju.platform.probe import free_port
 
+from .natsusers import NatsServer, authorization
 from .waiting import wait_until_blocking
 
 
@@ -18,19 +20,36 @@ class RestartableNats:
     """One nats-server process at a time on this object's port and data folder; a context manager that starts it and
     stops it at the end."""
 
-    def __init__(self, data: Path) -> None:
+    def __init__(self, data: Path, jetstream: str = "") -> None:
         self.port = free_port()
         self.data = data
+        self.jetstream = jetstream
+        """Settings of the server's ``jetstream`` block (``max_file_store: 256KB``)."""
+        self.server = NatsServer(f"nats://127.0.0.1:{self.port}", Path(f"{data}-keys"))
         self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def url(self) -> str:
-        return f"nats://127.0.0.1:{self.port}"
+        """The URL of the suite's own clients."""
+        return self.server.url
+
+    @property
+    def plain_url(self) -> str:
+        """The URL without credentials (a service's, with its seed: `env`)."""
+        return self.server.plain_url
+
+    def env(self, role: str) -> dict[str, str]:
+        """The NATS settings of a process of ``role``."""
+        return self.server.env(role)
 
     def start(self) -> None:
         binary = Path(sysconfig.get_path("scripts")) / "nats-server"
+        self.data.mkdir(parents=True, exist_ok=True)
+        config = Path(f"{self.data}.conf")
+        jetstream = f"jetstream {{\n  {self.jetstream}\n}}\n" if self.jetstream else ""
+        config.write_text(jetstream + authorization(self.server.keys))
         self.process = subprocess.Popen(
-            [str(binary), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.data)],
+            [str(binary), "-c", str(config), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.data)],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,

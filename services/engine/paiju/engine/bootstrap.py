@@ -23,6 +23,7 @@ from paiju.platform import tracing
 from paiju.platform.consumer import KeyValueTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.nats import Access
 from paiju.platform.observability import configure_logging
 from paiju.platform.ownership import Ownership
 from paiju.platform.retry import report
@@ -119,15 +120,24 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     settings.report(log)
     secret = settings.seed_secret
     trust = trust_of(settings.trusted_keys)
+    access = Access("engine", settings.nats_seed, settings.nats_ca)
     store = await JetStreamEventStore.connect(
         settings.nats_url,
+        access=access,
         stream=settings.stream,
         prefix=settings.prefix,
         replicas=settings.replicas,
         partitions=settings.partitions,
     )
+    # the lobby's stream, whose match starts the engine turns into games: made by the lobby, which may start later;
+    # the engine serves meanwhile (its games need no lobby), and starts matches once the stream is there
     lobby = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
+        settings.nats_url,
+        stream=settings.lobby_stream,
+        prefix=settings.lobby_prefix,
+        access=access,
+        create=False,
+        wait=False,
     )
     live = await KeyValueLiveGames.open(store.client, store, settings.stream, replicas=settings.replicas)
     games, service = await build(
@@ -145,6 +155,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)
     dependencies.add_nats(f"nats:{settings.lobby_stream}", lobby.client)
+    dependencies.add_store(f"room:{settings.stream}", store)  # its appends: refused while JetStream is full
     serving = await serve_grpc(
         settings.address,
         SERVICE_NAME,
@@ -160,12 +171,24 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     stopping = stop_on_signals(stop)
     _, owning = await own_partitions(games, store.client, settings.stream, stopping, replicas=settings.replicas)
     timers = asyncio.create_task(run_timers(games, secret, settings.timer_seconds, stopping))
-    checkpoints = await KeyValueTracking.open(
-        lobby.client, CHECKPOINTS, scope=settings.lobby_stream, replicas=settings.replicas
-    )
-    starter = match_starter(lobby, checkpoints, service.creation)
-    await starter.adopt(lobby.client, settings.lobby_stream, "engine-match-starter")  # the work queue before it
-    matches = in_background(starter, stopping)
+
+    async def start_matches() -> None:
+        waiting = asyncio.create_task(lobby.wait_for_stream())
+        stopped = asyncio.create_task(stopping.wait())
+        await asyncio.wait([waiting, stopped], return_when=asyncio.FIRST_COMPLETED)
+        stopped.cancel()
+        if not waiting.done():  # stopped before the lobby's stream was there: no match to start
+            waiting.cancel()
+            return
+        waiting.result()
+        checkpoints = await KeyValueTracking.open(
+            lobby.client, CHECKPOINTS, scope=settings.lobby_stream, replicas=settings.replicas
+        )
+        starter = match_starter(lobby, checkpoints, service.creation)
+        await starter.adopt(lobby.client, settings.lobby_stream, "engine-match-starter")  # the work queue before it
+        await in_background(starter, stopping)
+
+    matches = asyncio.create_task(start_matches(), name="engine:matches")
     if ready is not None:
         ready.set()
     await stopping.wait()

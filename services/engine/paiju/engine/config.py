@@ -38,6 +38,8 @@ class Settings(s.Settings):
 
     address: str = s.ENGINE_ADDRESS.but(help=s.LISTEN).field()
     nats_url: str = s.NATS_URL.field()
+    nats_seed: str = s.NATS_SEED.field()
+    nats_ca: str = s.NATS_CA.field()
     stream: str = s.GAMES_STREAM.field()
     prefix: str = s.GAMES_PREFIX.field()
     partitions: int = GAME_PARTITIONS.field()

@@ -23,6 +23,7 @@ from paiju.platform import tracing
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.nats import Access
 from paiju.platform.observability import configure_logging
 from paiju.platform.ownership import member_name
 from paiju.platform.postgres import close as close_pool
@@ -83,22 +84,21 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     settings.report(log)
     if not settings.database_url:
         raise SystemExit("DATABASE_URL_FILE must name a file holding the lobby's PostgreSQL database URL")
+    access = Access("lobby", settings.nats_seed, settings.nats_ca)
     lobby_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
+        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas, access=access
     )
+    # the engine's stream (match results) and scoring's (the tables of paired tournament rounds): read only, made by
+    # their owners, which may start later
     games_store = await JetStreamEventStore.connect(
-        settings.nats_url,
-        stream=settings.games_stream,
-        prefix=settings.games_prefix,
-        replicas=settings.replicas,
-        partitions=settings.partitions,
+        settings.nats_url, stream=settings.games_stream, prefix=settings.games_prefix, access=access, create=False
     )
-    # scoring's stream, for the tables of paired tournament rounds (created here too if scoring is not up yet)
     tournaments_store = await JetStreamEventStore.connect(
         settings.nats_url,
         stream=settings.tournaments_stream,
         prefix=settings.tournaments_prefix,
-        replicas=settings.replicas,
+        access=access,
+        create=False,
     )
     pool = await connect(settings.database_url, application_name="paiju-lobby")
     attendance = await KeyValueAttendance.open(
@@ -120,6 +120,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     dependencies = Dependencies()
     for store in (lobby_store, games_store, tournaments_store):
         dependencies.add_nats(f"nats:{store.stream}", store.client)
+    dependencies.add_store(f"room:{lobby_store.stream}", lobby_store)  # its appends: refused while JetStream is full
     dependencies.add_postgres("postgresql", pool)
     serving = await serve_grpc(
         settings.address,

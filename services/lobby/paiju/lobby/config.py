@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paiju.platform import settings as s
-from paiju.platform.partitions import GAME_PARTITIONS
 from paiju.platform.settings import Setting
 
 METRICS_PORT = s.metrics_port("PAIJU_LOBBY_METRICS_PORT", 9465)
@@ -23,6 +22,8 @@ class Settings(s.Settings):
 
     address: str = s.LOBBY_ADDRESS.but(help=s.LISTEN).field()
     nats_url: str = s.NATS_URL.field()
+    nats_seed: str = s.NATS_SEED.field()
+    nats_ca: str = s.NATS_CA.field()
     database_url: str = s.DATABASE_URL.but(
         help="the lobby's PostgreSQL database (its read models `lobby_tables` and `lobby_accounts`), a URL with its "
         "password"
@@ -32,7 +33,6 @@ class Settings(s.Settings):
     prefix: str = s.LOBBY_PREFIX.field()
     games_stream: str = s.GAMES_STREAM.but(help="the games' stream, read for match results").field()
     games_prefix: str = s.GAMES_PREFIX.field()
-    partitions: int = GAME_PARTITIONS.field()
     tournaments_stream: str = s.TOURNAMENTS_STREAM.but(
         help="scoring's stream of tournaments, read for the tables of paired rounds"
     ).field()

@@ -12,6 +12,11 @@ itself, for ever: see `paiju.platform.nats`), PostgreSQL by a ``SELECT 1``. Whil
 - ``paiju_dependency_up{dependency}`` is 0.
 
 When the dependency is back, the next look (within a second) makes the service SERVING again.
+
+A stream the service appends to counts as a dependency too (`add_store`): while JetStream refuses its appends for
+lack of space, the service is NOT_SERVING, so its callers are told UNAVAILABLE at once (retryable) instead of after
+each append's refusal, and a probe takes it out of rotation; ``paiju_store_full{stream}`` says so meanwhile (see
+`paiju.platform.store.jetstream`, and docs/operations.md, "A full log").
 """
 
 from __future__ import annotations
@@ -65,6 +70,14 @@ class Dependencies:
             return bool(await pool.fetchval("SELECT 1", timeout=PROBE_TIMEOUT_SECONDS) == 1)
 
         self.add(name, answers)
+
+    def add_store(self, name: str, store: Any) -> None:
+        """Need room in a stream the service appends to: reachable unless the store reports itself ``full``."""
+
+        async def room() -> bool:
+            return not store.full
+
+        self.add(name, room)
 
     def on_change(self, callback: Callable[[str, bool], None]) -> None:
         """Call ``callback(dependency, up)`` each time a dependency goes away or comes back."""

@@ -8,7 +8,10 @@ instead:
 - buffers nothing while disconnected (``pending_size=0``): a publish during an outage fails at once instead of
   being sent minutes later, after its caller was told the call failed;
 - is made with retries when NATS is not there yet at start, until it is (or ``stop`` is set);
-- logs each disconnection and reconnection.
+- logs each disconnection and reconnection;
+- authenticates with its service's NKey (`Access`: the seed read from a file, ``NATS_NKEY_SEED_FILE``), receives on
+  its service's own inbox (`paiju.platform.natsauth`), and speaks TLS to a server whose certificate the CA of
+  ``NATS_TLS_CA`` signed, when these are set.
 
 Ordered consumers (the feeds that keep caches current) find their way back by themselves: their idle heartbeat
 stops, and nats-py recreates them from the last sequence delivered (see `paiju.platform.store.jetstream`).
@@ -18,7 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import nats
@@ -81,9 +86,43 @@ def servers(url: str) -> list[str]:
     return [part.strip() for part in url.split(",") if part.strip()]
 
 
-async def connect(url: str, name: str, stop: asyncio.Event | None = None) -> Client:
-    """A connection to the NATS server(s) of ``url`` that reconnects for ever; retried until it is made."""
+@dataclass(frozen=True)
+class Access:
+    """How a process proves who it is to NATS: its role (`paiju.platform.natsauth.ROLES`, which names its inbox),
+    its NKey seed (the text of its seed file; empty: none, as against a server without authentication), and the CA
+    file its servers' TLS certificates are checked against (empty: no TLS unless the URL says ``tls://``)."""
+
+    role: str = ""
+    seed: str = ""
+    ca: str = ""
+
+    def options(self) -> dict[str, Any]:
+        """nats-py's connection options for this access."""
+        from paiju.platform.natsauth import inbox_prefix
+
+        found: dict[str, Any] = {}
+        if self.role:
+            found["inbox_prefix"] = inbox_prefix(self.role)
+        if self.seed:
+            found["nkeys_seed_str"] = self.seed
+        if self.ca:
+            found["tls"] = tls_context(self.ca)
+        return found
+
+
+def tls_context(ca: str) -> ssl.SSLContext:
+    """A client's TLS context that trusts the certificates ``ca`` (a PEM file) signed, and checks the host name."""
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=ca)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    return context
+
+
+async def connect(url: str, name: str, stop: asyncio.Event | None = None, *, access: Access | None = None) -> Client:
+    """A connection to the NATS server(s) of ``url`` that reconnects for ever; retried until it is made. ``access``:
+    its credentials and TLS (none by default). A refused authentication is retried too (the server's users may be
+    being rolled out), and logged."""
     bound = log.bind(connection=name)
+    options = (access or Access()).options()
 
     async def disconnected() -> None:
         bound.warning("nats disconnected; reconnecting")
@@ -107,6 +146,7 @@ async def connect(url: str, name: str, stop: asyncio.Event | None = None) -> Cli
                 disconnected_cb=disconnected,
                 reconnected_cb=reconnected,
                 error_cb=error,
+                **options,
             )
         except (OSError, TimeoutError, nats.errors.Error) as e:
             if stop is not None and stop.is_set():

@@ -151,7 +151,8 @@ class Setting(Generic[T]):
     ``shown_default``: the default as the help and the guide show it, when it is computed (``bots-<host>-<pid>``);
     ``optional_file``: a secret's file that is not there leaves the setting unset (a Secret's optional key, mounted
     only when present) instead of stopping the process; ``default_factory``: makes the default when it is computed;
-    ``metavar``: the option's value in ``--help``."""
+    ``metavar``: the option's value in ``--help``; ``file_only``: a secret read from its file only, never from the
+    environment itself (a secret that never had a plain variable: none is read for a release)."""
 
     name: str
     default: T
@@ -165,6 +166,7 @@ class Setting(Generic[T]):
     optional_file: bool = False
     default_factory: Callable[[], T] | None = None
     metavar: str | None = None
+    file_only: bool = False
 
     def __post_init__(self) -> None:
         if self.parse is None:
@@ -247,7 +249,7 @@ class Settings:
                 source, raw = value
                 found[field] = _parsed(setting, raw, source, secret=setting.secret)
             elif setting.required:
-                also = f" (or, until {UNTIL}, {setting.name})" if setting.secret else ""
+                also = f" (or, until {UNTIL}, {setting.name})" if setting.secret and not setting.file_only else ""
                 raise SettingsError(f"{setting.variable} must be set{also}: {plain(setting.help)}")
         return cls(**found, deprecations=tuple(deprecations))
 
@@ -261,7 +263,8 @@ def _sources(setting: Setting[Any]) -> Iterator[tuple[str, bool, str | None]]:
     """Where a setting may be read from, the current way first: (variable, a file?, why it is deprecated or None)."""
     if setting.secret:
         yield setting.name + FILE_SUFFIX, True, None
-        yield setting.name, False, "a secret in the environment: put it in a file and name the file"
+        if not setting.file_only:
+            yield setting.name, False, "a secret in the environment: put it in a file and name the file"
     else:
         yield setting.name, False, None
     for old in setting.deprecated:
@@ -392,6 +395,20 @@ LOG_LEVEL = Setting(
 )
 NATS_URL = Setting(
     "NATS_URL", "nats://127.0.0.1:4222", "the NATS server or cluster (several URLs may be given, separated by commas)"
+)
+NATS_SEED = Setting(
+    "NATS_NKEY_SEED",
+    "",
+    "the NKey seed this process authenticates to NATS with (`paiju keys nats` makes one per service; see "
+    "*Security*); unset: no authentication, as against a server that asks for none",
+    secret=True,
+    file_only=True,
+)
+NATS_CA = Setting(
+    "NATS_TLS_CA",
+    "",
+    "the CA certificate (PEM file) the NATS servers' TLS certificates are checked against; set, every connection to "
+    "NATS is TLS",
 )
 DATABASE_URL = Setting(
     "DATABASE_URL",
@@ -527,6 +544,8 @@ __all__ = [
     "LOBBY_STREAM",
     "LOG_LEVEL",
     "METRICS_HOST",
+    "NATS_CA",
+    "NATS_SEED",
     "NATS_URL",
     "OTEL_BSP_SCHEDULE_DELAY",
     "OTEL_EXPORTER_OTLP_ENDPOINT",

@@ -21,6 +21,7 @@ from paiju.platform import tracing
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
+from paiju.platform.nats import Access
 from paiju.platform.observability import configure_logging
 from paiju.platform.postgres import close as close_pool
 from paiju.platform.postgres import connect
@@ -74,18 +75,16 @@ class Scoring:
 async def connections(settings: ReadModels) -> AsyncIterator[Connections]:
     if not settings.database_url:
         raise SystemExit("DATABASE_URL_FILE must name a file holding scoring's PostgreSQL database URL")
+    access = Access("scoring", settings.nats_seed, settings.nats_ca)
     tournaments_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas
+        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas, access=access
     )
+    # the engine's and the lobby's streams: read only, made by their owners, which may start later
     games_store = await JetStreamEventStore.connect(
-        settings.nats_url,
-        stream=settings.games_stream,
-        prefix=settings.games_prefix,
-        replicas=settings.replicas,
-        partitions=settings.partitions,
+        settings.nats_url, stream=settings.games_stream, prefix=settings.games_prefix, access=access, create=False
     )
     lobby_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, replicas=settings.replicas
+        settings.nats_url, stream=settings.lobby_stream, prefix=settings.lobby_prefix, access=access, create=False
     )
     pool = await connect(settings.database_url, application_name="paiju-scoring")
     try:
@@ -169,6 +168,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         dependencies = Dependencies()
         for store in (c.tournaments_store, c.games_store, c.lobby_store):
             dependencies.add_nats(f"nats:{store.stream}", store.client)
+        dependencies.add_store(f"room:{c.tournaments_store.stream}", c.tournaments_store)  # refused while full
         dependencies.add_postgres("postgresql", c.pool)
         serving = await serve_grpc(
             settings.address,

@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paiju.platform import settings as s
-from paiju.platform.partitions import GAME_PARTITIONS
 from paiju.platform.settings import Setting
 
 SHARDS = 4
@@ -33,6 +32,8 @@ class ReadModels(s.Settings):
     all that ``paiju scoring rebuild`` reads."""
 
     nats_url: str = s.NATS_URL.field()
+    nats_seed: str = s.NATS_SEED.field()
+    nats_ca: str = s.NATS_CA.field()
     database_url: str = s.DATABASE_URL.but(
         help="scoring's PostgreSQL database (its read models), a URL with its password"
     ).field()
@@ -40,7 +41,6 @@ class ReadModels(s.Settings):
     prefix: str = s.TOURNAMENTS_PREFIX.field()
     games_stream: str = s.GAMES_STREAM.but(help="the games' stream, projected into the read models").field()
     games_prefix: str = s.GAMES_PREFIX.field()
-    partitions: int = GAME_PARTITIONS.field()
     lobby_stream: str = s.LOBBY_STREAM.but(help="the lobby's stream, read for tournament match results").field()
     lobby_prefix: str = s.LOBBY_PREFIX.field()
     replicas: int = s.STREAM_REPLICAS.but(help="replicas of a stream scoring creates").field()

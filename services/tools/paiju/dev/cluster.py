@@ -1,6 +1,7 @@
 """A NATS JetStream cluster on one machine: three `nats-server` processes clustered over loopback (for the
 cluster rehearsal, `make cluster-test`). Each node has its own client, route and monitoring port and its own
-JetStream folder; a node can be killed with SIGKILL and started again on the same folder and ports.
+JetStream folder; a node can be killed with SIGKILL and started again on the same folder and ports. Given the users of a
+deployment (`paiju.platform.natsauth.server_users`), the nodes admit those users only, as production's do.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ class NatsCluster:
     data: Path
     size: int = 3
     nodes: list[Node] = field(default_factory=list)
+    authorization: str = ""
+    """The servers' users (NATS configuration; empty: anyone may connect)."""
 
     def __post_init__(self) -> None:
         for i in range(self.size):
@@ -64,9 +67,15 @@ class NatsCluster:
         routes = ",".join(f"nats://127.0.0.1:{n.route}" for n in self.nodes)
         for node in self.nodes if name is None else [self.node(name)]:
             log = (node.data / "server.log").open("ab")
+            configured: list[str] = []
+            if self.authorization:
+                config = node.data / "nats.conf"
+                config.write_text(self.authorization)
+                configured = ["-c", str(config)]
             node.process = subprocess.Popen(
                 [
                     str(binary),
+                    *configured,
                     "-js",
                     "-n",
                     node.name,

@@ -7,8 +7,10 @@ Then the services as their own processes, as in production — `paiju engine`, `
 `paiju bots`, and the web view `paiju web` (logs under ``.data/logs``) — opens one table of each game full of bots,
 so there is something to watch, and prints how to play, watch (in a browser or the terminal), replay and export.
 Ctrl-C (or SIGTERM) stops everything cleanly. The token keys — one Ed25519 key per issuer (lobby, bots, admin) and
-the JWKS every service trusts — and the engine's seed secret are made once under ``.data/keys`` (see
-`Credentials`); the services read the secrets from files there, as they read mounted Secrets in Kubernetes.
+the JWKS every service trusts — the engine's seed secret and the NATS users' NKey seeds (one per service and one for
+the analyst tools: `paiju.platform.natsauth`) are made once under ``.data/keys`` (see `Credentials`); the embedded
+nats-server admits those users only, each to its own subjects, and the services read the secrets from files there, as
+they read mounted Secrets in Kubernetes. No secret is passed in an environment variable.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import json
 import os
 import secrets
 import signal
@@ -39,6 +42,7 @@ from paiju.engine.config import METRICS_PORT as ENGINE_METRICS_PORT
 from paiju.engine.seeds import PREVIOUS_SEED_SECRET, SEED_SECRET
 from paiju.lobby.config import METRICS_PORT as LOBBY_METRICS_PORT
 from paiju.platform import settings as s
+from paiju.platform.natsauth import USERS_FILE, make_keys
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.settings import Setting
 from paiju.platform.tokens import (
@@ -63,17 +67,26 @@ DATABASE = "paiju"
 
 
 @contextlib.contextmanager
-def embedded_nats(data: Path, jetstream: str = "") -> Iterator[str]:
+def embedded_nats(
+    data: Path, jetstream: str = "", *, authorization: str = "", tls: tuple[Path, Path] | None = None
+) -> Iterator[str]:
     """A local nats-server with JetStream, its data under ``data``; yields its URL. ``jetstream``: settings of the
-    server's ``jetstream`` block beyond the defaults (e.g. ``sync_interval: always``)."""
+    server's ``jetstream`` block beyond the defaults (e.g. ``sync_interval: always``, ``max_file_store: 1MB``);
+    ``authorization``: the server's users (`paiju.platform.natsauth.server_users`; none: anyone may connect);
+    ``tls``: its certificate and key files (PEM), for clients that speak TLS only."""
     binary = Path(sysconfig.get_path("scripts")) / "nats-server"
     port = free_port()
     data.mkdir(parents=True, exist_ok=True)
     configured: list[str] = []
-    if jetstream:
-        config = data / "nats.conf"
-        config.write_text(f"jetstream {{\n  {jetstream}\n}}\n")
+    parts = [f"jetstream {{\n  {jetstream}\n}}\n" if jetstream else "", authorization]
+    if tls is not None:
+        parts.append(f"tls {{\n  cert_file: {json.dumps(str(tls[0]))}\n  key_file: {json.dumps(str(tls[1]))}\n}}\n")
+    config = data / "nats.conf"
+    if any(parts):
+        config.write_text("".join(parts))
         configured = ["-c", str(config)]
+    elif config.exists():
+        config.unlink()  # an earlier run's settings (its users) are not this one's
     process = subprocess.Popen(
         [str(binary), *configured, "-js", "-a", "127.0.0.1", "-p", str(port), "-sd", str(data)],
         stdout=subprocess.DEVNULL,
@@ -137,8 +150,10 @@ async def _create_database(dsn: str, name: str) -> None:
 class Credentials:
     """A development deployment's credentials, made once in ``folder``: a private key per token issuer (lobby, bots,
     admin; key ids ``<issuer>.1``), the JWKS of their public keys every service trusts, and the engine's seed
-    secret, each in a file readable by its owner only; and the database's URL once it is known (`database`). `env`
-    gives each process only what it needs, as production would, the secrets as files (``<NAME>_FILE``)."""
+    secret, the NKey seeds of the NATS users (``nats/<role>.nk``) and the server's block of those users
+    (``nats/users.conf``), each in a file readable by its owner only; and the database's URL once it is known
+    (`database`). `env` gives each process only what it needs, as production would, the secrets as files
+    (``<NAME>_FILE``)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -148,6 +163,8 @@ class Credentials:
             self.seed.touch(mode=0o600)
             self.seed.write_text(secrets.token_urlsafe(48))
         self.seed_secret = self.seed.read_text().strip()
+        self.nats = make_keys(folder / "nats")
+        self.nats_users = (folder / "nats" / USERS_FILE).read_text()
         self.database_url: Path | None = None
 
     def database(self, url: str) -> None:
@@ -172,6 +189,8 @@ class Credentials:
         found = {KEYS_VARIABLE: str(self.jwks)}
         if process == "engine":
             found[SEED_SECRET.variable] = str(self.seed)
+        if process in ("engine", "lobby", "scoring", "analyst"):  # the bot runner and the web view: no NATS at all
+            found[s.NATS_SEED.variable] = str(self.nats[process])
         if process in ("lobby", "scoring") and self.database_url is not None:
             found[s.DATABASE_URL.variable] = str(self.database_url)
         signing = {"lobby": Issuer.LOBBY, "bots": Issuer.BOTS}.get(process)
@@ -207,6 +226,8 @@ class StackSettings(s.Settings):
 
 PASSED_ON = (
     s.NATS_URL,
+    s.NATS_SEED,
+    s.NATS_CA,
     s.DATABASE_URL,
     s.ENGINE_ADDRESS,
     s.LOBBY_ADDRESS,
@@ -360,7 +381,9 @@ def run(
     try:
         with contextlib.ExitStack() as stack:
             credentials = Credentials(data / "keys")
-            nats_url = settings.nats_url or stack.enter_context(embedded_nats(data / "nats"))
+            nats_url = settings.nats_url or stack.enter_context(
+                embedded_nats(data / "nats", authorization=credentials.nats_users)
+            )
             database_url = settings.database_url or stack.enter_context(embedded_database(data / "postgres"))
             credentials.database(database_url)
             engine_address = f"127.0.0.1:{_port(ENGINE_PORT, settings.ports)}"
@@ -405,6 +428,8 @@ def run(
             playing = " and ".join(f"a {GAMES[kind].title} table at {table}" for kind, table in tables.items())
             # the addresses always: another stack (or PAIJU_*_ADDRESS in the shell) must not answer these commands
             here = f"--lobby {lobby_address} --engine {engine_address}"
+            # the analyst tools read the streams with the analyst's read-only NATS credentials
+            reader = f"NATS_URL={nats_url} {s.NATS_SEED.variable}={credentials.nats['analyst']}"
             watch = "\n".join(f"  {paiju} watch {table} {here}" for table in tables.values())
             play = "\n".join(
                 f"  {paiju} play {kind} {here}   "
@@ -428,11 +453,11 @@ Sit down at a table of your own:
 {play}
 
 Replay a game, or export deals and plays, from the streams:
-  NATS_URL={nats_url} {paiju} replay {first}-m1
-  NATS_URL={nats_url} {paiju} export --table {first} --out exports/
+  {reader} {paiju} replay {first}-m1
+  {reader} {paiju} export --table {first} --out exports/
 
 Check that every deal so far is the shuffle the engine committed to before the players contributed:
-  NATS_URL={nats_url} {paiju} verify
+  {reader} {paiju} verify
 
 Mint an operator's token (admin, referee or analyst) with the development admin key:
   {paiju} token you --role analyst --key {credentials.keys[Issuer.ADMIN]} --key-id admin.1

@@ -228,7 +228,7 @@ def renamed_table() -> str:
     for command, settings in PROCESSES.values():
         for _, setting in settings.declarations():
             old_names = [*setting.deprecated]
-            if setting.secret:
+            if setting.secret and not setting.file_only:
                 old_names.insert(0, setting.name)
             for old in old_names:
                 readers.setdefault((old, setting.variable), [])

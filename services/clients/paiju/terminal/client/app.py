@@ -25,6 +25,8 @@ from paiju.rules.registry import GAMES
 LOBBY_VARIABLE = s.LOBBY_ADDRESS.name
 ENGINE_VARIABLE = s.ENGINE_ADDRESS.name
 PASSWORD_VARIABLE = "PAIJU_PASSWORD"
+PASSWORD_FILE_VARIABLE = "PAIJU_PASSWORD_FILE"
+"""A file holding the password (one line): a secret kept out of the environment, as every secret of Paiju's is."""
 DEFAULT_LOBBY = s.LOBBY_ADDRESS.default
 DEFAULT_ENGINE = s.ENGINE_ADDRESS.default
 
@@ -50,7 +52,11 @@ def _common(p: argparse.ArgumentParser) -> None:
         help=f"the engine's gRPC address (env {ENGINE_VARIABLE}, default {DEFAULT_ENGINE})",
     )
     p.add_argument("--name", help="sign in with this account name (default: play as a guest)")
-    p.add_argument("--password", help=f"the account's password (else env {PASSWORD_VARIABLE}, else asked)")
+    p.add_argument(
+        "--password",
+        help=f"the account's password (else the file named by env {PASSWORD_FILE_VARIABLE}, else env "
+        f"{PASSWORD_VARIABLE}, else asked)",
+    )
     p.add_argument("--register", action="store_true", help="create the account --name first")
     p.add_argument("--game", dest="game_id", metavar="GAME_ID", help="development: skip the lobby, use this game")
     p.add_argument("--token", help="development: the engine token for --game (see `paiju token`)")
@@ -94,6 +100,12 @@ def _password(args: argparse.Namespace) -> str | None:
         return None
     if args.password is not None:
         return str(args.password)
+    if path := os.environ.get(PASSWORD_FILE_VARIABLE):
+        try:
+            with open(path, encoding="utf-8") as file:
+                return file.read().removesuffix("\n").removesuffix("\r")
+        except (OSError, UnicodeError) as e:
+            raise SystemExit(f"{PASSWORD_FILE_VARIABLE}: cannot read {path}: {e}") from None
     if os.environ.get(PASSWORD_VARIABLE):
         return os.environ[PASSWORD_VARIABLE]
     return getpass.getpass(f"Password for {args.name}: ")

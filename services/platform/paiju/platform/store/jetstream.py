@@ -15,6 +15,11 @@ partitions is kept in the stream's metadata. Aggregates stored before the stream
 ``<prefix>.<aggregate>`` and are read and appended to there; every feed carries them, whatever it owns (they are
 few, and end).
 
+An append JetStream refuses for lack of space (its store at ``max_file_store``, or a full disk) raises `StoreFull`,
+and the store counts as `full` — ``paiju_store_full{stream}`` is 1 — until an append succeeds: the service's health
+says so (`paiju.platform.health.Dependencies.add_store`), and lets callers in again `FULL_RETRY_SECONDS` after the
+last refusal, so that the next appends find out whether there is room again.
+
 A retry of a command that was in fact stored is answered "wrong last sequence" (10071) or "duplicate
 message id" (10201): when the aggregate's last message carries the same command id, the append succeeded
 and its stored events are returned (docs/architecture.md, "Optimistic concurrency and exact retries").
@@ -25,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -35,9 +41,10 @@ from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
+from prometheus_client import Counter, Gauge
 
 from paiju.platform import tracing
-from paiju.platform.nats import close, connect
+from paiju.platform.nats import LEADERLESS, Access, close, connect
 from paiju.platform.partitions import partition_of
 from paiju.platform.retry import report
 from paiju.platform.store.base import (
@@ -82,6 +89,21 @@ SUBSCRIPTION_SILENCE_SECONDS = 3.0
 lost) makes a new consumer reading on from the last event it received."""
 INACTIVE_SECONDS = 30.0
 """The server removes a reading consumer left behind (its reader gone) after this long."""
+INSUFFICIENT_RESOURCES = 10023
+"""JetStream's refusal of a write for lack of space (its store's limit reached, or the disk full)."""
+STORE_FAILED = 10077
+"""JetStream could not store a message (a write error of its disk)."""
+FULL_RETRY_SECONDS = 5.0
+"""A store refused for lack of space counts as full this long after the last refusal unless an append succeeds
+first; then its service takes calls again, and their appends tell whether there is room."""
+FULL = Gauge(
+    "paiju_store_full",
+    "Whether the last append to a stream was refused for lack of space (1) and none has succeeded since (0: it has)",
+    ["stream"],
+)
+FULL_REFUSALS = Counter(
+    "paiju_store_full_refusals", "Appends to a stream refused for lack of space (JetStream's store full)", ["stream"]
+)
 PARTITIONS_KEY = "paiju-partitions"
 """The stream metadata entry that holds the number of partitions of a partitioned stream."""
 SINCE_KEY = "paiju-partitioned-after"
@@ -112,18 +134,55 @@ class JetStreamEventStore:
         """The one ordered consumer that delivers every appended event to this store's followers."""
         self._followers: list[Callable[[Recorded], None]] = []
         self._feed_lock = asyncio.Lock()
+        self._full_at: float | None = None
+        """When an append was last refused for lack of space (``None``: one has succeeded since)."""
 
     @classmethod
     async def connect(
-        cls, url: str, stream: str = "GAMES", prefix: str = "paiju.game", *, replicas: int = 1, partitions: int = 0
+        cls,
+        url: str,
+        stream: str = "GAMES",
+        prefix: str = "paiju.game",
+        *,
+        replicas: int = 1,
+        partitions: int = 0,
+        access: Access | None = None,
+        create: bool = True,
+        wait: bool = True,
     ) -> JetStreamEventStore:
         """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge).
         ``partitions``: for a stream created now (or one stored before partitions), how many partitions its
-        aggregates fall in (0: none); a partitioned stream keeps the number it was created with."""
-        client = await connect(url, f"paiju-store-{stream.lower()}")
+        aggregates fall in (0: none); a partitioned stream keeps the number it was created with. ``access``: the
+        process's NATS credentials. ``create=False``: a reader, which never creates or changes the stream (its
+        owner does, and only its owner may): it waits for the stream to exist (`wait_for_stream`), unless ``wait`` is
+        false (then its caller waits when it needs the stream)."""
+        client = await connect(url, f"paiju-store-{stream.lower()}", access=access)
         store = cls(client, stream, prefix)
-        await store.ensure_stream(replicas, partitions)
+        if create:
+            await store.ensure_stream(replicas, partitions)
+        elif wait:
+            await store.wait_for_stream()
         return store
+
+    async def wait_for_stream(self, most_seconds: float = 5.0) -> None:
+        """Wait until the stream exists (made by its owner, which may start later) and read how it is partitioned:
+        asked again after 0.2 s, then twice as long each time up to ``most_seconds``. Meanwhile the process says so
+        in its log and in ``paiju_dependency_up{dependency="stream:<name>"}`` (0 until the stream is there)."""
+        from paiju.platform.health import UP
+
+        wait = 0.2
+        gauge = UP.labels(f"stream:{self._stream}")
+        absent: tuple[type[Exception], ...] = (NotFoundError, *LEADERLESS)
+        while True:
+            try:
+                await self.discover()
+                gauge.set(1)
+                return
+            except absent:  # not there yet, or just made on a cluster and not led yet
+                gauge.set(0)
+                log.warning("waiting for the stream to be created by its owner", stream=self._stream, seconds=wait)
+            await asyncio.sleep(wait)
+            wait = min(most_seconds, wait * 2)
 
     async def ensure_stream(self, replicas: int = 1, partitions: int = 0) -> None:
         """Create the stream, or take the number of partitions of the existing one (a stream stored before
@@ -178,6 +237,25 @@ class JetStreamEventStore:
     @property
     def stream(self) -> str:
         return self._stream
+
+    @property
+    def full(self) -> bool:
+        """Whether appends to the stream are being refused for lack of space: since the last such refusal, unless
+        an append succeeded since or `FULL_RETRY_SECONDS` passed without another refusal."""
+        return self._full_at is not None and time.monotonic() - self._full_at < FULL_RETRY_SECONDS
+
+    def _room(self, refused: bool) -> None:
+        """Record whether an append was refused for lack of space (or went through)."""
+        if refused:
+            if self._full_at is None:
+                log.error("JetStream refuses appends for lack of space", stream=self._stream)
+            self._full_at = time.monotonic()
+            FULL.labels(self._stream).set(1)
+            FULL_REFUSALS.labels(self._stream).inc()
+        elif self._full_at is not None:
+            self._full_at = None
+            FULL.labels(self._stream).set(0)
+            log.info("JetStream takes appends again", stream=self._stream)
 
     @property
     def prefix(self) -> str:
@@ -577,6 +655,7 @@ class JetStreamEventStore:
             return [r for r in await self.load(aggregate) if r.command_id == command_id]
         error = reply.get("error")
         if error is None:
+            self._room(False)
             last_sequence = int(reply["seq"])
             self._wrote(aggregate, last_sequence)
             first = last_sequence - len(events) + 1
@@ -597,6 +676,9 @@ class JetStreamEventStore:
             raise ConcurrencyConflict(
                 f"{aggregate} has moved past version {expected.version}: another writer appended first"
             )
+        if _no_room(error):
+            self._room(True)
+            raise StoreFull(f"JetStream has no room for the append to {aggregate}: {error.get('description', error)}")
         raise StoreUnavailable(f"JetStream refused the append to {aggregate}: {error.get('description', error)}")
 
     async def _publish(
@@ -862,6 +944,20 @@ def _recorded(aggregate: str, sequence: int, headers: dict[str, str] | None, dat
         state = headers.get(TRACESTATE)
         trace = ((TRACEPARENT, parent), (TRACESTATE, state)) if state else ((TRACEPARENT, parent),)
     return Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(data or b""), trace)
+
+
+class StoreFull(StoreUnavailable):
+    """JetStream refused an append for lack of space: nothing was stored, and the caller may try again later."""
+
+
+def _no_room(error: dict[str, Any]) -> bool:
+    """Whether an append was refused for lack of space."""
+    description = str(error.get("description", "")).lower()
+    return (
+        error.get("err_code") in (INSUFFICIENT_RESOURCES, STORE_FAILED)
+        or "insufficient resources" in description
+        or "no space" in description
+    )
 
 
 def _busy(error: dict[str, Any]) -> bool:

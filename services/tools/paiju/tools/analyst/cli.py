@@ -136,6 +136,7 @@ def _export_part(part: _Part) -> Rows:
 
 
 def _source(args: argparse.Namespace) -> Source:
+    credentials = Source.from_env()  # the analyst's NATS credentials (read-only) and TLS CA, from the environment
     return Source(
         args.nats,
         args.stream,
@@ -144,6 +145,8 @@ def _source(args: argparse.Namespace) -> Source:
         args.lobby_prefix,
         args.tournaments_stream,
         args.tournaments_prefix,
+        nats_seed=credentials.nats_seed,
+        nats_ca=credentials.nats_ca,
     )
 
 

@@ -16,7 +16,7 @@ from nats.js.errors import NotFoundError
 from paiju.engine.games import GameNotFound, Games
 from paiju.lobby.table import bot_name, game_id_of
 from paiju.platform import settings as s
-from paiju.platform.nats import servers
+from paiju.platform.nats import Access, servers
 from paiju.platform.store import Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.tools.analyst.log import GameLog, decode, from_game
@@ -41,6 +41,14 @@ class Source(s.Settings):
     lobby_prefix: str = s.LOBBY_PREFIX.field()
     tournaments_stream: str = s.TOURNAMENTS_STREAM.field()
     tournaments_prefix: str = s.TOURNAMENTS_PREFIX.field()
+    nats_seed: str = s.NATS_SEED.but(
+        help="the analyst's NKey seed: read-only access to the streams (`paiju keys nats` makes it, `analyst.nk`)"
+    ).field()
+    nats_ca: str = s.NATS_CA.field()
+
+    @property
+    def access(self) -> Access:
+        return Access("analyst", self.nats_seed, self.nats_ca)
 
 
 async def _quiet(error: Exception) -> None:
@@ -48,7 +56,7 @@ async def _quiet(error: Exception) -> None:
 
 
 @asynccontextmanager
-async def _store(url: str, stream: str, prefix: str) -> AsyncIterator[JetStreamEventStore]:
+async def _store(url: str, stream: str, prefix: str, access: Access) -> AsyncIterator[JetStreamEventStore]:
     """A store reading an existing stream (`AnalystError` when NATS or the stream is not there)."""
     try:
         client = await nats.connect(
@@ -59,6 +67,7 @@ async def _store(url: str, stream: str, prefix: str) -> AsyncIterator[JetStreamE
             max_reconnect_attempts=1,  # give up after trying each server of the URL twice
             reconnect_time_wait=0.2,
             error_cb=_quiet,
+            **access.options(),
         )
     except (OSError, TimeoutError, NatsError) as e:
         raise AnalystError(f"cannot reach NATS at {url}: {e or type(e).__name__}") from None
@@ -75,7 +84,7 @@ async def _store(url: str, stream: str, prefix: str) -> AsyncIterator[JetStreamE
 
 @asynccontextmanager
 async def game_store(source: Source) -> AsyncIterator[JetStreamEventStore]:
-    async with _store(source.url, source.stream, source.prefix) as store:
+    async with _store(source.url, source.stream, source.prefix, source.access) as store:
         yield store
 
 
@@ -126,10 +135,10 @@ async def stored_logs(store: JetStreamEventStore, game_ids: Sequence[str] | None
     return [decode([engine_pb2.Envelope.FromString(r.data) for r in tail]) for tail in by_game.values()]
 
 
-async def _stored(url: str, stream: str, prefix: str, kind: str, aggregate: str) -> list[Recorded]:
+async def _stored(url: str, stream: str, prefix: str, kind: str, aggregate: str, *, access: Access) -> list[Recorded]:
     """The stored events of one aggregate of ``stream`` (`AnalystError` when it has none)."""
     check_id(kind, aggregate)
-    async with _store(url, stream, prefix) as store:
+    async with _store(url, stream, prefix, access) as store:
         stored = await store.load(aggregate)
     if not stored:
         raise AnalystError(f"there is no {kind} {aggregate!r}")
@@ -141,7 +150,12 @@ async def tournament_games(source: Source, tournament_id: str) -> list[str]:
     the first match of each table is the tournament's)."""
     games = []
     for recorded in await _stored(
-        source.url, source.tournaments_stream, source.tournaments_prefix, "tournament", tournament_id
+        source.url,
+        source.tournaments_stream,
+        source.tournaments_prefix,
+        "tournament",
+        tournament_id,
+        access=source.access,
     ):
         envelope = tournament_events_pb2.TournamentEnvelope.FromString(recorded.data)
         if envelope.event.WhichOneof("event") == "round_paired":
@@ -155,7 +169,7 @@ async def player_names(source: Source) -> dict[str, str]:
     when the lobby's stream is not there (games created without the lobby): the ids are all there is."""
     names: dict[str, str] = {}
     try:
-        async with _store(source.url, source.lobby_stream, source.lobby_prefix) as store:
+        async with _store(source.url, source.lobby_stream, source.lobby_prefix, source.access) as store:
             stored = await store.read_all()
     except AnalystError:
         return {}
@@ -175,7 +189,9 @@ async def player_names(source: Source) -> dict[str, str]:
 async def table_games(source: Source, table_id: str) -> list[str]:
     """The games of a lobby table's matches, in match order (from its `LobbyMatchStarted` events)."""
     games = []
-    for recorded in await _stored(source.url, source.lobby_stream, source.lobby_prefix, "table", table_id):
+    for recorded in await _stored(
+        source.url, source.lobby_stream, source.lobby_prefix, "table", table_id, access=source.access
+    ):
         envelope = lobby_events_pb2.LobbyEnvelope.FromString(recorded.data)
         if envelope.event.WhichOneof("event") == "match_started":
             games.append(envelope.event.match_started.game_id)
