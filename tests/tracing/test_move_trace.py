@@ -24,6 +24,7 @@ from paiju.dev.stack import Services
 from paiju.platform import tracing
 from paiju.platform.channels import channel
 from paiju.platform.probe import free_port, wait_until_serving
+from paiju.platform.settings import NATS_SEED
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
 from ..fuzz.tokens import Credentials, mint_token
@@ -72,7 +73,9 @@ def traced_stack(nats_url: str, database_dsn: str) -> Iterator[tuple[Receiver, s
         services = Services(folder / "logs", env)
         try:
             for name in SERVICES:
-                services.start(name, name, env=credentials.env(name))
+                # the suite's NATS user (in NATS_URL): the services' own may use only a deployment's stream names
+                own = {k: v for k, v in credentials.env(name).items() if k != NATS_SEED.variable}
+                services.start(name, name, env=own)
             for name, service in SERVICES.items():
                 wait_until_serving(addresses[name], timeout=90, service=service)
             yield receiver, endpoint, addresses, credentials
