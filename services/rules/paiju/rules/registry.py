@@ -53,7 +53,7 @@ class GameRules:
     """The game's rule options (a frozen dataclass)."""
     start: Callable[..., Any]
     """The command that starts a game: (shuffle seed, options, the engine's time in seconds, ``fair=``: whether
-    every deal comes from a committed shuffle, `paiju.rules.fair`)."""
+    every deal comes from a committed shuffle, `paiju.rules.fair`; ``commit_reveal=``: by protocol version 2)."""
     system_commands: tuple[type, ...]
     """The commands only the engine issues (starts, timeouts, its own moves)."""
     referee_commands: tuple[type, ...]
@@ -70,8 +70,10 @@ class GameRules:
     """The engine's next step of a game dealt from committed shuffles (`paiju.rules.fair`): commit, deal or reveal;
     ``None``: nothing now."""
     contributors: Callable[[Any], tuple[int, ...]]
-    """The seats that may add a contribution to a fair game's committed shuffle now (`paiju.rules.fair`): each may
-    send one `Contribute` before the shuffle is dealt; the cutter contributes with its cut instead."""
+    """The seats that may add a contribution to a fair game's committed shuffle now (`paiju.rules.fair`): protocol
+    version 1, each may send one `Contribute` before the shuffle is dealt (the cutter contributes with its cut);
+    version 2, each seat that has not committed while commitments are taken, each that committed and has not
+    revealed while reveals are (`paiju.rules.fair.owed` says which)."""
     time_due: Callable[[Any], int | None]
     """The engine time (seconds) from which `tell_time` changes the game (拖拉机: when a timed round's announcement is
     due); ``None``: telling the time changes nothing now. The engine's turn timers wake the game then."""
@@ -85,12 +87,16 @@ class GameRules:
 def _zlj_waiting(state: zlj_model.State) -> tuple[int, ...]:
     if state.turn is None or state.phase in (zlj_model.Phase.NEW, zlj_model.Phase.ENDED):
         return ()
+    if state.phase is zlj_model.Phase.CUT and state.commit_reveal:
+        return ()  # the cutter commits to its cut in the fair-dealing windows (paiju.rules.fair, version 2)
     return (state.turn,)
 
 
 def _tractor_waiting(state: tractor_model.State) -> tuple[int, ...]:
     if state.phase in (tractor_model.Phase.NEW, tractor_model.Phase.ENDED, tractor_model.Phase.FLIP):
         return ()
+    if state.phase is tractor_model.Phase.CUT and state.commit_reveal:
+        return ()  # the dealer commits to its cut in the fair-dealing windows (paiju.rules.fair, version 2)
     return tractor_game.waiting(state)
 
 
@@ -140,7 +146,9 @@ ZLJ = GameRules(
     between_deal_phases=frozenset({"new", "shuffle", "cut"}),
     timeout=zlj_model.Timeout,
     options=zlj_model.Options,
-    start=lambda seed, options, at, fair=False: zlj_model.StartMatch(seed, options, fair),
+    start=lambda seed, options, at, fair=False, commit_reveal=False: zlj_model.StartMatch(
+        seed, options, fair, commit_reveal=fair and commit_reveal
+    ),
     system_commands=(zlj_model.StartMatch, zlj_model.Timeout, zlj_model.EndMatch, *ENGINE_COMMANDS),
     referee_commands=(),
     seeded_commands=(zlj_model.Cut, zlj_model.Timeout),
@@ -164,7 +172,9 @@ TRACTOR = GameRules(
     between_deal_phases=frozenset({"new", "flip", "cut"}),
     timeout=tractor_model.Timeout,
     options=tractor_model.Options,
-    start=lambda seed, options, at, fair=False: tractor_model.StartGame(seed, options, at=at, fair=fair),
+    start=lambda seed, options, at, fair=False, commit_reveal=False: tractor_model.StartGame(
+        seed, options, at=at, fair=fair, commit_reveal=fair and commit_reveal
+    ),
     system_commands=(
         tractor_model.StartGame,
         tractor_model.Redeal,
