@@ -54,12 +54,21 @@ def auth(tok: str) -> tuple[tuple[str, str], ...]:
 
 @asynccontextmanager
 async def engine(
-    kind: str, request: pytest.FixtureRequest, seed: int = 99, limits: str | None = None, *, fair: bool = False
+    kind: str,
+    request: pytest.FixtureRequest,
+    seed: int = 99,
+    limits: str | None = None,
+    *,
+    fair: bool = False,
+    protocol: int = 1,
+    first_deal_seconds: float = 3600.0,
 ) -> AsyncIterator[tuple[Any, Games]]:
     """An `EngineService` on a free local port over the ``kind`` store ("memory" or "jetstream"), its clock
     fixed at `NOW`, its shuffle seeds drawn from ``seed`` and no rate limits but ``limits`` (rule text); ``fair``:
     new games are dealt from committed shuffles (`paiju.rules.fair`; a deal without a cut is dealt once every seat
-    contributed: no contribution window elapses in a test). Yields (async stub, `Games`)."""
+    contributed: no contribution window elapses in a test; ``protocol``: the version new fair games are dealt by, 1
+    unless a test says, ``first_deal_seconds``: how long a version-2 game's first shuffle waits for a watcher). Yields
+    (async stub, `Games`)."""
     if kind == "memory":
         store: Any = MemoryEventStore()
     else:
@@ -76,6 +85,8 @@ async def engine(
         limits=RateLimits(limits) if limits is not None else None,
         seed_secret=FAIR_SECRET,
         contribution_seconds=3600.0 if fair else None,
+        fair_protocol=protocol,
+        first_deal_seconds=first_deal_seconds,
     )
     server = build_server(service.policy)
     service.add_to(server)

@@ -163,7 +163,9 @@ def test_anyone_verifies_an_ended_game_from_the_engines_public_replay(request: p
 
     async def body() -> None:
         store = MemoryEventStore()
-        _, service = await build(store, TRUST, now=lambda: NOW, seed_secret=FAIR_SECRET, contribution_seconds=3600.0)
+        _, service = await build(
+            store, TRUST, now=lambda: NOW, seed_secret=FAIR_SECRET, contribution_seconds=3600.0, fair_protocol=1
+        )
         server = build_server(service.policy)
         service.add_to(server)
         port = server.add_insecure_port("127.0.0.1:0")

@@ -319,10 +319,11 @@ def settle(
     state: Any,
     server_seed: Callable[[int, bytes | None], bytes],
     *,
-    window_over: bool,
+    window_over: bool | Callable[[Any, Step], bool],
 ) -> list[Any]:
-    """The events of every step due in ``state`` now, taken one after another (a deal that may still wait for
-    contributions only when ``window_over``). ``server_seed(number, commitment)`` gives the seed of shuffle
+    """The events of every step due in ``state`` now, taken one after another (a step that may still wait — for
+    contributions, commitments, reveals or a watcher — only when ``window_over``, or ``window_over(state, step)``
+    says its window has no time to wait). ``server_seed(number, commitment)`` gives the seed of shuffle
     ``number``; ``commitment`` is the one recorded for it when there is one (a deal or a reveal: an engine that
     changed its secret since it committed finds the seed that matches), ``None`` for a new commitment.
 
@@ -331,7 +332,7 @@ def settle(
     events: list[Any] = []
     for _ in range(10):  # at most reveal, commit, close, close, deal, reveal, commit: a bound against a rules bug
         due = next_step(state)
-        if due is None or (due.waits and not window_over):
+        if due is None or (due.waits and not (window_over(state, due) if callable(window_over) else window_over)):
             break
         shuffle: Shuffle | None = state.shuffle
         committed = shuffle.commitment if shuffle is not None and due.kind != "commit" else None

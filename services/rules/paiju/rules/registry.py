@@ -18,6 +18,7 @@ from paiju.rules.tractor import model as tractor_model
 from paiju.rules.tractor.settlement import announcement_at
 from paiju.rules.tractor.view import redact as tractor_redact
 from paiju.rules.tractor.view import view as tractor_seat_view
+from paiju.rules.zlj import dealing as zlj_dealing
 from paiju.rules.zlj import game as zlj_game
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.view import redact as zlj_redact
@@ -33,6 +34,8 @@ class GameRules:
     title: str
     """Its name for people (砸六家, 拖拉机)."""
     seats: int
+    deck_size: int
+    """The cards dealt in a deal (a cut moves 1 to one less than this)."""
     new_state: Callable[[], Any]
     decide: Callable[[Any, Any], Sequence[Any]]
     evolve: Callable[[Any, Any], Any]
@@ -136,6 +139,7 @@ ZLJ = GameRules(
     name="zlj",
     title="砸六家",
     seats=zlj_model.SEATS,
+    deck_size=zlj_dealing.DECK_SIZE,
     new_state=zlj_model.State,
     decide=zlj_game.decide,
     evolve=zlj_game.evolve,
@@ -162,6 +166,7 @@ TRACTOR = GameRules(
     name="tractor",
     title="拖拉机",
     seats=tractor_model.SEATS,
+    deck_size=tractor_game.DECK_SIZE,
     new_state=tractor_model.State,
     decide=tractor_game.decide,
     evolve=tractor_game.evolve,
