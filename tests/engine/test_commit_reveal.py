@@ -10,7 +10,7 @@ import asyncio
 import secrets
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -149,12 +149,13 @@ def test_the_first_deal_counts_the_contributions_of_the_seats_whose_clients_watc
                 while True:
                     message = await asyncio.wait_for(streams[seat].__anext__(), 10)
                     if message.HasField("turn") and message.turn.fair_step.kind == kind:
-                        return message.turn.fair_step
+                        found: engine_pb2.FairDealingStep = message.turn.fair_step
+                        return found
 
             for seat, client in watching.items():
                 step = await owed(seat, engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT)
                 assert step.shuffle == 1 and step.max_cut == 0
-                command = ZLJ_COMMANDS.encode(client.commit(step.shuffle))
+                command: Any = ZLJ_COMMANDS.encode(client.commit(step.shuffle))
                 await stub.Act(
                     engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, zlj=command),
                     metadata=auth(token(Role.PLAYER, game_id, seat)),
@@ -163,7 +164,7 @@ def test_the_first_deal_counts_the_contributions_of_the_seats_whose_clients_watc
             await expire_turns(games, late)  # the commitments' window: the others never committed
             for seat, client in watching.items():
                 await owed(seat, engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL)
-                command = ZLJ_COMMANDS.encode(client.reveal())
+                command = cast(Any, ZLJ_COMMANDS.encode(client.reveal()))
                 await stub.Act(
                     engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex, zlj=command),
                     metadata=auth(token(Role.PLAYER, game_id, seat)),
