@@ -56,6 +56,8 @@ class Pledges:
 
     def __init__(self) -> None:
         self._kept: dict[tuple[str, int], Pledge] = {}
+        self._deals: dict[tuple[str, int], int] = {}
+        """The deal each shuffle seen committed deals (from the log's `SeedCommitted`)."""
 
     def commit(self, game_id: str, seat: int, number: int, deal: int = 0, max_cut: int = 0) -> fair.CommitContribution:
         """The seat's commitment to shuffle ``number`` (of deal ``deal``): a fresh salt and contribution, and a cut
@@ -67,6 +69,7 @@ class Pledges:
             contribution = secrets.token_bytes(CONTRIBUTION_BYTES)
             cut = 1 + secrets.randbelow(max_cut) if max_cut > 0 else 0
             digest = contribution_commitment(number, seat, salt, cut, contribution)
+            deal = deal or self._deals.get((game_id, number), 0)
             kept = self._kept[(game_id, number)] = Pledge(number, deal, seat, salt, contribution, cut, digest)
         return fair.CommitContribution(seat, kept.commitment)
 
@@ -93,6 +96,8 @@ class Pledges:
         """Check one event of the game's log against what this client sent (`ContributionAltered` on a change);
         a shuffle's pledge is forgotten once its reveals close."""
         number = getattr(event, "number", None)
+        if isinstance(event, fair.SeedCommitted):
+            self._deals[(game_id, event.number)] = event.deal
         kept = self._kept.get((game_id, number)) if isinstance(number, int) else None
         if kept is None:
             return
@@ -115,6 +120,7 @@ class Pledges:
                 raise altered(f"seat {kept.seat}'s reveal is recorded changed or as not matching its commitment")
         elif isinstance(event, fair.RevealsClosed):
             del self._kept[(game_id, kept.number)]
+            self._deals.pop((game_id, kept.number), None)
             if kept.revealed and kept.seat not in event.contributors:
                 raise altered(f"seat {kept.seat}'s contribution, revealed and taken, is not counted")
 
@@ -122,6 +128,8 @@ class Pledges:
         """Drop what is kept for a game (it ended, or the seat left it)."""
         for key in [k for k in self._kept if k[0] == game_id]:
             del self._kept[key]
+        for key in [k for k in self._deals if k[0] == game_id]:
+            del self._deals[key]
 
 
 __all__ = ["CONTRIBUTION_BYTES", "ContributionAltered", "Pledge", "Pledges"]
