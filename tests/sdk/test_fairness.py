@@ -51,7 +51,7 @@ def test_an_honest_log_passes_and_each_change_raises_naming_the_deal() -> None:
     pledges, commit, reveal = committed_and_revealed()
     for event in honest_log(commit, reveal):
         pledges.check("g", event)
-    changes = [
+    changes: list[tuple[int, dict[str, Any], str]] = [
         (0, {"commitment": bytes(32)}, "commitment is recorded"),
         (1, {"committed": (1,)}, "is missing"),
         (2, {"contribution": b"other"}, "reveal is recorded changed"),
