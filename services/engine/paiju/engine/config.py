@@ -30,11 +30,19 @@ CONTRIBUTION_SECONDS = Setting(
     "how long each window of fair dealing waits for the seats, in seconds after the last event (protocol 2: the "
     "commitments, then the reveals; protocol 1: a first deal's contributions); 0: not at all",
 )
+def fair_protocol(raw: str) -> int:
+    """A fair-dealing protocol version: 1 or 2 (`ValueError` otherwise)."""
+    if raw.strip() not in ("1", "2"):
+        raise ValueError("must be 1 or 2")
+    return int(raw)
+
+
 FAIR_PROTOCOL = Setting(
     "PAIJU_FAIR_PROTOCOL",
     2,
     "the fair-dealing protocol new fair games are dealt by: 2 (every contribution, the cutter's included, committed "
     "before any is revealed) or 1 (contributions as they come; docs/fairness.md); games already started keep theirs",
+    parse=fair_protocol,
 )
 FIRST_DEAL_SECONDS = Setting(
     "PAIJU_FIRST_DEAL_SECONDS",
