@@ -299,3 +299,12 @@ def test_a_version_2_cutter_commits_instead_of_cutting() -> None:
         ZLJ.decide(state, zm.Cut(state.turn, 5, 0))
     step = ZLJ.fair_step(state)
     assert step is not None and step.kind == "close_commits" and step.window == "cut"
+
+
+def test_a_live_version_2_log_as_a_client_receives_it_names_its_version_and_contributors() -> None:
+    table = play(Table(ZLJ, zm.Options(deals=0)), deals=1, close=False)
+    redacted = [(v, ZLJ.redact(e, 0)) for v, e in table.log]
+    verdict = verify(ZLJ, redacted)
+    assert verdict.failure is None and verdict.hidden == 1
+    first = verdict.shuffles[0]
+    assert first.version == 2 and first.contributors == tuple(range(6)) and first.status == "hands hidden"

@@ -225,7 +225,17 @@ def _seeds_only(log: Sequence[tuple[int, Any]], committed: dict[int, SeedCommitt
     """A redacted log: each revealed seed checked against its commitment; the hands wait for the game's end."""
     checks: dict[int, DealCheck] = {}
     contributions: dict[int, list[SeedContributed]] = {}
+    pledges: dict[int, list[ContributionCommitted]] = {}
+    reveals: dict[int, list[ContributionRevealed]] = {}
+    versions: dict[int, int] = {}
     for index, (version, event) in enumerate(log):
+        if isinstance(event, ContributionCommitted | CommitsClosed | ContributionRevealed | RevealsClosed):
+            versions[event.number] = 2
+            if isinstance(event, ContributionCommitted):
+                pledges.setdefault(event.number, []).append(event)
+            elif isinstance(event, ContributionRevealed):
+                reveals.setdefault(event.number, []).append(event)
+            continue
         if isinstance(event, SeedCommitted):
             checks[event.number] = DealCheck(event.number, event.deal, event.commitment, status="not revealed yet")
         elif isinstance(event, SeedContributed):
@@ -243,7 +253,17 @@ def _seeds_only(log: Sequence[tuple[int, Any]], committed: dict[int, SeedCommitt
                 shuffle.number, shuffle.deal, shuffle.commitment, (), event.server_seed, "hands hidden"
             )
     shuffles = tuple(
-        DealCheck(c.number, c.deal, c.commitment, tuple(contributions.get(n, ())), c.server_seed, c.status)
+        DealCheck(
+            c.number,
+            c.deal,
+            c.commitment,
+            tuple(contributions.get(n, ())),
+            c.server_seed,
+            c.status,
+            versions.get(n, 1),
+            tuple(pledges.get(n, ())),
+            tuple(reveals.get(n, ())),
+        )
         for n, c in sorted(checks.items())
     )
     return Verdict(True, shuffles, None)
