@@ -132,7 +132,7 @@ interface Shuffle {
   reveals: Map<number, { salt: Buffer; contribution: Buffer; cut?: number; matches: boolean }>;
   commitsClosed: boolean;
   revealsClosed: boolean;
-  dealt?: { hands: string[][]; firstDrawer: number; cut?: number; cutter?: number; seed?: bigint; first: boolean };
+  dealt?: { hands: string[][]; firstDrawer: number; cut?: number; cutter?: number; seed?: bigint; first: boolean; hidden: boolean };
   flip?: { flipper: number; card: string; firstDrawer: number };
   seed?: Buffer;
   status?: string;
@@ -143,6 +143,8 @@ export interface GameVerdict {
   kind: string;
   verified: number;
   alone: number;
+  /** Deals of a live game whose hands the export hides: only their seeds are checked against the commitments. */
+  hidden: number;
   versions: Set<number>;
   failure?: string;
   contributors: Map<number, number[]>;
@@ -150,7 +152,7 @@ export interface GameVerdict {
 
 /** Check every deal of one game's events (in version order). */
 export function verifyGame(gameId: string, envelopes: Json[]): GameVerdict {
-  const verdict: GameVerdict = { game: gameId, kind: "", verified: 0, alone: 0, versions: new Set(), contributors: new Map() };
+  const verdict: GameVerdict = { game: gameId, kind: "", verified: 0, alone: 0, hidden: 0, versions: new Set(), contributors: new Map() };
   const fail = (version: number, reason: string): GameVerdict => ({ ...verdict, failure: `version ${version}: ${reason}` });
   let commitReveal = false;
   let current: Shuffle | undefined;
@@ -235,6 +237,7 @@ export function verifyGame(gameId: string, envelopes: Json[]): GameVerdict {
             hands, firstDrawer: int(e.first_drawer), cut: e.cut === undefined ? undefined : int(e.cut),
             cutter: e.cutter === undefined ? undefined : int(e.cutter), seed: e.seed === undefined ? undefined : BigInt(String(e.seed)),
             first: e.cut === undefined,
+            hidden: e.seed === undefined, // a live game's export: the hands are hidden until the game ends
           };
         }
         break;
@@ -244,6 +247,12 @@ export function verifyGame(gameId: string, envelopes: Json[]): GameVerdict {
         const seed = bytes(e.server_seed);
         if (!seedCommitment(seed).equals(shuffle.commitment)) return fail(version, `the seed of shuffle ${shuffle.number} does not match its commitment`);
         shuffle.seed = seed;
+        if (shuffle.dealt.hidden) {
+          verdict.hidden += 1;
+          verdict.versions.add(shuffle.version);
+          if (current === shuffle) current = undefined;
+          break;
+        }
         const reason = checkDeal(shuffle, seed, kind, seats);
         if (reason !== "") return fail(version, `deal ${shuffle.deal} (shuffle ${shuffle.number}): ${reason}`);
         const contributors = shuffle.version === 2
@@ -325,7 +334,8 @@ export function verdictLine(v: GameVerdict): string {
   if (v.failure !== undefined) return `${v.game}: FAILED at ${v.failure}`;
   const versions = [...v.versions].sort().join(" and ");
   const alone = v.alone > 0 ? `; ${v.alone} of them on the server seed alone` : "";
-  return `${v.game}: ${v.verified} deal(s) verified (protocol ${versions || "none"})${alone}`;
+  const hidden = v.hidden > 0 ? `; ${v.hidden} deal(s) whose hands the export hides (a live game): their seeds match their commitments` : "";
+  return `${v.game}: ${v.verified} deal(s) verified (protocol ${versions || "none"})${alone}${hidden}`;
 }
 
 // --- the document's test vectors --------------------------------------------------------------------------------
