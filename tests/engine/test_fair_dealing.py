@@ -184,7 +184,7 @@ def test_anyone_verifies_an_ended_game_from_the_engines_public_replay(request: p
             with contextlib.redirect_stdout(out):
                 code = await asyncio.to_thread(main, argv)
             assert code == 0, out.getvalue()
-            assert out.getvalue().splitlines()[0] == "public (砸六家): 2 deal(s) verified"
+            assert out.getvalue().splitlines()[0] == "public (砸六家): 2 deal(s) verified (protocol 1)"
             refused = await asyncio.to_thread(main, [*argv[:4], "--token", "not-a-token"])
             assert refused == 2
         finally:
