@@ -30,6 +30,8 @@ CONTRIBUTION_SECONDS = Setting(
     "how long each window of fair dealing waits for the seats, in seconds after the last event (protocol 2: the "
     "commitments, then the reveals; protocol 1: a first deal's contributions); 0: not at all",
 )
+
+
 def fair_protocol(raw: str) -> int:
     """A fair-dealing protocol version: 1 or 2 (`ValueError` otherwise)."""
     if raw.strip() not in ("1", "2"):
