@@ -29,9 +29,9 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
-from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2
+from paiju.v1 import engine_pb2, lobby_pb2, ratings_pb2, scoring_pb2
 
-SERVICE_FILES = (engine_pb2, lobby_pb2, scoring_pb2)
+SERVICE_FILES = (engine_pb2, lobby_pb2, scoring_pb2, ratings_pb2)
 MAX_REQUEST_BYTES = 64 * 1024
 """The servers' request size limit (paiju.platform.serving): gRPC refuses larger requests before the service."""
 MEGABYTE = 1024 * 1024
@@ -170,7 +170,10 @@ def methods() -> list[Method]:
     """Every method of every Paiju service, in the protos' order."""
     found = []
     for module, service, process in zip(
-        SERVICE_FILES, ("EngineService", "LobbyService", "ScoringService"), ("engine", "lobby", "scoring"), strict=True
+        SERVICE_FILES,
+        ("EngineService", "LobbyService", "ScoringService", "RatingsService"),
+        ("engine", "lobby", "scoring", "scoring"),  # the scoring process serves RatingsService too
+        strict=True,
     ):
         descriptor = module.DESCRIPTOR.services_by_name[service]
         for m in descriptor.methods:
@@ -553,6 +556,8 @@ class Generator:
             return "".join(rng.choice("abcdefghijkmnpqrstuvwxyz23456789-") for _ in range(18))
         if name == "game":
             return rng.choice(("zlj", "tractor"))
+        if name == "strength":
+            return rng.choice(("basic", "heuristic", "expert", ""))
         if name in ("text", "decision"):
             return rng.choice(("The other team played out of turn.", "Upheld.\nTable 1 replays deal 3.", ""))
         return rng.choice(("x", "fuzz", "1"))
