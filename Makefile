@@ -169,12 +169,13 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 
 ## bench: every benchmark, the 30-minute memory soak among them (docs/benchmarks.md)
 # Rules-core speed beside RLCard's Dou Dizhu; the codec's views, events and actions; engine act latency, throughput
-# and replay speed; scoring's projection throughput and rebuild time; a Swiss round of 64 teams paired; a fair deal by
-# commit–reveal beside version 1; JetStream's
-# appends/s per durability setting; engine start-up with and without 100,000 stored games; the edge's CPU per call
-# against a bare server; the whole stack loaded with bot tables and spectators, per Act against the floor of its parts
-# (bench/floor.py), and a 30-minute memory soak; the full fuzz of every method (100,000 requests); the web view under
-# a crowd; the environments beside RLCard's.
+# and replay speed; scoring's projection throughput and rebuild time; a Swiss round of 64 teams paired; how fast a
+# new player's rating settles; the bot strengths against each other; a fair deal by commit–reveal beside version 1;
+# JetStream's appends/s per durability setting;
+# the command line's start-up CPU; engine start-up with and without 100,000 stored games; the edge's CPU per call
+# against a bare server; what traces cost the engine, off and on; the whole stack loaded with bot tables and
+# spectators, per Act against the floor of its parts (bench/floor.py), and a 30-minute memory soak; the full fuzz of
+# every method (100,000 requests); the web view under a crowd; the environments beside RLCard's.
 bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
 	$(BIN)/python bench/codec.py
@@ -182,10 +183,14 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/swiss.py
 	$(BIN)/python bench/fair_dealing.py
+	$(BIN)/python bench/ratings.py
+	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/commands.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/edge.py
+	$(BIN)/python bench/tracing.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/load.py --soak 30
 	$(BIN)/python bench/fuzz.py

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 def _scenario(args: argparse.Namespace) -> int:
@@ -78,26 +83,81 @@ def _stack(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from paiju.engine.config import Settings as EngineSettings
-    from paiju.lobby.config import Settings as LobbySettings
-    from paiju.platform.settings import SIGNING_KEY, SIGNING_KEY_ID, describe
-    from paiju.rules.registry import GAMES
-    from paiju.terminal.matches import MATCHES
+# Every command: its name, its one line of help, and where its parser is built ("module:function"; the function adds
+# the command, and any other command of its module, to the subparsers it is given). Only the chosen command's module
+# is imported, so `paiju --help` and a client's first line cost no service's imports (bench/startup.py). The help
+# lines here are the ones the modules register: tests/cli/test_commands.py holds them equal.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "scenario": (
+        "run one rule scenario file and print the result JSON (docs/cores.md, Scenarios)",
+        "paiju.cli:_add_scenario",
+    ),
+    "match": ("play a match between bots in the terminal, narrated", "paiju.cli:_add_match"),
+    "token": (
+        "mint a signed bearer token with an issuer's key: operators' admin, referee and analyst tokens (the "
+        "admin key), or, for development, players' and services' (the lobby's key)",
+        "paiju.cli:_add_token",
+    ),
+    "stack": (
+        "the whole stack: NATS, PostgreSQL, engine, lobby, bot runner, tables of bots (make run)",
+        "paiju.cli:_add_stack",
+    ),
+    "engine": ("run the engine service (gRPC); configured by the environment", "paiju.cli:_add_engine"),
+    "lobby": ("run the lobby service (gRPC); configured by the environment", "paiju.cli:_add_lobby"),
+    "keys": (
+        "token keys: a new private key, the JWKS of public keys services trust",
+        "paiju.platform.keys_cli:add_parser",
+    ),
+    "bots": (
+        "run the bot runner: play the lobby's bot seats through the engine's gRPC API",
+        "paiju.botrunner.cli:add_parser",
+    ),
+    "play": (
+        "play 砸六家 or 拖拉机 in the terminal against bots or people (through the lobby and the engine)",
+        "paiju.terminal.client:add_parsers",
+    ),
+    "watch": (
+        "spectate a table's match in the terminal, narrated as it happens",
+        "paiju.terminal.client:add_parsers",
+    ),
+    "replay": (
+        "tell a game from its event stream, deal by deal, for a person",
+        "paiju.tools.analyst:add_parsers",
+    ),
+    "verify": (
+        "check that every deal of games is the shuffle the engine committed to (docs/fairness.md)",
+        "paiju.tools.analyst:add_parsers",
+    ),
+    "export": (
+        "write the deals and plays of games as JSON Lines, CSV or Parquet (deals.* and plays.*)",
+        "paiju.tools.analyst:add_parsers",
+    ),
+    "scoring": (
+        "run the scoring service (gRPC; configured by the environment), or `paiju scoring rebuild`",
+        "paiju.scoring.cli:add_parser",
+    ),
+    "ratings": (
+        "players' ratings: a leaderboard, a player's rating and rated matches, a head-to-head (RatingsService)",
+        "paiju.tools.ratings_cli:add_parser",
+    ),
+    "web": (
+        "serve the web view: tables live, replays, tournaments (a spectator of the public API)",
+        "paiju.tools.web:add_parser",
+    ),
+}
 
-    titles = " and ".join(rules.title for rules in GAMES.values())
-    parser = argparse.ArgumentParser(prog="paiju", description=f"Paiju (牌局): {titles} game backend")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    p = sub.add_parser(
-        "scenario", help="run one rule scenario file and print the result JSON (docs/cores.md, Scenarios)"
-    )
+def _add_scenario(sub: Subparsers) -> None:
+    p = sub.add_parser("scenario", help=COMMANDS["scenario"][0])
     p.add_argument("file")
     p.add_argument("--check", action="store_true", help="compare with the file's expectations; exit 1 on mismatch")
     p.add_argument("--pretty", action="store_true", help="indent the JSON")
     p.set_defaults(func=_scenario)
 
-    p = sub.add_parser("match", help="play a match between bots in the terminal, narrated")
+
+def _add_match(sub: Subparsers) -> None:
+    from paiju.terminal.matches import MATCHES
+
+    p = sub.add_parser("match", help=COMMANDS["match"][0])
     games = list(MATCHES)
     p.add_argument("game", nargs="?", choices=games, default=games[0])
     p.add_argument("--seed", type=int, default=2024)
@@ -106,11 +166,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--bot", choices=["heuristic", "random"], default="heuristic")
     p.set_defaults(func=_match)
 
-    p = sub.add_parser(
-        "token",
-        help="mint a signed bearer token with an issuer's key: operators' admin, referee and analyst tokens (the "
-        "admin key), or, for development, players' and services' (the lobby's key)",
-    )
+
+def _add_token(sub: Subparsers) -> None:
+    from paiju.platform.settings import SIGNING_KEY, SIGNING_KEY_ID
+
+    p = sub.add_parser("token", help=COMMANDS["token"][0])
     p.add_argument("subject", help="who the token is for (a player id, an operator's name)")
     p.add_argument(
         "--role",
@@ -124,36 +184,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--key-id", help=f"its id, <issuer>.<version>, e.g. admin.1 ({SIGNING_KEY_ID.name})")
     p.set_defaults(func=_token)
 
-    p = sub.add_parser(
-        "stack", help="the whole stack: NATS, PostgreSQL, engine, lobby, bot runner, tables of bots (make run)"
-    )
+
+def _add_stack(sub: Subparsers) -> None:
+    p = sub.add_parser("stack", help=COMMANDS["stack"][0])
     p.set_defaults(func=_stack)
 
-    p = sub.add_parser("engine", help="run the engine service (gRPC); configured by the environment")
-    describe(p, EngineSettings)
+
+def _add_engine(sub: Subparsers) -> None:
+    from paiju.engine.config import Settings
+    from paiju.platform.settings import describe
+
+    p = sub.add_parser("engine", help=COMMANDS["engine"][0])
+    describe(p, Settings)
     p.set_defaults(func=_engine)
 
-    p = sub.add_parser("lobby", help="run the lobby service (gRPC); configured by the environment")
-    describe(p, LobbySettings)
+
+def _add_lobby(sub: Subparsers) -> None:
+    from paiju.lobby.config import Settings
+    from paiju.platform.settings import describe
+
+    p = sub.add_parser("lobby", help=COMMANDS["lobby"][0])
+    describe(p, Settings)
     p.set_defaults(func=_lobby)
 
-    from paiju.botrunner.cli import add_parser as add_bots_parser
-    from paiju.platform.keys_cli import add_parser as add_keys_parser
-    from paiju.scoring.cli import add_parser as add_scoring_parser
-    from paiju.terminal.client import add_parsers as add_client_parsers
-    from paiju.tools.analyst import add_parsers as add_analyst_parsers
-    from paiju.tools.ratings_cli import add_parser as add_ratings_parser
-    from paiju.tools.web import add_parser as add_web_parser
 
-    add_keys_parser(sub)
-    add_bots_parser(sub)
-    add_client_parsers(sub)
-    add_analyst_parsers(sub)
-    add_scoring_parser(sub)
-    add_ratings_parser(sub)
-    add_web_parser(sub)
+def register(sub: Subparsers, command: str) -> None:
+    """Add ``command`` (with the other commands its module builds) to ``sub``, importing only that module."""
+    module, _, function = COMMANDS[command][1].partition(":")
+    getattr(importlib.import_module(module), function)(sub)
 
-    args = parser.parse_args(argv)
+
+def parser_for(command: str | None) -> argparse.ArgumentParser:
+    """The command line's parser: with ``command`` (a name of `COMMANDS`) that command's whole parser; without, a
+    parser that lists every command with its help and builds none of them."""
+    from paiju.rules.registry import GAMES
+
+    titles = " and ".join(rules.title for rules in GAMES.values())
+    parser = argparse.ArgumentParser(prog="paiju", description=f"Paiju (牌局): {titles} game backend")
+    sub = parser.add_subparsers(dest="command", required=True)
+    if command in COMMANDS:
+        register(sub, command)
+    else:
+        for name, (text, _) in COMMANDS.items():
+            sub.add_parser(name, help=text)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    command = next((a for a in arguments[:1] if a in COMMANDS), None)
+    args = parser_for(command).parse_args(arguments)
     try:
         code: int = args.func(args)
     except BrokenPipeError:  # e.g. `paiju match | head`

@@ -93,6 +93,13 @@ class Settings(s.Settings):
         help="the bot runners' private key (PEM file): signs the runner's own token"
     ).field()
     signing_key_id: str = s.SIGNING_KEY_ID.but(help="its key id, `bots.<version>`").field()
+    otel_service_name: str = s.OTEL_SERVICE_NAME.but(default="paiju-bots").field()
+    otel_traces_exporter: str = s.OTEL_TRACES_EXPORTER.field()
+    otel_exporter_otlp_endpoint: str = s.OTEL_EXPORTER_OTLP_ENDPOINT.field()
+    otel_traces_sampler: str = s.OTEL_TRACES_SAMPLER.field()
+    otel_traces_sampler_arg: float = s.OTEL_TRACES_SAMPLER_ARG.field()
+    otel_bsp_schedule_delay: int = s.OTEL_BSP_SCHEDULE_DELAY.field()
+    otel_sdk_disabled: bool = s.OTEL_SDK_DISABLED.field()
 
     @classmethod
     def resolve(cls, args: argparse.Namespace, env: dict[str, str] | None = None) -> Settings:

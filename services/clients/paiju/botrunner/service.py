@@ -12,6 +12,7 @@ import structlog
 from paiju.botrunner.cli import Settings
 from paiju.botrunner.leases import LobbySeatSource, SeatSource
 from paiju.botrunner.runner import BotRunner
+from paiju.platform import tracing
 from paiju.platform.channels import channel
 from paiju.platform.observability import configure_logging
 from paiju.platform.tokens import Signer
@@ -32,6 +33,7 @@ async def serve(
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.botrunner")
     settings.report(log)
+    traced = tracing.install(tracing.Config.of(settings))  # off unless an OTLP exporter is configured
     stopping = stop or asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -68,4 +70,6 @@ async def serve(
         await engine_channel.close()
         if lobby_channel is not None:
             await lobby_channel.close()
+        if traced:
+            tracing.shutdown()  # the spans not exported yet, exported
     return runner

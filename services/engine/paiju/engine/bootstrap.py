@@ -19,6 +19,7 @@ from paiju.engine.matches import match_starter
 from paiju.engine.seeds import server_seeds, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.timers import expire_turns
+from paiju.platform import tracing
 from paiju.platform.consumer import KeyValueTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -119,6 +120,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     configure_logging(settings.log_level)
     metrics.register()
     log = structlog.get_logger("paiju.engine")
+    tracing.install(tracing.Config.of(settings))  # off unless an OTLP exporter is configured
     settings.report(log)
     secret = settings.seed_secret
     trust = trust_of(settings.trusted_keys)
@@ -184,3 +186,4 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     await lobby.close()
     await store.close()
     log.info("engine stopped")
+    tracing.shutdown()  # the spans not exported yet, exported

@@ -37,6 +37,7 @@ from paiju.engine.metrics import ACTS, LATENCY
 from paiju.engine.seeds import shuffle_seed
 from paiju.engine.timers import waiting_seats
 from paiju.engine.watching import FULL, Encodings, audience, event_bytes, redacted, register
+from paiju.platform import tracing
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
@@ -383,7 +384,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 data = encodings.event(game, version, audience(game, version, seat, player, full))
                 if version == newest:
                     data += encodings.turn(game, seat, views=request.views)
-                yield data
+                with tracing.sending(game.game_id, version):  # traced: a span in the trace of the event's append
+                    yield data
             if sent == newest and turned != newest:
                 yield encodings.turn(game, seat, views=request.views)
             sent = max(sent, newest)

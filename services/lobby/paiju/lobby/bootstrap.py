@@ -19,6 +19,7 @@ from paiju.lobby.results import match_results
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
 from paiju.lobby.tournaments import CONSUMER as ROUND_TABLES
 from paiju.lobby.tournaments import round_opener
+from paiju.platform import tracing
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -78,6 +79,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     """Run the lobby until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.lobby")
+    tracing.install(tracing.Config.of(settings))  # off unless an OTLP exporter is configured
     settings.report(log)
     if not settings.database_url:
         raise SystemExit("DATABASE_URL_FILE must name a file holding the lobby's PostgreSQL database URL")
@@ -153,3 +155,4 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     await games_store.close()
     await lobby_store.close()
     log.info("lobby stopped")
+    tracing.shutdown()  # the spans not exported yet, exported

@@ -14,6 +14,8 @@ from typing import Any
 
 import grpc
 
+from paiju.platform import tracing
+
 ROUND_ROBIN = json.dumps({"loadBalancingConfig": [{"round_robin": {}}]})
 OPTIONS: tuple[tuple[str, Any], ...] = (
     ("grpc.service_config", ROUND_ROBIN),
@@ -24,5 +26,6 @@ OPTIONS: tuple[tuple[str, Any], ...] = (
 
 
 def channel(target: str, options: Sequence[tuple[str, Any]] = ()) -> grpc.aio.Channel:
-    """An insecure channel to ``target`` (inside the deployment's network) with the options above."""
-    return grpc.aio.insecure_channel(target, options=[*OPTIONS, *options])
+    """An insecure channel to ``target`` (inside the deployment's network) with the options above; its calls are
+    traced when the process traces (`paiju.platform.tracing`: a client span each, the trace context sent along)."""
+    return grpc.aio.insecure_channel(target, options=[*OPTIONS, *options], interceptors=tracing.client_interceptors())

@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 import structlog
 
+from paiju.platform import tracing
 from paiju.platform.errors import Refused
 from paiju.platform.repository import CommandIdReused
 from paiju.platform.retry import Backoff, report
@@ -174,7 +175,8 @@ class Consumer:
             )
             if not events:
                 return 0
-            await self._handler.apply(tracked, events)
+            with tracing.batch(self.name, events):
+                await self._handler.apply(tracked, events)
             tracked.advance(events[-1].sequence)
         return len(events)
 
@@ -295,7 +297,8 @@ class Consumer:
                 return done
             fresh = held if done == after else [r for r in held if r.sequence > done]
             if fresh:
-                await self._handler.apply(tracked, fresh)
+                with tracing.batch(self.name, fresh):  # traced: a span linked to each event's append
+                    await self._handler.apply(tracked, fresh)
                 tracked.advance(fresh[-1].sequence)
         return None
 

@@ -13,6 +13,7 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 from prometheus_client import start_http_server
 
+from paiju.platform import tracing
 from paiju.platform.callmetrics import CallMetrics
 from paiju.platform.edge import PACKAGE, Edge, Policy, Validator, cached_wrap
 from paiju.platform.health import Dependencies
@@ -38,13 +39,17 @@ Wrap = Callable[[str, "grpc.RpcMethodHandler[Any, Any] | None"], "grpc.RpcMethod
 def build_server(policy: Policy | None = None, *, validator: Validator | None = None) -> grpc.aio.Server:
     """A gRPC server whose every method passes call metrics, then the edge (decoding, validation, tokens, limits,
     the error model; see `paiju.platform.edge`). Production and the tests build servers with it. The handlers are
-    wrapped as they are registered, once per method (`EdgeServer`), not by interceptors at every call.
+    wrapped as they are registered, once per method (`EdgeServer`), not by interceptors at every call. When the
+    process traces (`paiju.platform.tracing`), each call of a Paiju service runs in a server span around the edge;
+    otherwise nothing is added.
     ``validator``: the edge's (by default the process's protovalidate `Validator`)."""
     metrics, edge = CallMetrics(), Edge(policy, validator)
+    traced = tracing.server_handler if tracing.enabled() else None
 
     def wrap(full: str, handler: grpc.RpcMethodHandler[Any, Any] | None) -> grpc.RpcMethodHandler[Any, Any] | None:
         if handler is not None and full.startswith(PACKAGE):
-            return edge.wrap(full, handler, metrics.recorder(full))  # one wrapper: the edge times its own calls
+            made = edge.wrap(full, handler, metrics.recorder(full))  # one wrapper: the edge times its own calls
+            return traced(full, made) if traced is not None else made
         return metrics.wrap(full, handler)
 
     return EdgeServer(grpc.aio.server(options=SERVER_OPTIONS), wrap)

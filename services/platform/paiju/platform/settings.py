@@ -466,6 +466,56 @@ def metrics_port(name: str, default: int, *, deprecated: tuple[str, ...] = ()) -
     return Setting(name, default, "the port of Prometheus `/metrics` (0: none)", parse=port, deprecated=deprecated)
 
 
+# Traces (`paiju.platform.tracing`): OpenTelemetry's standard variables, off unless an exporter or endpoint is set.
+
+OTEL_SDK_DISABLED = Setting("OTEL_SDK_DISABLED", False, "`on`: no traces, whatever else is set")
+OTEL_TRACES_EXPORTER = Setting(
+    "OTEL_TRACES_EXPORTER",
+    "",
+    "where spans go: `otlp` (over OTLP/gRPC to `OTEL_EXPORTER_OTLP_ENDPOINT`) or `none`; unset: `otlp` when an "
+    "endpoint is set, else none (see *Traces*)",
+    parse=choice("otlp", "none"),
+    shown_default="",
+)
+OTEL_EXPORTER_OTLP_ENDPOINT = Setting(
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "",
+    "the OTLP/gRPC receiver of the spans (a collector), e.g. `http://otel-collector:4317` (`http://`: without TLS); "
+    "setting it turns tracing on",
+)
+OTEL_SERVICE_NAME = Setting("OTEL_SERVICE_NAME", "paiju", "the service name the process's spans carry")
+OTEL_TRACES_SAMPLER = Setting(
+    "OTEL_TRACES_SAMPLER",
+    "parentbased_always_on",
+    "which traces are recorded: `always_on`, `always_off`, `traceidratio`, `parentbased_always_on`, "
+    "`parentbased_always_off` or `parentbased_traceidratio` (parent based: as the caller decided)",
+    parse=choice(
+        "always_on",
+        "always_off",
+        "traceidratio",
+        "parentbased_always_on",
+        "parentbased_always_off",
+        "parentbased_traceidratio",
+    ),
+)
+
+
+def ratio(raw: str) -> float:
+    """A number from 0 to 1."""
+    value = number()(raw)
+    if value > 1:
+        raise ValueError("must be a number from 0 to 1")
+    return value
+
+
+OTEL_TRACES_SAMPLER_ARG = Setting(
+    "OTEL_TRACES_SAMPLER_ARG", 1.0, "the share of traces a `traceidratio` sampler records (0 to 1)", parse=ratio
+)
+OTEL_BSP_SCHEDULE_DELAY = Setting(
+    "OTEL_BSP_SCHEDULE_DELAY", 5000, "milliseconds between two exports of the spans ended meanwhile", parse=whole(1)
+)
+
+
 __all__ = [
     "DATABASE_URL",
     "ENGINE_ADDRESS",
@@ -478,6 +528,13 @@ __all__ = [
     "LOG_LEVEL",
     "METRICS_HOST",
     "NATS_URL",
+    "OTEL_BSP_SCHEDULE_DELAY",
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_SDK_DISABLED",
+    "OTEL_SERVICE_NAME",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_TRACES_SAMPLER_ARG",
     "RATE_LIMITS",
     "SCORING_ADDRESS",
     "SIGNING_KEY",
@@ -498,6 +555,7 @@ __all__ = [
     "number",
     "port",
     "rate_limits",
+    "ratio",
     "switch",
     "text",
     "whole",

@@ -17,6 +17,7 @@ import asyncpg
 import structlog
 from tqdm import tqdm
 
+from paiju.platform import tracing
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -152,6 +153,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     """Run scoring until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
     log = structlog.get_logger("paiju.scoring")
+    tracing.install(tracing.Config.of(settings))  # off unless an OTLP exporter is configured
     settings.report(log)
     trust = trust_of(settings.trusted_keys)
     async with connections(settings) as c:
@@ -200,6 +202,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         for projector in scoring.projectors:
             await projector.close()
     log.info("scoring stopped")
+    tracing.shutdown()  # the spans not exported yet, exported
 
 
 def _register(server: Any, service: ScoringService, ratings: RatingsService) -> None:

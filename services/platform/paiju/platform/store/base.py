@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from paiju.platform.errors import Contention, Unavailable
@@ -33,13 +33,17 @@ NEW = Position()
 
 @dataclass(frozen=True, slots=True)
 class Recorded:
-    """One stored event: its aggregate, 1-based version, stream sequence, the command that caused it, bytes."""
+    """One stored event: its aggregate, 1-based version, stream sequence, the command that caused it, bytes; and the
+    trace context of the append that stored it, when it was traced (`paiju.platform.tracing`), which means nothing
+    to the rules and is no part of the event's identity."""
 
     aggregate: str
     version: int
     sequence: int
     command_id: str
     data: bytes
+    trace: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)
+    """The W3C trace context headers (``traceparent``, ``tracestate``) the event was stored with (``()``: none)."""
 
     @property
     def position(self) -> Position:

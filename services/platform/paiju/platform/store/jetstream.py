@@ -36,6 +36,7 @@ from nats.aio.msg import Msg
 from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy, RawStreamMsg, StorageType, StreamConfig
 from nats.js.errors import NotFoundError
 
+from paiju.platform import tracing
 from paiju.platform.nats import close, connect
 from paiju.platform.partitions import partition_of
 from paiju.platform.retry import report
@@ -50,6 +51,7 @@ from paiju.platform.store.base import (
     check_aggregate,
     check_batch,
 )
+from paiju.platform.tracing import TRACEPARENT, TRACESTATE, Trace
 
 log = structlog.get_logger("paiju.store")
 VERSION = "Paiju-Version"
@@ -492,6 +494,8 @@ class JetStreamEventStore:
             sequence = msg.metadata.sequence.stream
             self._fed = sequence
             recorded = _recorded(self._aggregate_of(msg.subject), sequence, msg.headers, msg.data)
+            if recorded.trace:
+                tracing.remember(recorded.aggregate, recorded.version, recorded.trace)
             for follower in list(self._followers):
                 try:
                     follower(recorded)
@@ -547,11 +551,20 @@ class JetStreamEventStore:
     async def append(
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
     ) -> list[Recorded]:
+        """(See `EventStore.append`.) When the process traces, in a producer span whose trace context every message
+        of the append carries in its headers (``traceparent``, ``tracestate``): no part of the message id, so a retry
+        is recognised whatever trace it comes in."""
+        with tracing.appending(self._stream, aggregate) as trace:
+            return await self._append(aggregate, expected, command_id, events, trace)
+
+    async def _append(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes], trace: Trace
+    ) -> list[Recorded]:
         check_batch(aggregate, command_id, events)
         if expected.sequence == 0 and self._before and aggregate not in self._legacy:
             await self._last(aggregate)  # new, unless stored before the stream had partitions: it stays there
         for attempt in range(BUSY_RETRIES):
-            reply = await self._publish(aggregate, expected, command_id, events)
+            reply = await self._publish(aggregate, expected, command_id, events, trace)
             error = reply.get("error")
             if error is None or not _busy(error):
                 break
@@ -567,10 +580,14 @@ class JetStreamEventStore:
             last_sequence = int(reply["seq"])
             self._wrote(aggregate, last_sequence)
             first = last_sequence - len(events) + 1
-            return [
-                Recorded(aggregate, expected.version + i, first + i - 1, command_id, bytes(data))
+            stored = [
+                Recorded(aggregate, expected.version + i, first + i - 1, command_id, bytes(data), trace)
                 for i, data in enumerate(events, start=1)
             ]
+            if trace:
+                for recorded in stored:
+                    tracing.remember(aggregate, recorded.version, trace)
+            return stored
         if error.get("err_code") in (WRONG_LAST_SEQUENCE, DUPLICATE_IN_BATCH):
             last = await self._last(aggregate, leader=True)  # newer than expected: a replica may not have it yet
             if last is not None and last.seq is not None:
@@ -583,9 +600,10 @@ class JetStreamEventStore:
         raise StoreUnavailable(f"JetStream refused the append to {aggregate}: {error.get('description', error)}")
 
     async def _publish(
-        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes], trace: Trace = ()
     ) -> dict[str, Any]:
-        """Publish one command's events: one plain message, or an atomic batch for several. The server's reply."""
+        """Publish one command's events: one plain message, or an atomic batch for several, each with the trace
+        context ``trace`` (when traced). The server's reply."""
         subject = self.subject(aggregate)
         batch = uuid.uuid4().hex if len(events) > 1 else ""
         reply: dict[str, Any] = {}
@@ -602,6 +620,8 @@ class JetStreamEventStore:
                     headers["Nats-Batch-Commit"] = "1"
             if i == 1:
                 headers["Nats-Expected-Last-Subject-Sequence"] = str(expected.sequence)
+            if trace:
+                headers.update(trace)
             msg = await self._nc.request(subject, bytes(data), timeout=self._timeout, headers=headers)
             if msg.data:
                 reply = json.loads(msg.data)
@@ -836,7 +856,12 @@ def delivery_pending(reply: str) -> int:
 def _recorded(aggregate: str, sequence: int, headers: dict[str, str] | None, data: bytes | None) -> Recorded:
     if not headers or VERSION not in headers or COMMAND not in headers:
         raise StoreError(f"message {sequence} of {aggregate} is not a Paiju event (its headers are missing)")
-    return Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(data or b""))
+    parent = headers.get(TRACEPARENT)
+    trace: Trace = ()
+    if parent is not None:  # stored by a traced append (events stored without it are read exactly as before)
+        state = headers.get(TRACESTATE)
+        trace = ((TRACEPARENT, parent), (TRACESTATE, state)) if state else ((TRACEPARENT, parent),)
+    return Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(data or b""), trace)
 
 
 def _busy(error: dict[str, Any]) -> bool:

@@ -6,6 +6,7 @@ import asyncio
 import bisect
 from collections.abc import Awaitable, Callable, Sequence
 
+from paiju.platform import tracing
 from paiju.platform.partitions import partition_of
 from paiju.platform.store.base import (
     NEW,
@@ -63,9 +64,12 @@ class MemoryEventStore:
                 f"{aggregate} is at version {current.version}, not {expected.version}: another writer appended"
             )
         stored = []
-        for i, data in enumerate(events, start=1):
-            self._sequence += 1
-            stored.append(Recorded(aggregate, expected.version + i, self._sequence, command_id, bytes(data)))
+        with tracing.appending("memory", aggregate) as trace:
+            for i, data in enumerate(events, start=1):
+                self._sequence += 1
+                stored.append(Recorded(aggregate, expected.version + i, self._sequence, command_id, bytes(data), trace))
+                if trace:
+                    tracing.remember(aggregate, expected.version + i, trace)
         log.extend(stored)
         self._stream.extend(stored)
         for subscription in self._subscriptions:

@@ -32,6 +32,7 @@ def _run(args: argparse.Namespace) -> int:
 
     import structlog
 
+    from paiju.platform import tracing
     from paiju.platform.limits import RateLimits
     from paiju.platform.observability import configure_logging
     from paiju.tools.web.config import LIMITS
@@ -40,6 +41,7 @@ def _run(args: argparse.Namespace) -> int:
     settings = Settings.from_env(args=args)
     configure_logging(settings.log_level)
     settings.report(structlog.get_logger("paiju.web"))
+    tracing.install(tracing.Config.of(settings))  # the calls to the services traced, when configured
     limits = RateLimits(LIMITS, settings.rate_limits)
     trusted = trusted_proxies(settings.trusted_proxies)
 
@@ -61,5 +63,8 @@ def _run(args: argparse.Namespace) -> int:
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        tracing.shutdown()  # the spans not exported yet, exported
     return 0

@@ -52,3 +52,10 @@ class Settings(s.Settings):
         shown_default=LIMITS,
     ).field()
     log_level: str = s.LOG_LEVEL.field()
+    otel_service_name: str = s.OTEL_SERVICE_NAME.but(default="paiju-web").field()
+    otel_traces_exporter: str = s.OTEL_TRACES_EXPORTER.field()
+    otel_exporter_otlp_endpoint: str = s.OTEL_EXPORTER_OTLP_ENDPOINT.field()
+    otel_traces_sampler: str = s.OTEL_TRACES_SAMPLER.field()
+    otel_traces_sampler_arg: float = s.OTEL_TRACES_SAMPLER_ARG.field()
+    otel_bsp_schedule_delay: int = s.OTEL_BSP_SCHEDULE_DELAY.field()
+    otel_sdk_disabled: bool = s.OTEL_SDK_DISABLED.field()

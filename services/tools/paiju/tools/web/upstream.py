@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 
+from paiju.platform import tracing
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 CALL_SECONDS = 10.0
@@ -58,7 +59,10 @@ class Upstream:
     hold 16 watches open)."""
 
     def __init__(self, lobby: str, engine: str, scoring: str) -> None:
-        self._channels = [grpc.aio.insecure_channel(address, options=KEEPALIVE) for address in (lobby, engine, scoring)]
+        self._channels = [
+            grpc.aio.insecure_channel(address, options=KEEPALIVE, interceptors=tracing.client_interceptors())
+            for address in (lobby, engine, scoring)
+        ]  # traced when the process traces (`paiju.platform.tracing`)
         self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self._channels[0])
         self.engine: Any = engine_pb2_grpc.EngineServiceStub(self._channels[1])
         self.scoring: Any = scoring_pb2_grpc.ScoringServiceStub(self._channels[2])
