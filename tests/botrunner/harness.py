@@ -48,8 +48,10 @@ class Engine:
     """An `EngineService` in this process on a local port, over a `MemoryEventStore` whose feed keeps the games
     current; `restart` stops the gRPC server (cutting every call and stream) and serves again on the port."""
 
-    def __init__(self, *, fair: bool = False) -> None:
+    def __init__(self, *, fair: bool = False, protocol: int = 1) -> None:
         self.fair = fair
+        self.protocol = protocol
+        """The fair-dealing protocol version of new fair games (2: commit, then reveal)."""
         """Whether new games are dealt from committed shuffles (`paiju.rules.fair`): a deal without a cut waits
         until every seat contributed (no contribution window elapses in a test)."""
         self.store = MemoryEventStore()
@@ -72,6 +74,8 @@ class Engine:
             now=lambda: NOW,
             seed_secret=b"bot-runner-tests-seeds-" * 2,
             contribution_seconds=3600.0 if self.fair else None,
+            fair_protocol=self.protocol,
+            first_deal_seconds=3600.0,
         )
         await self._serve()
         self._channel = channel(self.address)
@@ -113,8 +117,8 @@ class Engine:
 
 
 @asynccontextmanager
-async def engine(*, fair: bool = False) -> AsyncIterator[Engine]:
-    e = Engine(fair=fair)
+async def engine(*, fair: bool = False, protocol: int = 1) -> AsyncIterator[Engine]:
+    e = Engine(fair=fair, protocol=protocol)
     await e.start()
     try:
         yield e

@@ -276,6 +276,39 @@ def test_bots_play_fair_games_whose_every_deal_verifies() -> None:
     run(body)
 
 
+def test_bots_commit_then_reveal_and_every_deal_counts_every_seat() -> None:
+    """Protocol version 2 played whole by the bot runner through the API: the first shuffle is committed when the
+    bots' watches open, each seat commits to its own salt and bytes (the cutter to its cut too) before any reveal,
+    reveals on the next turn, checks the log against what it sent (nothing altered), and every deal of both games
+    verifies with every seat's contribution counted."""
+
+    async def body() -> None:
+        async with engine(fair=True, protocol=2) as e:
+            await create_zlj(e, "cz", deals=2)
+            await create_tractor(e, "ct", timed=True)
+            source = StaticSeatSource([*leases("cz", "zlj", range(6)), *leases("ct", "tractor", range(4))])
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, stub, runner_id="commit", think=0)
+            await play_out(e, [runner], ["cz", "ct"], timeout=240)
+            await channel.close()
+            for game_id, game, seats in (("cz", "zlj", 6), ("ct", "tractor", 4)):
+                loaded = await e.games.history(game_id)
+                log = [(env.version, event) for env, event in zip(loaded.envelopes, loaded.events, strict=True)]
+                verdict = verify(GAMES[game].rules, log)
+                assert verdict.ok and verdict.committed, verdict.failure
+                dealt = [s for s in verdict.shuffles if s.status == "verified"]
+                assert len(dealt) >= 2 and verdict.alone == 0, [(s.number, s.status) for s in verdict.shuffles]
+                for shuffle in dealt:
+                    assert shuffle.version == 2 and shuffle.contributors == tuple(range(seats))
+                    assert all(len(r.contribution) == 16 and len(r.salt) == 32 for r in shuffle.reveals)
+                cuts = [r for s in dealt[1:] for r in s.reveals if r.cut is not None]
+                assert len(cuts) == len(dealt) - 1, "each later deal's cutter revealed the cut it committed to"
+            assert total([runner], "altered") == 0
+            assert total([runner], "fallbacks") == 0 and total([runner], "refused") == 0
+
+    run(body)
+
+
 def test_a_policy_trained_on_the_environment_plays_real_seats_through_the_runner() -> None:
     """`paiju bots --agent MODULE:FACTORY`: the runner makes each seat's bot with the factory; a `PolicyBot` (what a
     policy trained on `paiju.envs` is wrapped in) plays a whole 砸六家 match over the API."""

@@ -72,6 +72,7 @@ def test_the_services_keep_the_defaults_they_had(tmp_path: Path) -> None:
         128,
     )
     assert (engine.fair_dealing, engine.contribution_seconds, engine.log_level) == (True, 2.0, "info")
+    assert (engine.fair_protocol, engine.first_deal_seconds) == (2, 30.0), "new games commit, then reveal"
     assert (engine.seed_secret, engine.previous_seed_secret, engine.trusted_keys) == (
         SECRET.encode(),
         None,

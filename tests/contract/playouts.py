@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from paiju.rules import fair
+from paiju.rules.fairness import contribution_commitment
 from paiju.rules.registry import TRACTOR, ZLJ, GameRules
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import model as tm
@@ -35,10 +36,15 @@ class Step:
     state: Any
 
 
-def playout(rules: GameRules, seed: int, *, fair_dealing: bool, deals: int = 2) -> Iterator[Step]:
+def playout(
+    rules: GameRules, seed: int, *, fair_dealing: bool, deals: int = 2, commit_reveal: bool | None = None
+) -> Iterator[Step]:
     """The steps of one seeded game of ``rules`` from its start command to its end. 砸六家: a match of ``deals``
     deals, open-ended when dealt fairly (then closed by `EndMatch` after ``deals`` deals); 拖拉机: a timed game,
-    ended two deals after its start."""
+    ended two deals after its start. A fair game deals by protocol version 2 with ``commit_reveal`` (by default:
+    the odd seeds), its seats committing, revealing, withholding or revealing a mismatch at random."""
+    commit_reveal = seed % 2 == 1 if commit_reveal is None else commit_reveal
+    kept: dict[tuple[int, int], fair.RevealContribution] = {}
     rng = SeededRandom(seed)
     server = rng.next64()
     state = rules.new_state()
@@ -46,14 +52,14 @@ def playout(rules: GameRules, seed: int, *, fair_dealing: bool, deals: int = 2) 
         options: Any = zm.Options(deals=0 if fair_dealing else deals, turn_seconds=30)
     else:
         options = tm.Options(round_minutes=30, turn_seconds=30)
-    pending: list[Any] = [rules.start(rng.next64(), options, 0, fair=fair_dealing)]
+    pending: list[Any] = [rules.start(rng.next64(), options, 0, fair=fair_dealing, commit_reveal=commit_reveal)]
     if rules is TRACTOR:
         pending.append(tm.ClockTick(5 * 60 + 1))
     for _ in range(MAX_STEPS):
         if pending:
             command = pending.pop(0)
         else:
-            command = _next(rules, state, rng, server, deals)
+            command = _next(rules, state, rng, server, deals, kept=kept)
             if command is None:
                 return
         events = tuple(rules.decide(state, command))
@@ -67,7 +73,34 @@ def _seed_of(server: int, number: int) -> bytes:
     return hashlib.sha256(b"server %d %d" % (server, number)).digest()
 
 
-def _next(rules: GameRules, state: Any, rng: SeededRandom, server: int, deals: int) -> Any | None:
+def _pledge(
+    rules: GameRules, state: Any, rng: SeededRandom, kept: dict[tuple[int, int], fair.RevealContribution]
+) -> Any | None:
+    """A seat's step of protocol version 2 on the committed shuffle (``None``: no seat takes one now)."""
+    shuffle = state.shuffle
+    for seat in range(rules.seats):
+        owed = fair.owed(state, seat)
+        if owed == "commit" and rng.below(3):
+            salt = b"".join(rng.next64().to_bytes(8, "big") for _ in range(4))
+            contribution = rng.next64().to_bytes(8, "big")[: 1 + rng.below(8)]
+            cut = 1 + rng.below(rules.deck_size - 1) if seat == shuffle.cutter else 0
+            kept[(shuffle.number, seat)] = fair.RevealContribution(seat, salt, contribution, cut)
+            return fair.CommitContribution(seat, contribution_commitment(shuffle.number, seat, salt, cut, contribution))
+        if owed == "reveal" and rng.below(4):
+            reveal = kept[(shuffle.number, seat)]
+            return replace(reveal, contribution=b"x" + reveal.contribution) if rng.below(6) == 0 else reveal
+    return None
+
+
+def _next(
+    rules: GameRules,
+    state: Any,
+    rng: SeededRandom,
+    server: int,
+    deals: int,
+    *,
+    kept: dict[tuple[int, int], fair.RevealContribution],
+) -> Any | None:
     """The next command in ``state``: the engine's due step first, then a seat's (``None``: the game is over)."""
     if state.phase.value == "ended":
         return None
@@ -77,6 +110,11 @@ def _next(rules: GameRules, state: Any, rng: SeededRandom, server: int, deals: i
     due = rules.fair_step(state)
     if due is not None:
         if not due.waits:
+            return fair.command(due, _seed_of(server, due.number))
+        if state.shuffle is not None and state.shuffle.commit_reveal:
+            step = _pledge(rules, state, rng, kept)
+            return step if step is not None else fair.command(due, _seed_of(server, due.number))
+        if state.shuffle is None:  # a version-2 first shuffle waits for a watcher
             return fair.command(due, _seed_of(server, due.number))
         for seat in range(rules.seats):
             if not state.shuffle.contributed(seat) and rng.below(3):

@@ -230,7 +230,7 @@ def _port_mistakes(document: Path) -> list[str]:
     lines = _text(document).splitlines()
     wrong = []
     for i, line in enumerate(lines):
-        for match in re.finditer(r"(?<![\d.])(5005\d|946\d|8080|4222)(?!\d|\.\d)", line):
+        for match in re.finditer(r"(?<![\w.])(5005\d|946\d|8080|4222)(?!\w|\.\d)", line):  # not inside hex
             port = int(match.group(1))
             owner = _owner(lines, i, match.start())
             expected = _ports().get(port)

@@ -32,6 +32,7 @@ from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
 from paiju.rules.zlj.view import SeatView as ZljSeatView
+from paiju.sdk.fairness import Pledges
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
 from ..support.credentials import TRUST, bearer
@@ -54,12 +55,21 @@ def auth(tok: str) -> tuple[tuple[str, str], ...]:
 
 @asynccontextmanager
 async def engine(
-    kind: str, request: pytest.FixtureRequest, seed: int = 99, limits: str | None = None, *, fair: bool = False
+    kind: str,
+    request: pytest.FixtureRequest,
+    seed: int = 99,
+    limits: str | None = None,
+    *,
+    fair: bool = False,
+    protocol: int = 1,
+    first_deal_seconds: float = 3600.0,
 ) -> AsyncIterator[tuple[Any, Games]]:
     """An `EngineService` on a free local port over the ``kind`` store ("memory" or "jetstream"), its clock
     fixed at `NOW`, its shuffle seeds drawn from ``seed`` and no rate limits but ``limits`` (rule text); ``fair``:
     new games are dealt from committed shuffles (`paiju.rules.fair`; a deal without a cut is dealt once every seat
-    contributed: no contribution window elapses in a test). Yields (async stub, `Games`)."""
+    contributed: no contribution window elapses in a test; ``protocol``: the version new fair games are dealt by, 1
+    unless a test says, ``first_deal_seconds``: how long a version-2 game's first shuffle waits for a watcher). Yields
+    (async stub, `Games`)."""
     if kind == "memory":
         store: Any = MemoryEventStore()
     else:
@@ -76,6 +86,8 @@ async def engine(
         limits=RateLimits(limits) if limits is not None else None,
         seed_secret=FAIR_SECRET,
         contribution_seconds=3600.0 if fair else None,
+        fair_protocol=protocol,
+        first_deal_seconds=first_deal_seconds,
     )
     server = build_server(service.policy)
     service.add_to(server)
@@ -200,6 +212,47 @@ async def contribute_all(
         observe("act", seat, acted)
 
 
+PLEDGES = Pledges()
+"""The seats' commitments and reveals in the games the harness plays (protocol version 2)."""
+
+
+async def pledge_all(stub: Any, game_id: str, game: str, shuffle: Any, *, observe: Observer) -> None:
+    """Every seat takes the step of protocol version 2 it owes on the committed ``shuffle`` with its own player
+    token, as Paiju's clients do (`paiju.sdk.fairness.Pledges`): its commitment while commitments are taken (the
+    cutter's with its cut), its reveal once they have closed. The last of each closes the window at once."""
+    commands = ZLJ_COMMANDS if game == "zlj" else TRACTOR_COMMANDS
+    max_cut = (108 if game == "zlj" else 324) - 1
+    for seat in range(6 if game == "zlj" else 4):
+        if not shuffle.commits_closed and shuffle.pledged(seat) is None:
+            cut = max_cut if seat == shuffle.cutter else 0
+            command: Any = PLEDGES.commit(f"{game_id}/{seat}", seat, shuffle.number, shuffle.deal, cut)
+        elif shuffle.commits_closed and shuffle.pledged(seat) is not None and shuffle.revealed(seat) is None:
+            command = PLEDGES.reveal(f"{game_id}/{seat}", shuffle.number)
+            if command is None:
+                continue
+        else:
+            continue
+        request = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex)
+        getattr(request, game).CopyFrom(commands.encode(command))
+        acted = await stub.Act(request, metadata=auth(token(Role.PLAYER, game_id, seat)))
+        observe("act", seat, acted)
+
+
+async def watch_once(stub: Any, game_id: str, seat: int = 0) -> None:
+    """A seat's client starts watching the game and reads its first message (a version-2 game's first shuffle is
+    committed then), then stops."""
+    stream = stub.Watch(engine_pb2.WatchRequest(game_id=game_id), metadata=auth(token(Role.PLAYER, game_id, seat)))
+    try:
+        await asyncio.wait_for(stream.read(), 10)
+    finally:
+        stream.cancel()
+
+
+def _pledging(shuffle: Any) -> bool:
+    """A version-2 shuffle that still takes commitments or reveals."""
+    return shuffle is not None and shuffle.commit_reveal and not shuffle.dealt and not shuffle.reveals_closed
+
+
 def _contribution(rng: SeededRandom) -> Callable[[int], bytes]:
     return lambda seat: rng.next64().to_bytes(8, "big") + bytes([seat])
 
@@ -228,6 +281,12 @@ async def play_tractor(
         view = TRACTOR.decode(public.tractor, tractor_view.SeatView)
         if view.phase is TractorPhase.ENDED:
             return acts
+        if view.phase is TractorPhase.FLIP and view.shuffle is None and view.deal == 0:  # version 2: not watched
+            await watch_once(stub, game_id)
+            continue
+        if _pledging(view.shuffle):  # protocol version 2: commit, then reveal
+            await pledge_all(stub, game_id, "tractor", view.shuffle, observe=observe)
+            continue
         if view.phase is TractorPhase.FLIP and view.shuffle is not None:  # a fair game: the seats contribute
             await contribute_all(
                 stub, game_id, "tractor", view.shuffle, observe=observe, contributions=_contribution(rng)
@@ -296,6 +355,13 @@ async def play_zlj(
         observe("view", None, public)
         if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED:
             return acts
+        shuffle = ZLJ.decode(public.zlj, ZljSeatView).shuffle
+        if public.zlj.phase == zlj_pb2.ZLJ_PHASE_SHUFFLE and shuffle is None:  # version 2: nobody watched yet
+            await watch_once(stub, game_id)
+            continue
+        if _pledging(shuffle):  # protocol version 2: commit, then reveal
+            await pledge_all(stub, game_id, "zlj", shuffle, observe=observe)
+            continue
         if public.zlj.phase == zlj_pb2.ZLJ_PHASE_SHUFFLE:  # a fair match's first deal: the seats contribute
             view = ZLJ.decode(public.zlj, ZljSeatView)
             await contribute_all(stub, game_id, "zlj", view.shuffle, observe=observe, contributions=_contribution(rng))

@@ -163,7 +163,9 @@ def test_anyone_verifies_an_ended_game_from_the_engines_public_replay(request: p
 
     async def body() -> None:
         store = MemoryEventStore()
-        _, service = await build(store, TRUST, now=lambda: NOW, seed_secret=FAIR_SECRET, contribution_seconds=3600.0)
+        _, service = await build(
+            store, TRUST, now=lambda: NOW, seed_secret=FAIR_SECRET, contribution_seconds=3600.0, fair_protocol=1
+        )
         server = build_server(service.policy)
         service.add_to(server)
         port = server.add_insecure_port("127.0.0.1:0")
@@ -182,7 +184,7 @@ def test_anyone_verifies_an_ended_game_from_the_engines_public_replay(request: p
             with contextlib.redirect_stdout(out):
                 code = await asyncio.to_thread(main, argv)
             assert code == 0, out.getvalue()
-            assert out.getvalue().splitlines()[0] == "public (砸六家): 2 deal(s) verified"
+            assert out.getvalue().splitlines()[0] == "public (砸六家): 2 deal(s) verified (protocol 1)"
             refused = await asyncio.to_thread(main, [*argv[:4], "--token", "not-a-token"])
             assert refused == 2
         finally:

@@ -113,3 +113,65 @@ def test_contributions_are_length_prefixed_and_inputs_are_checked() -> None:
         fairly_shuffled(2, SEED, [b""])
     with pytest.raises(ValueError, match="contribution"):
         fairly_shuffled(2, SEED, [b"x" * 65])
+
+
+# --- version 2 (docs/fairness.md, "Test vector (version 2)") -------------------------------------------------------
+
+V2_SEED = bytes(range(0x20, 0x40))
+V2_COMMITMENTS = {
+    0: "4c23fd6ac9bd8b9e83b74d48cd852fe51b41f45ebe63d36e8d56013baae93e18",
+    1: "1e4a0e36f5d2a7cc9ffaaa1cce6d56d192fc75ae835a7950c60c79ae3aded7f4",
+    2: "cbaeac8b8bba2a92a60cdb09794293359e2d63a05ada155bdd70d572e6586d80",
+    3: "342db296c1e5c47bc0884824e1727895ed28b4644bac8d2dabea12dcf1c265f5",
+    4: "77e2ac5120e1d915fe7b558dfee698ddfcaf2f1dd60958b940014b6809f313a2",
+    5: "34236bac29f6e1cb03b68aa73fe4f69ffd7b37f0afda9382bf3418370f9c7eed",
+}
+
+
+def v2_salt(seat: int) -> bytes:
+    return hashlib.sha256(b"salt %d" % seat).digest()
+
+
+def test_the_version_2_test_vector_of_the_document() -> None:
+    """Commitments, a withheld and a mismatching reveal, the shuffle key in seat order, the deck, the cut and the
+    first cards drawn, the draws seed and a tribute tie thrown in play order from the previous 大贡 — each recomputed
+    by an independent reading of the document, then by the rules cores."""
+    from paiju.rules.fair import Shuffle as FairShuffle
+    from paiju.rules.fair import default_cut, draws_seed_of_key
+    from paiju.rules.fairness import contribution_commitment, shuffle_key_v2, shuffled_by_key
+    from paiju.rules.zlj.dealing import TRIBUTE_STREAM, rock_paper_scissors, stream
+
+    assert commitment(V2_SEED).hex() == "af9955c0b6a8d0b56e73aafb49b53cbaaa0670c5ef86114e526847995b44fe3e"
+    for seat, expected in V2_COMMITMENTS.items():
+        cut = 50 if seat == 4 else 0
+        message = (b"paiju-contribution-commitment-v2" + (2).to_bytes(4, "big") + bytes([seat]) + v2_salt(seat)
+                   + cut.to_bytes(4, "big") + b"seat %d" % seat)  # fmt: skip
+        assert hashlib.sha256(message).hexdigest() == expected
+        assert contribution_commitment(2, seat, v2_salt(seat), cut, b"seat %d" % seat).hex() == expected
+    assert contribution_commitment(2, 1, v2_salt(1), 0, b"seat 1!").hex() != V2_COMMITMENTS[1], "seat 1 mismatches"
+    counted = [(s, b"seat %d" % s) for s in (0, 2, 4, 5)]
+    message = b"paiju-fair-shuffle-v2" + b"".join(bytes([s]) + len(c).to_bytes(4, "big") + c for s, c in counted)
+    key = hmac.new(V2_SEED, message, hashlib.sha256).digest()
+    assert key.hex() == "78167aed563c12924113e33391d327f6bb6703bc4f8b7a17f4222d0d2ca1e427"
+    assert shuffle_key_v2(V2_SEED, list(reversed(counted))) == key, "the seats' order, not the order given"
+    order = [format_card(c) for c in shuffled_by_key(2, key)]
+    assert " ".join(order[:12]) == "2S AD 7S 5D KH KC 2C 7C 2S 4C TD QH"
+    assert hashlib.sha256(" ".join(order).encode()).hexdigest() == (
+        "f1ae97479195f2c9d8cda358858de5a766bddbf2fdf96442beeb3dc179a904f9"
+    )
+    six = " ".join(format_card(c) for c in shuffled_by_key(6, key)[:12])
+    assert six == "QH KS 8H 7H AS QC TS AH 8C 6C QD 5D"
+    dealt = order[50:] + order[:50]
+    assert [dealt[i] for i in range(6)] == ["9C", "JD", "9H", "TS", "9D", "5C"], "seats 3, 4, 5, 0, 1, 2"
+
+    class Committed:
+        shuffle = FairShuffle(2, 2, commitment(V2_SEED))
+
+    assert default_cut(Committed, 108) == 52
+    draws = hmac.new(key, b"paiju-deal-draws-v1", hashlib.sha256).digest()
+    assert draws.hex() == "654846add8ac37de312b0670e4e2ba53368736f63cd26a0807428ba51780d8a3"
+    seed = int.from_bytes(draws[:8], "big") >> 1
+    assert seed == draws_seed_of_key(key) == 3649080454316170223
+    rounds, ranked = rock_paper_scissors((3, 5, 1), stream(seed, TRIBUTE_STREAM))
+    assert rounds == (((3, 1), (5, 0), (1, 1)), ((3, 1), (1, 2))) and ranked == (1, 3, 5)
+    assert rock_paper_scissors((1, 3, 5), stream(seed, TRIBUTE_STREAM))[1] == (5, 1, 3), "seat order differs"

@@ -21,7 +21,7 @@
 // 64-bit integers as `bigint`, oneofs as `{case, value}`, unset messages and proto3 `optional` fields `undefined`.
 // Every call and message is checked by tsc against the contract: a wrong field does not compile.
 
-import { randomBytes, randomUUID } from "node:crypto";
+import { createHash, randomBytes, randomInt, randomUUID } from "node:crypto";
 
 import { create, createRegistry, fromBinary, getOption, type MessageInitShape } from "@bufbuild/protobuf";
 import {
@@ -575,6 +575,11 @@ export interface Strategy<K extends Kind> {
   onRefused?(refusal: Refusal, turn: SeatTurn<K>): boolean;
   /** Each contribution of random bytes to a committed shuffle the engine accepted (fair dealing). */
   onContributed?(shuffle: number): void;
+  /**
+   * The log does not show the seat's commitment or reveal (protocol version 2) as the seat sent it: `deal` and
+   * `shuffle` name it. Without this callback the loop stops and rejects with an error naming the deal.
+   */
+  onAltered?(deal: number, shuffle: number, what: string): void;
   /** The stream was opened again, from the last version received. */
   onResume?(after: Refusal | WatchEndReason | null): void;
   /** Stop playing (the loop returns with `end: "stopped"`). */
@@ -602,6 +607,8 @@ export interface SeatResult {
   /** Moves refused as stale. */
   readonly stale: number;
   readonly contributions: number;
+  /** Events that did not show the seat's commitment or reveal as sent (protocol version 2). */
+  readonly altered: number;
   /** Streams opened again. */
   readonly resumed: number;
 }
@@ -658,11 +665,14 @@ export async function playSeat<K extends Kind>(
   const onAbort = (): void => stop.abort();
   strategy.signal?.addEventListener("abort", onAbort);
   const latest = new Latest();
-  const counts = { events: 0, turns: 0, acts: 0, stale: 0, contributions: 0, resumed: 0 };
+  const counts = { events: 0, turns: 0, acts: 0, stale: 0, contributions: 0, altered: 0, resumed: 0 };
   let watched = strategy.fromVersion ?? 0n;
   let ended = false;
   let doneAt = -1n; // the newest turn's version the seat decided at
   const contributed = new Set<number>();
+  const stepped = new Set<string>(); // protocol version 2: the steps taken, "kind:shuffle"
+  const pledges = new Map<number, Pledge>(); // protocol version 2: what the seat committed to, by shuffle
+  const deals = new Map<number, number>(); // the deal of each shuffle committed (SeedCommitted)
 
   /** A command of this game for Act's oneof. */
   const command = (init: KindTypes[K]["init"]) =>
@@ -687,6 +697,7 @@ export async function playSeat<K extends Kind>(
             if (version !== watched + 1n) throw new Error(`seat ${seat}: the watch went from version ${watched} to ${version}`);
             watched = version;
             counts.events += 1;
+            checkPledge(message.envelope);
             await strategy.onEvent?.(message.envelope);
           }
           if (message.turn !== undefined) {
@@ -752,8 +763,79 @@ export async function playSeat<K extends Kind>(
     }
   };
 
+  /** Protocol version 2: commit to fresh bytes drawn here (and, the cutter, a cut), or reveal them. */
+  const pledge = async (step: { kind: FairDealingStepKind; shuffle: number; maxCut: number }): Promise<void> => {
+    const committing = step.kind === FairDealingStepKind.COMMIT;
+    let kept = pledges.get(step.shuffle);
+    if (committing && kept === undefined) {
+      const salt = new Uint8Array(randomBytes(32));
+      const contribution = new Uint8Array(randomBytes(16));
+      const cut = step.maxCut > 0 ? 1 + randomInt(step.maxCut) : 0;
+      kept = { salt, contribution, cut, commitment: contributionCommitment(step.shuffle, seat, salt, cut, contribution), sent: false, revealed: false };
+      pledges.set(step.shuffle, kept);
+    }
+    if (kept === undefined) return;
+    const value = committing
+      ? { case: "commitContribution", value: { seat, commitment: kept.commitment } }
+      : { case: "revealContribution", value: { seat, salt: kept.salt, contribution: kept.contribution, cut: kept.cut } };
+    try {
+      await engine.act(
+        { gameId, commandId: commandId(), command: command({ command: value } as KindTypes[K]["init"]) },
+        await ticket.auth({ timeoutMs: 30_000 }),
+      );
+      if (committing) kept.sent = true;
+      else kept.revealed = true;
+      counts.contributions += 1;
+      strategy.onContributed?.(step.shuffle);
+    } catch (err) {
+      const refusal = refusalOf(err);
+      if (refusal === null || refusal.code !== Code.FailedPrecondition) throw refusal ?? err;
+    }
+  };
+
+  /** Protocol version 2: the log must show the seat's commitment and reveal as sent, and count a matching reveal. */
+  const checkPledge = (envelope: Envelope): void => {
+    if (envelope.payload.case !== kind) return;
+    const event = (envelope.payload.value as { event: { case?: string; value?: Record<string, unknown> } }).event;
+    if (event.case === undefined || event.value === undefined) return;
+    const number = event.value.number as number;
+    if (event.case === "seedCommitted") deals.set(number, event.value.deal as number);
+    const kept = pledges.get(number);
+    if (kept === undefined) return;
+    const altered = (what: string): void => {
+      counts.altered += 1;
+      const deal = deals.get(number) ?? 0;
+      if (strategy.onAltered === undefined) throw new Error(`game ${gameId}, deal ${deal} (shuffle ${number}): ${what}`);
+      strategy.onAltered(deal, number, what);
+    };
+    const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a).equals(Buffer.from(b));
+    const v = event.value;
+    if (event.case === "contributionCommitted" && v.seat === seat && !same(v.commitment as Uint8Array, kept.commitment)) {
+      altered(`seat ${seat}'s commitment is recorded changed`);
+    } else if (event.case === "commitsClosed" && kept.sent && !(v.committed as number[]).includes(seat)) {
+      altered(`seat ${seat}'s commitment, which the engine took, is missing`);
+    } else if (event.case === "contributionRevealed" && v.seat === seat) {
+      const cut = v.cut === undefined ? 0 : (v.cut as number);
+      if (!same(v.salt as Uint8Array, kept.salt) || !same(v.contribution as Uint8Array, kept.contribution) || cut !== kept.cut || v.matches !== true) {
+        altered(`seat ${seat}'s reveal is recorded changed or as not matching its commitment`);
+      }
+    } else if (event.case === "revealsClosed") {
+      pledges.delete(number);
+      if (kept.revealed && !(v.contributors as number[]).includes(seat)) altered(`seat ${seat}'s contribution, revealed and taken, is not counted`);
+    }
+  };
+
   const take = async (turn: Turn): Promise<void> => {
     const step = turn.fairStep;
+    if (
+      strategy.contribute !== false &&
+      step !== undefined &&
+      (step.kind === FairDealingStepKind.COMMIT || step.kind === FairDealingStepKind.REVEAL) &&
+      !stepped.has(`${step.kind}:${step.shuffle}`)
+    ) {
+      stepped.add(`${step.kind}:${step.shuffle}`);
+      await pledge(step);
+    }
     if (
       strategy.contribute !== false &&
       step !== undefined &&
@@ -816,6 +898,30 @@ export async function playSeat<K extends Kind>(
     stop.abort();
   }
   return { end: ended ? "game_ended" : "stopped", version: watched, ...counts };
+}
+
+/** What a seat committed to for one shuffle (protocol version 2), kept until it reveals. */
+interface Pledge {
+  salt: Uint8Array;
+  contribution: Uint8Array;
+  cut: number;
+  commitment: Uint8Array;
+  sent: boolean;
+  revealed: boolean;
+}
+
+/**
+ * A seat's commitment to its contribution (docs/fairness.md, "Version 2"): SHA-256 of
+ * "paiju-contribution-commitment-v2", the shuffle number (4 bytes), the seat (1 byte), the salt (32 bytes), the cut
+ * (4 bytes; 0 unless the seat cuts) and the contribution.
+ */
+export function contributionCommitment(shuffle: number, seat: number, salt: Uint8Array, cut: number, contribution: Uint8Array): Uint8Array {
+  const fixed = Buffer.alloc(9);
+  fixed.writeUInt32BE(shuffle, 0);
+  fixed.writeUInt8(seat, 4);
+  fixed.writeUInt32BE(cut, 5);
+  const hash = createHash("sha256").update("paiju-contribution-commitment-v2").update(fixed.subarray(0, 5));
+  return new Uint8Array(hash.update(salt).update(fixed.subarray(5)).update(contribution).digest());
 }
 
 /** Sleep `seconds` (sooner when `signal` aborts). */

@@ -8,8 +8,11 @@ of a seat that may act, the turn holds the seat's legal actions and its view at 
 engine nothing between moves: when a turn says it may act, it lets the seat's bot (`choose_view`) decide from
 what the seat may see and acts with a fresh command id and the turn's version as ``expected_version``
 (`paiju.sdk.act`: sent again with the same command id while the engine cannot be reached, so it applies once); when
-a fair deal's committed shuffle waits for its contribution, it adds 16 random bytes. The engine refuses a stale move
-(ABORTED): the seat waits for the next turn, so two runners playing one seat never make two moves for one decision.
+a fair deal's committed shuffle waits for its contribution, it adds 16 random bytes (protocol version 2: when the turn
+says COMMIT, it commits to a fresh salt and 16 random bytes drawn on this machine, the cutter to its cut too, and
+reveals them when the turn says REVEAL; every event of the log is checked against what it sent,
+`paiju.sdk.fairness`: a change is logged as an error and counted in `SeatStats.altered`). The engine refuses a stale
+move (ABORTED): the seat waits for the next turn, so two runners playing one seat never make two moves for one decision.
 FAILED_PRECONDITION (the rules refuse the move) plays the first action the turn lists instead; PERMISSION_DENIED or
 UNAUTHENTICATED means the seat is no longer this token's: the seat is dropped.
 
@@ -37,6 +40,7 @@ from paiju.rules import registry
 from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.zlj import bots as zlj_bots
 from paiju.sdk import RETRY_SECONDS, SEAT_GONE, GameWatch, Stale, act, backoff, new_command_id, retryable_for
+from paiju.sdk.fairness import ContributionAltered, Pledges
 from paiju.sdk.games import GAMES
 from paiju.v1 import engine_pb2
 
@@ -101,6 +105,9 @@ class SeatStats:
     """Watch streams resumed after a disconnect."""
     errors: int = 0
     """Calls that failed otherwise (engine unreachable, timeouts), retried after a backoff."""
+    altered: int = 0
+    """Fair dealing: events that did not show this seat's commitment or reveal as it sent it (each logged as an
+    error naming the deal)."""
 
 
 @dataclass
@@ -139,6 +146,10 @@ class SeatPlayer:
         """The latest version this seat acted at (or was refused at, or contributed at)."""
         self._contributed: set[int] = set()
         """The committed shuffles this seat added its contribution to."""
+        self._stepped: set[tuple[int, int]] = set()
+        """The fair-dealing steps (kind, shuffle) this seat took (protocol version 2)."""
+        self.pledges = Pledges()
+        """This seat's commitments and reveals, checked against the log (`paiju.sdk.fairness`)."""
 
     def renew(self, lease: SeatLease) -> None:
         """The renewed lease: its token is used from the next call on."""
@@ -185,6 +196,15 @@ class SeatPlayer:
 
     async def _received(self, envelope: Envelope) -> None:
         self.watched = envelope.version
+        event = self.game.event(envelope)
+        if event is not None:
+            try:
+                self.pledges.check(self.lease.game_id, event)
+            except ContributionAltered as e:
+                self.stats.altered += 1
+                self.log.error(
+                    "fair dealing: this seat's part is not in the log as it sent it", deal=e.deal, what=e.what
+                )
         if self.on_envelope is not None:
             self.on_envelope(self.lease, envelope)
 
@@ -250,10 +270,17 @@ class SeatPlayer:
         """The seat's part of ``turn``: its contribution to a committed shuffle that waits for it, else a move
         decided from the turn's view and legal actions, acted at the turn's version."""
         version = turn.version
-        if turn.fair_step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE:
+        kind = turn.fair_step.kind
+        if kind == engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE:
             if turn.fair_step.shuffle not in self._contributed:
                 self._contributed.add(turn.fair_step.shuffle)
                 await self._contribute()
+            if not turn.actions:
+                return
+        elif kind in (engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT, engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL):
+            if (kind, turn.fair_step.shuffle) not in self._stepped:
+                self._stepped.add((kind, turn.fair_step.shuffle))
+                await self._pledge(turn.fair_step)
             if not turn.actions:
                 return
         actions = self.game.actions(turn)
@@ -306,6 +333,35 @@ class SeatPlayer:
             if e.code() in LOST:
                 raise
             self.log.info("contribution not taken", reason=e.details())
+
+    async def _pledge(self, step: engine_pb2.FairDealingStep) -> None:
+        """Protocol version 2: commit to a fresh salt and contribution (the cutter's cut too, drawn here) or reveal
+        them (`paiju.sdk.fairness.Pledges`); a refusal: the window closed meanwhile."""
+        game_id, number = self.lease.game_id, step.shuffle
+        committing = step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT
+        if committing:
+            command: Any = self.pledges.commit(game_id, self.lease.seat, number, max_cut=step.max_cut)
+        else:
+            command = self.pledges.reveal(game_id, number)
+            if command is None:
+                return
+        try:
+            await act(
+                self.engine,
+                self.game.act(game_id, new_command_id(), command),
+                metadata=self._metadata,
+                timeout=self.call_timeout,
+                again=retryable_for(self.act_patience),
+            )
+        except grpc.aio.AioRpcError as e:
+            if e.code() in LOST:
+                raise
+            self.log.info("fair-dealing step not taken", step="commit" if committing else "reveal", reason=e.details())
+            return
+        if committing:
+            self.pledges.committed(game_id, number)
+        else:
+            self.pledges.revealed(game_id, number)
 
     def _choose(self, seat_view: Any, actions: list[Any], version: int) -> Any:
         try:

@@ -80,6 +80,8 @@ async def build(
     contribution_seconds: float | None = None,
     previous_secret: bytes | None = None,
     fair_new_games: bool = True,
+    fair_protocol: int = 2,
+    first_deal_seconds: float = 0.0,
     cache_bytes: int = CACHED_GAME_BYTES,
     **service: Any,
 ) -> tuple[Games, EngineService]:
@@ -88,12 +90,13 @@ async def build(
     `EngineService`'s keyword arguments (seed secret or seeds, clock, rate limits). ``live``: the set of live
     games read at start (`paiju.engine.live`; without it, every game of the store). ``owned``: the partitions this
     replica owns at first (``None``: every game; `serve` starts with none and takes its share, `own_partitions`).
-    ``contribution_seconds``: new games are dealt from committed shuffles (`paiju.rules.fair`), a deal without a
-    cut waiting that long for the seats' contributions (``None``: from seeds, as the tests that do not look at
-    fairness keep it); ``previous_secret``: the seed secret before the current one, whose committed shuffles are
-    still dealt and revealed; ``fair_new_games``: new games start fair (else from seeds, while the fair games already
-    started go on fairly); ``cache_bytes``: the games held in memory, by their estimated bytes. The tests build it here
-    too."""
+    ``contribution_seconds``: new games are dealt from committed shuffles (`paiju.rules.fair`), each window waiting
+    that long for the seats (``None``: from seeds, as the tests that do not look at fairness keep it);
+    ``previous_secret``: the seed secret before the current one, whose committed shuffles are still dealt and
+    revealed; ``fair_new_games``: new games start fair (else from seeds, while the fair games already started go on
+    fairly); ``fair_protocol``: the protocol version new fair games are dealt by (2: commit, then reveal);
+    ``first_deal_seconds``: how long a version-2 game's first shuffle waits for a seat's client to watch;
+    ``cache_bytes``: the games held in memory, by their estimated bytes. The tests build it here too."""
     dealing = None
     if contribution_seconds is not None:
         secret = service.get("seed_secret")
@@ -104,6 +107,8 @@ async def build(
             lambda game_id, number: server_seeds(secrets, game_id, number),
             contribution_seconds,
             new_games=fair_new_games,
+            protocol=fair_protocol,
+            first_deal_seconds=first_deal_seconds,
         )
     games = Games(store, live=live, cache_bytes=cache_bytes, dealing=dealing)
     await games.own(owned)
@@ -149,6 +154,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         limits=RateLimits(RATE_LIMITS, settings.rate_limits),
         contribution_seconds=settings.contribution_seconds,  # fair games already started go on fairly either way
         fair_new_games=settings.fair_dealing,
+        fair_protocol=settings.fair_protocol,
+        first_deal_seconds=settings.first_deal_seconds,
         previous_secret=settings.previous_seed_secret,
         cache_bytes=settings.cache_mib << 20,
     )

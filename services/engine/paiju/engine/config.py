@@ -27,8 +27,30 @@ FAIR_DEALING = Setting(
 CONTRIBUTION_SECONDS = Setting(
     "PAIJU_CONTRIBUTION_SECONDS",
     2.0,
-    "how long a first deal waits for the seats' contributions before it is dealt with those that came, in seconds "
-    "(0: at once)",
+    "how long each window of fair dealing waits for the seats, in seconds after the last event (protocol 2: the "
+    "commitments, then the reveals; protocol 1: a first deal's contributions); 0: not at all",
+)
+
+
+def fair_protocol(raw: str) -> int:
+    """A fair-dealing protocol version: 1 or 2 (`ValueError` otherwise)."""
+    if raw.strip() not in ("1", "2"):
+        raise ValueError("must be 1 or 2")
+    return int(raw)
+
+
+FAIR_PROTOCOL = Setting(
+    "PAIJU_FAIR_PROTOCOL",
+    2,
+    "the fair-dealing protocol new fair games are dealt by: 2 (every contribution, the cutter's included, committed "
+    "before any is revealed) or 1 (contributions as they come; docs/fairness.md); games already started keep theirs",
+    parse=fair_protocol,
+)
+FIRST_DEAL_SECONDS = Setting(
+    "PAIJU_FIRST_DEAL_SECONDS",
+    30.0,
+    "protocol 2: a game's first shuffle is committed when the first seat's client watches the game, or this many "
+    "seconds after the game started at the latest",
 )
 
 
@@ -54,6 +76,8 @@ class Settings(s.Settings):
     cache_mib: int = GAME_CACHE_MIB.field()
     fair_dealing: bool = FAIR_DEALING.field()
     contribution_seconds: float = CONTRIBUTION_SECONDS.field()
+    fair_protocol: int = FAIR_PROTOCOL.field()
+    first_deal_seconds: float = FIRST_DEAL_SECONDS.field()
     log_level: str = s.LOG_LEVEL.field()
     rate_limits: str = s.RATE_LIMITS.field()
     seed_secret: bytes = SEED_SECRET.field()

@@ -43,7 +43,7 @@ class GameCreation:
                 else rules.game.options()
             )
             start = rules.game.start(
-                self._seeds(request.game_id, 0), options, self._now(), fair=self._games.dealing.fair
+                self._seeds(request.game_id, 0), options, self._now(), **self._games.dealing.start_options()
             )
             seats = self._seating(request, rules.game.seats)
             digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()

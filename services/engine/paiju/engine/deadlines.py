@@ -2,10 +2,12 @@
 
 A game's deadline is the earliest of: its running turn's end (the last event's recorded time plus the game's turn
 seconds, while a seat's turn runs), at once when the game waits for the engine to deal again (a void first 拖拉机
-deal, D-TR-6.6), when a timed round must be told the time (D-TR-9), and when a fair deal's contribution window
-closes (`paiju.rules.fair`). It depends only on the game's log, so it changes only when the game does: the engine
-sets it each time its memory of a game it owns moves (`Schedule`, which `Games` tells), and a scan of the timers
-takes the games whose deadline has passed from a heap (`Deadlines`) — a scan costs O(expired games), not O(games).
+deal, D-TR-6.6), when a timed round must be told the time (D-TR-9), and when a fair deal's window closes
+(`paiju.rules.fair`: a version-1 deal's contributions; a version-2 shuffle's commitments, its reveals, the cutter's
+turn to commit, or its first shuffle's time to wait for a watcher). It depends only on the game's log, so it changes
+only when the game does: the engine sets it each time its memory of a game it owns moves (`Schedule`, which `Games`
+tells), and a scan of the timers takes the games whose deadline has passed from a heap (`Deadlines`) — a scan costs
+O(expired games), not O(games).
 """
 
 from __future__ import annotations
@@ -21,10 +23,11 @@ if TYPE_CHECKING:
     from paiju.engine.games import Game
 
 
-def due_of(game: Any, window: float = 0.0) -> float | None:
+def due_of(game: Any, window: float | FairDealing = 0.0) -> float | None:
     """The engine time (seconds since the epoch) at which ``game`` next needs the engine; ``None``: never, unless
-    someone acts on it first (an untimed game between moves, an ended game). ``window``: how long a fair deal waits
-    for the seats' contributions (`paiju.rules.fair`)."""
+    someone acts on it first (an untimed game between moves, an ended game). ``window``: how long a fair deal's
+    window waits (`paiju.rules.fair`): the engine's `FairDealing` (each window its own time: the seats' commitments
+    and reveals, a cutter's turn, a first shuffle waiting for a watcher), or one time for every window."""
     state = game.state
     recorded = game.last_recorded
     if state.phase.value == "ended" or recorded is None:
@@ -36,7 +39,9 @@ def due_of(game: Any, window: float = 0.0) -> float | None:
         dues.append(last)
     step = rules.fair_step(state)
     if step is not None:
-        dues.append(last + window if step.waits else last)
+        wait = (window.wait(state, step) if isinstance(window, FairDealing) else window) if step.waits else 0.0
+        if wait is not None:
+            dues.append(last + wait)
     seconds = state.options.turn_seconds
     if seconds > 0 and rules.waiting(state):
         dues.append(last + seconds)
@@ -113,7 +118,7 @@ class Schedule:
         if not self._owns(game.game_id):
             return
         try:
-            due = due_of(game, self._dealing.contribution_seconds)
+            due = due_of(game, self._dealing)
         except Exception:
             # the feed delivers a command's events one by one, and a rules core need not tell who is waiting in a
             # state between two events of one command: the next scan reads the game as stored, whole commands only
@@ -147,7 +152,7 @@ class Schedule:
         if game is None:
             self._unknown.add(game_id)
         else:
-            self.index.set(game_id, due_of(game, self._dealing.contribution_seconds))
+            self.index.set(game_id, due_of(game, self._dealing))
 
     def keep(self) -> None:
         """Forget what concerns the games this replica no longer owns (its share changed)."""

@@ -22,6 +22,7 @@ import structlog
 
 from paiju.contract.codec import CodecError
 from paiju.engine.creation import GameCreation
+from paiju.engine.dealing import opens_on_watch
 from paiju.engine.games import (
     RULES,
     CommandIdReused,
@@ -40,6 +41,7 @@ from paiju.platform import tracing
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
+from paiju.platform.store import ConcurrencyConflict
 from paiju.platform.tokens import Identity, Role, Trust, Verifier
 from paiju.rules.errors import RuleError
 from paiju.v1 import engine_pb2, engine_pb2_grpc
@@ -115,7 +117,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self._seeds = seeds
         self.creation = GameCreation(games, seeds, now)
         """Creating games: for CreateGame and for the match starter."""
-        self.encodings = Encodings(lambda: games.dealing.contribution_seconds)
+        self.encodings = Encodings(lambda: games.dealing)
         """What Watch streams send, encoded once per audience and shared (`paiju.engine.watching`)."""
         self.draining = asyncio.Event()
         """Set when the server shuts down (`drain`): open watch streams end with a WatchEnd saying so."""
@@ -349,6 +351,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         full = who.role in FULL_INFORMATION
         game = await self._visible(who, request.game_id)
         seat = None if full else self._seat(who, game)
+        if seat is not None:
+            game = await self._open_first_shuffle(game)
         player = who.subject
         sent = request.from_version
         turned = -1  # the version whose turn was sent last
@@ -394,6 +398,27 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 yield watch_end(engine_pb2.WATCH_END_REASON_DRAINING, sent)
                 return
             game = moved
+
+    async def _open_first_shuffle(self, game: Game) -> Game:
+        """A seat's client watches a version-2 fair game whose first shuffle waits for one (`paiju.engine.dealing`):
+        the engine commits to it now, so the seats watching can commit to their contributions. Taken once, at the
+        game's version (a command id of the game and version: replicas and watchers racing store it once)."""
+        dealing = self._games.dealing
+        step = opens_on_watch(game.rules.game, game.state) if dealing.takes_steps else None
+        if step is None:
+            return game
+        try:
+            after, _ = await self._games.act(
+                game.game_id,
+                dealing.command(game.game_id, game.state, step),
+                f"fair:{game.game_id}:{game.version}",
+                "engine",
+                expected_version=game.version,
+            )
+        except (CommandIdReused, ConcurrencyConflict, RuleError, StaleVersion):
+            return game  # another watcher or the timers took it first: the watch sends it as it comes
+        log.info("first shuffle committed for a watching seat", game=game.game_id, version=after.version)
+        return after
 
     async def Replay(
         self, request: engine_pb2.ReplayRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -53,14 +53,17 @@ async def _deal_again(games: Games, game: Game, command: Any) -> None:
 async def _deal_fairly(games: Games, game: Game, now: datetime) -> bool:
     """A fair game whose next step is the engine's (`paiju.rules.fair`): a deal whose contribution window has
     closed is dealt (with whatever contributions came); a step due at once (a game stored by an engine that does not
-    deal fairly, or a replica that went away between two appends) is taken. Whether the game had such a step."""
+    deal fairly, or a replica that went away between two appends) is taken; so are a version-2 shuffle's closes of
+    its commitments and reveals, and its first commitment when no seat's client watched in time. Whether the game had
+    such a step."""
     step = game.rules.game.fair_step(game.state) if games.dealing.takes_steps else None
     if step is None:
         return False
     recorded = game.last_recorded
     if step.waits and recorded is not None:
+        wait = games.dealing.wait(game.state, step)
         last = recorded.ToDatetime(tzinfo=UTC)
-        if (now - last).total_seconds() < games.dealing.contribution_seconds:
+        if wait is None or (now - last).total_seconds() < wait:
             return True
     try:
         await games.act(

@@ -28,7 +28,9 @@ from typing import Any
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from paiju.engine.dealing import FairDealing
 from paiju.engine.games import Game
+from paiju.rules import fair
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 FULL = -1
@@ -76,9 +78,19 @@ def _may_act(game: Game) -> tuple[int, ...]:
     return (*rules.waiting(game.state), *rules.contributors(game.state))
 
 
-def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: float) -> engine_pb2.Turn:
+_STEP_KINDS = {
+    "contribute": engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE,
+    "commit": engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT,
+    "reveal": engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL,
+}
+"""The fair-dealing step a seat owes (`paiju.rules.fair.owed`), as a turn tells it."""
+
+
+def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing) -> engine_pb2.Turn:
     """The turn at ``game``'s version as ``seat`` receives it (``None``: a spectator, or full information): who may act
-    and when the turn runs out, and when ``seat`` may act, what it needs to act (its view too with ``views``)."""
+    and when the turn runs out, and when ``seat`` may act, what it needs to act (its view too with ``views``).
+    ``contribution_seconds``: how long fair dealing's windows wait (the engine's `FairDealing`, or one time for
+    every window)."""
     rules = game.rules.game
     state = game.state
     waiting = rules.waiting(state)
@@ -96,31 +108,42 @@ def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: 
         for action in rules.legal_actions(state, seat):
             getattr(turn.actions.add(), name).CopyFrom(encode(action))
         game.rules.legal_extras(state, seat, turn)
-        if seat in contributors:
-            turn.fair_step.kind = engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE
+        owed = fair.owed(state, seat) if seat in contributors else None
+        if owed is not None:
+            turn.fair_step.kind = _STEP_KINDS[owed]
             turn.fair_step.shuffle = state.shuffle.number
+            if owed == "commit" and seat == state.shuffle.cutter:
+                turn.fair_step.max_cut = rules.deck_size - 1
     if acts or views:
         getattr(turn, game.rules.name).CopyFrom(game.rules.codec.encode(rules.view(state, seat)))
     return turn
 
 
-def _deadline(game: Game, waiting: bool, contributing: bool, contribution_seconds: float) -> Timestamp | None:
+def _deadline(
+    game: Game, waiting: bool, contributing: bool, contribution_seconds: float | FairDealing
+) -> Timestamp | None:
     """When the running turn runs out: the turn timer's end while seats' moves are awaited, else the end of a fair
-    deal's contribution window while only contributions are (the engine deals then)."""
+    deal's window while only fair-dealing steps are (the engine takes its own step then)."""
     recorded = game.last_recorded
     if recorded is None:
         return None
     seconds: float = game.state.options.turn_seconds if waiting else 0
     if not seconds and contributing:
         step = game.rules.game.fair_step(game.state)
-        seconds = contribution_seconds if step is not None and step.waits else 0
+        if step is not None and step.waits:
+            wait = (
+                contribution_seconds.wait(game.state, step)
+                if isinstance(contribution_seconds, FairDealing)
+                else contribution_seconds
+            )
+            seconds = wait or 0
     if seconds <= 0:
         return None
     at = recorded.seconds * 1_000_000_000 + recorded.nanos + round(seconds * 1e9)
     return Timestamp(seconds=at // 1_000_000_000, nanos=at % 1_000_000_000)
 
 
-def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_seconds: float) -> bytes:
+def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing) -> bytes:
     """A `WatchResponse` holding the turn (see `turn_of`), serialized."""
     turn = turn_of(game, seat, views=views, contribution_seconds=contribution_seconds)
     return engine_pb2.WatchResponse(turn=turn).SerializeToString()
@@ -131,8 +154,11 @@ class Encodings:
     spectators), shared by every watcher. Bounded: per game the versions still in its memory, in all
     ``budget`` bytes (the least recently used games' first)."""
 
-    def __init__(self, contribution_seconds: Callable[[], float] = lambda: 0.0, budget: int = ENCODINGS_BYTES) -> None:
-        """``contribution_seconds``: how long a fair deal waits for contributions (for the turns' deadlines)."""
+    def __init__(
+        self, contribution_seconds: Callable[[], float | FairDealing] = lambda: 0.0, budget: int = ENCODINGS_BYTES
+    ) -> None:
+        """``contribution_seconds``: how long fair dealing's windows wait (the engine's `FairDealing`, or one time for
+        every window; for the turns' deadlines)."""
         self._contribution_seconds = contribution_seconds
         self._budget = budget
         self._games: OrderedDict[str, _GameEncodings] = OrderedDict()

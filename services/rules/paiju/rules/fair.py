@@ -33,7 +33,17 @@ from typing import Any
 
 from paiju.rules.cards import Card
 from paiju.rules.errors import IllegalAction, NotYourTurn, RuleError
-from paiju.rules.fairness import MAX_CONTRIBUTION_BYTES, SEED_BYTES, commitment, fairly_shuffled, shuffle_key
+from paiju.rules.fairness import (
+    MAX_CONTRIBUTION_BYTES,
+    SALT_BYTES,
+    SEED_BYTES,
+    commitment,
+    contribution_commitment,
+    fairly_shuffled,
+    shuffle_key,
+    shuffle_key_v2,
+    shuffled_by_key,
+)
 
 DRAWS_DOMAIN = b"paiju-deal-draws-v1"
 TIMED_OUT = b"timed out"
@@ -73,6 +83,51 @@ class SeedRevealed:
     server_seed: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class ContributionCommitted:
+    """Protocol version 2: ``seat`` committed to its contribution to shuffle ``number`` (``commitment``:
+    `paiju.rules.fairness.contribution_commitment`), before any contribution is revealed."""
+
+    number: int
+    seat: int
+    commitment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class CommitsClosed:
+    """Protocol version 2: shuffle ``number`` takes no more commitments (every seat committed, or the window's time
+    ran out); ``committed``: the seats that did, ascending. Reveals are taken from now on."""
+
+    number: int
+    committed: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ContributionRevealed:
+    """Protocol version 2: ``seat`` revealed its salt, contribution and (the cutter) cut for shuffle ``number``;
+    ``matches``: they hash to its commitment. A reveal that does not match counts as no contribution (and the
+    cutter's cut as none: the commitment's default cut)."""
+
+    number: int
+    seat: int
+    salt: bytes
+    contribution: bytes
+    cut: int | None
+    matches: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RevealsClosed:
+    """Protocol version 2: shuffle ``number`` takes no more reveals; ``contributors``: the seats whose reveal matched
+    (the contributions the deal is shuffled with, in seat order; empty: the deal rests on the server seed alone),
+    ``withheld``: the seats that committed and did not reveal, ``mismatched``: those whose reveal did not match."""
+
+    number: int
+    contributors: tuple[int, ...]
+    withheld: tuple[int, ...]
+    mismatched: tuple[int, ...]
+
+
 # --- commands -----------------------------------------------------------------------------------------------------
 
 
@@ -106,6 +161,40 @@ class RevealSeed:
     server_seed: bytes
 
 
+@dataclass(frozen=True, slots=True)
+class CommitContribution:
+    """Protocol version 2: ``seat`` commits to its contribution (and, the cutter, its cut) to the committed shuffle
+    (any seat, once a shuffle, while commitments are taken)."""
+
+    seat: int
+    commitment: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RevealContribution:
+    """Protocol version 2: ``seat`` reveals what it committed to: the salt, the contribution and the cut (the
+    cutter's count; 0 for every other seat)."""
+
+    seat: int
+    salt: bytes
+    contribution: bytes
+    cut: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class CloseCommits:
+    """Protocol version 2: end the commitments of shuffle ``number`` (engine)."""
+
+    number: int
+
+
+@dataclass(frozen=True, slots=True)
+class CloseReveals:
+    """Protocol version 2: end the reveals of shuffle ``number`` (engine)."""
+
+    number: int
+
+
 # --- state --------------------------------------------------------------------------------------------------------
 
 
@@ -118,14 +207,42 @@ class Shuffle:
     commitment: bytes
     contributions: tuple[SeedContributed, ...] = ()
     dealt: bool = False
+    commit_reveal: bool = False
+    """Protocol version 2: every contribution is committed (`pledges`) before any is revealed (`reveals`)."""
+    cutter: int | None = None
+    """Protocol version 2: the seat that cuts this shuffle's deal (``None``: a deal without a cut)."""
+    pledges: tuple[ContributionCommitted, ...] = ()
+    """Protocol version 2: the seats' commitments, in the order recorded."""
+    commits_closed: bool = False
+    reveals: tuple[ContributionRevealed, ...] = ()
+    """Protocol version 2: the seats' reveals, in the order recorded."""
+    reveals_closed: bool = False
+
+    @property
+    def version(self) -> int:
+        """The protocol version the shuffle is dealt by."""
+        return 2 if self.commit_reveal else 1
 
     @property
     def cut(self) -> SeedContributed | None:
-        """The cutter's cut, once made."""
+        """The cutter's cut, once made (protocol version 1)."""
         return next((c for c in self.contributions if c.cut is not None), None)
 
     def contributed(self, seat: int) -> bool:
         return any(c.seat == seat for c in self.contributions)
+
+    def pledged(self, seat: int) -> ContributionCommitted | None:
+        """``seat``'s commitment (protocol version 2)."""
+        return next((p for p in self.pledges if p.seat == seat), None)
+
+    def revealed(self, seat: int) -> ContributionRevealed | None:
+        """``seat``'s reveal (protocol version 2)."""
+        return next((r for r in self.reveals if r.seat == seat), None)
+
+    @property
+    def counted(self) -> tuple[ContributionRevealed, ...]:
+        """The reveals that match their commitments, in seat order: the contributions a version-2 deal counts."""
+        return tuple(sorted((r for r in self.reveals if r.matches), key=lambda r: r.seat))
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,11 +254,20 @@ class Step:
     kind: str
     number: int
     waits: bool = False
+    window: str = "contribution"
+    """Which time a waiting step waits for: ``contribution`` (the engine's contribution window since the last
+    event), ``cut`` (the cutter has not committed yet: its turn timer since the last event, none on a table without
+    one), ``first`` (a version-2 game's first commitment: a seat's client watching the game, or the engine's
+    first-deal time since the game's start)."""
 
 
 def step(state: Any, *, awaiting: bool, over: bool, cut_deal: bool, seats: int) -> Step | None:
     """The engine's next step in ``state`` (``None``: none now). ``awaiting``: the game waits for its next deal;
-    ``over``: the last deal is over; ``cut_deal``: the next deal is dealt after a cut."""
+    ``over``: the last deal is over; ``cut_deal``: the next deal is dealt after a cut.
+
+    Protocol version 2 adds two steps: ``close_commits`` (when every seat has committed, else when the window's time
+    runs out) and ``close_reveals`` (when every seat that committed has revealed, else when the contribution window
+    runs out); the deal follows at once."""
     if not state.fair:
         return None
     shuffle: Shuffle | None = state.shuffle
@@ -150,16 +276,37 @@ def step(state: Any, *, awaiting: bool, over: bool, cut_deal: bool, seats: int) 
     if not awaiting:
         return None
     if shuffle is None:
+        if getattr(state, "commit_reveal", False) and state.commitments == 0:
+            return Step("commit", 1, waits=True, window="first")
         return Step("commit", state.commitments + 1)
+    if shuffle.commit_reveal:
+        return _step_v2(shuffle, seats)
     if cut_deal:
         return Step("deal", shuffle.number) if shuffle.cut is not None else None
     return Step("deal", shuffle.number, waits=len({c.seat for c in shuffle.contributions}) < seats)
 
 
-def command(next_step: Step, server_seed: bytes) -> CommitSeed | DealShuffle | RevealSeed:
+def _step_v2(shuffle: Shuffle, seats: int) -> Step:
+    if not shuffle.commits_closed:
+        everyone = len(shuffle.pledges) >= seats
+        cutter_owes = shuffle.cutter is not None and shuffle.pledged(shuffle.cutter) is None
+        return Step(
+            "close_commits", shuffle.number, waits=not everyone, window="cut" if cutter_owes else "contribution"
+        )
+    if not shuffle.reveals_closed:
+        owed = any(shuffle.revealed(p.seat) is None for p in shuffle.pledges)
+        return Step("close_reveals", shuffle.number, waits=owed)
+    return Step("deal", shuffle.number)
+
+
+def command(next_step: Step, server_seed: bytes) -> CommitSeed | DealShuffle | RevealSeed | CloseCommits | CloseReveals:
     """The engine's command for ``next_step``, given that shuffle's server seed."""
     if next_step.kind == "commit":
         return CommitSeed(next_step.number, commitment(server_seed))
+    if next_step.kind == "close_commits":
+        return CloseCommits(next_step.number)
+    if next_step.kind == "close_reveals":
+        return CloseReveals(next_step.number)
     if next_step.kind == "deal":
         return DealShuffle(server_seed)
     return RevealSeed(server_seed)
@@ -172,19 +319,20 @@ def settle(
     state: Any,
     server_seed: Callable[[int, bytes | None], bytes],
     *,
-    window_over: bool,
+    window_over: bool | Callable[[Any, Step], bool],
 ) -> list[Any]:
-    """The events of every step due in ``state`` now, taken one after another (a deal that may still wait for
-    contributions only when ``window_over``). ``server_seed(number, commitment)`` gives the seed of shuffle
+    """The events of every step due in ``state`` now, taken one after another (a step that may still wait — for
+    contributions, commitments, reveals or a watcher — only when ``window_over``, or ``window_over(state, step)``
+    says its window has no time to wait). ``server_seed(number, commitment)`` gives the seed of shuffle
     ``number``; ``commitment`` is the one recorded for it when there is one (a deal or a reveal: an engine that
     changed its secret since it committed finds the seed that matches), ``None`` for a new commitment.
 
     A step the rules refuse (a seed that does not match its commitment: the engine lost the secret it committed
     with) ends the steps there: the command that made it due is still recorded, and the step stays due."""
     events: list[Any] = []
-    for _ in range(8):  # at most reveal, commit, deal, reveal, commit: a bound against a rules bug looping
+    for _ in range(10):  # at most reveal, commit, close, close, deal, reveal, commit: a bound against a rules bug
         due = next_step(state)
-        if due is None or (due.waits and not window_over):
+        if due is None or (due.waits and not (window_over(state, due) if callable(window_over) else window_over)):
             break
         shuffle: Shuffle | None = state.shuffle
         committed = shuffle.commitment if shuffle is not None and due.kind != "commit" else None
@@ -235,6 +383,11 @@ def decide_contribute(state: Any, cmd: Contribute, *, seats: int, cutter: int | 
     shuffle: Shuffle | None = state.shuffle
     if shuffle is None or shuffle.dealt:
         raise NotYourTurn("no shuffle waits for contributions now", rule=rule)
+    if shuffle.commit_reveal:
+        raise IllegalAction(
+            "this shuffle takes commitments, then reveals (CommitContribution, RevealContribution), not a contribution",
+            rule=rule,
+        )
     if cmd.seat == cutter:
         raise IllegalAction("the cutter contributes with the cut", rule=rule)
     if shuffle.contributed(cmd.seat):
@@ -250,7 +403,24 @@ def contributors(state: Any, *, seats: int, cutter: int | None) -> tuple[int, ..
     shuffle: Shuffle | None = getattr(state, "shuffle", None)
     if not getattr(state, "fair", False) or shuffle is None or shuffle.dealt:
         return ()
+    if shuffle.commit_reveal:
+        return tuple(seat for seat in range(seats) if owed(state, seat) is not None)
     return tuple(seat for seat in range(seats) if seat != cutter and not shuffle.contributed(seat))
+
+
+def owed(state: Any, seat: int) -> str | None:
+    """The fair-dealing step ``seat`` may take now: ``contribute`` (protocol version 1), ``commit`` or ``reveal``
+    (version 2); ``None``: none. A version-1 cutter contributes with its cut and owes no separate step."""
+    shuffle: Shuffle | None = getattr(state, "shuffle", None)
+    if not getattr(state, "fair", False) or shuffle is None or shuffle.dealt:
+        return None
+    if not shuffle.commit_reveal:
+        return "contribute" if not shuffle.contributed(seat) else None
+    if not shuffle.commits_closed:
+        return "commit" if shuffle.pledged(seat) is None else None
+    if not shuffle.reveals_closed and shuffle.pledged(seat) is not None and shuffle.revealed(seat) is None:
+        return "reveal"
+    return None
 
 
 def cut_contribution(state: Any, seat: int, count: int, contribution: bytes, rule: str) -> SeedContributed:
@@ -258,6 +428,10 @@ def cut_contribution(state: Any, seat: int, count: int, contribution: bytes, rul
     shuffle: Shuffle | None = state.shuffle
     if shuffle is None or shuffle.dealt:
         raise NotYourTurn("the deal's seed is not committed yet", rule=rule)
+    if shuffle.commit_reveal:
+        raise IllegalAction(
+            "the cutter commits to its cut with its contribution (CommitContribution), then reveals it", rule=rule
+        )
     if shuffle.contributed(seat):
         raise IllegalAction(f"seat {seat} has cut already", rule=rule)
     chosen = contribution or str(count).encode()
@@ -280,15 +454,147 @@ def dealt(state: Any, cmd: DealShuffle, decks: int, rule: str) -> tuple[list[Car
         raise IllegalAction("no committed shuffle waits to be dealt", rule=rule)
     if len(cmd.server_seed) != SEED_BYTES or commitment(cmd.server_seed) != shuffle.commitment:
         raise RuleError("the server seed does not match the commitment", rule=rule)
+    if shuffle.commit_reveal:
+        if not shuffle.reveals_closed:
+            raise IllegalAction("the shuffle still takes commitments or reveals", rule=rule)
+        key = shuffle_key_v2(cmd.server_seed, [(r.seat, r.contribution) for r in shuffle.counted])
+        return shuffled_by_key(decks, key), draws_seed_of_key(key)
     contributions = [c.contribution for c in shuffle.contributions]
     return fairly_shuffled(decks, cmd.server_seed, contributions), draws_seed(cmd.server_seed, contributions)
+
+
+def deal_cut(state: Any, deck_size: int) -> tuple[int, int] | None:
+    """The cut a dealt shuffle's deal takes and its cutter: protocol version 1, the recorded cut; version 2, the
+    cutter's revealed cut when its reveal matched, else the cut its commitment names (`default_cut`). ``None``: no
+    cut (a deal without a cutter, or a version-1 cutter that has not cut)."""
+    shuffle: Shuffle = state.shuffle
+    if not shuffle.commit_reveal:
+        made = shuffle.cut
+        return (made.cut, made.seat) if made is not None and made.cut is not None else None
+    if shuffle.cutter is None:
+        return None
+    reveal = shuffle.revealed(shuffle.cutter)
+    if reveal is not None and reveal.matches and reveal.cut is not None:
+        return reveal.cut, shuffle.cutter
+    return default_cut(state, deck_size), shuffle.cutter
 
 
 def draws_seed(server_seed: bytes, contributions: Sequence[bytes]) -> int:
     """The seed of a fair deal's other draws (first drawer, flip, rock–paper–scissors): the first 8 bytes of
     HMAC-SHA256(shuffle key, "paiju-deal-draws-v1"), as an integer, shifted right by one bit (63 bits)."""
-    key = shuffle_key(server_seed, contributions)
+    return draws_seed_of_key(shuffle_key(server_seed, contributions))
+
+
+def draws_seed_of_key(key: bytes) -> int:
+    """The draws seed of a shuffle key (either protocol version)."""
     return int.from_bytes(hmac.new(key, DRAWS_DOMAIN, hashlib.sha256).digest()[:8], "big") >> 1
+
+
+# --- protocol version 2: commit, then reveal ----------------------------------------------------------------------
+
+
+def _open_v2(state: Any, rule: str) -> Shuffle:
+    shuffle: Shuffle | None = state.shuffle
+    if shuffle is None or shuffle.dealt:
+        raise NotYourTurn("no shuffle waits for contributions now", rule=rule)
+    if not shuffle.commit_reveal:
+        raise IllegalAction("this shuffle takes contributions (Contribute), not commitments and reveals", rule=rule)
+    return shuffle
+
+
+def decide_commit_contribution(state: Any, cmd: CommitContribution, *, seats: int, rule: str) -> list[Any]:
+    """`ContributionCommitted` of a seat that has not committed to the shuffle yet, while commitments are taken."""
+    _require_fair(state, "commitment of a contribution", rule)
+    if not 0 <= cmd.seat < seats:
+        raise IllegalAction(f"seat must be 0..{seats - 1}, not {cmd.seat}", rule=rule)
+    shuffle = _open_v2(state, rule)
+    if shuffle.commits_closed:
+        raise NotYourTurn(f"shuffle {shuffle.number} takes no more commitments: reveals are taken now", rule=rule)
+    if shuffle.pledged(cmd.seat) is not None:
+        raise IllegalAction(f"seat {cmd.seat} has committed to shuffle {shuffle.number} already", rule=rule)
+    if len(cmd.commitment) != 32:
+        raise IllegalAction(f"a commitment is a SHA-256 digest of 32 bytes, not {len(cmd.commitment)}", rule=rule)
+    return [ContributionCommitted(shuffle.number, cmd.seat, cmd.commitment)]
+
+
+def decide_close_commits(state: Any, cmd: CloseCommits, *, rule: str) -> list[Any]:
+    """`CommitsClosed` of the shuffle that takes commitments (engine)."""
+    _require_fair(state, "end of commitments", rule)
+    shuffle = _open_v2(state, rule)
+    if shuffle.commits_closed or cmd.number != shuffle.number:
+        raise IllegalAction(f"shuffle {cmd.number} takes no commitments now", rule=rule)
+    return [CommitsClosed(shuffle.number, tuple(sorted(p.seat for p in shuffle.pledges)))]
+
+
+def decide_reveal_contribution(
+    state: Any, cmd: RevealContribution, *, seats: int, deck_size: int, rule: str
+) -> list[Any]:
+    """`ContributionRevealed` of a seat that committed and has not revealed, while reveals are taken: recorded
+    whether or not it matches the commitment (a mismatch counts as no contribution). A reveal that cannot be one
+    (a salt of the wrong length, a contribution of 0 or more than 64 bytes, a cut out of range or from a seat that
+    does not cut) is refused and changes nothing."""
+    _require_fair(state, "reveal of a contribution", rule)
+    if not 0 <= cmd.seat < seats:
+        raise IllegalAction(f"seat must be 0..{seats - 1}, not {cmd.seat}", rule=rule)
+    shuffle = _open_v2(state, rule)
+    if not shuffle.commits_closed or shuffle.reveals_closed:
+        raise NotYourTurn(f"shuffle {shuffle.number} takes no reveals now", rule=rule)
+    pledge = shuffle.pledged(cmd.seat)
+    if pledge is None:
+        raise IllegalAction(f"seat {cmd.seat} did not commit to shuffle {shuffle.number}", rule=rule)
+    if shuffle.revealed(cmd.seat) is not None:
+        raise IllegalAction(f"seat {cmd.seat} has revealed its contribution already", rule=rule)
+    if len(cmd.salt) != SALT_BYTES:
+        raise IllegalAction(f"a salt has {SALT_BYTES} bytes, not {len(cmd.salt)}", rule=rule)
+    check_contribution(cmd.contribution, rule)
+    cutting = cmd.seat == shuffle.cutter
+    if cutting and not 1 <= cmd.cut <= deck_size - 1:
+        raise IllegalAction(f"a cut moves 1..{deck_size - 1} cards, not {cmd.cut}", rule=rule)
+    if not cutting and cmd.cut != 0:
+        raise IllegalAction(f"seat {cmd.seat} does not cut this deal: its cut is 0, not {cmd.cut}", rule=rule)
+    matches = (
+        contribution_commitment(shuffle.number, cmd.seat, cmd.salt, cmd.cut, cmd.contribution) == pledge.commitment
+    )
+    return [
+        ContributionRevealed(
+            shuffle.number, cmd.seat, cmd.salt, cmd.contribution, cmd.cut if cutting else None, matches
+        )
+    ]
+
+
+def decide_close_reveals(state: Any, cmd: CloseReveals, *, rule: str) -> list[Any]:
+    """`RevealsClosed` of the shuffle that takes reveals (engine): who counts, who withheld, whose reveal did not
+    match."""
+    _require_fair(state, "end of reveals", rule)
+    shuffle = _open_v2(state, rule)
+    if not shuffle.commits_closed or shuffle.reveals_closed or cmd.number != shuffle.number:
+        raise IllegalAction(f"shuffle {cmd.number} takes no reveals now", rule=rule)
+    return [closed_reveals(shuffle)]
+
+
+def closed_reveals(shuffle: Shuffle) -> RevealsClosed:
+    """The `RevealsClosed` that ends ``shuffle``'s reveals as they stand."""
+    revealed = {r.seat: r for r in shuffle.reveals}
+    pledged = sorted(p.seat for p in shuffle.pledges)
+    return RevealsClosed(
+        shuffle.number,
+        tuple(s for s in pledged if s in revealed and revealed[s].matches),
+        tuple(s for s in pledged if s not in revealed),
+        tuple(s for s in pledged if s in revealed and not revealed[s].matches),
+    )
+
+
+def decide_v2(state: Any, command: Any, *, seats: int, deck_size: int, rule: str) -> list[Any] | None:
+    """The events of a protocol-version-2 command (``None``: not one)."""
+    if isinstance(command, CommitContribution):
+        return decide_commit_contribution(state, command, seats=seats, rule=rule)
+    if isinstance(command, RevealContribution):
+        return decide_reveal_contribution(state, command, seats=seats, deck_size=deck_size, rule=rule)
+    if isinstance(command, CloseCommits):
+        return decide_close_commits(state, command, rule=rule)
+    if isinstance(command, CloseReveals):
+        return decide_close_reveals(state, command, rule=rule)
+    return None
 
 
 def decide_reveal(state: Any, cmd: RevealSeed, *, over: bool, rule: str) -> list[Any]:
@@ -302,13 +608,26 @@ def decide_reveal(state: Any, cmd: RevealSeed, *, over: bool, rule: str) -> list
     return [SeedRevealed(shuffle.number, shuffle.deal, cmd.server_seed)]
 
 
-def evolve_shuffle(state: Any, event: Any) -> dict[str, Any] | None:
-    """The changes a protocol event makes to the state (``None``: not a protocol event)."""
+def evolve_shuffle(state: Any, event: Any, *, cutter: int | None = None) -> dict[str, Any] | None:
+    """The changes a protocol event makes to the state (``None``: not a protocol event). ``cutter``: the seat that
+    cuts the coming deal (protocol version 2 records it with the shuffle committed for it)."""
     if isinstance(event, SeedCommitted):
-        return {"shuffle": Shuffle(event.number, event.deal, event.commitment), "commitments": event.number}
+        if getattr(state, "commit_reveal", False):
+            shuffle = Shuffle(event.number, event.deal, event.commitment, commit_reveal=True, cutter=cutter)
+        else:
+            shuffle = Shuffle(event.number, event.deal, event.commitment)
+        return {"shuffle": shuffle, "commitments": event.number}
+    current: Shuffle = state.shuffle
     if isinstance(event, SeedContributed):
-        shuffle: Shuffle = state.shuffle
-        return {"shuffle": replace(shuffle, contributions=(*shuffle.contributions, event))}
+        return {"shuffle": replace(current, contributions=(*current.contributions, event))}
+    if isinstance(event, ContributionCommitted):
+        return {"shuffle": replace(current, pledges=(*current.pledges, event))}
+    if isinstance(event, CommitsClosed):
+        return {"shuffle": replace(current, commits_closed=True)}
+    if isinstance(event, ContributionRevealed):
+        return {"shuffle": replace(current, reveals=(*current.reveals, event))}
+    if isinstance(event, RevealsClosed):
+        return {"shuffle": replace(current, reveals_closed=True)}
     if isinstance(event, SeedRevealed):
         return {"shuffle": None}
     return None
@@ -320,6 +639,23 @@ def on_deal(state: Any) -> Shuffle | None:
     return replace(shuffle, dealt=True) if state.fair and shuffle is not None else shuffle
 
 
-PROTOCOL_COMMANDS = (CommitSeed, Contribute, DealShuffle, RevealSeed)
-ENGINE_COMMANDS = (CommitSeed, DealShuffle, RevealSeed)
-PROTOCOL_EVENTS = (SeedCommitted, SeedContributed, SeedRevealed)
+PROTOCOL_COMMANDS = (
+    CommitSeed,
+    Contribute,
+    DealShuffle,
+    RevealSeed,
+    CommitContribution,
+    RevealContribution,
+    CloseCommits,
+    CloseReveals,
+)
+ENGINE_COMMANDS = (CommitSeed, DealShuffle, RevealSeed, CloseCommits, CloseReveals)
+PROTOCOL_EVENTS = (
+    SeedCommitted,
+    SeedContributed,
+    SeedRevealed,
+    ContributionCommitted,
+    CommitsClosed,
+    ContributionRevealed,
+    RevealsClosed,
+)

@@ -12,6 +12,10 @@ that anyone can recompute it from the algorithm alone (docs/fairness.md has it i
    sorted) and runs Fisher–Yates from the last position down: for i = n−1 … 1, j = draw below i+1, swap i and j.
    The first card of the result is the top of the deck.
 
+Protocol version 2 (`paiju.rules.fair`) keys the same stream differently: ``HMAC-SHA256(key = seed, message =
+"paiju-fair-shuffle-v2" || s₁ || len₁ || c₁ || …)`` over the contributions revealed and matching their commitments,
+in seat order (`shuffle_key_v2`); each seat's contribution is first committed to (`contribution_commitment`).
+
 Pure: no clock, no I/O, no unseeded randomness (the standard library's HMAC and SHA-256 only).
 """
 
@@ -79,8 +83,51 @@ def fairly_shuffled(decks: int, server_seed: bytes, contributions: Sequence[byte
     for contribution in contributions:
         if not 0 < len(contribution) <= MAX_CONTRIBUTION_BYTES:
             raise ValueError(f"a contribution has 1..{MAX_CONTRIBUTION_BYTES} bytes, not {len(contribution)}")
+    return shuffled_by_key(decks, shuffle_key(server_seed, contributions))
+
+
+# --- protocol version 2: every contribution committed before any is revealed -----------------------------------
+
+CONTRIBUTION_DOMAIN = b"paiju-contribution-commitment-v2"
+SHUFFLE_DOMAIN_V2 = b"paiju-fair-shuffle-v2"
+SALT_BYTES = 32
+"""A contribution commitment's salt (protocol version 2)."""
+
+
+def contribution_commitment(number: int, seat: int, salt: bytes, cut: int, contribution: bytes) -> bytes:
+    """A seat's commitment to its contribution to shuffle ``number`` (protocol version 2): SHA-256 of the domain,
+    the shuffle number (4 bytes), the seat (1 byte), the salt (32 bytes), the cut (4 bytes: the cutter's count, 0 for
+    every other seat) and the contribution's bytes. The salt keeps a short contribution from being guessed from its
+    commitment; the number and seat keep a commitment from being copied to another shuffle or seat."""
+    if len(salt) != SALT_BYTES:
+        raise ValueError(f"a salt has {SALT_BYTES} bytes, not {len(salt)}")
+    if not 0 < len(contribution) <= MAX_CONTRIBUTION_BYTES:
+        raise ValueError(f"a contribution has 1..{MAX_CONTRIBUTION_BYTES} bytes, not {len(contribution)}")
+    message = (
+        CONTRIBUTION_DOMAIN
+        + number.to_bytes(4, "big")
+        + seat.to_bytes(1, "big")
+        + salt
+        + cut.to_bytes(4, "big")
+        + contribution
+    )
+    return hashlib.sha256(message).digest()
+
+
+def shuffle_key_v2(server_seed: bytes, contributions: Sequence[tuple[int, bytes]]) -> bytes:
+    """The key of a version-2 shuffle's stream: ``HMAC-SHA256(key = seed, message = "paiju-fair-shuffle-v2" || …)``
+    where each counted contribution, in seat order, is its seat (1 byte), its length (4 bytes) and its bytes. The
+    order is the seats', not the log's: the engine chooses nothing about it."""
+    parts = [
+        seat.to_bytes(1, "big") + len(c).to_bytes(4, "big") + c for seat, c in sorted(contributions, key=lambda x: x[0])
+    ]
+    return hmac.new(server_seed, SHUFFLE_DOMAIN_V2 + b"".join(parts), hashlib.sha256).digest()
+
+
+def shuffled_by_key(decks: int, key: bytes) -> list[Card]:
+    """``decks`` full decks shuffled by the stream of ``key`` (Fisher–Yates from the last position down)."""
     deck = list(full_decks(decks))
-    stream = Stream(shuffle_key(server_seed, contributions))
+    stream = Stream(key)
     for i in range(len(deck) - 1, 0, -1):
         j = stream.below(i + 1)
         deck[i], deck[j] = deck[j], deck[i]

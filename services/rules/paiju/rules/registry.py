@@ -18,6 +18,7 @@ from paiju.rules.tractor import model as tractor_model
 from paiju.rules.tractor.settlement import announcement_at
 from paiju.rules.tractor.view import redact as tractor_redact
 from paiju.rules.tractor.view import view as tractor_seat_view
+from paiju.rules.zlj import dealing as zlj_dealing
 from paiju.rules.zlj import game as zlj_game
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.view import redact as zlj_redact
@@ -33,6 +34,8 @@ class GameRules:
     title: str
     """Its name for people (砸六家, 拖拉机)."""
     seats: int
+    deck_size: int
+    """The cards dealt in a deal (a cut moves 1 to one less than this)."""
     new_state: Callable[[], Any]
     decide: Callable[[Any, Any], Sequence[Any]]
     evolve: Callable[[Any, Any], Any]
@@ -53,7 +56,7 @@ class GameRules:
     """The game's rule options (a frozen dataclass)."""
     start: Callable[..., Any]
     """The command that starts a game: (shuffle seed, options, the engine's time in seconds, ``fair=``: whether
-    every deal comes from a committed shuffle, `paiju.rules.fair`)."""
+    every deal comes from a committed shuffle, `paiju.rules.fair`; ``commit_reveal=``: by protocol version 2)."""
     system_commands: tuple[type, ...]
     """The commands only the engine issues (starts, timeouts, its own moves)."""
     referee_commands: tuple[type, ...]
@@ -70,8 +73,10 @@ class GameRules:
     """The engine's next step of a game dealt from committed shuffles (`paiju.rules.fair`): commit, deal or reveal;
     ``None``: nothing now."""
     contributors: Callable[[Any], tuple[int, ...]]
-    """The seats that may add a contribution to a fair game's committed shuffle now (`paiju.rules.fair`): each may
-    send one `Contribute` before the shuffle is dealt; the cutter contributes with its cut instead."""
+    """The seats that may add a contribution to a fair game's committed shuffle now (`paiju.rules.fair`): protocol
+    version 1, each may send one `Contribute` before the shuffle is dealt (the cutter contributes with its cut);
+    version 2, each seat that has not committed while commitments are taken, each that committed and has not
+    revealed while reveals are (`paiju.rules.fair.owed` says which)."""
     time_due: Callable[[Any], int | None]
     """The engine time (seconds) from which `tell_time` changes the game (拖拉机: when a timed round's announcement is
     due); ``None``: telling the time changes nothing now. The engine's turn timers wake the game then."""
@@ -85,12 +90,16 @@ class GameRules:
 def _zlj_waiting(state: zlj_model.State) -> tuple[int, ...]:
     if state.turn is None or state.phase in (zlj_model.Phase.NEW, zlj_model.Phase.ENDED):
         return ()
+    if state.phase is zlj_model.Phase.CUT and state.commit_reveal:
+        return ()  # the cutter commits to its cut in the fair-dealing windows (paiju.rules.fair, version 2)
     return (state.turn,)
 
 
 def _tractor_waiting(state: tractor_model.State) -> tuple[int, ...]:
     if state.phase in (tractor_model.Phase.NEW, tractor_model.Phase.ENDED, tractor_model.Phase.FLIP):
         return ()
+    if state.phase is tractor_model.Phase.CUT and state.commit_reveal:
+        return ()  # the dealer commits to its cut in the fair-dealing windows (paiju.rules.fair, version 2)
     return tractor_game.waiting(state)
 
 
@@ -130,6 +139,7 @@ ZLJ = GameRules(
     name="zlj",
     title="砸六家",
     seats=zlj_model.SEATS,
+    deck_size=zlj_dealing.DECK_SIZE,
     new_state=zlj_model.State,
     decide=zlj_game.decide,
     evolve=zlj_game.evolve,
@@ -140,7 +150,9 @@ ZLJ = GameRules(
     between_deal_phases=frozenset({"new", "shuffle", "cut"}),
     timeout=zlj_model.Timeout,
     options=zlj_model.Options,
-    start=lambda seed, options, at, fair=False: zlj_model.StartMatch(seed, options, fair),
+    start=lambda seed, options, at, fair=False, commit_reveal=False: zlj_model.StartMatch(
+        seed, options, fair, commit_reveal=fair and commit_reveal
+    ),
     system_commands=(zlj_model.StartMatch, zlj_model.Timeout, zlj_model.EndMatch, *ENGINE_COMMANDS),
     referee_commands=(),
     seeded_commands=(zlj_model.Cut, zlj_model.Timeout),
@@ -154,6 +166,7 @@ TRACTOR = GameRules(
     name="tractor",
     title="拖拉机",
     seats=tractor_model.SEATS,
+    deck_size=tractor_game.DECK_SIZE,
     new_state=tractor_model.State,
     decide=tractor_game.decide,
     evolve=tractor_game.evolve,
@@ -164,7 +177,9 @@ TRACTOR = GameRules(
     between_deal_phases=frozenset({"new", "flip", "cut"}),
     timeout=tractor_model.Timeout,
     options=tractor_model.Options,
-    start=lambda seed, options, at, fair=False: tractor_model.StartGame(seed, options, at=at, fair=fair),
+    start=lambda seed, options, at, fair=False, commit_reveal=False: tractor_model.StartGame(
+        seed, options, at=at, fair=fair, commit_reveal=fair and commit_reveal
+    ),
     system_commands=(
         tractor_model.StartGame,
         tractor_model.Redeal,

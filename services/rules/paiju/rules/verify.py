@@ -20,16 +20,29 @@ hands: its revealed seeds are checked against their commitments, its deals are "
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from paiju.rules.errors import RuleError
-from paiju.rules.fair import DealShuffle, SeedCommitted, SeedContributed, SeedRevealed
-from paiju.rules.fairness import commitment
+from paiju.rules.fair import (
+    CommitsClosed,
+    ContributionCommitted,
+    ContributionRevealed,
+    DealShuffle,
+    RevealsClosed,
+    SeedCommitted,
+    SeedContributed,
+    SeedRevealed,
+    Shuffle,
+    closed_reveals,
+)
+from paiju.rules.fairness import commitment, contribution_commitment
 from paiju.rules.registry import GameRules
 
 DEAL_EVENTS = frozenset({"HandsDealt", "CardFlipped"})
 """The events that begin a deal (the first event a dealt shuffle gives)."""
+VERIFIED = "verified"
+ALONE = "verified, server seed alone"
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +56,29 @@ class DealCheck:
     server_seed: bytes | None = None
     """The revealed seed (``None``: not revealed yet)."""
     status: str = "committed"
-    """``verified``; ``not revealed yet`` (dealt, its seed still secret); ``hands hidden`` (a log as a seat or a
-    spectator of a live game receives it: the hands cannot be compared until the game ends, the seed is checked);
-    ``committed`` (not dealt yet); ``failed``."""
+    """``verified``; ``verified, server seed alone`` (verified, but no seat's contribution counted: the deal rests
+    on the server seed alone); ``not revealed yet`` (dealt, its seed still secret); ``hands hidden`` (a log as a
+    seat or a spectator of a live game receives it: the hands cannot be compared until the game ends, the seed is
+    checked); ``committed`` (not dealt yet); ``failed``."""
+    version: int = 1
+    """The protocol version the shuffle was dealt by (1: contributions as they came; 2: commit, then reveal)."""
+    pledges: tuple[ContributionCommitted, ...] = ()
+    """Protocol version 2: the seats' commitments."""
+    reveals: tuple[ContributionRevealed, ...] = ()
+    """Protocol version 2: the seats' reveals (matching or not)."""
+
+    @property
+    def contributors(self) -> tuple[int, ...]:
+        """The seats whose contribution the deal counts, ascending (empty: the server seed alone)."""
+        if self.version == 2:
+            return tuple(sorted(r.seat for r in self.reveals if r.matches))
+        return tuple(sorted({c.seat for c in self.contributions}))
+
+    @property
+    def withheld(self) -> tuple[int, ...]:
+        """Protocol version 2: the seats that committed and did not reveal, or whose reveal did not match."""
+        counted = set(self.contributors)
+        return tuple(sorted(p.seat for p in self.pledges if p.seat not in counted))
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +105,13 @@ class Verdict:
 
     @property
     def verified(self) -> int:
-        return sum(1 for s in self.shuffles if s.status == "verified")
+        """Deals verified (with contributions or on the server seed alone)."""
+        return sum(1 for s in self.shuffles if s.status in (VERIFIED, ALONE))
+
+    @property
+    def alone(self) -> int:
+        """Deals verified that rest on the server seed alone: no seat's contribution counted."""
+        return sum(1 for s in self.shuffles if s.status == ALONE)
 
     @property
     def hidden(self) -> int:
@@ -125,6 +164,10 @@ def verify(rules: GameRules, log: Sequence[tuple[int, Any]]) -> Verdict:
                 fail(index, f"a contribution to shuffle {event.number}, which is not committed and waiting for one")
             elif shuffle.contributed(event.seat):
                 fail(index, f"seat {event.seat} contributes to shuffle {event.number} a second time")
+        elif isinstance(event, ContributionCommitted | CommitsClosed | ContributionRevealed | RevealsClosed):
+            reason = _check_v2(shuffle, event, rules.seats)
+            if reason:
+                fail(index, reason)
         elif isinstance(event, SeedRevealed):
             shuffle_commit = committed.get(event.number)
             if shuffle is None or not shuffle.dealt or shuffle.number != event.number:
@@ -133,7 +176,15 @@ def verify(rules: GameRules, log: Sequence[tuple[int, Any]]) -> Verdict:
                 fail(index, f"the revealed seed of shuffle {event.number} does not match its commitment")
         elif state.fair and shuffle is not None and not shuffle.dealt and _name(event) in DEAL_EVENTS:
             seed = revealed.get(shuffle.number)
-            check = DealCheck(shuffle.number, shuffle.deal, shuffle.commitment, shuffle.contributions)
+            check = DealCheck(
+                shuffle.number,
+                shuffle.deal,
+                shuffle.commitment,
+                shuffle.contributions,
+                version=shuffle.version,
+                pledges=shuffle.pledges,
+                reveals=shuffle.reveals,
+            )
             if seed is None:
                 checks[shuffle.number] = _with(check, "not revealed yet", None)
             elif commitment(seed.server_seed) != shuffle.commitment:  # the reveal is what fails, later in the log
@@ -146,7 +197,9 @@ def verify(rules: GameRules, log: Sequence[tuple[int, Any]]) -> Verdict:
                     checks[shuffle.number] = _with(check, "failed", seed.server_seed)
                     fail(bad, reason)
                 else:  # the deal's events are the ones dealing gives: apply them all
-                    checks[shuffle.number] = _with(check, "verified", seed.server_seed)
+                    checks[shuffle.number] = _with(
+                        check, ALONE if not check.contributors else VERIFIED, seed.server_seed
+                    )
                     for _, dealt in log[index:bad]:
                         if dealt is not None:
                             state = rules.evolve(state, dealt)
@@ -172,7 +225,17 @@ def _seeds_only(log: Sequence[tuple[int, Any]], committed: dict[int, SeedCommitt
     """A redacted log: each revealed seed checked against its commitment; the hands wait for the game's end."""
     checks: dict[int, DealCheck] = {}
     contributions: dict[int, list[SeedContributed]] = {}
+    pledges: dict[int, list[ContributionCommitted]] = {}
+    reveals: dict[int, list[ContributionRevealed]] = {}
+    versions: dict[int, int] = {}
     for index, (version, event) in enumerate(log):
+        if isinstance(event, ContributionCommitted | CommitsClosed | ContributionRevealed | RevealsClosed):
+            versions[event.number] = 2
+            if isinstance(event, ContributionCommitted):
+                pledges.setdefault(event.number, []).append(event)
+            elif isinstance(event, ContributionRevealed):
+                reveals.setdefault(event.number, []).append(event)
+            continue
         if isinstance(event, SeedCommitted):
             checks[event.number] = DealCheck(event.number, event.deal, event.commitment, status="not revealed yet")
         elif isinstance(event, SeedContributed):
@@ -190,14 +253,63 @@ def _seeds_only(log: Sequence[tuple[int, Any]], committed: dict[int, SeedCommitt
                 shuffle.number, shuffle.deal, shuffle.commitment, (), event.server_seed, "hands hidden"
             )
     shuffles = tuple(
-        DealCheck(c.number, c.deal, c.commitment, tuple(contributions.get(n, ())), c.server_seed, c.status)
+        DealCheck(
+            c.number,
+            c.deal,
+            c.commitment,
+            tuple(contributions.get(n, ())),
+            c.server_seed,
+            c.status,
+            versions.get(n, 1),
+            tuple(pledges.get(n, ())),
+            tuple(reveals.get(n, ())),
+        )
         for n, c in sorted(checks.items())
     )
     return Verdict(True, shuffles, None)
 
 
 def _with(check: DealCheck, status: str, seed: bytes | None) -> DealCheck:
-    return DealCheck(check.number, check.deal, check.commitment, check.contributions, seed, status)
+    return replace(check, server_seed=seed, status=status)
+
+
+def _check_v2(shuffle: Shuffle | None, event: Any, seats: int) -> str:
+    """Why a protocol-version-2 event cannot stand where the log has it ("" when it can): every commitment before
+    the commitments close, every reveal after and matching as recorded, the closes saying what happened."""
+    number = event.number
+    if shuffle is None or shuffle.dealt or not shuffle.commit_reveal or shuffle.number != number:
+        return f"a {_name(event)} for shuffle {number}, which does not take commitments and reveals now"
+    if isinstance(event, ContributionCommitted):
+        if shuffle.commits_closed:
+            return f"seat {event.seat} commits to shuffle {number} after its commitments closed"
+        if not 0 <= event.seat < seats or shuffle.pledged(event.seat) is not None or len(event.commitment) != 32:
+            return f"seat {event.seat}'s commitment to shuffle {number} is not a first 32-byte commitment of a seat"
+        return ""
+    if isinstance(event, CommitsClosed):
+        pledged = tuple(sorted(p.seat for p in shuffle.pledges))
+        if shuffle.commits_closed or event.committed != pledged:
+            return f"the commitments of shuffle {number} close as {event.committed}, not as recorded ({pledged})"
+        return ""
+    if isinstance(event, ContributionRevealed):
+        pledge = shuffle.pledged(event.seat)
+        if not shuffle.commits_closed or shuffle.reveals_closed:
+            return f"seat {event.seat} reveals for shuffle {number} while its commitments are still taken"
+        if pledge is None or shuffle.revealed(event.seat) is not None:
+            return f"seat {event.seat} reveals for shuffle {number} without a commitment, or a second time"
+        cutting = event.seat == shuffle.cutter
+        if cutting != (event.cut is not None):
+            return f"seat {event.seat}'s reveal for shuffle {number} records a cut only if it cuts"
+        try:
+            digest = contribution_commitment(number, event.seat, event.salt, event.cut or 0, event.contribution)
+        except ValueError as e:
+            return f"seat {event.seat}'s reveal for shuffle {number} cannot be hashed ({e})"
+        if (digest == pledge.commitment) != event.matches:
+            said = "matching" if event.matches else "not matching"
+            return f"seat {event.seat}'s reveal for shuffle {number} is recorded as {said} its commitment, wrongly"
+        return ""
+    if not shuffle.commits_closed or shuffle.reveals_closed or event != closed_reveals(shuffle):
+        return f"the reveals of shuffle {number} close as {event}, not as recorded ({closed_reveals(shuffle)})"
+    return ""
 
 
 def _redeal(

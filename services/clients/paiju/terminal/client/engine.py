@@ -21,6 +21,7 @@ import grpc
 from paiju.rules.cards import Card
 from paiju.rules.tractor.order import TRUMP
 from paiju.sdk import RETRYABLE, GameWatch, Stale, act, backoff, new_command_id, refusal_of
+from paiju.sdk.fairness import Pledges
 from paiju.sdk.games import GAMES, GameContract
 from paiju.terminal.client.render import FollowOwed
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2
@@ -141,6 +142,9 @@ class Turn:
     """When the turn runs out, by the engine's clock (seconds since the epoch); ``None``: nothing runs out."""
     contribution: int | None
     """The committed shuffle (its number) the caller's seat may add its random bytes to now (``fair_step``)."""
+    pledge: tuple[str, int, int] | None = None
+    """Protocol version 2: the step the caller's seat owes (``commit`` or ``reveal``), for which shuffle, and the
+    most cards its cut may move when it cuts (else 0)."""
 
     @property
     def version(self) -> int:
@@ -158,12 +162,19 @@ def read_turn(game: GameContract, turn: engine_pb2.Turn) -> Turn:
     follow = follow_owed(turn.tractor_follow) if turn.HasField("tractor_follow") else None
     deadline = turn.deadline.seconds + turn.deadline.nanos / 1e9 if turn.HasField("deadline") else None
     contributes = turn.fair_step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE
+    step = turn.fair_step
+    pledge = (
+        ("commit" if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT else "reveal", step.shuffle, step.max_cut)
+        if step.kind in (engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT, engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL)
+        else None
+    )
     return Turn(
         snap=Snapshot(turn.version, game.name, game.view(turn)),
         seats=tuple(turn.seats),
         legal=Legal(turn.version, game.actions(turn), follow),
         deadline=deadline,
         contribution=turn.fair_step.shuffle if contributes else None,
+        pledge=pledge,
     )
 
 
@@ -201,6 +212,24 @@ class EngineClient:
             await self.act(self.game.contribute(seat))
         except Refused:
             return False
+        return True
+
+    async def pledge(self, pledges: Pledges, seat: int, step: tuple[str, int, int]) -> bool:
+        """Protocol version 2: commit to this machine's fresh salt and random bytes (the cutter's cut too, drawn
+        here), or reveal them (`paiju.sdk.fairness`); whether the engine took the step. A refusal (the window closed
+        meanwhile) is no error."""
+        kind, number, max_cut = step
+        if kind == "commit":
+            command: Any = pledges.commit(self.game_id, seat, number, max_cut=max_cut)
+        else:
+            command = pledges.reveal(self.game_id, number)
+            if command is None:
+                return False
+        try:
+            await self.act(command)
+        except Refused:
+            return False
+        (pledges.committed if kind == "commit" else pledges.revealed)(self.game_id, number)
         return True
 
     async def act(self, command: Any, expected_version: int | None = None) -> int:

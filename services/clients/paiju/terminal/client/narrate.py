@@ -16,7 +16,15 @@ from typing import Any, ClassVar
 
 from paiju.rules.cards import format_cards
 from paiju.rules.errors import IllegalAction
-from paiju.rules.fair import SeedCommitted, SeedContributed, SeedRevealed
+from paiju.rules.fair import (
+    CommitsClosed,
+    ContributionCommitted,
+    ContributionRevealed,
+    RevealsClosed,
+    SeedCommitted,
+    SeedContributed,
+    SeedRevealed,
+)
 from paiju.rules.tractor import model as tm
 from paiju.rules.tractor.combos import classify
 from paiju.rules.tractor.order import LEVEL_RANKS, Trumps
@@ -62,6 +70,9 @@ class Narration:
 
     game: ClassVar[GameContract]
 
+    whole_seeds = False
+    """Write seeds and commitments out whole (`paiju replay`), not shortened."""
+
     def __init__(self, seats: Seats) -> None:
         self.seats = seats
 
@@ -93,15 +104,44 @@ def timed_out(seat: int, seats: Seats, rule: str) -> str:
     return f"  {seats.label(seat)}'s turn timer ran out: the engine moves for it ({rule}):"
 
 
-def fairness_lines(event: Any) -> list[str] | None:
-    """Lines for the events of fair dealing (docs/fairness.md); ``None`` for any other event."""
+def _seats_text(seats: tuple[int, ...]) -> str:
+    return ", ".join(f"seat {s}" for s in seats) if seats else "none"
+
+
+def fairness_lines(event: Any, *, whole: bool = False) -> list[str] | None:
+    """Lines for the events of fair dealing (docs/fairness.md); ``None`` for any other event. ``whole``: seeds and
+    commitments written out whole (`paiju replay`, to check by hand), else their first 16 hex digits."""
+
+    def shown(data: bytes) -> str:
+        return data.hex() if whole else data.hex()[:16] + "…"
+
     if isinstance(event, SeedCommitted):
-        return [f"Deal {event.deal}'s shuffle is committed: {event.commitment.hex()[:16]}… (checked after the deal)"]
+        return [f"Deal {event.deal}'s shuffle is committed: {shown(event.commitment)} (checked after the deal)"]
     if isinstance(event, SeedContributed):
         return []  # a seat's random bytes say nothing to a player (the cut is told with the deal; `--details` of
         # paiju verify lists every contribution)
+    if isinstance(event, ContributionCommitted):
+        return [f"  seat {event.seat} committed to its contribution: {shown(event.commitment)}"] if whole else []
+    if isinstance(event, CommitsClosed):
+        return [f"Shuffle {event.number}: commitments closed ({_seats_text(event.committed)} committed)"]
+    if isinstance(event, ContributionRevealed):
+        if not event.matches:
+            return [f"  seat {event.seat}'s reveal does not match its commitment: it counts as no contribution"]
+        if whole:
+            cut = f", cut {event.cut}" if event.cut is not None else ""
+            return [f"  seat {event.seat} revealed {event.contribution.hex()} (salt {event.salt.hex()}{cut})"]
+        return []
+    if isinstance(event, RevealsClosed):
+        if not event.contributors:
+            return [f"Shuffle {event.number}: no contribution counts: the deal rests on the server seed alone"]
+        line = f"Shuffle {event.number}: contributions of {_seats_text(event.contributors)}"
+        if event.withheld:
+            line += f"; withheld by {_seats_text(event.withheld)}"
+        if event.mismatched:
+            line += f"; not matching from {_seats_text(event.mismatched)}"
+        return [line]
     if isinstance(event, SeedRevealed):
-        return [f"Deal {event.deal}'s seed revealed: {event.server_seed.hex()[:16]}… (paiju verify checks the deal)"]
+        return [f"Deal {event.deal}'s seed revealed: {shown(event.server_seed)} (paiju verify checks the deal)"]
     return None
 
 
@@ -111,7 +151,7 @@ class ZljNarration(Narration):
     game = games.ZLJ
 
     def narrate(self, event: Any) -> list[str]:
-        fairness = fairness_lines(event)
+        fairness = fairness_lines(event, whole=self.whole_seeds)
         if fairness is not None:
             return fairness
         if isinstance(event, zm.TurnTimedOut):
@@ -137,7 +177,7 @@ class TractorNarration(Narration):
         return format_cards(cards, self.trumps.order_key if self.trumps is not None else None)
 
     def narrate(self, event: Any) -> list[str]:
-        fairness = fairness_lines(event)
+        fairness = fairness_lines(event, whole=self.whole_seeds)
         if fairness is not None:
             return fairness
         label = self.seats.label

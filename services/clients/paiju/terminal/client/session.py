@@ -18,6 +18,7 @@ from typing import Any
 
 import grpc
 
+from paiju.sdk.fairness import ContributionAltered, Pledges
 from paiju.terminal.client import render
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, GameFeed, Refused, Snapshot, Turn
@@ -52,6 +53,10 @@ class Session:
         self._contributing: set[asyncio.Task[bool]] = set()
         self._contributed: set[int] = set()
         """The committed shuffles this seat added its random bytes to."""
+        self._pledged: set[tuple[str, int]] = set()
+        """The fair-dealing steps (commit or reveal, shuffle) this seat took (protocol version 2)."""
+        self.pledges = Pledges()
+        """This seat's commitments and reveals, checked against every event received (`paiju.sdk.fairness`)."""
         self._last_event: tuple[float, float] | None = None
         """When the game's last event was recorded (its envelope's time) and when it arrived here."""
         self._deadline: float | None = None
@@ -81,9 +86,14 @@ class Session:
 
     def _contribute(self, turn: Turn) -> None:
         """The player's seat adds its random bytes to the committed shuffle its turn says waits for them, once per
-        shuffle, in the background (docs/fairness.md)."""
-        shuffle = turn.contribution
+        shuffle, in the background (docs/fairness.md); by protocol version 2 it commits to them, then reveals them."""
         seat = turn.snap.view.seat
+        if turn.pledge is not None and seat is not None and turn.pledge[:2] not in self._pledged:
+            self._pledged.add(turn.pledge[:2])
+            pledging = asyncio.get_running_loop().create_task(self.engine.pledge(self.pledges, seat, turn.pledge))
+            self._contributing.add(pledging)
+            pledging.add_done_callback(self._contributing.discard)
+        shuffle = turn.contribution
         if shuffle is None or seat is None or shuffle in self._contributed:
             return
         self._contributed.add(shuffle)
@@ -99,6 +109,11 @@ class Session:
             self._backlog.append(envelope)
             return
         event = self._narration.game.event(envelope)
+        if event is not None:
+            try:
+                self.pledges.check(self.engine.game_id, event)
+            except ContributionAltered as e:
+                self.console.line(f"Fair dealing: {e} (docs/fairness.md).")
         if self.seats.me is not None and timed_out_seat(event) == self.seats.me:
             self.console.end_prompt()  # the engine moved for the player: the question is no longer asked
         self.console.lines(self._narration.lines(envelope))

@@ -139,7 +139,7 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
         if command.options.round_minutes < 0 or command.options.turn_seconds < 0:
             raise RuleError("round_minutes and turn_seconds are 0 (off) or more")
         if command.fair:
-            return (GameStarted(command.options, command.at, fair=True),)
+            return (GameStarted(command.options, command.at, fair=True, commit_reveal=command.commit_reveal),)
         return (GameStarted(command.options, command.at), *_first_deal(command.seed, 1))
     if isinstance(command, Redeal):
         if state.phase is not Phase.FLIP:
@@ -171,6 +171,9 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
         return tuple(_decide_deal_shuffle(state, command))
     if isinstance(command, fair.RevealSeed):
         return tuple(fair.decide_reveal(state, command, over=_deal_over(state), rule="§8"))
+    v2 = fair.decide_v2(state, command, seats=SEATS, deck_size=DECK_SIZE, rule="§8")
+    if v2 is not None:
+        return tuple(v2)
     raise RuleError(f"unknown command {command!r}")
 
 
@@ -202,10 +205,11 @@ def _decide_deal_shuffle(state: State, command: fair.DealShuffle) -> list[Event]
     cards, seed = fair.dealt(state, command, DECKS, "§8")
     if state.phase is Phase.FLIP:
         return _first_deal(seed, state.deal or 1, cards)
-    cut = state.shuffle.cut if state.shuffle is not None else None
-    if cut is None or cut.cut is None:
+    cut = fair.deal_cut(state, DECK_SIZE)
+    if cut is None:
         raise IllegalAction("the dealer has not cut yet", fingerprint=fingerprint(state), rule="§8")
-    return _cut_deal(state, deck.cut(cards, cut.cut), seed, cut.cut, cut.seat)
+    count, dealer = cut
+    return _cut_deal(state, deck.cut(cards, count), seed, count, dealer)
 
 
 def _decide_clock(state: State, command: ClockTick) -> list[Event]:
@@ -576,7 +580,14 @@ def evolve(state: State, event: Event) -> State:
         return replace(state, phase=Phase.ENDED, turn=None)
     if isinstance(event, GameStarted):
         if event.fair:
-            return replace(state, options=event.options, started_at=event.at, fair=True, phase=Phase.FLIP)
+            return replace(
+                state,
+                options=event.options,
+                started_at=event.at,
+                fair=True,
+                phase=Phase.FLIP,
+                commit_reveal=event.commit_reveal,
+            )
         return replace(state, options=event.options, started_at=event.at)
     if isinstance(event, TurnTimedOut | LabourReformChosen):
         return state
@@ -586,7 +597,7 @@ def evolve(state: State, event: Event) -> State:
         return replace(state, penalty_points=state.penalty_points + event.points)
     if isinstance(event, LabourReformDeclared):
         return replace(state, phase=Phase.REFORM, reform_by=event.offending_team, turn=None)
-    changes = fair.evolve_shuffle(state, event)
+    changes = fair.evolve_shuffle(state, event, cutter=state.turn if state.phase is Phase.CUT else None)
     if changes is not None:
         return replace(state, **changes)
     raise TypeError(f"unknown event {event!r}")
@@ -638,6 +649,8 @@ def legal_actions(state: State, seat: int) -> tuple[SeatAction, ...]:
     if state.turn != seat:
         return ()
     if phase is Phase.CUT:
+        if state.commit_reveal:  # the dealer commits to its cut and reveals it (paiju.rules.fair, version 2)
+            return ()
         return tuple(Cut(seat, n, 0) for n in range(1, DECK_SIZE))
     if phase is Phase.PLAY:
         t = trumps(state)

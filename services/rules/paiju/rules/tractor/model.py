@@ -7,9 +7,17 @@ from enum import StrEnum
 
 from paiju.rules.cards import Card, Cards, Suit
 from paiju.rules.fair import (
+    CloseCommits,
+    CloseReveals,
+    CommitContribution,
+    CommitsClosed,
     CommitSeed,
     Contribute,
+    ContributionCommitted,
+    ContributionRevealed,
     DealShuffle,
+    RevealContribution,
+    RevealsClosed,
     RevealSeed,
     SeedCommitted,
     SeedContributed,
@@ -110,6 +118,8 @@ class State:
     """The committed shuffle of the coming deal, or the dealt one until its seed is revealed."""
     commitments: int = 0
     """The commitments recorded so far (the next one is number ``commitments + 1``)."""
+    commit_reveal: bool = False
+    """Fair dealing by protocol version 2: every contribution committed before any is revealed (`paiju.rules.fair`)."""
 
 
 # --- commands ---------------------------------------------------------------------------------------
@@ -124,6 +134,8 @@ class StartGame:
     options: Options = Options()
     at: int = 0
     fair: bool = False
+    commit_reveal: bool = False
+    """Fair dealing by protocol version 2 (commit, then reveal; `paiju.rules.fair`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +238,10 @@ Command = (
     | Contribute
     | DealShuffle
     | RevealSeed
+    | CommitContribution
+    | RevealContribution
+    | CloseCommits
+    | CloseReveals
 )
 SeatAction = Cut | MakeBid | Counter | Pass | Play | ChooseLabourReform
 
@@ -239,6 +255,8 @@ class GameStarted:
     at: int = 0
     fair: bool = False
     """Every deal comes from a committed shuffle (`paiju.rules.fair`)."""
+    commit_reveal: bool = False
+    """Protocol version 2: every contribution committed before any is revealed (`paiju.rules.fair`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,4 +404,8 @@ Event = (
     | SeedCommitted
     | SeedContributed
     | SeedRevealed
+    | ContributionCommitted
+    | CommitsClosed
+    | ContributionRevealed
+    | RevealsClosed
 )

@@ -192,6 +192,9 @@ def decide(state: State, command: Command) -> tuple[Event, ...]:
         return tuple(_decide_deal_shuffle(state, command))
     if isinstance(command, fair.RevealSeed):
         return tuple(fair.decide_reveal(state, command, over=_deal_over(state), rule="§9"))
+    v2 = fair.decide_v2(state, command, seats=SEATS, deck_size=DECK_SIZE, rule="§9")
+    if v2 is not None:
+        return tuple(v2)
     raise RuleError(f"unknown command {command!r}")
 
 
@@ -222,10 +225,10 @@ def _decide_deal_shuffle(state: State, command: fair.DealShuffle) -> list[Event]
     cards, seed = fair.dealt(state, command, DECKS, "§9")
     if state.phase is Phase.SHUFFLE:
         return _first_deal(cards, seed)
-    cut = state.shuffle.cut if state.shuffle is not None else None
-    if cut is None or cut.cut is None:
+    cut = fair.deal_cut(state, DECK_SIZE)
+    if cut is None:
         raise IllegalAction("the cutter has not cut yet", fingerprint=fingerprint(state), rule="§9")
-    return _cut_deal(state, cards, seed, cut.cut, cut.seat)
+    return _cut_deal(state, cards, seed, *cut)
 
 
 def _decide_start(state: State, command: StartMatch) -> list[Event]:
@@ -237,7 +240,7 @@ def _decide_start(state: State, command: StartMatch) -> list[Event]:
     if options.turn_seconds < 0:
         raise RuleError(f"turn_seconds must be 0 (no timer) or more, got {options.turn_seconds}", rule="§13")
     if command.fair:
-        return [MatchStarted(options, fair=True)]
+        return [MatchStarted(options, fair=True, commit_reveal=command.commit_reveal)]
     return [MatchStarted(options), *_first_deal(shuffled_deck(command.seed), command.seed)]
 
 
@@ -542,7 +545,9 @@ def evolve(state: State, event: Event) -> State:
         return replace(state, phase=Phase.ENDED, turn=None)
     if isinstance(event, MatchStarted):
         if event.fair:
-            return replace(state, options=event.options, fair=True, phase=Phase.SHUFFLE)
+            return replace(
+                state, options=event.options, fair=True, phase=Phase.SHUFFLE, commit_reveal=event.commit_reveal
+            )
         return replace(state, options=event.options)
     if isinstance(event, HandsDealt):
         return replace(
@@ -582,7 +587,7 @@ def evolve(state: State, event: Event) -> State:
         return _advance_tribute(
             _move_from_pool(state, event.seat, event.cards, picking=isinstance(event, TributePicked))
         )
-    changes = fair.evolve_shuffle(state, event)
+    changes = fair.evolve_shuffle(state, event, cutter=state.turn if state.phase is Phase.CUT else None)
     if changes is not None:
         return replace(state, **changes)
     raise TypeError(f"unknown event {event!r}")
@@ -711,6 +716,8 @@ def legal_actions(state: State, seat: int) -> tuple[SeatAction, ...]:
             return tuple(Play(seat, _cards_for(shape, groups)) for shape in all_plays(counts))
         return (Pass(seat), *[Play(seat, _cards_for(shape, groups)) for shape in answers(counts, current)])
     if phase is Phase.CUT:
+        if state.commit_reveal:  # the cutter commits to its cut and reveals it (paiju.rules.fair, version 2)
+            return ()
         return tuple(Cut(seat, n, 0) for n in range(1, DECK_SIZE))
     tribute = state.tribute
     if tribute is None:

@@ -7,9 +7,17 @@ from enum import StrEnum
 
 from paiju.rules.cards import Card, Cards
 from paiju.rules.fair import (
+    CloseCommits,
+    CloseReveals,
+    CommitContribution,
+    CommitsClosed,
     CommitSeed,
     Contribute,
+    ContributionCommitted,
+    ContributionRevealed,
     DealShuffle,
+    RevealContribution,
+    RevealsClosed,
     RevealSeed,
     SeedCommitted,
     SeedContributed,
@@ -194,6 +202,8 @@ class State:
     """The committed shuffle of the coming deal, or the dealt one until its seed is revealed."""
     commitments: int = 0
     """The commitments recorded so far (the next one is number ``commitments + 1``)."""
+    commit_reveal: bool = False
+    """Fair dealing by protocol version 2: every contribution committed before any is revealed (`paiju.rules.fair`)."""
 
 
 _new = object.__new__
@@ -219,6 +229,8 @@ class StartMatch:
     seed: int
     options: Options = Options()
     fair: bool = False
+    commit_reveal: bool = False
+    """Fair dealing by protocol version 2 (commit, then reveal; `paiju.rules.fair`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,6 +301,10 @@ Command = (
     | Contribute
     | DealShuffle
     | RevealSeed
+    | CommitContribution
+    | RevealContribution
+    | CloseCommits
+    | CloseReveals
 )
 SeatAction = Cut | PickTribute | ReturnTribute | TakeBack | Play | Pass
 
@@ -301,6 +317,8 @@ class MatchStarted:
     options: Options
     fair: bool = False
     """Every deal comes from a committed shuffle (`paiju.rules.fair`)."""
+    commit_reveal: bool = False
+    """Protocol version 2: every contribution committed before any is revealed (`paiju.rules.fair`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,4 +485,8 @@ Event = (
     | SeedCommitted
     | SeedContributed
     | SeedRevealed
+    | ContributionCommitted
+    | CommitsClosed
+    | ContributionRevealed
+    | RevealsClosed
 )

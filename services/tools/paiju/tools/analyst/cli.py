@@ -31,7 +31,7 @@ from paiju.tools.analyst.streams import (
     table_games,
     tournament_games,
 )
-from paiju.tools.analyst.verifying import replayed_logs, verdict_lines, verdict_of
+from paiju.tools.analyst.verifying import export_file, export_logs, replayed_logs, verdict_lines, verdict_of
 
 LIVE_HELP = (
     "Games still being played are left out unless --include-live is given; then only their public rows are "
@@ -106,6 +106,7 @@ async def export_games(
             sorted((d for part in parts for d in part.deals), key=lambda row: str(row["game_id"])),
             sorted((p for part in parts for p in part.plays), key=lambda row: str(row["game_id"])),
             sum(part.live_left_out for part in parts),
+            sorted((e for part in parts for e in part.events), key=lambda row: str(row["game_id"])),
         )
     files = write_rows(rows, out, fmt)
     games = len({row["game_id"] for row in rows.deals})
@@ -195,6 +196,12 @@ def run_verify(args: argparse.Namespace) -> int:
                     "--engine verifies named games (GAME or --game) with a token (--token or PAIJU_TOKEN)"
                 )
             logs = await replayed_logs(args.engine, [*args.games, *args.game], token)
+            return [(log, verdict_of(log)) for log in logs]
+        exports = [Path(g) for g in args.games if export_file(Path(g)) is not None]
+        if exports:
+            if len(exports) != len(args.games) or args.game or args.table or args.tournament:
+                raise AnalystError("verify either exports (FILE or folder) or games of the stream, not both")
+            logs = [log for path in exports for log in export_logs(path)]
             return [(log, verdict_of(log)) for log in logs]
         game_ids = await _chosen_games(source, [*args.games, *args.game], args.table, args.tournament)
         async with game_store(source) as store:
@@ -297,12 +304,19 @@ def add_parsers(subparsers: Any) -> None:
             "Check the deals of the chosen games (--game, --table, --tournament, all repeatable; else every game of "
             "the stream): each revealed server seed matches the commitment recorded before the players "
             "contributed, and each deal's hands, first drawer, flipped card and rock-paper-scissors are exactly "
-            "what the seed and the contributions give. Games dealt before fair dealing are 'not committed'; a "
-            "deal not revealed yet (still being played) is listed as such. Names the first event that fails. "
+            "what the seed and the contributions give (protocol 2: every commitment before any reveal, each reveal "
+            "checked against its commitment). Games dealt before fair dealing are 'not committed'; a deal not "
+            "revealed yet (still being played) is listed as such, and so is a deal on the server seed alone (no "
+            "contribution counted). Names the first event that fails. Verifies an export too (paiju verify FILE). "
             "Exit 0 when nothing failed, 1 when a game failed, 2 for an unknown game."
         ),
     )
-    p.add_argument("games", nargs="*", metavar="GAME", help="games to verify")
+    p.add_argument(
+        "games",
+        nargs="*",
+        metavar="GAME",
+        help="games to verify, or the files of a `paiju export` (its events file, another of its files, or its folder)",
+    )
     p.add_argument("--game", action="append", default=[], metavar="ID", help="a game to verify (repeatable)")
     p.add_argument("--table", action="append", default=[], help="the games of this lobby table's matches (repeatable)")
     p.add_argument(
@@ -323,10 +337,11 @@ def add_parsers(subparsers: Any) -> None:
 
     p = subparsers.add_parser(
         "export",
-        help="write the deals and plays of games as JSON Lines, CSV or Parquet (deals.* and plays.*)",
+        help="write the deals, plays and events of games as JSON Lines, CSV or Parquet (deals.*, plays.*, events.*)",
         description=(
             "Write one row per deal (deals.jsonl|csv|parquet) and one per seat action (plays.*) of the chosen "
-            "games: --game, --table and --tournament (all repeatable), else every game of the stream; "
+            "games, and every event of them (events.*: what `paiju verify FILE` checks): --game, --table and "
+            "--tournament (all repeatable), else every game of the stream; "
             "--since/--until keep the deals that began in that range. " + LIVE_HELP
         ),
     )

@@ -25,6 +25,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from google.protobuf import json_format
+
+from paiju.rules import fair
 from paiju.rules.cards import Card, format_cards
 from paiju.tools.analyst.games import GAMES, MAX_SEATS
 from paiju.tools.analyst.log import GameLog, recorded_at
@@ -81,10 +84,20 @@ DEAL_COLUMNS = _columns(
     ("levels_up", int),
     ("level_a", str),
     ("level_b", str),
+    # fair dealing (docs/fairness.md)
+    ("fair_protocol", int),
+    ("shuffle", int),
+    ("commitment", str),
+    ("server_seed", str),
+    ("contributors", str),
+    ("withheld", str),
 )
 """A deal: when, who sat where, the hands as dealt (ended games only; the last dealing of a redealt 拖拉机
 deal), and its result: 砸六家 finishing order, caught seats, outcome, team and individual points; 拖拉机
-dealer, trump, level rank, attackers' points, winning side, levels up and the levels after."""
+dealer, trump, level rank, attackers' points, winning side, levels up and the levels after. A fairly dealt deal:
+the protocol version, the shuffle's number, its commitment and revealed server seed (hex, whole; empty until
+revealed), the seats whose contribution counted and those that withheld theirs or revealed a mismatch (seat numbers
+separated by spaces)."""
 
 PLAY_COLUMNS = _columns(
     ("game_id", str),
@@ -110,6 +123,21 @@ action's place in the deal from 1. Actions: 砸六家 ``cut``, ``resist``, ``tri
 default action follows), and the referee's ``penalty``, ``labour_reform``, then ``reform_choice``."""
 
 
+EVENT_COLUMNS = _columns(
+    ("game_id", str),
+    ("game", str),
+    ("version", int),
+    ("time", str),
+    ("kind", str),
+    ("envelope", str),
+)
+"""Every stored event of an exported game, in version order, as `paiju verify FILE` and any verifier written from
+docs/fairness.md read it: ``kind`` is the event's name in the contract (``seed_committed``, ``hands_dealt``,
+``seats_assigned``, …), ``envelope`` the whole `Envelope` in the contract's JSON form (field names as in the
+.proto files, bytes in base64), as a spectator sees it while the game is live (no hand, no deal seed), whole once
+it has ended."""
+
+
 @dataclass
 class Rows:
     """The rows of an export."""
@@ -118,6 +146,8 @@ class Rows:
     plays: list[Row] = field(default_factory=list)
     live_left_out: int = 0
     """Games still being played that were left out (no ``include_live``)."""
+    events: list[Row] = field(default_factory=list)
+    """Every event of the games exported (those with a deal in the range)."""
 
 
 # --- building rows (pure) -----------------------------------------------------------------------------------
@@ -145,6 +175,8 @@ def export_rows(
         kept = {d["deal"] for d in game.deals if _within(d["started"], since, until)}
         rows.deals += [d for d in game.deals if d["deal"] in kept]
         rows.plays += [p for p in game.plays if p["deal"] in kept]
+        if kept:
+            rows.events += game.events
     return rows
 
 
@@ -161,11 +193,13 @@ def _within(started: str, since: datetime | None, until: datetime | None) -> boo
 def game_rows(log: GameLog, names: Names | None = None) -> Rows:
     """Every deal and play of one game, shown as `GameLog.shown` allows, its players named by ``names``."""
     names = names or {}
-    rows = Rows()
+    rows = Rows(events=event_rows(log))
+    shuffles = _shuffles(log)
     deal: _Deal | None = None
     for moment in timeline(log):
         if moment.opens_deal:
             deal = _Deal(log, moment, names)
+            deal.row.update(shuffles.get(moment.deal, {}))
             rows.deals.append(deal.row)
         if deal is None or moment.deal != deal.number:
             continue
@@ -175,6 +209,61 @@ def game_rows(log: GameLog, names: Names | None = None) -> Rows:
             deal.actions += 1
             rows.plays.append({**play, "order": deal.actions})
     return rows
+
+
+def event_rows(log: GameLog) -> list[Row]:
+    """One row per stored event of ``log`` (`EVENT_COLUMNS`), each shown as `GameLog.shown` allows."""
+    rows = []
+    for envelope, event in zip(log.envelopes, log.events, strict=True):
+        shown = log.shown(event)
+        out = type(envelope)()
+        out.CopyFrom(envelope)
+        out.ClearField("command_digest")
+        if shown is not event:
+            getattr(out, log.rules.name).CopyFrom(log.rules.events.encode(shown))
+        payload = out.WhichOneof("payload") or ""
+        kind = getattr(out, payload).WhichOneof("event") if payload == log.rules.name else payload
+        rows.append(
+            {
+                "game_id": log.game_id,
+                "game": log.game,
+                "version": envelope.version,
+                "time": recorded_at(envelope).isoformat(),
+                "kind": kind or "",
+                "envelope": json_format.MessageToJson(out, preserving_proto_field_name=True, indent=None),
+            }
+        )
+    return rows
+
+
+def _seat_list(seats: Iterable[int]) -> str:
+    return " ".join(str(s) for s in sorted(seats))
+
+
+def _shuffles(log: GameLog) -> dict[int, Row]:
+    """The fair-dealing columns of each deal of ``log`` (the last shuffle of a deal dealt again)."""
+    found: dict[int, Row] = {}
+    by_number: dict[int, Row] = {}
+    for event in log.events:
+        if isinstance(event, fair.SeedCommitted):
+            row: Row = {"fair_protocol": 1, "shuffle": event.number, "commitment": event.commitment.hex()}
+            by_number[event.number] = found[event.deal] = row
+            row.update(server_seed="", contributors="", withheld="")
+        elif isinstance(event, fair.SeedContributed) and event.number in by_number:
+            row = by_number[event.number]
+            row["contributors"] = _seat_list({*map(int, row["contributors"].split()), event.seat})
+        elif isinstance(event, fair.RevealsClosed) and event.number in by_number:
+            row = by_number[event.number]
+            row.update(
+                fair_protocol=2,
+                contributors=_seat_list(event.contributors),
+                withheld=_seat_list({*event.withheld, *event.mismatched}),
+            )
+        elif isinstance(event, fair.CommitsClosed) and event.number in by_number:
+            by_number[event.number]["fair_protocol"] = 2
+        elif isinstance(event, fair.SeedRevealed) and event.number in by_number:
+            by_number[event.number]["server_seed"] = event.server_seed.hex()
+    return found
 
 
 def _times(moment: Moment) -> str:
@@ -248,16 +337,17 @@ def _play(log: GameLog, moment: Moment, names: Names) -> Row | None:
 # --- files ------------------------------------------------------------------------------------------------
 
 
-FILES = {"deals": DEAL_COLUMNS, "plays": PLAY_COLUMNS}
+FILES = {"deals": DEAL_COLUMNS, "plays": PLAY_COLUMNS, "events": EVENT_COLUMNS}
 
 
 def write_rows(rows: Rows, out: Path, fmt: str) -> list[Path]:
-    """Write ``deals.<fmt>`` and ``plays.<fmt>`` into ``out`` (made when missing); the paths written."""
+    """Write ``deals.<fmt>``, ``plays.<fmt>`` and ``events.<fmt>`` into ``out`` (made when missing); the paths
+    written."""
     if fmt not in FORMATS:
         raise ValueError(f"the format is one of {', '.join(FORMATS)}, not {fmt!r}")
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, table in (("deals", rows.deals), ("plays", rows.plays)):
+    for name, table in (("deals", rows.deals), ("plays", rows.plays), ("events", rows.events)):
         path = out / f"{name}.{fmt}"
         columns = [c.name for c in FILES[name]]
         if fmt == "parquet":

@@ -74,6 +74,7 @@ class Teller:
         self.game = GAMES[log.game]
         self.seats = Seats()
         self.narration = self.game.presentation.narration(self.seats)
+        self.narration.whole_seeds = True  # seeds and commitments whole: what `paiju verify --details` checks
 
     def lines(self, moment: Moment) -> list[str]:
         self.seats.names = seat_names(moment.players, self.names)
