@@ -146,6 +146,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
 }
 
+
 def _add_scenario(sub: Subparsers) -> None:
     p = sub.add_parser("scenario", help=COMMANDS["scenario"][0])
     p.add_argument("file")
