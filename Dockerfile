@@ -13,8 +13,7 @@ ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 # ---------------------------------------------------------------------------------------------------------------
 FROM ${PYTHON_IMAGE} AS build
 
-# the uv the Makefile pins (UV_VERSION there)
-ARG UV_VERSION=0.13.8
+# the uv the Makefile pins (UV_VERSION there), installed against the hashes of its files (.ci/uv-requirements.txt)
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     PIP_NO_CACHE_DIR=1 \
     UV_COMPILE_BYTECODE=1 \
@@ -22,7 +21,8 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
     UV_NO_CACHE=1 \
     UV_PYTHON_DOWNLOADS=never \
     UV_PROJECT_ENVIRONMENT=/app/.venv
-RUN pip install "uv==${UV_VERSION}"
+COPY .ci/uv-requirements.txt /tmp/uv-requirements.txt
+RUN pip install --require-hashes -r /tmp/uv-requirements.txt
 
 WORKDIR /app
 

@@ -20,3 +20,11 @@ def test_uv_is_installed_at_the_makefiles_version_with_its_hashes() -> None:
     assert pinned == [("uv", version.group(1))]
     hashes = re.findall(r"--hash=sha256:([0-9a-f]{64})\b", requirements)
     assert len(hashes) >= 2 and len(set(hashes)) == len(hashes)  # a wheel per platform, and the source
+
+
+def test_the_image_installs_uv_with_the_same_hashes() -> None:
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "COPY .ci/uv-requirements.txt /tmp/uv-requirements.txt" in dockerfile
+    assert "pip install --require-hashes -r /tmp/uv-requirements.txt" in dockerfile
+    assert not re.search(r"pip install \S*uv==", dockerfile)  # no install by name alone
+    assert "!.ci/uv-requirements.txt" in (ROOT / ".dockerignore").read_text().splitlines()
