@@ -15,12 +15,13 @@ the deal; tribute relations stay with the seats (砸六家 §9).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from paiju.contract import games as contract
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.repository import AFTER_LEGACY_DIGEST
 from paiju.platform.text import has_control
 from paiju.rules.registry import GAMES
 from paiju.rules.tractor import model as tractor_model
@@ -158,7 +159,7 @@ class LeaveSeat:
 class AddBot:
     by: str
     seat: int | None = None
-    strength: str = ""
+    strength: str = field(default="", metadata=AFTER_LEGACY_DIGEST)
 
 
 @dataclass(frozen=True, slots=True)

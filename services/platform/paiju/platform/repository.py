@@ -243,10 +243,32 @@ def digest_of(command: Any) -> bytes:
     return hashlib.sha256(text.encode()).digest()
 
 
+AFTER_LEGACY_DIGEST = {"after_legacy_digest": True}
+"""The metadata of a command's field added after `legacy_digest_of` gave way to `digest_of`
+(``field(default=..., metadata=AFTER_LEGACY_DIGEST)``): the legacy digest leaves it out while it is at its default,
+as the ``repr`` commands were stored with did not have it."""
+
+
 def legacy_digest_of(command: Any) -> bytes:
-    """The digest commands were stored with before `digest_of` (SHA-256 of the dataclass's ``repr``): a retry of a
-    command stored so is still answered as the first time."""
-    return hashlib.sha256(repr(command).encode()).digest()
+    """The digest commands were stored with before `digest_of` (SHA-256 of the dataclass's ``repr``, `legacy_repr`):
+    a retry of a command stored so is still answered as the first time."""
+    return hashlib.sha256(legacy_repr(command).encode()).digest()
+
+
+def legacy_repr(value: Any) -> str:
+    """``repr(value)`` as it was when commands were stored with `legacy_digest_of`: a dataclass's fields added since
+    (`AFTER_LEGACY_DIGEST`) left out while at their defaults, nested dataclasses alike."""
+    if not (dataclasses.is_dataclass(value) and not isinstance(value, type)):
+        return repr(value)
+    shown = []
+    for f in dataclasses.fields(value):
+        if not f.repr:
+            continue
+        item = getattr(value, f.name)
+        if f.metadata.get("after_legacy_digest") and f.default is not dataclasses.MISSING and item == f.default:
+            continue
+        shown.append(f"{f.name}={legacy_repr(item)}")
+    return f"{type(value).__qualname__}({', '.join(shown)})"
 
 
 def canonical(value: Any) -> Any:
