@@ -21,7 +21,7 @@ from paiju.lobby.tournaments import CONSUMER as ROUND_TABLES
 from paiju.lobby.tournaments import round_opener
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
-from paiju.platform.limits import RateLimits
+from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.observability import configure_logging
 from paiju.platform.ownership import member_name
 from paiju.platform.postgres import close as close_pool
@@ -112,6 +112,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         trust=trust_of(settings.trusted_keys),
         grace_seconds=settings.grace_seconds,
         limits=RateLimits(RATE_LIMITS, settings.rate_limits, login_name),
+        login_failures=LoginFailures(settings.login_failures),
         attendance=attendance,
     )
     service = lobby.service

@@ -34,9 +34,9 @@ from paiju.lobby.leases import SeatLeases, SeatTokens
 from paiju.lobby.presence import Presence
 from paiju.platform.aio import unless
 from paiju.platform.channels import channel as grpc_channel
-from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
+from paiju.platform.edge import Policy, caller, peer, refusal_of_rpc_error
 from paiju.platform.errors import Reason, Refused
-from paiju.platform.limits import RateLimits
+from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.repository import Aggregates, CommandIdReused, Loaded
 from paiju.platform.tokens import (
     GAME_TOKEN_SECONDS,
@@ -52,14 +52,15 @@ from paiju.rules.errors import RuleError
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 RATE_LIMITS = """
-    Guest:address=10/minute; Register:address=10/minute; Login:address=30/minute; Login:name=10/minute;
+    Guest:address=10/minute; Register:address=10/minute; Login:address=30/minute;
     CreateTable:account=10/minute; JoinGame:account=60/minute; TakeSeat:account=60/minute;
     AddBot:account=60/minute; Ready:account=60/minute; StartMatch:account=20/minute; ListTables:account=60/minute;
     GetTable:account=120/minute; WatchTable:account=8/open; WatchTable:address=5000/open;
     LeaseBotSeats:account=600/minute
 """
-"""The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address (and Login by the name asked
-for), the rest by account."""
+"""The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address, the rest by account. Wrong
+passwords are limited apart (`paiju.platform.limits.LoginFailures`): per name *and* address, so that nobody can lock
+a player out from elsewhere."""
 
 
 def login_name(method: str, request: Any) -> str | None:
@@ -175,8 +176,10 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         now: Callable[[], int] = lambda: int(time.time()),
         limits: RateLimits | None = None,
         attendance: Attendance | None = None,
+        login_failures: LoginFailures | None = None,
     ) -> None:
         self._tables = tables
+        self._failures = login_failures if login_failures is not None else LoginFailures()
         self._accounts = accounts
         self._claims = new_name_claims(accounts.store)
         self.draining = asyncio.Event()
@@ -306,10 +309,14 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def Login(
         self, request: lobby_pb2.LoginRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.LoginResponse:
-        account = (await self._accounts.load(acc.account_key(request.name))).state
+        key, address = acc.account_key(request.name), peer()
+        # an address over its wrong passwords (for this name, or for all) is refused before any password is checked
+        self._failures.attempt(key, address)
+        account = (await self._accounts.load(key)).state
         # the same work (one scrypt) whether or not the name exists: the answer's time tells nothing
         if not await asyncio.to_thread(acc.login_matches, account, request.password) or account is None:
             raise Refused(Reason.WRONG_CREDENTIALS, "wrong name or password")
+        self._failures.succeeded(key, address)
         return lobby_pb2.LoginResponse(session=self._session(account))
 
     async def Guest(

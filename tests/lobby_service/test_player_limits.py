@@ -1,0 +1,92 @@
+"""Limits that protect the players: wrong passwords lock out only the address that sent them, and a refused
+attempt costs no password check."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+import pytest
+
+from paiju.lobby import accounts
+from paiju.platform.limits import LimitsError, LoginFailures, parse_failures
+from paiju.v1 import lobby_pb2
+
+from ..engine.harness import refusal_of
+from .stack import PASSWORD, Stack
+from .test_lobby import run
+
+OK = (grpc.StatusCode.OK, "")
+WRONG = (grpc.StatusCode.UNAUTHENTICATED, "WRONG_CREDENTIALS")
+LIMITED = (grpc.StatusCode.RESOURCE_EXHAUSTED, "RATE_LIMITED")
+
+
+def login(lobby: Any, name: str, password: str) -> Any:
+    return refusal_of(lobby.Login(lobby_pb2.LoginRequest(name=name, password=password)))
+
+
+def test_wrong_passwords_lock_out_only_the_address_that_sent_them(
+    nats_url: str, database_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    checked: list[str] = []
+    matches = accounts.login_matches
+
+    def counting(account: Any, password: str) -> bool:
+        checked.append(password)
+        return matches(account, password)
+
+    monkeypatch.setattr(accounts, "login_matches", counting)
+
+    async def body(s: Stack) -> None:
+        await s.player("Ann")
+        # the name however written: one account, one count
+        for n, name in enumerate(["ann", "ANN", "Ann", "ａｎｎ", "aNn"]):
+            assert await login(s.lobby, name, f"guess-{n}") == WRONG
+        assert len(checked) == 5
+        # the sixth attempt from here is refused, the right password too, and no password is checked for it
+        assert await login(s.lobby, "Ann", "guess-6") == LIMITED
+        assert await login(s.lobby, "Ann", PASSWORD) == LIMITED
+        assert len(checked) == 5, "a refused attempt runs no password check"
+        # the owner, elsewhere, signs in at once
+        assert await login(s.lobby_v6, "Ann", PASSWORD) == OK
+        # and another name from the first address is not locked by Ann's count
+        await s.player("Bo")
+        assert await login(s.lobby, "Bo", PASSWORD) == OK
+
+    run(nats_url, database_dsn, body, login_failures="name_address=5/15 minutes; address=50/hour")
+
+
+def test_an_address_spraying_many_names_is_refused_and_others_are_not(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        await s.player("Cy")
+        answers = [await login(s.lobby, f"name{n}", "not-the-password") for n in range(6)]
+        assert answers == [WRONG] * 4 + [LIMITED] * 2
+        assert await login(s.lobby, "Cy", PASSWORD) == LIMITED
+        assert await login(s.lobby_v6, "Cy", PASSWORD) == OK
+
+    run(nats_url, database_dsn, body, login_failures="name_address=10/15 minutes; address=4/hour")
+
+
+def test_a_right_password_forgets_the_failures_of_its_address() -> None:
+    now = [1000.0]
+    failures = LoginFailures("name_address=3/15 minutes; address=100/hour", clock=lambda: now[0])
+    peer = "ipv4:10.0.0.1:4000"
+    for _ in range(2):
+        failures.attempt("account-a", peer)
+    failures.attempt("account-a", peer)
+    failures.succeeded("account-a", peer)
+    for _ in range(3):
+        failures.attempt("account-a", peer)
+    with pytest.raises(Exception, match="too many wrong passwords for this name from this address"):
+        failures.attempt("account-a", peer)
+    failures.attempt("account-a", "ipv4:10.0.0.2:4000")  # another address is not refused
+    now[0] += 15 * 60 * 2
+    failures.attempt("account-a", peer)  # the window passed
+
+
+def test_failure_limits_read_exactly() -> None:
+    assert set(parse_failures("name_address=10/15 minutes; address=50 per hour")) == {"name_address", "address"}
+    for bad in ("name=10/minute", "address=", "address=lots"):
+        with pytest.raises(LimitsError):
+            parse_failures(bad)
+    LoginFailures("off").attempt("account-a", "ipv4:1.2.3.4:5")
