@@ -90,3 +90,48 @@ def test_failure_limits_read_exactly() -> None:
         with pytest.raises(LimitsError):
             parse_failures(bad)
     LoginFailures("off").attempt("account-a", "ipv4:1.2.3.4:5")
+
+
+RESERVED = [
+    "Bot 3",
+    "Bot０",
+    "B0T",
+    "bots",
+    "admin",
+    "Аdmin",
+    "ADMINISTRATOR",
+    "referee",
+    "Referee 7",
+    "r3feree",
+    "moderator",
+    "m0derator",
+    "paiju",
+    "paiju-referee",
+    "Paiju_Team",
+    "ρaiju fan",
+    "staff",
+    "support",
+]
+FREE = ["Ann", "Bob", "bottle", "robot", "Modest", "Adminah", "Refereed Games", "Max"]
+
+
+def test_names_that_read_as_a_bot_the_staff_or_the_house_are_reserved() -> None:
+    for name in RESERVED:
+        assert accounts.reserved_reading(name) is not None, name
+        with pytest.raises(accounts.LobbyError) as refused:
+            accounts.check_name(name)
+        assert refused.value.reason.value == "NAME_RESERVED", name
+    for name in FREE:
+        assert accounts.reserved_reading(name) is None, name
+        assert accounts.check_name(name) == name
+
+
+def test_registering_a_reserved_name_is_refused_with_its_reason(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        for name in ("Bot 3", "Bot０", "admin", "paiju-referee", "Moderator"):
+            answer = await refusal_of(s.lobby.Register(lobby_pb2.RegisterRequest(name=name, password=PASSWORD)))
+            assert answer == (grpc.StatusCode.INVALID_ARGUMENT, "NAME_RESERVED"), name
+        accounts_stored = [a for a in await s.lobby_store.aggregates() if a.startswith(("account-", "name-"))]
+        assert accounts_stored == [], "nothing stored for a refused name"
+
+    run(nats_url, database_dsn, body)
