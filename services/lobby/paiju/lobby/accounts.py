@@ -206,8 +206,6 @@ RESERVED_WORDS = (
     "root",
     "house",
     "dealer",
-    "guest",
-    "cover",
 )
 """Words a name may not read as: the lobby's bots and guests, the staff, the house. A name is reserved when, its
 digits, spaces and punctuation aside, it reads as one of these (``Bot 3``, ``Bot０``, ``ADMIN``, ``m0derator``)."""
@@ -222,11 +220,14 @@ def _letters(text: str) -> str:
 
 def _readings(name: str) -> set[str]:
     """What a name reads as, its letters only: its skeleton's letters, its skeleton without its digits, and its
-    skeleton with digits read as the letters they stand for (``0`` o, ``1`` l, ``3`` e, ``4`` a, ``5`` s, ``7`` t)."""
+    skeleton with digits read as the letters they stand for (``0`` o, ``1`` l, ``3`` e, ``4`` a, ``5`` s, ``7`` t),
+    its trailing number aside (``b0t1`` reads as ``bot``)."""
     folded = fold(name)
     plain = "".join(c for c in folded if not unicodedata.category(c).startswith("N"))
-    leet = "".join(str(unicodedata.digit(c, "")) if unicodedata.category(c) == "Nd" else c for c in folded)
-    return {_letters(name_skeleton(form)) for form in (folded, plain, leet.translate(_LEET))} - {""}
+    ascii_digits = "".join(str(unicodedata.digit(c, "")) if unicodedata.category(c) == "Nd" else c for c in folded)
+    leet = ascii_digits.translate(_LEET)
+    untrailed = ascii_digits.rstrip("0123456789 -_.").translate(_LEET)
+    return {_letters(name_skeleton(form)) for form in (folded, plain, leet, untrailed)} - {""}
 
 
 _RESERVED = {_letters(name_skeleton(word)): word for word in RESERVED_WORDS}
