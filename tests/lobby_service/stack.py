@@ -28,7 +28,7 @@ from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.postgres import connect
 from paiju.platform.serving import build_server
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Identity, Role
+from paiju.platform.tokens import Identity, Revocations, Role
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
@@ -42,7 +42,7 @@ SEED_SECRET = b"lobby-test-seeds-" * 3
 
 def service_token() -> tuple[tuple[str, str], ...]:
     """A bot runner's token (what a runner leases bot seats with)."""
-    return bearer(mint_token(Identity("test-runner", Role.BOT_RUNNER, expires=int(time.time()) + 3600)))
+    return bearer(mint_token(Identity("test-runner", Role.BOT_RUNNER, expires=int(time.time()) + 300)))
 
 
 @dataclass
@@ -169,8 +169,14 @@ async def stack(
         nats_url, stream=f"T{suffix.upper()}", prefix=f"t{suffix}.tour"
     )
     # as every engine runs, dealing fairly
+    revocations = Revocations(lobby_store)  # as every engine runs: the lobby's revoked sessions refused
+    await revocations.follow()
     games, service = await build_engine(
-        games_store, TRUST, seed_secret=SEED_SECRET, contribution_seconds=contribution_seconds
+        games_store,
+        TRUST,
+        seed_secret=SEED_SECRET,
+        contribution_seconds=contribution_seconds,
+        revocations=revocations,
     )
     engine_server = build_server(service.policy)
     service.add_to(engine_server)

@@ -9,10 +9,15 @@ import grpc
 import pytest
 
 from paiju.lobby import accounts
+from paiju.lobby.table import LobbyError
+from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import LimitsError, LoginFailures, parse_failures
-from paiju.v1 import lobby_pb2
+from paiju.platform.tokens import Identity, Revocations, Role
+from paiju.v1 import engine_pb2, lobby_pb2
 
 from ..engine.harness import refusal_of
+from ..support.credentials import bearer
+from ..support.waiting import wait_until
 from .stack import PASSWORD, Stack
 from .test_lobby import run
 
@@ -118,7 +123,7 @@ FREE = ["Ann", "Bob", "bottle", "robot", "Modest", "Adminah", "Refereed Games", 
 def test_names_that_read_as_a_bot_the_staff_or_the_house_are_reserved() -> None:
     for name in RESERVED:
         assert accounts.reserved_reading(name) is not None, name
-        with pytest.raises(accounts.LobbyError) as refused:
+        with pytest.raises(LobbyError) as refused:
             accounts.check_name(name)
         assert refused.value.reason.value == "NAME_RESERVED", name
     for name in FREE:
@@ -133,5 +138,61 @@ def test_registering_a_reserved_name_is_refused_with_its_reason(nats_url: str, d
             assert answer == (grpc.StatusCode.INVALID_ARGUMENT, "NAME_RESERVED"), name
         accounts_stored = [a for a in await s.lobby_store.aggregates() if a.startswith(("account-", "name-"))]
         assert accounts_stored == [], "nothing stored for a refused name"
+
+    run(nats_url, database_dsn, body)
+
+
+def test_after_logout_the_engine_refuses_the_game_tokens_of_the_revoked_session(
+    nats_url: str, database_dsn: str
+) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        table_id = await s.table(owner, deals=1)
+        await s.lobby.TakeSeat(lobby_pb2.TakeSeatRequest(table_id=table_id), metadata=owner)
+        await s.lobby.Ready(lobby_pb2.ReadyRequest(table_id=table_id, ready=True), metadata=owner)
+        for _ in range(5):
+            await s.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id), metadata=owner)
+        await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)
+        joined = await s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=owner)
+        game_token = bearer(joined.token)
+        view = engine_pb2.GetViewRequest(game_id=joined.game_id)
+        assert (await s.engine.GetView(view, metadata=game_token)).zlj.hand, "the seat's token is accepted"
+        await s.lobby.Logout(lobby_pb2.LogoutRequest(), metadata=owner)
+
+        async def refused_now() -> bool:
+            return await refusal_of(s.engine.GetView(view, metadata=game_token)) == (
+                grpc.StatusCode.UNAUTHENTICATED,
+                "TOKEN_REVOKED",
+            )
+
+        await wait_until(refused_now, "the engine to refuse the revoked session's game token")
+        legal = engine_pb2.GetLegalActionsRequest(game_id=joined.game_id)
+        assert await refusal_of(s.engine.GetLegalActions(legal, metadata=game_token)) == (
+            grpc.StatusCode.UNAUTHENTICATED,
+            "TOKEN_REVOKED",
+        )
+        # signed in again, the player gets a game token the engine takes
+        again = await s.lobby.Login(lobby_pb2.LoginRequest(name="Owner", password=PASSWORD))
+        fresh = await s.lobby.JoinGame(
+            lobby_pb2.JoinGameRequest(table_id=table_id), metadata=bearer(again.session.token)
+        )
+        assert (await s.engine.GetView(view, metadata=bearer(fresh.token))).zlj.hand
+
+    run(nats_url, database_dsn, body)
+
+
+def test_an_engine_started_after_the_logout_refuses_the_old_game_token_too(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        player_id, owner = await s.player("Owner")
+        await s.lobby.Logout(lobby_pb2.LogoutRequest(), metadata=owner)
+        # a fresh index (a restarted engine) reads the account's revocations from the stream
+        fresh = Revocations(s.lobby_store)
+        old_game_token = Identity(player_id, Role.PLAYER, "some-game", 0, 2**31, 1, issuer="lobby")
+        with pytest.raises(Refused) as info:
+            await fresh.check(old_game_token)
+        assert info.value.reason is Reason.TOKEN_REVOKED
+        assert await fresh.generation(player_id) == 1
+        current = Identity(player_id, Role.PLAYER, "some-game", 0, 2**31, 1, issuer="lobby", generation=1)
+        assert await fresh.check(current) is current
 
     run(nats_url, database_dsn, body)

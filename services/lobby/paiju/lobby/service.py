@@ -39,9 +39,12 @@ from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.repository import Aggregates, CommandIdReused, Loaded
 from paiju.platform.tokens import (
+    GAME_AUDIENCE,
     GAME_TOKEN_SECONDS,
     SERVICE_TOKEN_SECONDS,
+    SESSION_AUDIENCE,
     SESSION_SECONDS,
+    Audience,
     Identity,
     Role,
     Signer,
@@ -188,7 +191,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._engine = engine
         self._signer = signer
         self._now = now
-        self.verifier = Verifier(trust, now)
+        self.verifier = Verifier(trust, now, Audience.LOBBY)
         self.policy = Policy(
             authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits, roles=ROLES
         )
@@ -211,9 +214,14 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         seat: int | None = None,
         *,
         generation: int = 0,
+        audience: tuple[str, ...] = GAME_AUDIENCE,
     ) -> str:
+        """A token the lobby signs: a session (for the lobby and scoring) or a game token or its own service token
+        (for the engine)."""
         now = self._now()
-        identity = Identity(subject, role, game, seat, expires=now + seconds, issued=now, generation=generation)
+        identity = Identity(
+            subject, role, game, seat, expires=now + seconds, issued=now, generation=generation, audience=audience
+        )
         return self._signer.mint(identity)
 
     def _service_metadata(self) -> tuple[tuple[str, str], ...]:
@@ -276,7 +284,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 
     def _session(self, account: acc.Account) -> lobby_pb2.Session:
         expires = self._now() + SESSION_SECONDS
-        token = self._token(account.player_id, Role.PLAYER, SESSION_SECONDS, generation=account.generation)
+        token = self._token(
+            account.player_id, Role.PLAYER, SESSION_SECONDS, generation=account.generation, audience=SESSION_AUDIENCE
+        )
         return lobby_pb2.Session(player_id=account.player_id, name=account.name, token=token, expires_at=expires)
 
     # --- accounts -----------------------------------------------------------------------------------
@@ -612,12 +622,17 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             game_id=table.game_id, game=GAMES[table.game], expires_at=self._now() + GAME_TOKEN_SECONDS
         )
         if seat is None:
-            response.token = self._token(who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id)
+            response.token = self._token(
+                who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id, generation=who.generation
+            )
             return response
         with contextlib.suppress(Refused):
             await self.presence.returned(request.table_id, who.subject)
         response.seat = seat
-        response.token = self._token(who.subject, Role.PLAYER, GAME_TOKEN_SECONDS, table.game_id, seat)
+        # the game token carries its session's generation: revoking the session revokes it too (the engine checks)
+        response.token = self._token(
+            who.subject, Role.PLAYER, GAME_TOKEN_SECONDS, table.game_id, seat, generation=who.generation
+        )
         return response
 
     async def LeaseBotSeats(
