@@ -212,6 +212,7 @@ async def stack(
     v6_port = lobby_server.add_insecure_port("[::1]:0")
     await lobby_server.start()
     workers = [in_background(consumer, stop) for consumer in built.consumers]
+    workers.append(asyncio.create_task(built.expiry.run(stop)))
     lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
     v6_channel = grpc.aio.insecure_channel(f"[::1]:{v6_port}")
     try:

@@ -14,9 +14,11 @@ from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import LimitsError, LoginFailures, parse_failures
 from paiju.platform.tokens import Identity, Revocations, Role
 from paiju.v1 import engine_pb2, lobby_pb2
+from paiju.v1.engine_pb2 import GAME_ZLJ
 
 from ..engine.harness import refusal_of
 from ..support.credentials import bearer
+from ..support.tokens import token_metadata
 from ..support.waiting import wait_until
 from .stack import PASSWORD, Stack
 from .test_lobby import run
@@ -194,5 +196,155 @@ def test_an_engine_started_after_the_logout_refuses_the_old_game_token_too(nats_
         assert await fresh.generation(player_id) == 1
         current = Identity(player_id, Role.PLAYER, "some-game", 0, 2**31, 1, issuer="lobby", generation=1)
         assert await fresh.check(current) is current
+
+    run(nats_url, database_dsn, body)
+
+
+ADMIN_TOKEN = token_metadata(role=Role.ADMIN, subject="ops")
+
+
+async def open_table(s: Stack, who: Any, name: str = "t") -> Any:
+    return await refusal_of(s.lobby.CreateTable(lobby_pb2.CreateTableRequest(name=name, game=GAME_ZLJ), metadata=who))
+
+
+def test_a_player_may_have_three_open_tables_and_operators_are_not_counted(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        _, flooder = await s.player("Flooder")
+        answers = [await open_table(s, flooder, f"t{n}") for n in range(6)]
+        assert answers == [OK] * 3 + [(grpc.StatusCode.RESOURCE_EXHAUSTED, "TABLE_LIMIT")] * 3
+        tables = [a for a in await s.lobby_store.aggregates() if a.startswith("table-")]
+        assert len(tables) == 3, "nothing stored for a refused table"
+        # a guest is a player account too
+        guest = bearer((await s.lobby.Guest(lobby_pb2.GuestRequest())).session.token)
+        assert [await open_table(s, guest) for _ in range(4)] == [OK] * 3 + [
+            (grpc.StatusCode.RESOURCE_EXHAUSTED, "TABLE_LIMIT")
+        ]
+        # an operator's tables (the demo tables) are not counted
+        assert [await open_table(s, ADMIN_TOKEN, f"demo {n}") for n in range(5)] == [OK] * 5
+        # the limit is the account's: another player opens a table meanwhile
+        _, other = await s.player("Other")
+        assert await open_table(s, other) == OK
+
+    run(nats_url, database_dsn, body)
+
+
+def test_an_idle_table_expires_and_a_seated_or_operators_table_does_not(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        _, owner = await s.player("Owner")
+        empty = await s.table(owner)
+        seated = await s.table(owner)
+        await s.lobby.TakeSeat(lobby_pb2.TakeSeatRequest(table_id=seated), metadata=owner)
+        demo = (
+            await s.lobby.CreateTable(lobby_pb2.CreateTableRequest(name="demo", game=GAME_ZLJ), metadata=ADMIN_TOKEN)
+        ).table.table_id
+
+        async def status(table_id: str) -> int:
+            got = await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=owner)
+            return int(got.table.status)
+
+        await wait_until(
+            lambda: _equal(status(empty), lobby_pb2.TABLE_STATUS_EXPIRED), "the empty table to expire", seconds=20
+        )
+        assert await status(seated) == lobby_pb2.TABLE_STATUS_OPEN, "a person sits there"
+        assert await status(demo) == lobby_pb2.TABLE_STATUS_OPEN, "an operator's table does not expire"
+        # an expired table takes no more commands, leaves the listing and no longer counts against its owner
+        assert await refusal_of(s.lobby.TakeSeat(lobby_pb2.TakeSeatRequest(table_id=empty), metadata=owner)) == (
+            grpc.StatusCode.NOT_FOUND,
+            "TABLE_NOT_FOUND",
+        )
+
+        async def expired_listed() -> list[str]:
+            expired = await s.lobby.ListTables(
+                lobby_pb2.ListTablesRequest(status=lobby_pb2.TABLE_STATUS_EXPIRED), metadata=owner
+            )
+            return [t.table_id for t in expired.tables]
+
+        assert await wait_until(expired_listed, "the read model to list the expired table", seconds=20) == [empty]
+        listed = await s.lobby.ListTables(lobby_pb2.ListTablesRequest(), metadata=owner)
+        assert empty not in {t.table_id for t in listed.tables} and seated in {t.table_id for t in listed.tables}
+        # the seated player leaves: the table is idle from then on, and expires
+        await s.lobby.LeaveSeat(lobby_pb2.LeaveSeatRequest(table_id=seated), metadata=owner)
+        await wait_until(
+            lambda: _equal(status(seated), lobby_pb2.TABLE_STATUS_EXPIRED), "the left table to expire", seconds=20
+        )
+
+    run(nats_url, database_dsn, body, idle_table_seconds=1.5)
+
+
+async def _equal(value: Any, expected: Any) -> bool:
+    return bool(await value == expected)
+
+
+def test_the_tables_list_shows_tables_in_play_first_and_pages(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        opened = []
+        for n in range(5):
+            opened.append(
+                (
+                    await s.lobby.CreateTable(
+                        lobby_pb2.CreateTableRequest(name=f"open {n}", game=GAME_ZLJ), metadata=ADMIN_TOKEN
+                    )
+                ).table.table_id
+            )
+        playing = []
+        for n in range(2):
+            table_id = (
+                await s.lobby.CreateTable(
+                    lobby_pb2.CreateTableRequest(name=f"bots {n}", game=GAME_ZLJ), metadata=ADMIN_TOKEN
+                )
+            ).table.table_id
+            for _ in range(6):
+                await s.lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id), metadata=ADMIN_TOKEN)
+            await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=ADMIN_TOKEN)
+            playing.append(table_id)
+        for table_id in playing:
+            await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_PLAYING)
+        seen: list[str] = []
+        token = ""
+        for _ in range(10):
+            page = await s.lobby.ListTables(
+                lobby_pb2.ListTablesRequest(page_size=2, page_token=token), metadata=ADMIN_TOKEN
+            )
+            assert len(page.tables) <= 2
+            seen += [t.table_id for t in page.tables]
+            token = page.next_page_token
+            if not token:
+                break
+        assert seen[:2] == playing[::-1], "the tables in play first, newest first"
+        assert seen[2:] == opened[::-1] and len(set(seen)) == len(seen) == 7, "every table once"
+        whole = await s.lobby.ListTables(lobby_pb2.ListTablesRequest(limit=200), metadata=ADMIN_TOKEN)
+        assert [t.table_id for t in whole.tables] == seen and not whole.next_page_token
+        for bad in ("x", "p1.3.1", "p1.1.99999999999999999999", "p1.1.-1", "p2.1.5", "p1.1.5\x00", "é" * 50):
+            answer = await refusal_of(
+                s.lobby.ListTables(lobby_pb2.ListTablesRequest(page_token=bad), metadata=ADMIN_TOKEN)
+            )
+            assert answer == (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REQUEST"), bad
+        too_long = lobby_pb2.ListTablesRequest(page_token="p" * 101)
+        assert await refusal_of(s.lobby.ListTables(too_long, metadata=ADMIN_TOKEN)) == (
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        )
+        for size in (-1, 201):
+            request = lobby_pb2.ListTablesRequest(page_size=size)
+            assert (await refusal_of(s.lobby.ListTables(request, metadata=ADMIN_TOKEN)))[0] == (
+                grpc.StatusCode.INVALID_ARGUMENT
+            )
+
+    run(nats_url, database_dsn, body)
+
+
+def test_existing_accounts_with_reserved_names_are_listed_for_operators(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        # accounts registered before such names were reserved: stored as the lobby stored them then
+        for name in ("Admin", "Bot 7", "Alice"):
+            await s.lobby_service._register(name, accounts.hash_password(PASSWORD), guest=False)
+        await s.listing.catch_up()
+        listed = await s.lobby.ListReservedNames(lobby_pb2.ListReservedNamesRequest(), metadata=ADMIN_TOKEN)
+        assert [(n.name, n.reads_as) for n in listed.names] == [("Admin", "admin"), ("Bot 7", "bot")]
+        # they keep their names: they sign in as before
+        assert await login(s.lobby, "Admin", PASSWORD) == OK
+        _, player = await s.player("Carol")
+        refused = await refusal_of(s.lobby.ListReservedNames(lobby_pb2.ListReservedNamesRequest(), metadata=player))
+        assert refused == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
 
     run(nats_url, database_dsn, body)
