@@ -27,7 +27,8 @@ DEALS = 6
 async def long_match() -> list[Any]:
     """The envelopes of an ended 砸六家 match of `DEALS` deals, played by the heuristic bots."""
     games = Games(MemoryEventStore())
-    await record_zlj(games, "long-match", [f"p{i}" for i in range(6)], seed=5, deals=DEALS)
+    players = ["bot-table-1-0", *(f"p{i}" for i in range(1, 6))]  # seat 0 played by one of the lobby's bots
+    await record_zlj(games, "long-match", players, seed=5, deals=DEALS)
     return list((await games.history("long-match")).envelopes)
 
 
@@ -102,6 +103,8 @@ def test_a_replay_is_served_one_deal_at_a_time() -> None:
                 versions = [step["version"] for step in answer["steps"]]
                 assert versions == list(range(deal["first"], deal["last"] + 1)), "the deal's moves, and no others"
                 assert {step["deal"] for step in answer["steps"]} == {deal["deal"]}
+                marks = {tuple(seat["bot"] for seat in step["board"]["seats"]) for step in answer["steps"]}
+                assert marks == {(True, False, False, False, False, False)}, "the bot's seat is marked, only it"
                 sizes.append(len(json.dumps(answer)))
             # each answer holds one deal: a match of a thousand deals costs one deal's drawing per answer
             assert max(sizes) < 2.5 * sum(sizes) / DEALS

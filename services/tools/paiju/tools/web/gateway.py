@@ -260,6 +260,7 @@ class LiveTable:
         turn timer, when the running turn runs out (the turn's deadline)."""
         view = game.view(turn)
         drawn: Board = board(view, _names(table))
+        _mark_bots(drawn, {seat.seat for seat in table.seats if seat.bot or seat.covered})
         self.drawn["boards"] += 1
         timer = int(getattr(view.options, "turn_seconds", 0) or 0)
         deadline = None
@@ -278,6 +279,16 @@ class LiveTable:
                 "timer_seconds": timer,
             },
         }
+
+
+BOT_IDS = ("bot-", "cover-")
+"""The player ids the lobby gives its bots (a seat's own bot, a bot covering an absent player): no account has one."""
+
+
+def _mark_bots(drawn: Board, bots: set[int]) -> None:
+    """Mark each seat of a board played by a bot (``bot``: the page shows it), whatever its name says."""
+    for seat in drawn["seats"]:
+        seat["bot"] = seat["seat"] in bots
 
 
 def _names(table: lobby_pb2.Table) -> dict[int, str]:
@@ -532,6 +543,7 @@ class Gateway:
             order = analyst.card_order(state)
             drawn = board(view, seat_names(moment.players, names))
             with_hands(drawn, [sorted(hand, key=order) for hand in state.hands])
+            _mark_bots(drawn, {i for i, player in enumerate(moment.players) if player.startswith(BOT_IDS)})
             steps.append({"version": moment.version, "deal": number, "lines": lines, "board": drawn})
         if not steps:
             raise Problem(404, "DEAL_NOT_FOUND", f"game {game_id} has {len(deals)} deals: there is no deal {deal}")

@@ -71,7 +71,7 @@ async function tablesPage() {
     const rows = tables.map((t) => el("tr", { "data-table": t.table_id },
       el("td", {}, el("strong", {}, t.name), el("div", { class: "muted" }, t.title)),
       el("td", {}, el("span", { class: "pill " + t.status }, t.status)),
-      el("td", {}, t.seats.map((s) => s.name || "empty").join(" · ")),
+      el("td", {}, t.seats.map((s) => (s.name || "empty") + (s.bot ? " (bot)" : "")).join(" · ")),
       el("td", {},
         el("a", { href: "#/table/" + encodeURIComponent(t.table_id), "data-testid": "watch" }, "Watch"),
         t.last_game_id ? el("span", {}, " · ", el("a", {
@@ -96,7 +96,8 @@ async function tablesPage() {
 function boardNode(board, extra = {}) {
   const seats = board.seats.map((s) => el("div", {
       class: "seat" + (s.turn ? " turn" : ""), "data-seat": String(s.seat) },
-    el("div", { class: "who" }, s.name, el("span", { class: "team" }, "team " + s.team)),
+    el("div", { class: "who" }, s.name, s.bot ? el("span", { class: "bot", "data-testid": "bot" }, "bot") : null,
+      el("span", { class: "team" }, "team " + s.team)),
     el("div", { class: "count", "data-testid": "count" }, s.cards + (s.cards === 1 ? " card" : " cards"),
       s.turn ? " · to act" : ""),
     s.notes.length ? el("div", { class: "notes" }, s.notes.join(" · ")) : null,
