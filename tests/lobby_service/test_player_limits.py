@@ -3,12 +3,13 @@ attempt costs no password check."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import grpc
 import pytest
 
 from paiju.lobby import accounts
+from paiju.lobby.expiry import TableExpiry
 from paiju.lobby.table import LobbyError
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import LimitsError, LoginFailures, parse_failures
@@ -348,3 +349,11 @@ def test_existing_accounts_with_reserved_names_are_listed_for_operators(nats_url
         assert refused == (grpc.StatusCode.PERMISSION_DENIED, "ROLE_REQUIRED")
 
     run(nats_url, database_dsn, body)
+
+
+def test_a_busy_table_holds_one_deadline_however_many_events_it_has() -> None:
+    expiry = TableExpiry(cast(Any, None), 1800, clock=lambda: 1000.0)
+    for n in range(1000):  # a table of bots: a lease renewed every few seconds
+        expiry.schedule("table-busy", 1000.0 + n)
+    expiry.schedule("table-quiet", 500.0)
+    assert expiry.pending() == 2 and len(expiry._heap) == 2

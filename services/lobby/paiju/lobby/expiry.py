@@ -57,8 +57,11 @@ class TableExpiry:
         """Look at ``table_id`` at ``deadline`` (a later event moves it on)."""
         if self.idle_seconds <= 0:
             return
-        earliest = self._heap[0][0] if self._heap else None
+        known = self._deadlines.get(table_id)
         self._deadlines[table_id] = deadline
+        if known is not None and known <= deadline:
+            return  # its entry in the heap comes first, and is pushed on to this deadline then: one entry a table
+        earliest = self._heap[0][0] if self._heap else None
         heapq.heappush(self._heap, (deadline, table_id))
         if earliest is None or deadline < earliest:
             self._wake.set()
@@ -76,9 +79,14 @@ class TableExpiry:
             due: list[str] = []
             while self._heap and self._heap[0][0] <= now:
                 deadline, table_id = heapq.heappop(self._heap)
-                if self._deadlines.get(table_id) == deadline:  # not moved on by a later event
-                    del self._deadlines[table_id]
-                    due.append(table_id)
+                current = self._deadlines.get(table_id)
+                if current is None or current < deadline:
+                    continue  # handled, or an earlier entry of it was pushed since
+                if current > deadline:  # moved on by a later event: wait for that
+                    heapq.heappush(self._heap, (current, table_id))
+                    continue
+                del self._deadlines[table_id]
+                due.append(table_id)
             for table_id in due:
                 try:
                     await self._expire(table_id)
