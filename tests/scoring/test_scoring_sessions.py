@@ -57,6 +57,11 @@ def test_scoring_refuses_revoked_sessions_and_game_tokens_for_player_writes(nats
                 return answer == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_REVOKED")
 
             await wait_until(revoked, "scoring to refuse the revoked session")
+            read = scoring_pb2.GetTournamentRequest(tournament_id=tid)
+            assert await refusal_of(s.scoring.GetTournament(read, metadata=ann_session)) == (
+                grpc.StatusCode.UNAUTHENTICATED,
+                "TOKEN_REVOKED",
+            )
             decline = scoring_pb2.DeclineTeamRequest(command_id="d", tournament_id=tid, team_id=proposed.team_id)
             assert await refusal_of(s.scoring.DeclineTeam(decline, metadata=ann_session)) == (
                 grpc.StatusCode.UNAUTHENTICATED,

@@ -180,6 +180,12 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
             raise Refused(Reason.ROLE_REQUIRED, "sign in as a player to do this", {"required": "player"})
         return await self._session(who)
 
+    async def _reader(self) -> None:
+        """A read is anyone's with a valid token, but not with a session the lobby has revoked (or a game token
+        minted under one): TOKEN_REVOKED."""
+        if self._revocations is not None:
+            await self._revocations.check(caller())
+
     async def _session(self, who: Identity) -> Identity:
         """``who``, a player, if their token is a lobby session (a game token is for the engine: SESSION_REQUIRED)
         of a session the lobby has not revoked (TOKEN_REVOKED)."""
@@ -357,12 +363,14 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetTournament(
         self, request: scoring_pb2.GetTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetTournamentResponse:
+        await self._reader()
         state = await self._tournament(request.tournament_id)
         return scoring_pb2.GetTournamentResponse(tournament=tournament_message(state))
 
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetStandingsResponse:
+        await self._reader()
         state = await self._tournament(request.tournament_id)
         response = scoring_pb2.GetStandingsResponse()
         if any(team.draw for team in state.teams):  # standings exist from the draw on
@@ -381,6 +389,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetResultSheet(
         self, request: scoring_pb2.GetResultSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetResultSheetResponse:
+        await self._reader()
         state = await self._tournament(request.tournament_id)
         sheet = result_sheet(state, request.round)
         sheet = dataclasses.replace(sheet, deals=await self._sheet_deals(state, request.round))
@@ -433,6 +442,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetMatchScore(
         self, request: scoring_pb2.GetMatchScoreRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetMatchScoreResponse:
+        await self._reader()
         game = await self._pool.fetchrow(
             "SELECT game_id, game, ended, fold FROM scoring_games WHERE game_id = $1", request.game_id
         )
@@ -477,6 +487,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetPlayerStats(
         self, request: scoring_pb2.GetPlayerStatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetPlayerStatsResponse:
+        await self._reader()
         row = await self._pool.fetchrow(
             "SELECT * FROM scoring_player_stats WHERE player_id = $1 AND game = $2", request.player_id, request.game
         )
@@ -503,6 +514,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetLeaderboard(
         self, request: scoring_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetLeaderboardResponse:
+        await self._reader()
         limit = request.limit or 50
         rows = await self._pool.fetch(
             """
