@@ -214,9 +214,11 @@ def test_each_token_names_its_audience_and_verifiers_check_it() -> None:
         lobby.verify(game)
     assert info.value.reason is Reason.TOKEN_INVALID and info.value.metadata["service"] == "lobby"
     session = LOBBY.mint(Identity("a", Role.PLAYER, expires=NOW + 60, issued=NOW, audience=SESSION_AUDIENCE))
-    assert lobby.verify(session).audience == ("lobby", "scoring")
+    assert lobby.verify(session).audience == ("lobby", "scoring", "engine") == engine.verify(session).audience
+    runner = BOTS.mint(Identity("r", Role.BOT_RUNNER, expires=NOW + 60, issued=NOW, audience=(Audience.LOBBY,)))
+    assert lobby.verify(runner).role is Role.BOT_RUNNER
     with pytest.raises(Refused):
-        engine.verify(session)
+        engine.verify(runner)
     # one audience as a plain string reads too (RFC 7519)
     single = forged_claims({"sub": "a", "role": "player", "iss": "lobby", "iat": NOW, "exp": NOW + 60, "aud": "lobby"})
     assert lobby.verify(single).audience == ("lobby",)

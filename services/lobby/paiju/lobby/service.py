@@ -244,7 +244,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         generation: int = 0,
         audience: tuple[str, ...] = GAME_AUDIENCE,
     ) -> str:
-        """A token the lobby signs: a session (for the lobby and scoring) or a game token or its own service token
+        """A token the lobby signs: a session (for every service) or a game token or its own service token
         (for the engine)."""
         now = self._now()
         identity = Identity(

@@ -17,9 +17,10 @@ So a bot runner's key cannot make an admin token, and no service but the lobby c
 service trusts the public keys of a JWKS file (RFC 7517; `Trust`), and refuses a token whose ``kid`` it does not
 know, whose signature or claims do not hold, whose role its issuer may not grant, or that has expired.
 
-Each token names its audience (claim ``aud``, `Audience`): the services it is for — a session the lobby and scoring,
-a game token the engine — and each service's verifier refuses a token meant for others only (a token without an
-audience, issued before tokens named one, is accepted until it expires). Lifetimes are capped per role
+Each token names its audience (claim ``aud``, `Audience`): the services it is for — a session every service (the
+engine takes it for the public replay of an ended game only), a game token the engine, a bot runner's the lobby —
+and each service's verifier refuses a token meant for others only (a token without an audience, issued before tokens
+named one, is accepted until it expires). Lifetimes are capped per role
 (`MAX_SECONDS`: 15 minutes for sessions and game tokens, 5 for services' own, 12 hours for operators'): no issuer
 mints a longer one and no verifier accepts one.
 
@@ -115,8 +116,9 @@ class Audience(StrEnum):
     SCORING = "scoring"
 
 
-SESSION_AUDIENCE = (Audience.LOBBY, Audience.SCORING)
-"""A lobby session is for the lobby and for scoring (a player registers a team, confirms a sheet)."""
+SESSION_AUDIENCE = (Audience.LOBBY, Audience.SCORING, Audience.ENGINE)
+"""A lobby session is for the lobby, for scoring (a player registers a team, confirms a sheet) and for the engine,
+which takes it only where any token will do (the replay of an ended game, whose record is public)."""
 GAME_AUDIENCE = (Audience.ENGINE,)
 """A game token (a seat, a spectator's view) and the lobby's service token are for the engine."""
 EVERY_SERVICE = tuple(Audience)
@@ -125,7 +127,7 @@ EVERY_SERVICE = tuple(Audience)
 
 def default_audience(role: Role, game: str | None = None) -> tuple[Audience, ...]:
     """The services a token of ``role`` is for when nothing narrower is asked: an operator's every service, a session
-    the lobby and scoring, a game token and a service's the engine, a bot runner's the lobby."""
+    every service, a game token and a service's the engine, a bot runner's the lobby."""
     if role in (Role.ADMIN, Role.REFEREE, Role.ANALYST):
         return EVERY_SERVICE
     if role is Role.BOT_RUNNER:
