@@ -169,7 +169,8 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 
 ## bench: every benchmark, the 30-minute memory soak among them (docs/benchmarks.md)
 # Rules-core speed beside RLCard's Dou Dizhu; the codec's views, events and actions; engine act latency, throughput
-# and replay speed; scoring's projection throughput and rebuild time; a Swiss round of 64 teams paired; JetStream's
+# and replay speed; scoring's projection throughput and rebuild time; a Swiss round of 64 teams paired; how fast a
+# new player's rating settles; the bot strengths against each other; JetStream's
 # appends/s per durability setting; engine start-up with and without 100,000 stored games; the edge's CPU per call
 # against a bare server; the whole stack loaded with bot tables and spectators, per Act against the floor of its parts
 # (bench/floor.py), and a 30-minute memory soak; the full fuzz of every method (100,000 requests); the web view under
@@ -180,6 +181,8 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/swiss.py
+	$(BIN)/python bench/ratings.py
+	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/scale.py

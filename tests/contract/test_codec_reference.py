@@ -299,6 +299,8 @@ def _scalar(field: FieldDescriptor) -> st.SearchStrategy[Any]:
         return st.integers(max(low, 0), min(high, 60)) | st.integers(low, high)
     if kind == FieldDescriptor.CPPTYPE_BOOL:
         return st.booleans()
+    if kind == FieldDescriptor.CPPTYPE_DOUBLE:  # the ratings' exact doubles (ratings_events.proto)
+        return st.floats(allow_nan=False)
     if kind == FieldDescriptor.CPPTYPE_STRING:
         return st.binary(max_size=6) if field.type == FieldDescriptor.TYPE_BYTES else st.text(max_size=6)
     raise AssertionError(f"no values for {field.full_name}")

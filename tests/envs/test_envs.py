@@ -111,9 +111,13 @@ def test_the_example_evaluates_an_agent(capsys: pytest.CaptureFixture[str]) -> N
     example = importlib.util.module_from_spec(spec)
     sys.modules["evaluate_agents"] = example
     spec.loader.exec_module(example)
-    assert example.main(["2"]) == 0
+    assert example.main(["3"]) == 0
     out = capsys.readouterr().out
-    assert "砸六家: heuristic seats" in out and "拖拉机: heuristic seats" in out
+    for title in ("砸六家", "拖拉机"):
+        line = next(line for line in out.splitlines() if line.startswith(title))
+        assert "over 3 deals (95 % interval" in line
+        low = float(line.split("interval ")[1].split(" … ")[0])
+        assert low > 0, f"the heuristic bot beats random moves: {line}"
 
 
 def test_a_policy_bot_plays_from_the_seats_view_what_the_policy_chose() -> None:

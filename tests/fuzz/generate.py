@@ -29,9 +29,9 @@ from google.protobuf import message_factory
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor, MethodDescriptor
 from google.protobuf.message import Message
 
-from paiju.v1 import engine_pb2, lobby_pb2, scoring_pb2
+from paiju.v1 import engine_pb2, lobby_pb2, ratings_pb2, scoring_pb2
 
-SERVICE_FILES = (engine_pb2, lobby_pb2, scoring_pb2)
+SERVICE_FILES = (engine_pb2, lobby_pb2, scoring_pb2, ratings_pb2)
 MAX_REQUEST_BYTES = 64 * 1024
 """The servers' request size limit (paiju.platform.serving): gRPC refuses larger requests before the service."""
 MEGABYTE = 1024 * 1024
@@ -170,7 +170,10 @@ def methods() -> list[Method]:
     """Every method of every Paiju service, in the protos' order."""
     found = []
     for module, service, process in zip(
-        SERVICE_FILES, ("EngineService", "LobbyService", "ScoringService"), ("engine", "lobby", "scoring"), strict=True
+        SERVICE_FILES,
+        ("EngineService", "LobbyService", "ScoringService", "RatingsService"),
+        ("engine", "lobby", "scoring", "scoring"),  # the scoring process serves RatingsService too
+        strict=True,
     ):
         descriptor = module.DESCRIPTOR.services_by_name[service]
         for m in descriptor.methods:
@@ -555,6 +558,8 @@ class Generator:
             return rng.choice(("zlj", "tractor"))
         if name == "page_token":  # the shape of the listing's tokens, and near misses
             return rng.choice(("p1.2.1", "p1.1.99", "p1.0.0", "p1.3.5", "p1.1.", "p0.1.5", "p1.1.18446744073709551616"))
+        if name == "strength":
+            return rng.choice(("basic", "heuristic", "expert", ""))
         if name in ("text", "decision"):
             return rng.choice(("The other team played out of turn.", "Upheld.\nTable 1 replays deal 3.", ""))
         return rng.choice(("x", "fuzz", "1"))

@@ -160,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from paiju.scoring.cli import add_parser as add_scoring_parser
     from paiju.terminal.client import add_parsers as add_client_parsers
     from paiju.tools.analyst import add_parsers as add_analyst_parsers
+    from paiju.tools.ratings_cli import add_parser as add_ratings_parser
     from paiju.tools.web import add_parser as add_web_parser
 
     add_keys_parser(sub)
@@ -167,6 +168,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_client_parsers(sub)
     add_analyst_parsers(sub)
     add_scoring_parser(sub)
+    add_ratings_parser(sub)
     add_web_parser(sub)
 
     args = parser.parse_args(argv)

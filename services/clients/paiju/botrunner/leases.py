@@ -36,6 +36,8 @@ class SeatLease:
     """The engine token of the seat (a player token for this game and seat)."""
     expires_at: float
     """When the lease ends unless renewed (seconds since the epoch)."""
+    strength: str = ""
+    """The strength the table chose for the bot (`paiju.botrunner.runner.bot_for`; empty: the default)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -47,7 +49,8 @@ class SeatLease:
         kind = GAME_NAMES.get(seat.game)
         if kind is None:
             raise ValueError(f"bot seat {seat.seat} of table {seat.table_id} has no game kind ({seat.game})")
-        return cls(seat.table_id, seat.game_id, kind, seat.seat, seat.token, float(seat.lease_expires_at))
+        expires = float(seat.lease_expires_at)
+        return cls(seat.table_id, seat.game_id, kind, seat.seat, seat.token, expires, seat.strength)
 
 
 SeatSource = Callable[[], Awaitable[Sequence[SeatLease]]]

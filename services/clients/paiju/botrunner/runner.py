@@ -1,10 +1,11 @@
-"""The bot runner: plays leased bot seats through the engine's public gRPC API with the heuristic bots.
+"""The bot runner: plays leased bot seats through the engine's public gRPC API with the rules cores' bots, at the
+strength each table chose for the seat (`bot_for`; the heuristic bots by default).
 
 A bot is an ordinary client (docs/architecture.md, "Clients and bots"): for each seat it holds only the seat's
 token and follows the game with `EngineService.Watch` (resuming from the last version received after a disconnect),
 which tells it everything it needs: the newest event of each change carries the turn it leads to, and in the stream
 of a seat that may act, the turn holds the seat's legal actions and its view at that version. So a seat asks the
-engine nothing between moves: when a turn says it may act, it lets the game's `HeuristicBot.choose_view` decide from
+engine nothing between moves: when a turn says it may act, it lets the seat's bot (`choose_view`) decide from
 what the seat may see and acts with a fresh command id and the turn's version as ``expected_version``
 (`paiju.sdk.act`: sent again with the same command id while the engine cannot be reached, so it applies once); when
 a fair deal's committed shuffle waits for its contribution, it adds 16 random bytes. The engine refuses a stale move
@@ -58,8 +59,21 @@ BOTS: dict[str, Callable[[int], ViewBot]] = {
     registry.ZLJ.name: zlj_bots.HeuristicBot,
     registry.TRACTOR.name: tractor_bots.HeuristicBot,
 }
-"""The bot that plays each game (by the game's name), made with its seed (`bot_seed`)."""
+"""The bot that plays each game (by the game's name) when the table chose no strength, made with its seed
+(`bot_seed`)."""
 assert set(BOTS) == set(registry.GAMES), "every game of the registry has its bot"
+STRENGTHS: dict[str, dict[str, Callable[[int], ViewBot]]] = {
+    registry.ZLJ.name: dict(zlj_bots.STRENGTHS),
+    registry.TRACTOR.name: dict(tractor_bots.STRENGTHS),
+}
+"""The strengths a table may choose for a bot (the rules cores' `STRENGTHS`), per game."""
+assert set(STRENGTHS) == set(registry.GAMES), "every game of the registry has its strengths"
+
+
+def bot_for(game: str, strength: str) -> Callable[[int], ViewBot]:
+    """The bot of ``strength`` in ``game``; the default (`BOTS`) for an empty or unknown name (the lobby refuses
+    unknown names: one can come only from a lobby newer than this runner)."""
+    return STRENGTHS[game].get(strength, BOTS[game])
 
 
 def bot_seed(game_id: str, seat: int) -> int:
@@ -113,7 +127,10 @@ class SeatPlayer:
     def __post_init__(self) -> None:
         self.game = GAMES[self.lease.game]
         seed = bot_seed(self.lease.game_id, self.lease.seat)
-        self.bot = BOTS[self.lease.game](seed) if self.agent is None else self.agent(self.lease.game, seed)
+        if self.agent is None:
+            self.bot = bot_for(self.lease.game, self.lease.strength)(seed)
+        else:
+            self.bot = self.agent(self.lease.game, seed)
         self.log = log.bind(game=self.lease.game_id, seat=self.lease.seat, table=self.lease.table_id)
         self._turn: engine_pb2.Turn | None = None
         """The latest turn the watch brought."""
@@ -501,4 +518,15 @@ class BotRunner:
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-__all__ = ["BOTS", "GAMES", "BotRunner", "SeatLost", "SeatPlayer", "SeatStats", "ViewBot", "bot_seed"]
+__all__ = [
+    "BOTS",
+    "GAMES",
+    "STRENGTHS",
+    "BotRunner",
+    "SeatLost",
+    "SeatPlayer",
+    "SeatStats",
+    "ViewBot",
+    "bot_for",
+    "bot_seed",
+]

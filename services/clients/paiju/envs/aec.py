@@ -22,6 +22,7 @@ and actions give the same deal. Rules cores are pure; this module adds no rule o
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -248,5 +249,14 @@ def zlj_env(options: Any = None, render_mode: str | None = None) -> CardGameEnv:
 
 
 def tractor_env(options: Any = None, render_mode: str | None = None) -> CardGameEnv:
-    """One 拖拉机 deal (the first of a game, bidding included; a void deal is dealt again) per episode."""
+    """One 拖拉机 deal (the first of a game, bidding included; a void deal is dealt again) per episode.
+
+    Deprecated: it offers one representative follow, so most follows cannot be expressed; `paiju.envs.tractor_v2`
+    expresses every legal play. It stays for one more release."""
+    warnings.warn(
+        "tractor_env (paiju_tractor_v0) offers one representative follow and is deprecated: use "
+        "paiju.envs.tractor_v2, which expresses every legal play",
+        DeprecationWarning,
+        stacklevel=2,
+    )
     return TractorEnv(options, render_mode)

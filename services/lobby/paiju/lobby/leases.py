@@ -34,6 +34,8 @@ class Leased:
     expires: int
     new: bool = False
     """The runner did not hold the seat before this call."""
+    strength: str = ""
+    """The strength the table chose for the bot (empty: the default)."""
 
 
 class SeatLeases:
@@ -71,7 +73,7 @@ class SeatLeases:
                     except tb.LobbyError:
                         continue  # another runner leased it meanwhile
                     expires = until
-                leased.append(Leased(table_id, table.game_id, table.game, i, holders[i], expires, new))
+                leased.append(Leased(table_id, table.game_id, table.game, i, holders[i], expires, new, seat.strength))
         return leased
 
 

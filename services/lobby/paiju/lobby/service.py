@@ -150,7 +150,13 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
     getattr(message, codecs.options_field).CopyFrom(codecs.codec.encode(tb.match_options(table)))
     for i, seat in enumerate(table.seats):
         message.seats.add(
-            seat=i, player_id=seat.player_id, name=seat.name, bot=seat.bot, ready=seat.ready, covered=seat.covered
+            seat=i,
+            player_id=seat.player_id,
+            name=seat.name,
+            bot=seat.bot,
+            ready=seat.ready,
+            covered=seat.covered,
+            strength=seat.strength,
         )
     if table.last_result is not None:
         r = table.last_result
@@ -628,7 +634,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         player = await self._owner()
         await self._table(request.table_id)
         seat = request.seat if request.HasField("seat") else None
-        loaded = await self._act(request.table_id, tb.AddBot(player, seat), player)
+        strength = request.strength  # validated against the strengths in the contract (lobby.proto)
+        loaded = await self._act(request.table_id, tb.AddBot(player, seat, strength), player)
         return lobby_pb2.AddBotResponse(table=table_message(loaded.state, loaded.version))
 
     async def Ready(
@@ -765,6 +772,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                 seat=leased.seat,
                 token=token,
                 lease_expires_at=leased.expires,
+                strength=leased.strength,
             )
         return response
 

@@ -59,6 +59,8 @@ class Seat:
     covered: bool = False
     runner: str = ""
     lease_until: int = 0
+    strength: str = ""
+    """A seated bot's strength (docs/bots.md, "Strengths"); empty: the default, ``heuristic``."""
 
     @property
     def free(self) -> bool:
@@ -157,6 +159,7 @@ class LeaveSeat:
 class AddBot:
     by: str
     seat: int | None = None
+    strength: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,6 +271,7 @@ class SeatLeft:
 class BotSeated:
     seat: int
     player_id: str
+    strength: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -448,7 +452,7 @@ def decide(table: Table, command: Any) -> list[Any]:
         _owner(table, command.by)
         _not_playing(table, "add bots")
         seat = _free_seat(table, command.seat)
-        return [BotSeated(seat, new_bot_id(table))]
+        return [BotSeated(seat, new_bot_id(table), command.strength)]
     if isinstance(command, RemovePlayer):
         _owner(table, command.by)
         place = table.seats[_seat_index(table, command.seat)]
@@ -550,7 +554,8 @@ def evolve(table: Table, event: Any) -> Table:
         seat = Seat(player, bot_name(player), bot=True, ready=True, runner=left.runner, lease_until=left.lease_until)
         return _with_seat(table, event.seat, seat if left.covered else replace(seat, runner="", lease_until=0))
     if isinstance(event, BotSeated):
-        return _with_seat(table, event.seat, Seat(event.player_id, bot_name(event.player_id), bot=True, ready=True))
+        seated = Seat(event.player_id, bot_name(event.player_id), bot=True, ready=True, strength=event.strength)
+        return _with_seat(table, event.seat, seated)
     if isinstance(event, SeatsSwapped):
         seats = list(table.seats)
         seats[event.seat], seats[event.other_seat] = seats[event.other_seat], seats[event.seat]

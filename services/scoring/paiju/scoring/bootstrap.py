@@ -27,13 +27,15 @@ from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Revocations, Trust, trust_of
-from paiju.scoring import results
+from paiju.scoring import rater, results
 from paiju.scoring import tournament as tm
 from paiju.scoring.config import SHARDS, ReadModels, Settings
 from paiju.scoring.projector import CHECKPOINTS, LINGER_SECONDS, Projector, shard_out
+from paiju.scoring.ratings_service import RATE_LIMITS as RATINGS_RATE_LIMITS
+from paiju.scoring.ratings_service import RatingsService
 from paiju.scoring.readmodels import GamesProjection, TournamentsProjection, migrate_scoring
 from paiju.scoring.service import RATE_LIMITS, ScoringService, new_tournaments
-from paiju.v1 import scoring_pb2, scoring_pb2_grpc
+from paiju.v1 import ratings_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 SERVICE_NAME = scoring_pb2.DESCRIPTOR.services_by_name["ScoringService"].full_name
 
@@ -57,11 +59,14 @@ class Scoring:
     projectors: list[Projector]
     results: Consumer
     """Tournament results from the lobby's stream."""
+    rater: Consumer
+    """The ratings, from the match results on the lobby's stream (`paiju.scoring.rater`)."""
+    ratings: RatingsService
 
     @property
     def consumers(self) -> list[Consumer]:
         """The stream consumers to run beside the server."""
-        return [*self.projectors, self.results]
+        return [*self.projectors, self.results, self.rater]
 
 
 @asynccontextmanager
@@ -141,7 +146,8 @@ async def build(
     revocations = Revocations(c.lobby_store)  # the lobby's revoked sessions, refused here too
     await revocations.follow()
     service = ScoringService(tournaments, c.pool, trust, now_ms=now_ms, limits=limits, revocations=revocations)
-    return Scoring(tournaments, service, projectors(c, batch, shards, linger), recorder)
+    rating = rater.rater(c.lobby_store, c.pool, c.tournaments_store)
+    return Scoring(tournaments, service, projectors(c, batch, shards, linger), recorder, rating, RatingsService(c.pool))
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -155,7 +161,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             c,
             trust,
             batch=settings.batch,
-            limits=RateLimits(RATE_LIMITS, settings.rate_limits),
+            limits=RateLimits(RATE_LIMITS + ";" + RATINGS_RATE_LIMITS, settings.rate_limits),
             shards=settings.shards,
             linger=settings.linger_ms / 1000,
         )
@@ -167,7 +173,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         serving = await serve_grpc(
             settings.address,
             SERVICE_NAME,
-            lambda server: scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server),
+            lambda server: _register(server, service, scoring.ratings),
             settings.metrics_port,
             service.policy,
             dependencies=dependencies,
@@ -196,6 +202,12 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         for projector in scoring.projectors:
             await projector.close()
     log.info("scoring stopped")
+
+
+def _register(server: Any, service: ScoringService, ratings: RatingsService) -> None:
+    """Scoring's services on its gRPC server: `ScoringService` and `RatingsService`."""
+    scoring_pb2_grpc.add_ScoringServiceServicer_to_server(service, server)
+    ratings_pb2_grpc.add_RatingsServiceServicer_to_server(ratings, server)
 
 
 async def rebuild(settings: ReadModels, timeout: float = 3600.0, processes: int = 1) -> dict[str, float]:
@@ -233,6 +245,11 @@ async def rebuild(settings: ReadModels, timeout: float = 3600.0, processes: int 
         figures["games_events_per_second"] = round(events / seconds, 1) if seconds else 0.0
         figures["processes"] = max(1, processes)
         figures.update(await _catch_up(built[-1], timeout))
+        rating = rater.rater(c.lobby_store, c.pool, c.tournaments_store)  # re-rated, every stored event adopted
+        await rating.reset()
+        started = time.perf_counter()
+        figures["ratings_events"] = await rating.catch_up(timeout=timeout)
+        figures["ratings_seconds"] = round(time.perf_counter() - started, 3)
         for projector in built:
             await projector.close()
     return figures

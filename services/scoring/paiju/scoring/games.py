@@ -16,6 +16,7 @@ from paiju.contract.games import GameCodecs
 from paiju.rules import registry
 from paiju.rules.registry import GameRules
 from paiju.scoring import tractor, zlj
+from paiju.scoring.rating import Style
 from paiju.scoring.rows import Row
 from paiju.v1 import engine_pb2
 
@@ -37,6 +38,8 @@ class ScoringGame:
     """A tournament match's deals when the organiser names none (0: not played to a number of deals)."""
     difference_heading: str
     """The printed heading of a result sheet's difference column (S-1)."""
+    rating: Style
+    """How its matches are rated (docs/rules/ratings.md)."""
 
     @property
     def rules(self) -> GameRules:
@@ -61,6 +64,7 @@ GAMES: dict[str, ScoringGame] = {
             match_length=zlj.match_length,
             default_deals=zlj.DEFAULT_DEALS,
             difference_heading=zlj.DIFFERENCE_HEADING,
+            rating=zlj.RATING,
         ),
         ScoringGame(
             contract=contract.GAMES[registry.TRACTOR.name],
@@ -68,6 +72,7 @@ GAMES: dict[str, ScoringGame] = {
             match_length=tractor.match_length,
             default_deals=tractor.DEFAULT_DEALS,
             difference_heading=tractor.DIFFERENCE_HEADING,
+            rating=tractor.RATING,
         ),
     )
 }

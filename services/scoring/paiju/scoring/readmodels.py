@@ -24,6 +24,7 @@ from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring import tournament as tm
 from paiju.scoring.contract import TOURNAMENT_EVENTS
 from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, ShuffleRow, StatDelta
+from paiju.scoring.rater import is_ledger
 from paiju.v1 import engine_pb2, tournament_events_pb2
 
 READ_MODEL_TABLES = (
@@ -199,6 +200,8 @@ class TournamentsProjection:
         for delivered in batch:
             last[delivered.aggregate] = delivered.sequence
         for tournament_id, sequence in sorted(last.items()):
+            if is_ledger(tournament_id):  # a rating ledger beside the tournaments (paiju.scoring.rater)
+                continue
             state = tm.Tournament()
             for recorded in await self._store.load(tournament_id):
                 if recorded.sequence > sequence:

@@ -548,6 +548,13 @@ class SheetConfirmed:
     at: int
 
 
+@dataclass(frozen=True, slots=True)
+class RatingUpdated:
+    """An event of a rating ledger (`paiju.scoring.rater`), stored on the tournaments' stream: no tournament's, so
+    a tournament read from a ledger's events is one never created (its contents are read by `paiju.scoring.rater`
+    from the message, not here)."""
+
+
 Event = (
     Created
     | TeamRegistered
@@ -565,6 +572,9 @@ Event = (
     | TeamMemberConfirmed
     | TeamProposalWithdrawn
 )
+"""What a tournament's commands decide."""
+Stored = Event | RatingUpdated
+"""What the tournaments' stream holds: the tournaments' events and the rating ledgers'."""
 
 
 # --- decide -----------------------------------------------------------------------------------------
@@ -964,7 +974,9 @@ def _with_table(tournament: Tournament, number: int, table_no: int, result: Tabl
     return _with_round(tournament, replace(rnd, tables=tables))
 
 
-def evolve(tournament: Tournament, event: Event) -> Tournament:
+def evolve(tournament: Tournament, event: Stored) -> Tournament:
+    if isinstance(event, RatingUpdated):
+        return tournament
     if isinstance(event, Created):
         return Tournament(
             event.tournament_id,

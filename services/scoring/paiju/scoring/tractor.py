@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.tractor.settlement import level_name
+from paiju.scoring.rating import Style
 from paiju.scoring.rows import DealRow, LedgerRow, MatchRow, Row, StatDelta, team, time_of
 from paiju.scoring.victory import victory_points
 from paiju.v1 import engine_pb2
@@ -19,6 +20,8 @@ if TYPE_CHECKING:
 DEFAULT_DEALS = 0
 """A 拖拉机 match is not played to a number of deals."""
 DIFFERENCE_HEADING = "级差"
+RATING = Style(levels=True, margin=4.0)
+"""How a match is rated (docs/rules/ratings.md): by final levels, with a level margin of 4 (D-RATE-2, D-RATE-4)."""
 """The printed heading of a result sheet's difference column: the level difference (§10)."""
 
 

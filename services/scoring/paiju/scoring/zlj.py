@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from paiju.rules.zlj import model as zlj_model
+from paiju.scoring.rating import Style
 from paiju.scoring.rows import DealRow, LedgerRow, MatchRow, Row, StatDelta, time_of
 from paiju.scoring.victory import victory_points
 from paiju.v1 import engine_pb2
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
 DEFAULT_DEALS = 6
 """The deals of a tournament match when the organiser names none."""
 DIFFERENCE_HEADING = "团体分差"
+RATING = Style(individual_weights=True)
+"""How a match is rated (docs/rules/ratings.md): by team points, each player's share weighed by their individual
+points (D-RATE-2, D-RATE-3)."""
 """The printed heading of a result sheet's difference column: the team-points difference (S-1)."""
 TEAM_INDEX = {zlj_model.Team.A: 0, zlj_model.Team.B: 1}
 """Team A (seats 0, 2, 4) is first in every pair of team figures, team B (1, 3, 5) second (§1)."""

@@ -1,5 +1,6 @@
-"""拖拉机 bots: a uniformly random player and a heuristic one. Pure: their only randomness is a
-`SeededRandom` from their seed; they read their own hand and public facts, never the clock.
+"""拖拉机 bots: a uniformly random player (for benchmarks and tests) and two strengths a table may choose
+(`STRENGTHS`): ``basic``, which plays as the turn timer would (§11) and bids plainly, and ``heuristic``. Pure: their
+only randomness is a `SeededRandom` from their seed; they read their own hand and public facts, never the clock.
 
 A `Cut` is returned as `legal_actions` lists it: the caller supplies the shuffle ``seed``.
 
@@ -549,3 +550,59 @@ def _shaped(lead: Combo, hand: Cards, t: Trumps, key: Callable[[Card], int]) -> 
 def _in_run(c: Card, chosen: Multiset[Card], t: Trumps) -> bool:
     """Whether ``c`` sits next to another group of two or more in ``chosen`` (§4 adjacency)."""
     return any(n >= 2 and (t.adjacent(c, d) or t.adjacent(d, c)) for d, n in chosen.items() if d != c)
+
+
+class BasicBot:
+    """The weaker strength (``basic``): the turn timer's plays (§11) and a plain bid.
+
+    * Bidding (D-TR-6): bid the suit where it shows the most level cards when it shows at least ``bid_min`` (all of
+      them); never counter.
+    * Leading (§4-§5): the lowest single, plain cards before trumps (the timer's default).
+    * Following (§6): the lowest legal follow (`follow.make_follow`, the timer's default): what it owes, then its
+      lowest cards, plain before trump.
+    * Cut (§8): any count from its seeded random source.
+
+    Deterministic given its seed; decides from what its seat sees (`Seen`), like `HeuristicBot`.
+    """
+
+    __slots__ = ("_rng",)
+
+    bid_min: ClassVar[int] = 2
+
+    def __init__(self, seed: int) -> None:
+        self._rng = SeededRandom(seed)
+
+    def choose(self, state: State, seat: int) -> SeatAction:
+        seen = Seen.of_state(state, seat)
+        return self.decide(seen, () if seen.playing else legal_actions(state, seat))
+
+    def choose_view(self, view: SeatView, legal: Sequence[SeatAction]) -> SeatAction:
+        """The choice of ``view.seat`` from what it sees and ``legal`` (the engine's list); always legal."""
+        seen = Seen.of_view(view)
+        if not legal:
+            raise ValueError(f"seat {seen.seat} has nothing to do in the {seen.phase.value} phase")
+        return legal_choice(seen, self.decide(seen, legal), legal)
+
+    def decide(self, seen: Seen, actions: Sequence[SeatAction]) -> SeatAction:
+        if seen.playing:
+            t = seen.trumps()
+            if seen.trick is None:
+                low = min(seen.hand, key=lambda c: (t.suit_class[c] == TRUMP, t.strength[c], c))
+                return Play(seen.seat, (low,))
+            return Play(seen.seat, make_follow(seen.trick.lead, seen.hand, t))
+        if not actions:
+            raise ValueError(f"seat {seen.seat} has nothing to do in the {seen.phase.value} phase")
+        if seen.phase is Phase.BID:
+            public = seen.public()
+            bids = [a for a in actions if isinstance(a, MakeBid)]
+            best = max(bids, key=lambda a: (bid_count(public, a.suit, a.cards), -a.suit), default=None)
+            if best is not None and bid_count(public, best.suit, best.cards) >= self.bid_min:
+                return best
+            return Pass(seen.seat)
+        if seen.phase is Phase.COUNTER:
+            return Pass(seen.seat)
+        return actions[self._rng.below(len(actions))]
+
+
+STRENGTHS: dict[str, type[BasicBot] | type[HeuristicBot]] = {"basic": BasicBot, "heuristic": HeuristicBot}
+"""The bot strengths a table may choose, weaker first (docs/bots.md, "Strengths"); bench/bots.py measures them."""

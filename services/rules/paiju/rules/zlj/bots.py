@@ -1,4 +1,5 @@
-"""砸六家 bots: a uniformly random player and a heuristic one a casual player finds reasonable.
+"""砸六家 bots: a uniformly random player (for benchmarks and tests) and two strengths a table may choose
+(`STRENGTHS`): ``basic``, a beginner's plain habits, and ``heuristic``, a strategy a casual player finds reasonable.
 
 Bots are pure: they read a `State`, never the clock or an unseeded random source, and pick one of
 `legal_actions(state, seat)`. Their only randomness is a `SeededRandom` from the seed they are built
@@ -416,12 +417,80 @@ class HeuristicBot:
         return Pass(seat)
 
 
+class BasicBot:
+    """The weaker strength (``basic``): a beginner's plain habits, no planning (rule sections in brackets).
+
+    * Leading (§6): the lowest combination it holds (its top level), the longest among equals; the whole hand when it
+      is one combination.
+    * Following (§4): pass on a partner's play (teams alternate, §1); against an opponent, the lowest answer that is
+      not a bomb, a bomb only when nothing else answers; going out whenever a play empties the hand.
+    * Tribute (§10-§11): the highest cards picked and taken back, the lowest cards returned; cut (§9): any count from
+      its seeded random source.
+
+    Deterministic given its seed; decides from what its seat sees (`Seen`), like `HeuristicBot`.
+    """
+
+    __slots__ = ("_rng",)
+
+    def __init__(self, seed: int) -> None:
+        self._rng = SeededRandom(seed)
+
+    def choose(self, state: State, seat: int) -> SeatAction:
+        return self.decide(Seen.of_state(state, seat), _actions(state, seat))
+
+    def choose_view(self, view: SeatView, legal: Sequence[SeatAction]) -> SeatAction:
+        """The choice of ``view.seat`` among ``legal`` (the engine's list); always one of them."""
+        if not legal:
+            raise ValueError(f"seat {view.seat} has nothing to do: {view.phase.value} phase, turn {view.turn}")
+        return legal_choice(self.decide(Seen.of_view(view), legal), legal)
+
+    def decide(self, seen: Seen, actions: Sequence[SeatAction]) -> SeatAction:
+        if seen.phase is Phase.PLAY:
+            plays = [a for a in actions if isinstance(a, Play)]
+            for play in plays:
+                if len(play.cards) == len(seen.hand) and (
+                    seen.current is None or not is_four_take(play.cards, seen.current)
+                ):
+                    return play
+            if seen.current is None:
+                return min(plays, key=lambda p: (_combo_of(level_counts(p.cards)).top, -len(p.cards), p.cards))
+            if (
+                seen.current_by is not None
+                and seen.current_by % 2 == seen.seat % 2
+                and seen.hand_sizes[seen.current_by]
+            ):
+                return Pass(seen.seat)
+            if not plays:
+                return Pass(seen.seat)
+            combos = [(_combo_of(level_counts(p.cards)), p) for p in plays if not is_four_take(p.cards, seen.current)]
+            normal = [(c.top, p.cards, p) for c, p in combos if not c.is_bomb]
+            if normal:
+                return min(normal)[2]
+            bombs = [(_strength(c), p.cards, p) for c, p in combos]
+            return min(bombs)[2] if bombs else plays[0]
+        if seen.phase is Phase.CUT:
+            return actions[self._rng.below(len(actions))]
+        if seen.phase is Phase.RETURN:
+            returns = [a for a in actions if isinstance(a, ReturnTribute)]
+            return min(returns, key=lambda a: sorted(LEVEL_OF[c] for c in a.cards))
+        picks = [a for a in actions if isinstance(a, PickTribute | TakeBack)]
+        if not picks:
+            raise ValueError(f"seat {seen.seat} has no tribute to pick or take back in the {seen.phase.value} phase")
+        return max(picks, key=lambda a: _levels_desc(a.cards))
+
+
+STRENGTHS: dict[str, type[BasicBot] | type[HeuristicBot]] = {"basic": BasicBot, "heuristic": HeuristicBot}
+"""The bot strengths a table may choose, weaker first (docs/bots.md, "Strengths"); bench/bots.py measures them."""
+
+
 def _opponent_on_one(seen: Seen) -> bool:
     """Whether an opponent (the other team, §1) holds exactly one card."""
     return any(seen.hand_sizes[s] == 1 for s in range(SEATS) if s % 2 != seen.seat % 2)
 
 
 __all__ = [
+    "STRENGTHS",
+    "BasicBot",
     "Bot",
     "Counts",
     "HeuristicBot",
