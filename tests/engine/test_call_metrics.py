@@ -17,7 +17,7 @@ from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 from ..support.credentials import TRUST
-from .harness import auth, token
+from .harness import NOW, auth, token
 
 
 def calls(method: str, code: str) -> float:
@@ -26,7 +26,9 @@ def calls(method: str, code: str) -> float:
 
 def test_calls_are_counted_by_method_and_status_and_timed() -> None:
     async def body() -> None:
-        service = EngineService(Games(MemoryEventStore()), TRUST, seed_secret=b"call-metrics-seeds-" * 2)
+        service = EngineService(
+            Games(MemoryEventStore()), TRUST, seed_secret=b"call-metrics-seeds-" * 2, now=lambda: NOW
+        )
         serving = await serve_grpc(
             "127.0.0.1:0",
             "paiju.v1.EngineService",

@@ -22,7 +22,7 @@ from paiju.rules.tractor import model as tractor_model
 from paiju.v1 import cards_pb2, engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
 from ..support.credentials import TRUST
-from .harness import auth, choose_zlj, engine, play_tractor, refusal_of, run, seated, token
+from .harness import NOW, auth, choose_zlj, engine, play_tractor, refusal_of, run, seated, token
 
 
 async def create_zlj(stub: Any, game_id: str) -> None:
@@ -185,7 +185,7 @@ def test_a_watch_ends_with_a_message_saying_why() -> None:
     async def body() -> None:
         games = Games(MemoryEventStore())
         await games.follow()
-        service = EngineService(games, TRUST, seed_secret=b"contract-semantics-seeds-" * 2)
+        service = EngineService(games, TRUST, seed_secret=b"contract-semantics-seeds-" * 2, now=lambda: NOW)
         server = build_server(service.policy)
         service.add_to(server)
         port = server.add_insecure_port("127.0.0.1:0")

@@ -838,7 +838,7 @@ def test_a_player_token_for_a_seat_the_table_does_not_have_sees_no_hand(
             hands = (await games.load("g")).state.hands
             for seat in (-1, SEATS[game], 99):
                 claims = {"sub": f"player-{seat}", "role": "player", "iss": "lobby", "game": "g", "seat": seat}
-                md = auth(forged_claims({**claims, "iat": NOW - 60, "exp": NOW + 3600}))
+                md = auth(forged_claims({**claims, "iat": NOW - 60, "exp": NOW + 600}))
                 try:
                     view = await stub.GetView(engine_pb2.GetViewRequest(game_id="g"), metadata=md)
                 except grpc.aio.AioRpcError as e:
@@ -926,7 +926,7 @@ def test_an_open_watch_shows_a_seat_only_while_its_player_holds_it(
             )
 
             # player-1, now in seat 0, sees seat 0's hand from the swap on, never player-0's hands before it
-            newcomer = auth(mint_token(Identity(player_id(1), Role.PLAYER, game_id, 0, NOW + 3600)))
+            newcomer = auth(mint_token(Identity(player_id(1), Role.PLAYER, game_id, 0, NOW + 900)))
             replayed = [
                 r.envelope async for r in stub.Replay(engine_pb2.ReplayRequest(game_id=game_id), metadata=newcomer)
             ]

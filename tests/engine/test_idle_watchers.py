@@ -18,7 +18,7 @@ from paiju.platform.tokens import Role
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
 from ..support.credentials import TRUST
-from .harness import auth, seated, token
+from .harness import NOW, auth, seated, token
 
 WATCHERS = 100
 
@@ -43,7 +43,7 @@ def test_a_hundred_watchers_of_an_idle_game_cost_nothing(nats_url: str) -> None:
         store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"w.{stream.lower()}")
         games = Games(store)
         await games.follow()
-        service = EngineService(games, TRUST, seed_secret=b"idle-watchers-seeds-" * 2)
+        service = EngineService(games, TRUST, seed_secret=b"idle-watchers-seeds-" * 2, now=lambda: NOW)
         server = build_server(service.policy)
         service.add_to(server)
         port = server.add_insecure_port("127.0.0.1:0")
@@ -99,7 +99,7 @@ def test_watchers_do_not_wake_each_other(nats_url: str, watchers: int) -> None:
         store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"x.{stream.lower()}")
         games = Games(store)
         await games.follow()
-        service = EngineService(games, TRUST, seed_secret=b"idle-watchers-seeds-" * 2)
+        service = EngineService(games, TRUST, seed_secret=b"idle-watchers-seeds-" * 2, now=lambda: NOW)
         await service.creation.create(engine_pb2.CreateGameRequest(game_id="g", game=engine_pb2.GAME_ZLJ), "lobby")
         version = (await games.load("g")).version
         woken = 0

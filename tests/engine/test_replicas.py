@@ -62,7 +62,7 @@ def md(identity: Identity) -> tuple[tuple[str, str], ...]:
 async def play(addresses: list[str], kill: subprocess.Popen[bytes] | None, kill_after: int) -> list[tuple[Any, ...]]:
     """Play game r1 with seeded random bots through the first address; optionally SIGKILL ``kill`` after
     ``kill_after`` acts and go on through the next address. Returns the log as an analyst replays it."""
-    expires = int(time.time()) + 3600
+    expires = int(time.time()) + 900  # as long as a game token may live
     seats = [md(Identity(f"p{s}", Role.PLAYER, "r1", s, expires)) for s in range(6)]
     spectator = md(Identity("w", Role.SPECTATOR, "r1", expires=expires))
     rng = SeededRandom(17)
@@ -75,7 +75,8 @@ async def play(addresses: list[str], kill: subprocess.Popen[bytes] | None, kill_
             deals=1, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL
         )
     )
-    await stub.CreateGame(create, metadata=md(Identity("lobby", Role.SERVICE, expires=expires)))
+    service = md(Identity("lobby", Role.SERVICE, expires=int(time.time()) + 300))
+    await stub.CreateGame(create, metadata=service)
     acts = 0
     last: engine_pb2.ActRequest | None = None
     while True:

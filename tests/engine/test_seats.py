@@ -23,7 +23,7 @@ PLAYERS = [f"ann{s}" for s in range(6)]
 
 
 def as_player(player: str, game: str, seat: int) -> tuple[tuple[str, str], ...]:
-    return auth(mint_token(Identity(player, Role.PLAYER, game, seat, NOW + 3600)))
+    return auth(mint_token(Identity(player, Role.PLAYER, game, seat, NOW + 900)))
 
 
 def create_request(game_id: str, players: list[str], deals: int = 1) -> engine_pb2.CreateGameRequest:

@@ -463,8 +463,15 @@ class Fuzzer:
         and the actions are that seat's. A turn that lists the token's actions is learnt like a GetLegalActions."""
         problems = []
         token = planned.token
-        game_id = getattr(planned.message, "game_id", None)
-        views = bool(getattr(planned.message, "views", False))
+        asked: Any = planned.message
+        if planned.raw is not None or (planned.suffix and planned.message is not None):  # what the server read
+            sent = planned.raw if planned.raw is not None else asked.SerializeToString() + planned.suffix
+            try:
+                asked = engine_pb2.WatchRequest.FromString(sent)
+            except DecodeError:
+                asked = None
+        game_id = getattr(asked, "game_id", None)
+        views = bool(getattr(asked, "views", False))
         for data in responses:
             try:
                 reply = engine_pb2.WatchResponse.FromString(data)

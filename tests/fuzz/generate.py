@@ -556,6 +556,8 @@ class Generator:
             return "".join(rng.choice("abcdefghijkmnpqrstuvwxyz23456789-") for _ in range(18))
         if name == "game":
             return rng.choice(("zlj", "tractor"))
+        if name == "page_token":  # the shape of the listing's tokens, and near misses
+            return rng.choice(("p1.2.1", "p1.1.99", "p1.0.0", "p1.3.5", "p1.1.", "p0.1.5", "p1.1.18446744073709551616"))
         if name == "strength":
             return rng.choice(("basic", "heuristic", "expert", ""))
         if name in ("text", "decision"):

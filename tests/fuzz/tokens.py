@@ -19,7 +19,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from paiju.dev.stack import Credentials as DevCredentials
-from paiju.platform.tokens import Issuer
+from paiju.platform.tokens import MAX_SECONDS, Issuer
 
 ROLES = ("player", "spectator", "analyst", "referee", "service", "admin")
 """The roles a token may carry (`mint_token`'s ``role``)."""
@@ -32,6 +32,9 @@ ISSUER_OF = {
     "referee": Issuer.ADMIN,
     "admin": Issuer.ADMIN,
 }
+
+
+MAX_SECONDS_OF = {role.value: seconds for role, seconds in MAX_SECONDS.items()}
 
 
 def _folder() -> Path:
@@ -76,6 +79,8 @@ def mint_token(
     signed with a key the deployment does not trust, under the same key id."""
     issuer = ISSUER_OF[role]
     now = int(time.time())
+    if role in MAX_SECONDS_OF:  # no longer than a token of its role may live (the services refuse longer ones)
+        lifetime = min(lifetime, MAX_SECONDS_OF[role])
     claims: dict[str, Any] = {"sub": subject, "role": role, "iss": issuer.value, "iat": now, "exp": now + lifetime}
     if game is not None:
         claims["game"] = game

@@ -139,7 +139,7 @@ async def build(stack: Stack) -> Known:
         for name in ("alice", "bob"):  # sessions the lobby issued
             tokens.append(Token("session:lobby", f"Bearer {sessions[name].token}"))
         for name in ("carol", "dave"):  # sessions minted like the lobby's
-            token = mint_token(credentials, sessions[name].player_id, "player", lifetime=12 * 3600)
+            token = mint_token(credentials, sessions[name].player_id, "player", lifetime=15 * 60)
             tokens.append(Token("session:minted", f"Bearer {token}"))
         guest = (await lobby.Guest(lobby_pb2.GuestRequest())).session
         tokens.append(Token("session:guest", f"Bearer {guest.token}"))

@@ -146,9 +146,16 @@ def test_check_name_refuses_the_lobbys_prefixes(name: str) -> None:
     assert info.value.reason is Reason.NAME_INVALID
 
 
-@pytest.mark.parametrize("name", ["Guest", "bot", "robot-7", "guest_1", "covers", "b0t1", "discover-x"])
+@pytest.mark.parametrize("name", ["Guest", "robot-7", "guest_1", "covers", "discover-x"])
 def test_check_name_accepts_names_that_only_begin_like_the_lobbys(name: str) -> None:
     assert check_name(name) == name
+
+
+@pytest.mark.parametrize("name", ["bot", "b0t1", "Bot 3", "admin"])
+def test_check_name_refuses_names_that_read_as_the_lobbys_bots_or_staff(name: str) -> None:
+    with pytest.raises(LobbyError) as info:
+        check_name(name)
+    assert info.value.reason is Reason.NAME_RESERVED
 
 
 def test_guest_names_and_player_ids() -> None:

@@ -178,10 +178,12 @@ def test_old_accounts_reach_the_table_of_a_deployment_already_past_them(database
         )
         await pool.execute("INSERT INTO lobby_checkpoints (projection, sequence) VALUES ('tables', $1)", before)
 
-        await migrate_lobby(pool)  # 0002
+        upto_2 = [m for m in load_migrations(resources.files("paiju.lobby") / "migrations") if m.version <= 2]
+        await migrate(pool, "lobby", upto_2)  # 0002
         model = TableReadModel(pool, lobby.store)
         assert await model.checkpoint() == 0  # the accounts projection has applied nothing yet
-        await model.catch_up()
+        accounts_projection = model.consumers[1]  # (the tables projection would need 0003's columns)
+        await accounts_projection.catch_up()
         projected = await accounts(pool)
         assert len(projected) == 4
         assert {name for name, _, guest in projected.values() if not guest} == {"alice", "\u0410lice", "Bob"}
@@ -193,13 +195,16 @@ def test_old_accounts_reach_the_table_of_a_deployment_already_past_them(database
         assert (row["version"], bytes(row["snapshot"])) == (2, b"")
         assert await checkpoint(pool, "tables") == await checkpoint(pool, "accounts") == before
 
-        # from here on both move together
+        # 0003 rebuilds the tables from the stream once, each with its owner and its place in the listing; from
+        # here on both projections move together
+        await migrate_lobby(pool)
+        assert await pool.fetchval("SELECT count(*) FROM lobby_tables") == 0
         await lobby.register("Carol")
         await lobby.open_table("table-new")
         await model.catch_up()
         assert account_key("Carol") in await accounts(pool)
-        tables = {row["table_id"] for row in await pool.fetch("SELECT table_id FROM lobby_tables")}
-        assert tables == {"table-old", "table-new"}
+        rows = await pool.fetch("SELECT table_id, owner, listed FROM lobby_tables ORDER BY table_id")
+        assert [tuple(row) for row in rows] == [("table-new", "owner", 1), ("table-old", "owner", 1)]
         after = await lobby.last_sequence()
         assert await checkpoint(pool, "tables") == await checkpoint(pool, "accounts") == after
 

@@ -105,6 +105,8 @@ EVENTS: list[Any] = [
     NameClaimed(name_skeleton("张三"), "account-zh", "张三"),
     NameClaimed("", "", ""),
     SessionsRevoked("account-0123456789abcdef0123456789abcdef", 3),
+    table.TableExpired(1800),
+    table.TableExpired(0),
 ]
 
 
@@ -159,7 +161,8 @@ def test_the_oneof_numbers_stay() -> None:
     assert numbers["account_registered"] == 13
     assert numbers["name_claimed"] == 14
     assert numbers["sessions_revoked"] == 15
-    assert sorted(numbers.values()) == list(range(1, 16))
+    assert numbers["table_expired"] == 16
+    assert sorted(numbers.values()) == list(range(1, 17))
 
 
 def test_an_empty_wrapper_is_refused() -> None:
@@ -208,6 +211,14 @@ def test_every_event_of_a_table_round_trips() -> None:
                 kinds.add(type(event).__name__)
                 assert through_the_wire(event) == event
                 state = evolve(state, event)
+        # a player's table left empty expires
+        idle = table.Table()
+        for command in (OpenTable("t2", "Empty", game, "account-x"), table.ExpireTable(1800)):
+            for event in decide(idle, command):
+                kinds.add(type(event).__name__)
+                assert through_the_wire(event) == event
+                idle = evolve(idle, event)
+        assert idle.status is table.Status.EXPIRED
         assert state.matches == 2
         assert len(kinds) == len(EVENT_CLASSES) - 3  # all but the accounts' events (registered, claimed, revoked)
         bots = [f"bot-t1-{n}" for n in range(seats - 2)]  # seated after the swap; the last removed and re-added

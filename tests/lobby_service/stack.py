@@ -24,11 +24,11 @@ from paiju.lobby.bootstrap import build as build_lobby
 from paiju.lobby.readmodel import TableReadModel
 from paiju.lobby.service import login_name
 from paiju.platform.consumer import KeyValueTracking, in_background
-from paiju.platform.limits import RateLimits
+from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.postgres import connect
 from paiju.platform.serving import build_server
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Identity, Role
+from paiju.platform.tokens import Identity, Revocations, Role
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
@@ -42,7 +42,7 @@ SEED_SECRET = b"lobby-test-seeds-" * 3
 
 def service_token() -> tuple[tuple[str, str], ...]:
     """A bot runner's token (what a runner leases bot seats with)."""
-    return bearer(mint_token(Identity("test-runner", Role.BOT_RUNNER, expires=int(time.time()) + 3600)))
+    return bearer(mint_token(Identity("test-runner", Role.BOT_RUNNER, expires=int(time.time()) + 300)))
 
 
 @dataclass
@@ -62,6 +62,8 @@ class Stack:
     pool: Any = None
     grace: float = 0.3
     lobby_service: Any = None
+    lobby_v6: Any = None
+    """The lobby reached from another client address (``::1``)."""
 
     async def player(self, name: str) -> tuple[str, tuple[tuple[str, str], ...]]:
         """Register ``name``: its player id and session metadata."""
@@ -153,6 +155,8 @@ async def stack(
     limits: str | None = None,
     attendance: Any = None,
     contribution_seconds: float = 0.0,
+    login_failures: str | None = None,
+    **options: Any,
 ) -> AsyncIterator[Stack]:
     """The engine and the lobby in this process over real NATS and PostgreSQL (``limits``: the lobby's rate limits
     as `paiju.platform.limits` rules; none by default; ``attendance``: where the lobby keeps who watches which
@@ -165,8 +169,14 @@ async def stack(
         nats_url, stream=f"T{suffix.upper()}", prefix=f"t{suffix}.tour"
     )
     # as every engine runs, dealing fairly
+    revocations = Revocations(lobby_store)  # as every engine runs: the lobby's revoked sessions refused
+    await revocations.follow()
     games, service = await build_engine(
-        games_store, TRUST, seed_secret=SEED_SECRET, contribution_seconds=contribution_seconds
+        games_store,
+        TRUST,
+        seed_secret=SEED_SECRET,
+        contribution_seconds=contribution_seconds,
+        revocations=revocations,
     )
     engine_server = build_server(service.policy)
     service.add_to(engine_server)
@@ -192,14 +202,19 @@ async def stack(
         grace_seconds=grace,
         limits=RateLimits(limits, name_of=login_name) if limits is not None else None,
         attendance=await attendance(lobby_store) if attendance is not None else None,
+        login_failures=LoginFailures(login_failures) if login_failures is not None else None,
+        **options,
     )
     lobby, listing = built.service, built.listing
     lobby_server = build_server(lobby.policy)
     lobby_pb2_grpc.add_LobbyServiceServicer_to_server(lobby, lobby_server)
     lobby_port = lobby_server.add_insecure_port("127.0.0.1:0")
+    v6_port = lobby_server.add_insecure_port("[::1]:0")
     await lobby_server.start()
     workers = [in_background(consumer, stop) for consumer in built.consumers]
+    workers.append(asyncio.create_task(built.expiry.run(stop)))
     lobby_channel = grpc.aio.insecure_channel(f"127.0.0.1:{lobby_port}")
+    v6_channel = grpc.aio.insecure_channel(f"[::1]:{v6_port}")
     try:
         yield Stack(
             lobby=lobby_pb2_grpc.LobbyServiceStub(lobby_channel),
@@ -216,10 +231,12 @@ async def stack(
             pool=pool,
             grace=grace,
             lobby_service=lobby,
+            lobby_v6=lobby_pb2_grpc.LobbyServiceStub(v6_channel),
         )
     finally:
         stop.set()
         await lobby_channel.close()
+        await v6_channel.close()
         await engine_channel.close()
         await lobby_server.stop(None)
         await lobby.close()

@@ -107,7 +107,7 @@ def test_renewals_through_the_lobby_hand_back_a_seats_token_and_other_runners_ge
         s.lobby_service._now = lambda: clock[0]  # the lobby's clock (leases, tokens); tokens are checked on it
 
         async def ask(runner: str, max_seats: int = 0) -> dict[int, Any]:
-            who = bearer(mint_token(Identity(runner, Role.BOT_RUNNER, expires=t0 + 3600, issued=t0)))
+            who = bearer(mint_token(Identity(runner, Role.BOT_RUNNER, expires=t0 + 300, issued=t0)))
             request = lobby_pb2.LeaseBotSeatsRequest(runner_id=runner, max_seats=max_seats)
             return {seat.seat: seat for seat in (await s.lobby.LeaseBotSeats(request, metadata=who)).seats}
 

@@ -297,9 +297,9 @@ def test_start_match_answers_once_the_game_exists_and_join_game_needs_a_session(
         joined = await s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=owner)
         view = await s.engine.GetView(engine_pb2.GetViewRequest(game_id=table.game_id), metadata=bearer(joined.token))
         assert view.zlj.hand
-        # a game token is not traded for a fresh one: JoinGame takes a lobby session only
+        # a game token is not traded for a fresh one: it is for the engine, and JoinGame takes a lobby session only
         again = s.lobby.JoinGame(lobby_pb2.JoinGameRequest(table_id=table_id), metadata=bearer(joined.token))
-        assert await refusal_of(again) == (grpc.StatusCode.PERMISSION_DENIED, "SESSION_REQUIRED")
+        assert await refusal_of(again) == (grpc.StatusCode.UNAUTHENTICATED, "TOKEN_INVALID")
 
     run(nats_url, database_dsn, body)
 
@@ -485,10 +485,10 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(nats_url: str, d
             Code.NOT_FOUND,
             "GAME_NOT_FOUND",
         )
-        # a game token is not a lobby session
+        # a game token is not a lobby session: it is for the engine only
         assert await refusal_of(s.lobby.CreateTable(create, metadata=bearer(watching.token))) == (
-            Code.PERMISSION_DENIED,
-            "SESSION_REQUIRED",
+            Code.UNAUTHENTICATED,
+            "TOKEN_INVALID",
         )
         # a player token is not a bot runner
         lease = lobby_pb2.LeaseBotSeatsRequest(runner_id="me")

@@ -82,7 +82,7 @@ def test_the_terminal_client_plays_a_zlj_deal_against_the_real_lobby_engine_and_
                     elif not typed and state.turn == 0:
                         game = await s.games.refresh(game_id)
                         mine = bearer(
-                            mint_token(Identity(game.seats[0], Role.PLAYER, game_id, 0, int(time.time()) + 3600))
+                            mint_token(Identity(game.seats[0], Role.PLAYER, game_id, 0, int(time.time()) + 900))
                         )
                         legal = await s.engine.GetLegalActions(
                             engine_pb2.GetLegalActionsRequest(game_id=game_id, min_version=game.version), metadata=mine

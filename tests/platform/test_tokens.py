@@ -16,9 +16,23 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from paiju.cli import main
 from paiju.platform.errors import Reason, Refused
-from paiju.platform.tokens import Identity, Issuer, Role, Signer, Trust, Verifier, generate_keys, load_trust
+from paiju.platform.tokens import (
+    GAME_AUDIENCE,
+    MAX_SECONDS,
+    SESSION_AUDIENCE,
+    Audience,
+    Identity,
+    Issuer,
+    Role,
+    Signer,
+    Trust,
+    Verifier,
+    default_audience,
+    generate_keys,
+    load_trust,
+)
 
-from ..support.credentials import ADMIN, BOTS, LOBBY, TRUST
+from ..support.credentials import ADMIN, BOTS, LOBBY, TRUST, forged_claims
 
 NOW = 1_800_000_000
 
@@ -166,3 +180,81 @@ def test_a_header_sent_before_is_not_verified_again_but_its_time_is(monkeypatch:
     with pytest.raises(Refused) as info:
         checker.identify([("authorization", f"Bearer {token}")])
     assert info.value.reason is Reason.TOKEN_EXPIRED
+
+
+def test_lifetimes_are_capped_per_role_whoever_signs() -> None:
+    # no issuer mints a token that lives longer than its role's tokens may
+    for signer, role, longest in (
+        (LOBBY, Role.PLAYER, 15 * 60),
+        (LOBBY, Role.SPECTATOR, 15 * 60),
+        (LOBBY, Role.SERVICE, 5 * 60),
+        (BOTS, Role.BOT_RUNNER, 5 * 60),
+        (ADMIN, Role.ADMIN, 12 * 3600),
+    ):
+        game = "g" if role is Role.SPECTATOR else None
+        assert MAX_SECONDS[role] == longest
+        signer.mint(Identity("a", role, game, expires=NOW + longest, issued=NOW))
+        with pytest.raises(ValueError, match="lives"):
+            signer.mint(Identity("a", role, game, expires=NOW + longest + 1, issued=NOW))
+    # a token signed by hand for thirty years (a stolen key, an old issuer) is refused by every verifier
+    thirty_years = {"sub": "ops", "role": "admin", "iss": "admin", "iat": NOW, "exp": NOW + 30 * 365 * 86400}
+    assert refused(forged_claims(thirty_years, Issuer.ADMIN)) is Reason.TOKEN_INVALID
+    # also one that claims no issue time worth the name: what it has left to live is judged
+    no_issue = {"sub": "a", "role": "player", "iss": "lobby", "iat": 0, "exp": NOW + 3600}
+    assert refused(forged_claims(no_issue)) is Reason.TOKEN_INVALID
+    within = {"sub": "a", "role": "player", "iss": "lobby", "iat": 0, "exp": NOW + 900}
+    assert verifier().verify(forged_claims(within)).subject == "a"
+
+
+def test_each_token_names_its_audience_and_verifiers_check_it() -> None:
+    engine, lobby = Verifier(TRUST, lambda: NOW, Audience.ENGINE), Verifier(TRUST, lambda: NOW, Audience.LOBBY)
+    game = LOBBY.mint(Identity("a", Role.PLAYER, "g", 1, NOW + 60, NOW, audience=GAME_AUDIENCE))
+    assert engine.verify(game).audience == ("engine",)
+    with pytest.raises(Refused) as info:
+        lobby.verify(game)
+    assert info.value.reason is Reason.TOKEN_INVALID and info.value.metadata["service"] == "lobby"
+    session = LOBBY.mint(Identity("a", Role.PLAYER, expires=NOW + 60, issued=NOW, audience=SESSION_AUDIENCE))
+    assert lobby.verify(session).audience == ("lobby", "scoring", "engine") == engine.verify(session).audience
+    runner = BOTS.mint(Identity("r", Role.BOT_RUNNER, expires=NOW + 60, issued=NOW, audience=(Audience.LOBBY,)))
+    assert lobby.verify(runner).role is Role.BOT_RUNNER
+    with pytest.raises(Refused):
+        engine.verify(runner)
+    # one audience as a plain string reads too (RFC 7519)
+    single = forged_claims({"sub": "a", "role": "player", "iss": "lobby", "iat": NOW, "exp": NOW + 60, "aud": "lobby"})
+    assert lobby.verify(single).audience == ("lobby",)
+    for odd in ([], [""], 7, [3]):
+        claims = {"sub": "a", "role": "player", "iss": "lobby", "iat": NOW, "exp": NOW + 60, "aud": odd}
+        with pytest.raises(Refused):
+            lobby.verify(forged_claims(claims))
+    # a token issued before tokens named their audience is accepted until it expires
+    old = LOBBY.mint(Identity("a", Role.PLAYER, "g", 1, NOW + 60, NOW))
+    assert engine.verify(old).audience == () and lobby.verify(old).audience == ()
+    with pytest.raises(Refused) as info:
+        Verifier(TRUST, lambda: NOW + 61, Audience.ENGINE).verify(old)
+    assert info.value.reason is Reason.TOKEN_EXPIRED
+    assert default_audience(Role.ADMIN) == tuple(Audience)
+    assert default_audience(Role.PLAYER) == SESSION_AUDIENCE and default_audience(Role.PLAYER, "g") == GAME_AUDIENCE
+    assert default_audience(Role.BOT_RUNNER) == (Audience.LOBBY,)
+
+
+def test_paiju_token_refuses_a_longer_lifetime_and_names_its_audience(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files = generate_keys(tmp_path)
+    trust = load_trust(tmp_path / "keys.json")
+    admin = ["--key", str(files[Issuer.ADMIN]), "--key-id", "admin.1"]
+    assert main(["token", "ops", "--ttl", str(12 * 3600), *admin]) == 0
+    token = capsys.readouterr().out.strip()
+    identity = Verifier(trust, lambda: int(time.time()), Audience.SCORING).verify(token)
+    assert identity.audience == ("engine", "lobby", "scoring")
+    assert identity.expires - identity.issued == 12 * 3600
+    assert main(["token", "ops", "--ttl", str(12 * 3600 + 1), *admin]) == 2
+    assert "--ttl" in capsys.readouterr().err
+    assert main(["token", "ops", "--ttl", str(30 * 365 * 86400), *admin]) == 2
+    lobby = ["--key", str(files[Issuer.LOBBY]), "--key-id", "lobby.1"]
+    assert main(["token", "p", "--role", "player", "--ttl", "901", *lobby]) == 2
+    capsys.readouterr()
+    assert main(["token", "p", "--role", "player", "--audience", "engine", "--game", "g", "--seat", "1", *lobby]) == 0
+    token = capsys.readouterr().out.strip()
+    identity = Verifier(trust, lambda: int(time.time()), Audience.ENGINE).verify(token)
+    assert identity.audience == ("engine",) and identity.expires - identity.issued == 900

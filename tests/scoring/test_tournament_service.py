@@ -103,7 +103,7 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                     request.players.add(player_id=member, name=member)
                 # a player registers their own team: proposed, and registered once the other two consented
                 proposed = await s.scoring.RegisterTeam(
-                    request, metadata=token_metadata(role=Role.PLAYER, subject=members[0])
+                    request, metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=members[0])
                 )
                 assert proposed.proposal.waiting_for == members[1:]
                 for i, member in enumerate(members[1:], start=1):
@@ -111,7 +111,7 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                         scoring_pb2.ConfirmTeamRequest(
                             command_id=f"consent-{t}-{i}", tournament_id=tid, team_id=proposed.team_id
                         ),
-                        metadata=token_metadata(role=Role.PLAYER, subject=member),
+                        metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=member),
                     )
                     assert confirmed.registered == (i == 2)
                 players[proposed.team_id] = members
@@ -195,23 +195,23 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
             code = await status_of(
                 s.scoring.ConfirmSheet(
                     scoring_pb2.ConfirmSheetRequest(command_id="c-x", tournament_id=tid, round=1, team_id=first),
-                    metadata=token_metadata(role=Role.PLAYER, subject=players[team_ids[1]][0]),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=players[team_ids[1]][0]),
                 )
             )
             assert code == grpc.StatusCode.PERMISSION_DENIED
             confirmed = await s.scoring.ConfirmSheet(
                 scoring_pb2.ConfirmSheetRequest(command_id="c-1", tournament_id=tid, round=1, team_id=first),
-                metadata=token_metadata(role=Role.PLAYER, subject=players[first][1]),
+                metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=players[first][1]),
             )
             assert first in confirmed.round.confirmed_teams
 
             # appeals: within 30 minutes of the round's end, resolved by a referee
-            referee = token_metadata(role=Role.REFEREE, subject="referee-1")
+            referee = token_metadata(role=Role.REFEREE, now=s.clock.ms // 1000, subject="referee-1")
             appeal = await s.scoring.FileAppeal(
                 scoring_pb2.FileAppealRequest(
                     command_id="a-1", tournament_id=tid, round=2, team_id=first, text="the timer ran early"
                 ),
-                metadata=token_metadata(role=Role.PLAYER, subject=players[first][0]),
+                metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=players[first][0]),
             )
             resolved = await s.scoring.ResolveAppeal(
                 scoring_pb2.ResolveAppealRequest(
@@ -227,7 +227,7 @@ def test_a_zlj_swiss_tournament_from_pairing_to_standings_sheets_and_read_models
                     scoring_pb2.FileAppealRequest(
                         command_id="a-2", tournament_id=tid, round=2, team_id=first, text="late"
                     ),
-                    metadata=token_metadata(role=Role.PLAYER, subject=players[first][0]),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=players[first][0]),
                 )
             )
             assert code == grpc.StatusCode.FAILED_PRECONDITION
@@ -359,7 +359,9 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
             pending.players.add(player_id="p", name="P")
             pending.players.add(player_id="q", name="Q")
             proposal = (
-                await s.scoring.RegisterTeam(pending, metadata=token_metadata(role=Role.PLAYER, subject="p"))
+                await s.scoring.RegisterTeam(
+                    pending, metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="p")
+                )
             ).proposal
 
             def confirm(team_id: str, who: Any, command_id: str = "ok-1", tournament_id: str = tid) -> Any:
@@ -379,7 +381,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
             calls = {
                 "create_as_player": lambda: s.scoring.CreateTournament(
                     scoring_pb2.CreateTournamentRequest(command_id="x", name="n", game="zlj", rounds=1),
-                    metadata=token_metadata(role=Role.PLAYER, subject="p"),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="p"),
                 ),
                 "create_bad_game": lambda: s.scoring.CreateTournament(
                     scoring_pb2.CreateTournamentRequest(command_id="x", name="n", game="chess", rounds=1),
@@ -407,7 +409,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                         name="Green",
                         players=[scoring_pb2.TeamPlayer(player_id="c"), scoring_pb2.TeamPlayer(player_id="d")],
                     ),
-                    metadata=token_metadata(role=Role.PLAYER, subject="e"),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="e"),
                 ),
                 "register_as_spectator": lambda: s.scoring.RegisterTeam(
                     scoring_pb2.RegisterTeamRequest(
@@ -428,25 +430,35 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                             scoring_pb2.TeamPlayer(player_id="a", name="A"),
                         ],
                     ),
-                    metadata=token_metadata(role=Role.PLAYER, subject="c"),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="c"),
                 ),
                 "confirm_as_stranger": lambda: confirm(
-                    proposal.team_id, token_metadata(role=Role.PLAYER, subject="stranger")
+                    proposal.team_id, token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="stranger")
                 ),
-                "confirm_twice": lambda: confirm(proposal.team_id, token_metadata(role=Role.PLAYER, subject="p")),
+                "confirm_twice": lambda: confirm(
+                    proposal.team_id, token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="p")
+                ),
                 "confirm_for_someone_as_admin": lambda: confirm(proposal.team_id, ADMIN),
                 "confirm_unknown_team": lambda: confirm(
-                    "team000000000000", token_metadata(role=Role.PLAYER, subject="q")
+                    "team000000000000", token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="q")
                 ),
-                "confirm_registered_team": lambda: confirm(red, token_metadata(role=Role.PLAYER, subject="a")),
-                "confirm_bad_team_id": lambda: confirm("team.*", token_metadata(role=Role.PLAYER, subject="q")),
+                "confirm_registered_team": lambda: confirm(
+                    red, token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="a")
+                ),
+                "confirm_bad_team_id": lambda: confirm(
+                    "team.*", token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="q")
+                ),
                 "confirm_no_command_id": lambda: confirm(
-                    proposal.team_id, token_metadata(role=Role.PLAYER, subject="q"), command_id=""
+                    proposal.team_id,
+                    token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="q"),
+                    command_id="",
                 ),
                 "decline_as_stranger": lambda: decline(
-                    proposal.team_id, token_metadata(role=Role.PLAYER, subject="stranger")
+                    proposal.team_id, token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="stranger")
                 ),
-                "decline_registered_team": lambda: decline(red, token_metadata(role=Role.PLAYER, subject="b")),
+                "decline_registered_team": lambda: decline(
+                    red, token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="b")
+                ),
                 "decline_bad_tournament_id": lambda: decline(proposal.team_id, ADMIN, tournament_id="tour 1"),
                 "pair_one_team": lambda: s.scoring.PairRound(
                     scoring_pb2.PairRoundRequest(command_id="p1", tournament_id=tid), metadata=ADMIN
@@ -456,7 +468,7 @@ def test_bad_input_is_refused_with_a_reason_and_changes_nothing(
                 ),
                 "end_as_player": lambda: s.scoring.EndTournament(
                     scoring_pb2.EndTournamentRequest(command_id="e2", tournament_id=tid),
-                    metadata=token_metadata(role=Role.PLAYER, subject="a"),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject="a"),
                 ),
                 "unknown_tournament": lambda: s.scoring.GetStandings(
                     scoring_pb2.GetStandingsRequest(tournament_id="tour000000000000"), metadata=ADMIN
@@ -523,15 +535,19 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
 
             def confirm(command_id: str, team_id: str, who: str) -> Any:
                 request = scoring_pb2.ConfirmTeamRequest(command_id=command_id, tournament_id=tid, team_id=team_id)
-                return s.scoring.ConfirmTeam(request, metadata=token_metadata(role=Role.PLAYER, subject=who))
+                return s.scoring.ConfirmTeam(
+                    request, metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=who)
+                )
 
             def decline(command_id: str, team_id: str, who: str) -> Any:
                 request = scoring_pb2.DeclineTeamRequest(command_id=command_id, tournament_id=tid, team_id=team_id)
-                return s.scoring.DeclineTeam(request, metadata=token_metadata(role=Role.PLAYER, subject=who))
+                return s.scoring.DeclineTeam(
+                    request, metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=who)
+                )
 
             # A names B: a proposal, not a team
             proposed = await s.scoring.RegisterTeam(
-                team("ab", "Amber", a, b), metadata=token_metadata(role=Role.PLAYER, subject=a)
+                team("ab", "Amber", a, b), metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=a)
             )
             ab = proposed.team_id
             assert proposed.tournament.teams == []
@@ -543,7 +559,7 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
             assert shown[0].proposed_at.ToMilliseconds() == s.clock.ms
             # a retry answers the same proposal; nobody else confirms for B, A cannot confirm twice
             again = await s.scoring.RegisterTeam(
-                team("ab", "Amber", a, b), metadata=token_metadata(role=Role.PLAYER, subject=a)
+                team("ab", "Amber", a, b), metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=a)
             )
             assert (again.team_id, again.proposal) == (ab, proposed.proposal)
             stranger = await refusal_of(confirm("x1", ab, c))
@@ -560,12 +576,13 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
             # consent to another team meanwhile
             cb = (
                 await s.scoring.RegisterTeam(
-                    team("cb", "Coral", c, b), metadata=token_metadata(role=Role.PLAYER, subject=c)
+                    team("cb", "Coral", c, b),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=c),
                 )
             ).team_id
             assert [p.team_id for p in (await tournament(s, tid)).proposals] == [ab, cb]
             taken = s.scoring.RegisterTeam(
-                team("ac", "Ash", a, c), metadata=token_metadata(role=Role.PLAYER, subject=a)
+                team("ac", "Ash", a, c), metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=a)
             )
             assert await refusal_of(taken) == (grpc.StatusCode.ALREADY_EXISTS, "TEAM_EXISTS")
             assert (await tournament(s, tid)).teams == []
@@ -585,7 +602,8 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
             # E names F and G... F declines: withdrawn, and F and G are free again
             efg = (
                 await s.scoring.RegisterTeam(
-                    team("ef", "Ember", e, f), metadata=token_metadata(role=Role.PLAYER, subject=e)
+                    team("ef", "Ember", e, f),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=e),
                 )
             ).team_id
             declined = await decline("f-no", efg, f)
@@ -597,7 +615,8 @@ def test_a_player_cannot_put_another_into_a_team_without_their_consent(nats_url:
             # ... and G names F: still waiting when round 1 is paired
             gf = (
                 await s.scoring.RegisterTeam(
-                    team("gf", "Glass", g, f), metadata=token_metadata(role=Role.PLAYER, subject=g)
+                    team("gf", "Glass", g, f),
+                    metadata=token_metadata(role=Role.PLAYER, now=s.clock.ms // 1000, subject=g),
                 )
             ).team_id
             assert [p.team_id for p in (await tournament(s, tid)).proposals] == [gf]

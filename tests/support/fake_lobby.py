@@ -227,6 +227,9 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
     async def RevokeSessions(self, request: Any, context: Any) -> Any:
         await self._unimplemented(context)
 
+    async def ListReservedNames(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
     async def Guest(self, request: lobby_pb2.GuestRequest, context: Any) -> lobby_pb2.GuestResponse:
         self.calls.append("Guest")
         return lobby_pb2.GuestResponse(session=self._session(f"guest-{len(self.sessions) + 1}"))

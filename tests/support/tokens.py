@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import time
 
-from paiju.platform.tokens import Identity, Role
+from paiju.platform.tokens import MAX_SECONDS, Identity, Role
 
 from .credentials import bearer, mint_token
 
 LIFETIME = 3600
-"""A test token's lifetime in seconds: longer than any test, and checked against the service's clock."""
+"""A test token's lifetime in seconds, checked against the service's clock: longer than any test, or as long as its
+role's tokens may live (`paiju.platform.tokens.MAX_SECONDS`: 15 minutes for players, 5 for services)."""
 
 
 def token(
@@ -32,6 +33,7 @@ def token(
     """A token for ``subject`` in ``role`` (a player's and a spectator's name their ``game``, a player's its
     ``seat``), expiring ``lifetime`` seconds after ``now`` (default: the real clock)."""
     start = int(time.time()) if now is None else now
+    lifetime = min(lifetime, MAX_SECONDS[role])  # no service accepts a token with longer to live
     return mint_token(Identity(subject, role, game, seat, expires=start + lifetime))
 
 

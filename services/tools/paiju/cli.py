@@ -43,7 +43,7 @@ def _match(args: argparse.Namespace) -> int:
 def _token(args: argparse.Namespace) -> int:
     import time
 
-    from paiju.platform.tokens import Identity, Role, Signing
+    from paiju.platform.tokens import MAX_SECONDS, Identity, Role, Signing, default_audience
 
     try:
         signing = Signing.from_env(args=args)
@@ -51,7 +51,13 @@ def _token(args: argparse.Namespace) -> int:
             print(f"paiju token: warning: {d}", file=sys.stderr)
         signer = signing.signer()
         now = int(time.time())
-        print(signer.mint(Identity(args.subject, Role(args.role), args.game, args.seat, now + args.ttl, now)))
+        role = Role(args.role)
+        ttl = args.ttl if args.ttl is not None else min(3600, MAX_SECONDS[role])
+        if not 0 < ttl <= MAX_SECONDS[role]:
+            raise ValueError(f"--ttl: a {role.value} token lives 1..{MAX_SECONDS[role]} s, not {ttl}")
+        audience = tuple(args.audience or default_audience(role, args.game))
+        identity = Identity(args.subject, role, args.game, args.seat, now + ttl, now, audience=audience)
+        print(signer.mint(identity))
     except (SystemExit, ValueError) as e:
         print(f"paiju token: {e}", file=sys.stderr)
         return 2
@@ -180,7 +186,19 @@ def _add_token(sub: Subparsers) -> None:
     )
     p.add_argument("--game")
     p.add_argument("--seat", type=int)
-    p.add_argument("--ttl", type=int, default=3600, help="seconds until it expires")
+    p.add_argument(
+        "--ttl",
+        type=int,
+        help="seconds until it expires (default an hour, or less when the role's tokens live less): at most 12 h for "
+        "operators, 15 min for players and spectators, 5 min for services and bot runners",
+    )
+    p.add_argument(
+        "--audience",
+        action="append",
+        choices=["engine", "lobby", "scoring"],
+        help="a service the token is for (repeat for several; default: every service for an operator, the lobby and "
+        "scoring for a session, the engine for a game token or a service's, the lobby for a bot runner's)",
+    )
     p.add_argument("--key", help=f"the issuer's private key, a PEM file ({SIGNING_KEY.name})")
     p.add_argument("--key-id", help=f"its id, <issuer>.<version>, e.g. admin.1 ({SIGNING_KEY_ID.name})")
     p.set_defaults(func=_token)

@@ -17,7 +17,7 @@ import structlog
 
 from paiju.contract.matches import GAME_NAMES
 from paiju.platform.channels import channel
-from paiju.platform.tokens import SERVICE_TOKEN_SECONDS, Identity, Role, Signer
+from paiju.platform.tokens import SERVICE_TOKEN_SECONDS, Audience, Identity, Role, Signer
 from paiju.v1 import lobby_pb2, lobby_pb2_grpc
 
 log = structlog.get_logger("paiju.botrunner")
@@ -115,7 +115,13 @@ class LobbySeatSource:
         now = self._now()
         if self._token_expires - now < SERVICE_TOKEN_SECONDS / 2:
             self._token_expires = now + SERVICE_TOKEN_SECONDS
-            identity = Identity(self._runner_id, Role.BOT_RUNNER, expires=int(self._token_expires), issued=int(now))
+            identity = Identity(
+                self._runner_id,
+                Role.BOT_RUNNER,
+                expires=int(self._token_expires),
+                issued=int(now),
+                audience=(Audience.LOBBY,),
+            )
             self._token = self._signer.mint(identity)
         return (("authorization", f"Bearer {self._token}"),)
 

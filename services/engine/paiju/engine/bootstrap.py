@@ -30,7 +30,7 @@ from paiju.platform.retry import report
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Trust, trust_of
+from paiju.platform.tokens import Revocations, Trust, trust_of
 from paiju.v1 import engine_pb2
 
 SERVICE_NAME = engine_pb2.DESCRIPTOR.services_by_name["EngineService"].full_name
@@ -145,6 +145,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         wait=False,
     )
     live = await KeyValueLiveGames.open(store.client, store, settings.stream, replicas=settings.replicas)
+    revocations = Revocations(lobby)  # the lobby's revoked sessions: their game tokens are refused
+    await revocations.follow()
     games, service = await build(
         store,
         trust,
@@ -158,6 +160,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         first_deal_seconds=settings.first_deal_seconds,
         previous_secret=settings.previous_seed_secret,
         cache_bytes=settings.cache_mib << 20,
+        revocations=revocations,
     )
     dependencies = Dependencies()
     dependencies.add_nats(f"nats:{settings.stream}", store.client)

@@ -42,7 +42,7 @@ from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
 from paiju.platform.store import ConcurrencyConflict
-from paiju.platform.tokens import Identity, Role, Trust, Verifier
+from paiju.platform.tokens import Audience, Identity, Revocations, Role, Trust, Verifier
 from paiju.rules.errors import RuleError
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
@@ -104,9 +104,12 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         seed_secret: bytes | None = None,
         seeds: Callable[[str, int], int] | None = None,
         limits: RateLimits | None = None,
+        revocations: Revocations | None = None,
     ) -> None:
         """``trust``: the keys whose tokens it accepts; ``seed_secret`` draws the shuffle seeds (or ``seeds``, a
-        function of the game and its version, in tests)."""
+        function of the game and its version, in tests); ``revocations``: the lobby's revoked sessions, whose game
+        tokens are refused (``None``: no lobby stream to read them from, as in the engine's own tests)."""
+        self._revocations = revocations
         self._games = games
         self._now = now
         if seeds is None:
@@ -121,7 +124,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         """What Watch streams send, encoded once per audience and shared (`paiju.engine.watching`)."""
         self.draining = asyncio.Event()
         """Set when the server shuts down (`drain`): open watch streams end with a WatchEnd saying so."""
-        self.verifier = Verifier(trust, now)
+        self.verifier = Verifier(trust, now, Audience.ENGINE)
         self.policy = Policy(authenticator=self.verifier, limits=limits, roles=ROLES)
         """What the gRPC edge does for this service (every method needs a token)."""
 
@@ -136,6 +139,14 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         register(self, server)
 
     # --- helpers ------------------------------------------------------------------------------------
+
+    async def _caller(self) -> Identity:
+        """The call's identity (the edge checked its token), unless it is a game token minted under a session the
+        lobby has revoked since (TOKEN_REVOKED)."""
+        who: Identity = caller()
+        if self._revocations is not None:
+            await self._revocations.check(who)
+        return who
 
     async def _load(self, game_id: str, min_version: int = 0) -> Game:
         try:
@@ -238,7 +249,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     async def GetView(
         self, request: engine_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetViewResponse:
-        who: Identity = caller()
+        who = await self._caller()
         game = await self._visible(who, request.game_id, request.min_version, context)
         seat = self._seat(who, game)
         response = engine_pb2.GetViewResponse(version=game.version)
@@ -249,7 +260,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     async def GetLegalActions(
         self, request: engine_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetLegalActionsResponse:
-        who: Identity = caller()
+        who = await self._caller()
         game = await self._visible(who, request.game_id, request.min_version, context)
         seat = self._seat(who, game)
         response = engine_pb2.GetLegalActionsResponse(version=game.version)
@@ -264,7 +275,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.ActRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.ActResponse:
         started = time.perf_counter()
-        who: Identity = caller()
+        who = await self._caller()
         structlog.contextvars.clear_contextvars()
         structlog.contextvars.bind_contextvars(
             game=request.game_id, command=request.command_id, actor=who.subject, seat=who.seat
@@ -347,7 +358,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         recorded; the newest of each change with the turn it leads to, and the turn alone when the watch opens at the
         game's current version (`paiju.engine.watching`). The events still in the game's memory and the turns are
         encoded once per audience and shared by every watcher; an older backlog is read from the store."""
-        who: Identity = caller()
+        who = await self._caller()
         full = who.role in FULL_INFORMATION
         game = await self._visible(who, request.game_id)
         seat = None if full else self._seat(who, game)
@@ -423,7 +434,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
     async def Replay(
         self, request: engine_pb2.ReplayRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> AsyncIterator[engine_pb2.ReplayResponse]:
-        who: Identity = caller()
+        who = await self._caller()
         game = await self._load(request.game_id)
         ended = game.state.phase.value == "ended"
         if not ended and who.role not in ANY_GAME and who.game != request.game_id:

@@ -190,10 +190,66 @@ _PREFIX_SKELETONS = tuple(name_skeleton(prefix) for prefix in LOBBY_PREFIXES)
 """What the lobby's prefixes look like: a name that only looks like one of them is the lobby's too."""
 
 
+RESERVED_WORDS = (
+    "bot",
+    "bots",
+    "admin",
+    "administrator",
+    "referee",
+    "moderator",
+    "mod",
+    "staff",
+    "operator",
+    "system",
+    "support",
+    "official",
+    "root",
+    "house",
+    "dealer",
+)
+"""Words a name may not read as: the lobby's bots and guests, the staff, the house. A name is reserved when, its
+digits, spaces and punctuation aside, it reads as one of these (``Bot 3``, ``Bot０``, ``ADMIN``, ``m0derator``)."""
+RESERVED_PREFIX = "paiju"
+"""The house's name: no name reads as one starting with it (``paiju``, ``Paiju-Referee``, ``ρaiju_team``)."""
+_LEET = str.maketrans("013457", "oleast")
+
+
+def _letters(text: str) -> str:
+    return "".join(c for c in text if c.isalpha())
+
+
+def _readings(name: str) -> set[str]:
+    """What a name reads as, its letters only: its skeleton's letters, its skeleton without its digits, and its
+    skeleton with digits read as the letters they stand for (``0`` o, ``1`` l, ``3`` e, ``4`` a, ``5`` s, ``7`` t),
+    its trailing number aside (``b0t1`` reads as ``bot``)."""
+    folded = fold(name)
+    plain = "".join(c for c in folded if not unicodedata.category(c).startswith("N"))
+    ascii_digits = "".join(str(unicodedata.digit(c, "")) if unicodedata.category(c) == "Nd" else c for c in folded)
+    leet = ascii_digits.translate(_LEET)
+    untrailed = ascii_digits.rstrip("0123456789 -_.").translate(_LEET)
+    return {_letters(name_skeleton(form)) for form in (folded, plain, leet, untrailed)} - {""}
+
+
+_RESERVED = {_letters(name_skeleton(word)): word for word in RESERVED_WORDS}
+_RESERVED_PREFIX = _letters(name_skeleton(RESERVED_PREFIX))
+
+
+def reserved_reading(name: str) -> str | None:
+    """The reserved word ``name`` reads as (`RESERVED_WORDS`, or ``paiju`` for a name starting with it), or
+    ``None``: what registration refuses (``NAME_RESERVED``) and what operators list among existing accounts."""
+    for reading in sorted(_readings(name)):
+        if reading in _RESERVED:
+            return _RESERVED[reading]
+        if reading.startswith(_RESERVED_PREFIX):
+            return RESERVED_PREFIX
+    return None
+
+
 def check_name(name: str) -> str:
     """The name as it will be shown (NFKC, trimmed), or `LobbyError` (``NAME_INVALID``) saying what is wrong:
     not 2..32 characters, a control or format character, or a name of the lobby's (``guest-``, ``bot-``,
-    ``cover-``, also when it only looks like one: ``gu℮st-1``)."""
+    ``cover-``, also when it only looks like one: ``gu℮st-1``); ``NAME_RESERVED`` when it reads as a bot's, the
+    staff's or the house's (`reserved_reading`)."""
     shown = unicodedata.normalize("NFKC", name).strip()
     if not MIN_NAME <= len(shown) <= MAX_NAME:
         raise LobbyError(
@@ -205,6 +261,14 @@ def check_name(name: str) -> str:
         raise LobbyError(Reason.NAME_INVALID, "a name has no control characters")
     if fold(shown).startswith(LOBBY_PREFIXES) or name_skeleton(shown).startswith(_PREFIX_SKELETONS):
         raise LobbyError(Reason.NAME_INVALID, "names starting with guest-, bot- or cover- are the lobby's")
+    word = reserved_reading(shown)
+    if word is not None:
+        raise LobbyError(
+            Reason.NAME_RESERVED,
+            f"the name {shown!r} reads as {word!r}: names of bots, of the staff and of the house are reserved, "
+            "choose another",
+            {"name": shown, "reads_as": word},
+        )
     return shown
 
 

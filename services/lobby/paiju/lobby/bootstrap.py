@@ -13,7 +13,8 @@ import structlog
 
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import KeyValueAttendance, cover_departures
-from paiju.lobby.config import Settings
+from paiju.lobby.config import IDLE_TABLE_MINUTES, Settings
+from paiju.lobby.expiry import TableExpiry
 from paiju.lobby.readmodel import CHECKPOINTS, TableReadModel, migrate_lobby
 from paiju.lobby.results import match_results
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
@@ -22,7 +23,7 @@ from paiju.lobby.tournaments import round_opener
 from paiju.platform import tracing
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
-from paiju.platform.limits import RateLimits
+from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.nats import Access
 from paiju.platform.observability import configure_logging
 from paiju.platform.ownership import member_name
@@ -48,6 +49,8 @@ class Lobby:
     service: LobbyService
     consumers: list[Consumer]
     """The stream consumers to run beside the server: the read model's projections, match results, round tables."""
+    expiry: TableExpiry
+    """The tables that expire when left idle (run it beside the server: `TableExpiry.run`)."""
 
 
 async def build(
@@ -56,6 +59,8 @@ async def build(
     games_store: EventStore,
     tournaments_store: EventStore,
     engine: Callable[[], Any],
+    *,
+    idle_table_seconds: float = IDLE_TABLE_MINUTES.default * 60,
     **service: Any,
 ) -> Lobby:
     """The lobby over its database and streams: migrated, its aggregates following the store's feed, its read
@@ -67,13 +72,19 @@ async def build(
     await tables.follow()
     await accounts.follow()
     listing = TableReadModel(pool, lobby_store)
+    expiry = TableExpiry(tables, idle_table_seconds)
+    await expiry.follow(lobby_store)  # every table event from now on sets its deadline
     await listing.catch_up()
+    for table_id, at in await listing.idle_tables():  # and the tables idle already, once, from their last change
+        expiry.schedule(table_id, at + idle_table_seconds)
     consumers = [
         *listing.consumers,
         match_results(pool, games_store, tables),
         round_opener(tournaments_store, PostgresTracking(pool, CHECKPOINTS), tables),
     ]
-    return Lobby(tables, accounts, listing, LobbyService(tables, accounts, listing, engine, **service), consumers)
+    return Lobby(
+        tables, accounts, listing, LobbyService(tables, accounts, listing, engine, **service), consumers, expiry
+    )
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -114,7 +125,13 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         trust=trust_of(settings.trusted_keys),
         grace_seconds=settings.grace_seconds,
         limits=RateLimits(RATE_LIMITS, settings.rate_limits, login_name),
+        # PAIJU_RATE_LIMITS=off turns every limit off, the wrong passwords' too (benchmarks, the fuzz)
+        login_failures=LoginFailures(
+            "off" if settings.rate_limits.strip().lower() == "off" else settings.login_failures
+        ),
         attendance=attendance,
+        tables_per_player=settings.tables_per_player,
+        idle_table_seconds=settings.idle_table_minutes * 60,
     )
     service = lobby.service
     dependencies = Dependencies()
@@ -136,6 +153,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         if consumer.name == ROUND_TABLES:
             await consumer.adopt(tournaments_store.client, settings.tournaments_stream, consumer.name)
     workers = [in_background(consumer, stopping) for consumer in lobby.consumers]
+    expiring = asyncio.create_task(lobby.expiry.run(stopping))
     keeping = asyncio.create_task(attendance.keep(stopping))
     departures = asyncio.create_task(cover_departures(attendance, service.presence.departed))
     log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
@@ -151,6 +169,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     await service.close()
     for worker in workers:
         await worker
+    await expiring
     await close_pool(pool)
     await tournaments_store.close()
     await games_store.close()

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from paiju.platform import settings as s
+from paiju.platform.limits import LOGIN_FAILURES, failures_text
 from paiju.platform.settings import Setting
 
 METRICS_PORT = s.metrics_port("PAIJU_LOBBY_METRICS_PORT", 9465)
@@ -13,6 +14,26 @@ GRACE_SECONDS = Setting(
     "PAIJU_PRESENCE_GRACE_SECONDS",
     30.0,
     "how long a seated player may be away during a match before a bot covers, in seconds",
+)
+
+LOGIN_FAILURE_LIMITS = Setting(
+    "PAIJU_LOGIN_FAILURES",
+    LOGIN_FAILURES,
+    "how many wrong passwords a client address may send for one name (`name_address=N/period`) and for all names "
+    "(`address=N/period`) before its Logins are refused unchecked, or `off` (see *Limits that protect the players*)",
+    parse=failures_text,
+)
+TABLES_PER_PLAYER = Setting(
+    "PAIJU_TABLES_PER_PLAYER",
+    3,
+    "how many open tables (not finished) one player account may have opened at once; operators, services and bot "
+    "runners are not limited",
+)
+IDLE_TABLE_MINUTES = Setting(
+    "PAIJU_IDLE_TABLE_MINUTES",
+    30.0,
+    "how long a table with no person seated and no match in play stays open before it expires, in minutes (0: "
+    "never); tables an operator opened do not expire",
 )
 
 
@@ -43,6 +64,9 @@ class Settings(s.Settings):
     metrics_host: str = s.METRICS_HOST.field()
     log_level: str = s.LOG_LEVEL.field()
     rate_limits: str = s.RATE_LIMITS.field()
+    login_failures: str = LOGIN_FAILURE_LIMITS.field()
+    tables_per_player: int = TABLES_PER_PLAYER.field()
+    idle_table_minutes: float = IDLE_TABLE_MINUTES.field()
     signing_key: str = s.SIGNING_KEY.but(
         help="the lobby's private key (PEM file): signs sessions and game tokens"
     ).field()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from paiju.lobby import table as tb
 from paiju.platform.repository import Aggregates
-from paiju.platform.tokens import Identity, Role
+from paiju.platform.tokens import GAME_AUDIENCE, Identity, Role
 
 LEASE_SECONDS = 30
 
@@ -120,7 +120,9 @@ class SeatTokens:
         ):
             return issued.token
         expires = leased.expires + LEASE_SECONDS
-        identity = Identity(leased.holder, Role.PLAYER, leased.game_id, leased.seat, expires=expires, issued=now)
+        identity = Identity(
+            leased.holder, Role.PLAYER, leased.game_id, leased.seat, expires=expires, issued=now, audience=GAME_AUDIENCE
+        )
         token = self._mint(identity)
         self._issued[key] = _Issued(runner_id, leased.game_id, leased.holder, token, now, expires)
         if now >= self._sweep_at:  # forget the tokens that ended (their tables' matches over, their runners gone)

@@ -14,6 +14,7 @@ look (`paiju.lobby.accounts.name_skeleton`), so registration finds an existing n
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Sequence
 from importlib import resources
 from typing import Any
@@ -39,6 +40,10 @@ BATCH = 1000
 LINGER_SECONDS = 0.0
 """The projections' batches wait for no more events than have arrived (a batch is what came while the last one was
 applied): table lists and bot seat leases read them right after a table moves."""
+LISTED = {tb.Status.PLAYING: 2, tb.Status.OPEN: 1}
+"""A table's place in the listing: in play first, then filling seats, then the others (``listed``, 0)."""
+PAGE_TOKEN = re.compile(r"^p1\.([0-2])\.([0-9]{1,19})$")
+"""A page token: ``p1.<listed>.<opened_seq>`` of the last table of the page before (opaque to clients)."""
 log = structlog.get_logger("paiju.lobby.readmodel")
 
 
@@ -91,11 +96,12 @@ class TablesProjection:
             bots = table.status is tb.Status.PLAYING and any(s.played_by_bot for s in table.seats)
             await tracked.connection.execute(
                 """
-                INSERT INTO lobby_tables (table_id, game, status, bots, opened_seq, version, snapshot, updated_at)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, now())
+                INSERT INTO lobby_tables
+                    (table_id, game, status, bots, opened_seq, version, snapshot, updated_at, owner, listed)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8, $9)
                 ON CONFLICT (table_id) DO UPDATE SET
                     status = EXCLUDED.status, bots = EXCLUDED.bots, version = EXCLUDED.version,
-                    snapshot = EXCLUDED.snapshot, updated_at = now()
+                    snapshot = EXCLUDED.snapshot, updated_at = now(), listed = EXCLUDED.listed
                 """,
                 table.table_id,
                 table.game,
@@ -104,6 +110,8 @@ class TablesProjection:
                 first,  # the row's first write is the table's opening: the listing's newest-first order
                 recorded.version,
                 snapshot,
+                table.owner,
+                LISTED.get(table.status, 0),
             )
         for aggregate, (table, _, recorded) in changed.items():
             self._states[aggregate] = (table, recorded.version)  # a rolled-back batch is read again: same states
@@ -166,18 +174,69 @@ class TableReadModel:
         """Keep both projections current until ``stop``."""
         await asyncio.gather(*(c.run(stop) for c in self.consumers))
 
-    async def list_tables(self, game: str | None, status: str | None, limit: int) -> list[lobby_pb2.Table]:
+    async def list_tables(
+        self, game: str | None, status: str | None, limit: int, after: str = ""
+    ) -> list[lobby_pb2.Table]:
+        """The tables of one page: those in play first, then those filling seats, then the others (expired ones
+        only when ``status`` asks for them), newest first within each; ``after``: the page token of the page before
+        (`page_token`; `ValueError` when it is not one)."""
+        return [table for table, _ in await self.page_of_tables(game, status, limit, after)]
+
+    async def page_of_tables(
+        self, game: str | None, status: str | None, limit: int, after: str = ""
+    ) -> list[tuple[lobby_pb2.Table, str]]:
+        """`list_tables` with the page token that follows each table."""
+        listed, seq = 3, 2**63 - 1
+        if after:
+            found = PAGE_TOKEN.match(after)
+            if found is None or int(found.group(2)) > 2**63 - 1:
+                raise ValueError("not a page token of this listing")
+            listed, seq = int(found.group(1)), int(found.group(2))
         rows = await self._pool.fetch(
             """
-            SELECT snapshot FROM lobby_tables
-            WHERE ($1::text IS NULL OR game = $1) AND ($2::text IS NULL OR status = $2)
-            ORDER BY opened_seq DESC LIMIT $3
+            SELECT snapshot, listed, opened_seq FROM lobby_tables
+            WHERE ($1::text IS NULL OR game = $1)
+              AND (($2::text IS NULL AND status <> 'expired') OR status = $2)
+              AND (listed, opened_seq) < ($4::smallint, $5::bigint)
+            ORDER BY listed DESC, opened_seq DESC LIMIT $3
             """,
             game,
             status,
             limit,
+            listed,
+            seq,
         )
-        return [lobby_pb2.Table.FromString(bytes(row["snapshot"])) for row in rows]
+        return [
+            (lobby_pb2.Table.FromString(bytes(row["snapshot"])), f"p1.{row['listed']}.{row['opened_seq']}")
+            for row in rows
+        ]
+
+    async def open_tables_of(self, owner: str) -> set[str]:
+        """The ids of the tables ``owner`` opened that are open or in play (as far as the projection has applied)."""
+        rows = await self._pool.fetch(
+            "SELECT table_id FROM lobby_tables WHERE owner = $1 AND status IN ('open', 'playing')", owner
+        )
+        return {str(row["table_id"]) for row in rows}
+
+    async def idle_tables(self) -> list[tuple[str, float]]:
+        """The tables that may expire (open or finished, a player's, not a tournament's), each with the time of its
+        row's last change (Unix seconds): what a starting lobby schedules, once."""
+        rows = await self._pool.fetch(
+            """
+            SELECT table_id, extract(epoch FROM updated_at) AS at FROM lobby_tables
+            WHERE status IN ('open', 'finished') AND owner LIKE 'account-%'
+            """
+        )
+        return [(str(row["table_id"]), float(row["at"])) for row in rows]
+
+    async def account_names(self, after: str, limit: int) -> list[tuple[str, str]]:
+        """Registered accounts (not guests) by player id, ``limit`` after ``after``: (player id, name)."""
+        rows = await self._pool.fetch(
+            "SELECT player_id, name FROM lobby_accounts WHERE NOT guest AND player_id > $1 ORDER BY player_id LIMIT $2",
+            after,
+            limit,
+        )
+        return [(str(row["player_id"]), str(row["name"])) for row in rows]
 
     async def playing_tables_with_bots(self) -> list[str]:
         rows = await self._pool.fetch(

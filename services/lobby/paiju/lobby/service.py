@@ -17,6 +17,7 @@ import contextlib
 import secrets
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol, cast
 
@@ -34,14 +35,17 @@ from paiju.lobby.leases import SeatLeases, SeatTokens
 from paiju.lobby.presence import Presence
 from paiju.platform.aio import unless
 from paiju.platform.channels import channel as grpc_channel
-from paiju.platform.edge import Policy, caller, refusal_of_rpc_error
+from paiju.platform.edge import Policy, caller, peer, refusal_of_rpc_error
 from paiju.platform.errors import Reason, Refused
-from paiju.platform.limits import RateLimits
+from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.repository import Aggregates, CommandIdReused, Loaded
 from paiju.platform.tokens import (
+    GAME_AUDIENCE,
     GAME_TOKEN_SECONDS,
     SERVICE_TOKEN_SECONDS,
+    SESSION_AUDIENCE,
     SESSION_SECONDS,
+    Audience,
     Identity,
     Role,
     Signer,
@@ -52,14 +56,15 @@ from paiju.rules.errors import RuleError
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 RATE_LIMITS = """
-    Guest:address=10/minute; Register:address=10/minute; Login:address=30/minute; Login:name=10/minute;
+    Guest:address=10/minute; Register:address=10/minute; Login:address=30/minute;
     CreateTable:account=10/minute; JoinGame:account=60/minute; TakeSeat:account=60/minute;
     AddBot:account=60/minute; Ready:account=60/minute; StartMatch:account=20/minute; ListTables:account=60/minute;
     GetTable:account=120/minute; WatchTable:account=8/open; WatchTable:address=5000/open;
     LeaseBotSeats:account=600/minute
 """
-"""The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address (and Login by the name asked
-for), the rest by account."""
+"""The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address, the rest by account. Wrong
+passwords are limited apart (`paiju.platform.limits.LoginFailures`): per name *and* address, so that nobody can lock
+a player out from elsewhere."""
 
 
 def login_name(method: str, request: Any) -> str | None:
@@ -70,10 +75,20 @@ def login_name(method: str, request: Any) -> str | None:
     return acc.account_key(request.name)
 
 
+TABLES_PER_PLAYER = 3
+"""How many open tables (open or in play) one player account may have opened (``PAIJU_TABLES_PER_PLAYER``)."""
+TABLE_OPENERS = (Role.ADMIN, Role.REFEREE)
+"""The operators who may open tables (not counted against anyone, never expiring: the demo tables)."""
+OPENED_KEPT = 10_000
+"""Owners whose latest tables a replica remembers (beyond them, the read model has long listed their tables)."""
 GUEST_NAME_TRIES = 5
 """How many random guest names Guest draws before it gives up (one draw meets an existing name rarely)."""
 OPERATORS = (Role.ADMIN, Role.REFEREE, Role.ANALYST)
-ROLES = {"RevokeSessions": (Role.ADMIN,), "LeaseBotSeats": (Role.BOT_RUNNER, Role.ADMIN)}
+ROLES = {
+    "RevokeSessions": (Role.ADMIN,),
+    "LeaseBotSeats": (Role.BOT_RUNNER, Role.ADMIN),
+    "ListReservedNames": (Role.ADMIN,),
+}
 """The methods only some roles may call, checked by the edge (ROLE_REQUIRED)."""
 ENGINE_SECONDS = 10.0
 """How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
@@ -82,6 +97,7 @@ TABLE_STATUS = {
     tb.Status.OPEN: lobby_pb2.TABLE_STATUS_OPEN,
     tb.Status.PLAYING: lobby_pb2.TABLE_STATUS_PLAYING,
     tb.Status.FINISHED: lobby_pb2.TABLE_STATUS_FINISHED,
+    tb.Status.EXPIRED: lobby_pb2.TABLE_STATUS_EXPIRED,
 }
 log = structlog.get_logger("paiju.lobby")
 
@@ -89,7 +105,17 @@ log = structlog.get_logger("paiju.lobby")
 class TableListing(Protocol):
     """Where table lists come from (the PostgreSQL read model)."""
 
-    async def list_tables(self, game: str | None, status: str | None, limit: int) -> list[lobby_pb2.Table]: ...
+    async def list_tables(
+        self, game: str | None, status: str | None, limit: int, after: str = ""
+    ) -> list[lobby_pb2.Table]: ...
+
+    async def page_of_tables(
+        self, game: str | None, status: str | None, limit: int, after: str = ""
+    ) -> list[tuple[lobby_pb2.Table, str]]: ...
+
+    async def open_tables_of(self, owner: str) -> set[str]: ...
+
+    async def account_names(self, after: str, limit: int) -> list[tuple[str, str]]: ...
 
     async def playing_tables_with_bots(self) -> list[str]: ...
 
@@ -181,8 +207,16 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         now: Callable[[], int] = lambda: int(time.time()),
         limits: RateLimits | None = None,
         attendance: Attendance | None = None,
+        login_failures: LoginFailures | None = None,
+        tables_per_player: int = TABLES_PER_PLAYER,
     ) -> None:
+        self._tables_per_player = tables_per_player
+        self._opening = asyncio.Lock()
+        """One table opened at a time in this replica: a player's count of open tables is read and moved at once."""
+        self._opened: OrderedDict[str, list[str]] = OrderedDict()
+        """The tables this replica opened lately, by owner (the read model may not list them yet)."""
         self._tables = tables
+        self._failures = login_failures if login_failures is not None else LoginFailures()
         self._accounts = accounts
         self._claims = new_name_claims(accounts.store)
         self.draining = asyncio.Event()
@@ -191,7 +225,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._engine = engine
         self._signer = signer
         self._now = now
-        self.verifier = Verifier(trust, now)
+        self.verifier = Verifier(trust, now, Audience.LOBBY)
         self.policy = Policy(
             authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits, roles=ROLES
         )
@@ -214,9 +248,14 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         seat: int | None = None,
         *,
         generation: int = 0,
+        audience: tuple[str, ...] = GAME_AUDIENCE,
     ) -> str:
+        """A token the lobby signs: a session (for every service) or a game token or its own service token
+        (for the engine)."""
         now = self._now()
-        identity = Identity(subject, role, game, seat, expires=now + seconds, issued=now, generation=generation)
+        identity = Identity(
+            subject, role, game, seat, expires=now + seconds, issued=now, generation=generation, audience=audience
+        )
         return self._signer.mint(identity)
 
     def _service_metadata(self) -> tuple[tuple[str, str], ...]:
@@ -279,7 +318,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 
     def _session(self, account: acc.Account) -> lobby_pb2.Session:
         expires = self._now() + SESSION_SECONDS
-        token = self._token(account.player_id, Role.PLAYER, SESSION_SECONDS, generation=account.generation)
+        token = self._token(
+            account.player_id, Role.PLAYER, SESSION_SECONDS, generation=account.generation, audience=SESSION_AUDIENCE
+        )
         return lobby_pb2.Session(player_id=account.player_id, name=account.name, token=token, expires_at=expires)
 
     # --- accounts -----------------------------------------------------------------------------------
@@ -312,10 +353,14 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def Login(
         self, request: lobby_pb2.LoginRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.LoginResponse:
-        account = (await self._accounts.load(acc.account_key(request.name))).state
+        key, address = acc.account_key(request.name), peer()
+        # an address over its wrong passwords (for this name, or for all) is refused before any password is checked
+        self._failures.attempt(key, address)
+        account = (await self._accounts.load(key)).state
         # the same work (one scrypt) whether or not the name exists: the answer's time tells nothing
         if not await asyncio.to_thread(acc.login_matches, account, request.password) or account is None:
             raise Refused(Reason.WRONG_CREDENTIALS, "wrong name or password")
+        self._failures.succeeded(key, address)
         return lobby_pb2.LoginResponse(session=self._session(account))
 
     async def Guest(
@@ -360,10 +405,34 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 
     # --- tables -------------------------------------------------------------------------------------
 
+    async def _owner(self) -> str:
+        """Who acts as a table's owner: the signed-in player, or an operator (admin, referee) by their subject."""
+        who: Identity = caller()
+        if who.role in TABLE_OPENERS:
+            return who.subject
+        player, _ = await self._player()
+        return player
+
+    async def _open_tables(self, owner: str) -> list[str]:
+        """The tables ``owner`` opened that are open or in play: the read model's, and those opened here lately."""
+        known = await self._listing.open_tables_of(owner)
+        recent = [t for t in self._opened.get(owner, ()) if t not in known]
+        for table_id in recent:
+            if tb.counts_against_owner((await self._tables.load(table_id)).state):
+                known.add(table_id)
+        return sorted(known)
+
+    def _remember_opened(self, owner: str, table_id: str) -> None:
+        opened = self._opened.pop(owner, [])
+        self._opened[owner] = [*opened, table_id][-(self._tables_per_player + 1) :]
+        while len(self._opened) > OPENED_KEPT:
+            self._opened.popitem(last=False)
+
     async def CreateTable(
         self, request: lobby_pb2.CreateTableRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.CreateTableResponse:
-        player, _ = await self._player()
+        player = await self._owner()
+        counted = player.startswith(tb.PLAYER_OWNER)
         game = KINDS[request.game]  # the contract allows the registry's games only
         options = None
         field = request.WhichOneof("options")
@@ -382,7 +451,19 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         tournament = request.preset == lobby_pb2.TABLE_PRESET_TOURNAMENT
         fields = tb.options_fields(game, options)
         command = tb.OpenTable(table_id, request.name, game, player, tournament, **fields)
-        loaded = await self._act(table_id, command, player)
+        async with self._opening if counted else contextlib.nullcontext():
+            if counted:
+                open_tables = await self._open_tables(player)
+                if len(open_tables) >= self._tables_per_player:
+                    raise Refused(
+                        Reason.TABLE_LIMIT,
+                        f"you have {len(open_tables)} open tables, as many as one account may: finish a match at "
+                        "one, or leave one empty (it expires), before opening another",
+                        {"limit": self._tables_per_player, "open": len(open_tables)},
+                    )
+            loaded = await self._act(table_id, command, player)
+            if counted:
+                self._remember_opened(player, table_id)
         log.info("table opened", table=table_id, game=game, owner=player)
         return lobby_pb2.CreateTableResponse(table=table_message(loaded.state, loaded.version))
 
@@ -390,10 +471,40 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.ListTablesRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.ListTablesResponse:
         await self._reader()
-        limit = request.limit or 50
+        size = request.page_size or request.limit or 50
         status = {v: k.value for k, v in TABLE_STATUS.items()}.get(request.status)
-        tables = await self._listing.list_tables(KINDS.get(request.game), status, limit)
-        return lobby_pb2.ListTablesResponse(tables=tables)
+        try:
+            page = await self._listing.page_of_tables(KINDS.get(request.game), status, size + 1, request.page_token)
+        except ValueError:
+            raise Refused(
+                Reason.INVALID_REQUEST,
+                "page_token is not a token this listing gave: send the next_page_token of the page before, as it came",
+                {"field": "page_token"},
+            ) from None
+        response = lobby_pb2.ListTablesResponse(tables=[table for table, _ in page[:size]])
+        if len(page) > size:
+            response.next_page_token = page[size - 1][1]
+        return response
+
+    async def ListReservedNames(
+        self, request: lobby_pb2.ListReservedNamesRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.ListReservedNamesResponse:
+        """The existing accounts whose names read as reserved (an admin's: the edge's policy): read from the
+        accounts read model in batches, each name judged by `paiju.lobby.accounts.reserved_reading`."""
+        limit = request.limit or 200
+        response = lobby_pb2.ListReservedNamesResponse()
+        after = ""
+        while len(response.names) < limit:
+            batch = await self._listing.account_names(after, 1000)
+            if not batch:
+                break
+            for player_id, name in batch:
+                word = acc.reserved_reading(name)
+                if word is not None and len(response.names) < limit:
+                    response.names.add(player_id=player_id, name=name, reads_as=word)
+            after = batch[-1][0]
+        response.names.sort(key=lambda n: n.name)
+        return response
 
     async def GetTable(
         self, request: lobby_pb2.GetTableRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -520,7 +631,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def AddBot(
         self, request: lobby_pb2.AddBotRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.AddBotResponse:
-        player, _ = await self._player()
+        player = await self._owner()
         await self._table(request.table_id)
         seat = request.seat if request.HasField("seat") else None
         strength = request.strength  # validated against the strengths in the contract (lobby.proto)
@@ -538,7 +649,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     async def StartMatch(
         self, request: lobby_pb2.StartMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.StartMatchResponse:
-        player, _ = await self._player()
+        player = await self._owner()
         before = await self._table(request.table_id)
         # the match's game id must be free in the engine before the start is recorded: a game made there under that
         # id by anyone else would leave the table playing a game that is not its own
@@ -612,12 +723,17 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             game_id=table.game_id, game=GAMES[table.game], expires_at=self._now() + GAME_TOKEN_SECONDS
         )
         if seat is None:
-            response.token = self._token(who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id)
+            response.token = self._token(
+                who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id, generation=who.generation
+            )
             return response
         with contextlib.suppress(Refused):
             await self.presence.returned(request.table_id, who.subject)
         response.seat = seat
-        response.token = self._token(who.subject, Role.PLAYER, GAME_TOKEN_SECONDS, table.game_id, seat)
+        # the game token carries its session's generation: revoking the session revokes it too (the engine checks)
+        response.token = self._token(
+            who.subject, Role.PLAYER, GAME_TOKEN_SECONDS, table.game_id, seat, generation=who.generation
+        )
         return response
 
     async def LeaseBotSeats(

@@ -39,6 +39,7 @@ class Status(StrEnum):
     OPEN = "open"  # filling seats
     PLAYING = "playing"
     FINISHED = "finished"  # the last match is over
+    EXPIRED = "expired"  # closed: nobody sat at it and no match was in play for the lobby's idle time
 
 
 class LobbyError(Refused):
@@ -328,6 +329,18 @@ class MatchFinished:
     result: Result
 
 
+@dataclass(frozen=True, slots=True)
+class ExpireTable:
+    """Close a table nobody has sat at, with no match in play, for ``idle_seconds`` (the lobby's deadline)."""
+
+    idle_seconds: int
+
+
+@dataclass(frozen=True, slots=True)
+class TableExpired:
+    idle_seconds: int
+
+
 Event = (
     TableOpened
     | SeatTaken
@@ -341,7 +354,29 @@ Event = (
     | SeatReturned
     | SeatLeased
     | MatchFinished
+    | TableExpired
 )
+
+
+PLAYER_OWNER = "account-"
+"""The owner ids of the tables players open (account keys): an operator's or the lobby's tables are not theirs."""
+
+
+def expirable(table: Table) -> bool:
+    """Whether ``table`` would expire when left alone: a table a player opened (not an operator's, not a tournament
+    round's), open or finished, with no person seated (bots do not keep a table) and no match in play."""
+    return (
+        table.status in (Status.OPEN, Status.FINISHED)
+        and not table.tournament
+        and table.owner.startswith(PLAYER_OWNER)
+        and all(seat.free or seat.bot for seat in table.seats)
+    )
+
+
+def counts_against_owner(table: Table) -> bool:
+    """Whether ``table`` is one of its owner's open tables (open or playing: a finished one is not)."""
+    return table.status in (Status.OPEN, Status.PLAYING)
+
 
 # --- decide ---------------------------------------------------------------------------------------------
 
@@ -397,6 +432,12 @@ def decide(table: Table, command: Any) -> list[Any]:
         ]
     if table.status is Status.NEW:
         raise LobbyError(Reason.TABLE_NOT_FOUND, "there is no such table")
+    if table.status is Status.EXPIRED:
+        raise LobbyError(Reason.TABLE_NOT_FOUND, "this table expired: nobody sat at it for a long while")
+    if isinstance(command, ExpireTable):
+        if not expirable(table):
+            raise LobbyError(Reason.MATCH_IN_PROGRESS, "a person sits at this table or a match is in play")
+        return [TableExpired(command.idle_seconds)]
     if isinstance(command, TakeSeat):
         _not_playing(table, "take a seat")
         if table.seat_of(command.player_id) is not None:
@@ -541,6 +582,8 @@ def evolve(table: Table, event: Any) -> Table:
             replace(s, ready=s.bot, covered=False, runner="", lease_until=0) if not s.free else s for s in table.seats
         )
         return replace(table, status=Status.FINISHED, seats=after, last_result=event.result)
+    if isinstance(event, TableExpired):
+        return replace(table, status=Status.EXPIRED)
     raise TypeError(f"not a lobby event: {type(event).__name__}")
 
 

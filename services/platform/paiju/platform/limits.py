@@ -234,6 +234,50 @@ class _Windows:
         counts[2] = current + 1
         return None
 
+    def peek(self, value: str, now: float) -> float | None:
+        """Whether ``value`` is at its rate at ``now`` (the seconds until it is not), counting nothing."""
+        counts = self._counts.get(value)
+        if counts is None:
+            return None
+        period = self._period
+        index = int(now / period)
+        if counts[0] == index:
+            previous, current = counts[1], counts[2]
+        elif counts[0] == index - 1:
+            previous, current = counts[2], 0
+        else:
+            return None
+        previous_left = (1 - (((now - period) / period) % 1)) * period if previous else 0.0
+        if floor(previous * previous_left / period + current) + 1 > self._amount:
+            return _reset_in(previous, previous_left, current, (1 - ((now / period) % 1)) * period + period, period)
+        return None
+
+    def count(self, value: str, now: float) -> None:
+        """Count one for ``value`` at ``now``, whatever its rate."""
+        period = self._period
+        index = int(now / period)
+        if now >= self._sweep_at:
+            self._sweep(index)
+            self._sweep_at = now + period
+        counts = self._counts.get(value)
+        if counts is None:
+            counts = self._counts[value] = [index, 0, 0]
+        elif counts[0] != index:
+            counts[1] = counts[2] if counts[0] == index - 1 else 0
+            counts[2] = 0
+            counts[0] = index
+        counts[2] += 1
+
+    def forget(self, value: str) -> None:
+        """Drop ``value``'s counts."""
+        self._counts.pop(value, None)
+
+    def uncount(self, value: str) -> None:
+        """Take back one count of ``value``'s current window (one `count` made a moment ago)."""
+        counts = self._counts.get(value)
+        if counts is not None and counts[2] > 0:
+            counts[2] -= 1
+
     def _sweep(self, index: int) -> None:
         """Drop the counters whose windows are both past (they count nothing any more)."""
         stale = [value for value, counts in self._counts.items() if counts[0] < index - 1]
@@ -272,3 +316,87 @@ def _refusal(rule: Rule, value: str, wait: float) -> Refused:
         {"method": rule.method, "key": rule.key, "limit": rule.text},
         (retry_after(wait), quota),
     )
+
+
+LOGIN_FAILURES = "name_address=10/15 minutes; address=50/hour"
+"""The wrong passwords a Login may meet before more attempts are refused without being checked: per name and
+client address (``name_address``), and per client address whatever the names (``address``)."""
+FAILURE_KEYS = ("name_address", "address")
+
+
+def parse_failures(text: str) -> dict[str, RateLimitItem]:
+    """The failure limits a text declares (``name_address=N/period; address=N/period``), or `LimitsError`."""
+    found: dict[str, RateLimitItem] = {}
+    for part in (p.strip() for p in text.replace("\n", ";").split(";")):
+        if not part:
+            continue
+        key, _, limit = (s.strip() for s in part.partition("="))
+        if key not in FAILURE_KEYS or not limit:
+            raise LimitsError(f"not a login failure limit ({'|'.join(FAILURE_KEYS)}=N/period): {part!r}")
+        try:
+            found[key] = parse(limit)
+        except ValueError as e:
+            raise LimitsError(f"not a rate ({e}): {part!r}") from None
+    return found
+
+
+def failures_text(text: str) -> str:
+    """A login failures setting as written, once it reads (`LimitsError`, a `ValueError`, otherwise), or ``off``."""
+    if text.strip().lower() != "off":
+        parse_failures(text)
+    return text
+
+
+class LoginFailures:
+    """Wrong passwords counted per (name, client address) and per client address, in sliding windows.
+
+    A Login calls `attempt` *before* its password is checked: an address that has met its limit for that name, or
+    its limit over all names, is refused (RESOURCE_EXHAUSTED / RATE_LIMITED, with a RetryInfo) and its password is
+    not checked at all — so a refused attempt costs no password hashing and tells nothing. An attempt let through
+    is counted as a failure at once (so a burst of attempts sent together cannot all pass before the first answer);
+    a right password takes it back and forgets that address's failures for the name (`succeeded`). The limit of a
+    name is its own per address: ten wrong passwords for ``ann`` from one place refuse that place only, and ``ann``
+    signs in from anywhere else — nobody can lock a player out from afar. Counted in this process's memory, like
+    the rate limits (each replica its own)."""
+
+    def __init__(self, text: str = LOGIN_FAILURES, *, clock: Callable[[], float] = time.time) -> None:
+        limits = {} if text.strip().lower() == "off" else parse_failures(text)
+        self._clock = clock
+        self._rules = tuple(
+            (key, item, _Windows(item.amount, float(item.get_expiry())))
+            for key, item in sorted(limits.items(), key=lambda kv: FAILURE_KEYS.index(kv[0]))
+        )
+
+    @staticmethod
+    def _value(key: str, name: str, address: str) -> str:
+        return f"{name}@{address}" if key == "name_address" else address
+
+    def attempt(self, name: str, peer: str) -> None:
+        """`Refused` (RATE_LIMITED) when ``peer``'s address may not try a password for ``name`` now; otherwise the
+        attempt is counted as a failure until `succeeded` takes it back."""
+        now = self._clock()
+        address = address_of(peer)
+        for key, item, windows in self._rules:
+            wait = windows.peek(self._value(key, name, address), now)
+            if wait is not None:
+                subject = f"{key}:{address}"
+                quota = error_details_pb2.QuotaFailure()
+                quota.violations.add(subject=subject, description=f"Login: at most {item} wrong passwords per {key}")
+                whose = "for this name from this address" if key == "name_address" else "from this address"
+                raise Refused(
+                    Reason.RATE_LIMITED,
+                    f"too many wrong passwords {whose}: try again in {max(1, round(wait))} s",
+                    {"method": "Login", "key": key, "limit": f"{item.amount} failures"},
+                    (retry_after(wait), quota),
+                )
+        for key, _, windows in self._rules:
+            windows.count(self._value(key, name, address), now)
+
+    def succeeded(self, name: str, peer: str) -> None:
+        """The password was right: forget ``peer``'s address's failures for ``name`` and take back the attempt."""
+        address = address_of(peer)
+        for key, _, windows in self._rules:
+            if key == "name_address":
+                windows.forget(self._value(key, name, address))
+            else:
+                windows.uncount(self._value(key, name, address))

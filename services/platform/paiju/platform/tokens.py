@@ -17,10 +17,18 @@ So a bot runner's key cannot make an admin token, and no service but the lobby c
 service trusts the public keys of a JWKS file (RFC 7517; `Trust`), and refuses a token whose ``kid`` it does not
 know, whose signature or claims do not hold, whose role its issuer may not grant, or that has expired.
 
-Lifetimes are short (`SESSION_SECONDS`, `GAME_TOKEN_SECONDS`): a client renews a session with
-``LobbyService.RenewSession`` and a game token with ``JoinGame``; a session revoked by the lobby cannot be renewed,
-and no call is accepted with a token past its lifetime. A stream (Watch, WatchTable) is authorised when it opens
-and is not cut when its token expires or its session is revoked later: a client reconnecting needs a valid token.
+Each token names its audience (claim ``aud``, `Audience`): the services it is for — a session every service (the
+engine takes it for the public replay of an ended game only), a game token the engine, a bot runner's the lobby —
+and each service's verifier refuses a token meant for others only (a token without an audience, issued before tokens
+named one, is accepted until it expires). Lifetimes are capped per role
+(`MAX_SECONDS`: 15 minutes for sessions and game tokens, 5 for services' own, 12 hours for operators'): no issuer
+mints a longer one and no verifier accepts one.
+
+A client renews a session with ``LobbyService.RenewSession`` and a game token with ``JoinGame``; a session revoked by
+the lobby cannot be renewed, and no call is accepted with a token past its lifetime. A game token carries the
+generation of the session it was minted under (claim ``gen``), so a service that knows the account's revocations
+(`Revocations`) refuses it with its session. A stream (Watch, WatchTable) is authorised when it opens and is not cut
+when its token expires or its session is revoked later: a client reconnecting needs a valid token.
 """
 
 from __future__ import annotations
@@ -37,10 +45,12 @@ from typing import Any
 import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
+from google.protobuf.message import DecodeError
 from jwt.algorithms import OKPAlgorithm
 
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.settings import SIGNING_KEY, SIGNING_KEY_ID, TRUSTED_KEYS, Settings, SettingsError
+from paiju.v1 import lobby_events_pb2
 
 SESSION_SECONDS = 15 * 60
 """A lobby session's lifetime: renew it (RenewSession) before it ends."""
@@ -48,6 +58,8 @@ GAME_TOKEN_SECONDS = 15 * 60
 """A game token's lifetime: get a fresh one with JoinGame."""
 SERVICE_TOKEN_SECONDS = 5 * 60
 """A service's own token (the lobby to the engine, a bot runner to the lobby), minted afresh before it ends."""
+OPERATOR_TOKEN_SECONDS = 12 * 3600
+"""An operator's token (admin, referee, analyst, from ``paiju token``): a working day at most."""
 KEYS_VARIABLE = TRUSTED_KEYS.name
 SIGNING_KEY_VARIABLE = SIGNING_KEY.name
 SIGNING_KEY_ID_VARIABLE = SIGNING_KEY_ID.name
@@ -82,6 +94,47 @@ ROLES: dict[Issuer, frozenset[Role]] = {
 """The roles each issuer may vouch for."""
 GAME_ROLES = frozenset({Role.PLAYER, Role.SPECTATOR})
 """The roles whose tokens may name a game (and a player's, a seat): the lobby's game tokens."""
+MAX_SECONDS: dict[Role, int] = {
+    Role.PLAYER: max(SESSION_SECONDS, GAME_TOKEN_SECONDS),
+    Role.SPECTATOR: GAME_TOKEN_SECONDS,
+    Role.SERVICE: SERVICE_TOKEN_SECONDS,
+    Role.BOT_RUNNER: SERVICE_TOKEN_SECONDS,
+    Role.ADMIN: OPERATOR_TOKEN_SECONDS,
+    Role.REFEREE: OPERATOR_TOKEN_SECONDS,
+    Role.ANALYST: OPERATOR_TOKEN_SECONDS,
+}
+"""The longest a token of each role may live: sessions and game tokens 15 minutes, services' and bot runners' own
+tokens 5 minutes, operators' 12 hours. No issuer mints a longer one, and every verifier refuses one that was issued
+for longer or still has longer to live (whoever signed it)."""
+
+
+class Audience(StrEnum):
+    """The service a token is for (claim ``aud``): a verifier refuses a token that names other services only."""
+
+    ENGINE = "engine"
+    LOBBY = "lobby"
+    SCORING = "scoring"
+
+
+SESSION_AUDIENCE = (Audience.LOBBY, Audience.SCORING, Audience.ENGINE)
+"""A lobby session is for the lobby, for scoring (a player registers a team, confirms a sheet) and for the engine,
+which takes it only where any token will do (the replay of an ended game, whose record is public)."""
+GAME_AUDIENCE = (Audience.ENGINE,)
+"""A game token (a seat, a spectator's view) and the lobby's service token are for the engine."""
+EVERY_SERVICE = tuple(Audience)
+"""An operator's token, unless ``paiju token --audience`` narrows it."""
+
+
+def default_audience(role: Role, game: str | None = None) -> tuple[Audience, ...]:
+    """The services a token of ``role`` is for when nothing narrower is asked: an operator's every service, a session
+    every service, a game token and a service's the engine, a bot runner's the lobby."""
+    if role in (Role.ADMIN, Role.REFEREE, Role.ANALYST):
+        return EVERY_SERVICE
+    if role is Role.BOT_RUNNER:
+        return (Audience.LOBBY,)
+    if role is Role.PLAYER and game is None:
+        return SESSION_AUDIENCE
+    return GAME_AUDIENCE
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +148,10 @@ class Identity:
     issuer: str = ""
     generation: int = 0
     """A lobby session's generation (claim ``gen``): the account's count of revocations when it was issued; a session
-    of an earlier generation is revoked."""
+    of an earlier generation is revoked. A game token carries its session's, so it is revoked with it."""
+    audience: tuple[str, ...] = ()
+    """The services the token is for (claim ``aud``); empty only in tokens issued before tokens named their
+    audience, accepted by every service until they expire."""
 
 
 def issuer_of(key_id: str) -> Issuer:
@@ -119,7 +175,7 @@ class Signer:
         """A signed token for ``identity`` (its ``expires`` and ``issued`` as given)."""
         if identity.role not in ROLES[self.issuer]:
             raise ValueError(f"the {self.issuer.value} key does not vouch for role {identity.role.value}")
-        problem = _odd_claims(identity)
+        problem = _odd_claims(identity) or _too_long(identity)
         if problem:
             raise ValueError(problem)
         claims: dict[str, Any] = {
@@ -135,6 +191,8 @@ class Signer:
             claims["seat"] = identity.seat
         if identity.generation:
             claims["gen"] = identity.generation
+        if identity.audience:
+            claims["aud"] = list(identity.audience)
         return jwt.encode(claims, self._key, algorithm="EdDSA", headers={"kid": self.key_id})
 
     def public_key(self) -> Ed25519PublicKey:
@@ -198,9 +256,11 @@ class Verifier:
     among the last `VERIFIED_TOKENS` verified (remembered by the header as sent, so a call that sends a token seen
     before costs one lookup; the oldest is forgotten first)."""
 
-    def __init__(self, trust: Trust, now: Callable[[], int]) -> None:
+    def __init__(self, trust: Trust, now: Callable[[], int], audience: str | None = None) -> None:
         self._trust = trust
         self._now = now
+        self._audience = audience
+        """The service this verifier checks tokens for: a token naming other services only is refused."""
         self._verified: dict[str, Identity] = {}
 
     def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Identity:
@@ -237,6 +297,13 @@ class Verifier:
             raise Refused(Reason.TOKEN_EXPIRED, "the token has expired: renew it (RenewSession, or JoinGame again)")
         if identity.issued > now + LEEWAY_SECONDS:
             raise _invalid("the token was issued in the future")
+        longest = MAX_SECONDS[identity.role]
+        if identity.expires - now > longest + LEEWAY_SECONDS:
+            raise Refused(
+                Reason.TOKEN_INVALID,
+                f"a {identity.role.value} token lives {longest} s at most: this one has longer to live",
+                {"max_seconds": longest},
+            )
         return identity
 
     def _signed(self, token: str) -> Identity:
@@ -253,7 +320,12 @@ class Verifier:
                 token,
                 key,
                 algorithms=["EdDSA"],
-                options={"verify_exp": False, "verify_iat": False, "require": ["sub", "role", "iss", "exp", "iat"]},
+                options={
+                    "verify_exp": False,
+                    "verify_iat": False,
+                    "verify_aud": False,
+                    "require": ["sub", "role", "iss", "exp", "iat"],
+                },
             )
             identity = Identity(
                 subject=str(claims["sub"]),
@@ -264,9 +336,19 @@ class Verifier:
                 issued=int(claims["iat"]),
                 issuer=str(claims["iss"]),
                 generation=_optional_int(claims.get("gen")) or 0,
+                audience=_audience(claims.get("aud")),
             )
         except (jwt.PyJWTError, ValueError, KeyError, TypeError):
             raise _invalid("the token's signature or claims do not hold") from None
+        if self._audience is not None and identity.audience and self._audience not in identity.audience:
+            raise Refused(
+                Reason.TOKEN_INVALID,
+                f"this token is for {', '.join(identity.audience)}, not for the {self._audience}",
+                {"audience": ",".join(identity.audience), "service": self._audience},
+            )
+        too_long = _too_long(identity)
+        if too_long:
+            raise Refused(Reason.TOKEN_INVALID, too_long, {"max_seconds": MAX_SECONDS[identity.role]})
         issuer = issuer_of(key_id)
         if identity.issuer != issuer.value or identity.role not in ROLES[issuer]:
             raise _invalid(f"the {issuer.value} key does not vouch for a {identity.role.value} token")
@@ -291,6 +373,103 @@ def _odd_claims(identity: Identity) -> str:
     if identity.seat is not None and identity.game is None:
         return "a token with a seat names its game"
     return ""
+
+
+REMEMBERED_ACCOUNTS = 100_000
+"""Accounts whose session generation a `Revocations` keeps in memory (one more is read from the stream once)."""
+
+
+class Revocations:
+    """Which lobby sessions are revoked, for a service other than the lobby (the engine, scoring): per account the
+    generation of its sessions, as the lobby's stream records it (``LobbySessionsRevoked``).
+
+    An account's generation is read from its subject of the LOBBY stream the first time one of its tokens is seen,
+    and kept current by the store's feed (each revocation reaches every service as it is recorded: nothing is asked
+    in a loop). A session carries the generation it was issued in, and a game token the generation of the session
+    it was minted under (claim ``gen``): a token of an earlier generation than the account's was issued before the
+    account's sessions were revoked, and is refused (TOKEN_REVOKED) — so after Logout neither the session nor the
+    game tokens minted under it are accepted anywhere."""
+
+    def __init__(self, store: Any, remembered: int = REMEMBERED_ACCOUNTS) -> None:
+        self._store = store
+        self._remembered = remembered
+        self._generations: dict[str, int] = {}
+
+    async def follow(self) -> None:
+        """Start hearing the stream's revocations (before the service answers its first call)."""
+        await self._store.follow(self._heard)
+
+    def _heard(self, recorded: Any) -> None:
+        if not recorded.aggregate.startswith(ACCOUNT_PREFIX):
+            return
+        generation = _revoked_generation(recorded.data)
+        if generation is not None:
+            self._keep(recorded.aggregate, max(generation, self._generations.get(recorded.aggregate, 0)))
+
+    def _keep(self, account: str, generation: int) -> None:
+        generations = self._generations
+        generations.pop(account, None)
+        generations[account] = generation
+        if len(generations) > self._remembered:
+            del generations[next(iter(generations))]
+
+    async def generation(self, account: str) -> int:
+        """The generation of ``account``'s sessions now (0: never revoked)."""
+        known = self._generations.get(account)
+        if known is not None:
+            return known
+        found = 0
+        for recorded in await self._store.load(account):
+            found = max(found, _revoked_generation(recorded.data) or 0)
+        found = max(found, self._generations.get(account, 0))  # a revocation the feed brought meanwhile
+        self._keep(account, found)
+        return found
+
+    async def check(self, identity: Identity) -> Identity:
+        """``identity``, unless it is a lobby token (a session, a seat, a spectator's view) of an account whose
+        sessions were revoked after it was issued: `Refused` (TOKEN_REVOKED)."""
+        if identity.issuer != Issuer.LOBBY.value or identity.role not in GAME_ROLES:
+            return identity
+        if not identity.subject.startswith(ACCOUNT_PREFIX):
+            return identity  # a bot's seat
+        if identity.generation < await self.generation(identity.subject):
+            raise Refused(Reason.TOKEN_REVOKED, "this token's session was revoked (signed out): sign in again (Login)")
+        return identity
+
+
+ACCOUNT_PREFIX = "account-"
+"""The subjects of the lobby's accounts on its stream (and the player ids of accounts)."""
+
+
+def _revoked_generation(data: bytes) -> int | None:
+    """The generation a LOBBY event sets, when it is a revocation of sessions."""
+    try:
+        envelope = lobby_events_pb2.LobbyEnvelope.FromString(data)
+    except DecodeError:
+        return None
+    if envelope.event.WhichOneof("event") != "sessions_revoked":
+        return None
+    return int(envelope.event.sessions_revoked.generation)
+
+
+def _too_long(identity: Identity) -> str:
+    """What is wrong with an identity's lifetime (``""``: nothing): issued for longer than its role's `MAX_SECONDS`
+    (a token with no issue time is judged by the time it has left, when it is verified)."""
+    longest = MAX_SECONDS[identity.role]
+    if identity.issued and identity.expires - identity.issued > longest:
+        return f"a {identity.role.value} token lives {longest} s at most, not {identity.expires - identity.issued} s"
+    return ""
+
+
+def _audience(value: Any) -> tuple[str, ...]:
+    """The ``aud`` claim as a tuple of service names (RFC 7519: one string, or a list of strings)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise TypeError("not an audience")
+    return tuple(value)
 
 
 def _invalid(message: str) -> Refused:

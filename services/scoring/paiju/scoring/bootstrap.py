@@ -28,7 +28,7 @@ from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Trust, trust_of
+from paiju.platform.tokens import Revocations, Trust, trust_of
 from paiju.scoring import rater, results
 from paiju.scoring import tournament as tm
 from paiju.scoring.config import SHARDS, ReadModels, Settings
@@ -143,7 +143,9 @@ async def build(
     tournaments = new_tournaments(c.tournaments_store)
     await tournaments.follow()
     recorder = results.result_recorder(c.lobby_store, PostgresTracking(c.pool, CHECKPOINTS), tournaments, now_ms)
-    service = ScoringService(tournaments, c.pool, trust, now_ms=now_ms, limits=limits)
+    revocations = Revocations(c.lobby_store)  # the lobby's revoked sessions, refused here too
+    await revocations.follow()
+    service = ScoringService(tournaments, c.pool, trust, now_ms=now_ms, limits=limits, revocations=revocations)
     rating = rater.rater(c.lobby_store, c.pool, c.tournaments_store)
     return Scoring(tournaments, service, projectors(c, batch, shards, linger), recorder, rating, RatingsService(c.pool))
 

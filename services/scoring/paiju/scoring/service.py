@@ -34,7 +34,7 @@ from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.limits import RateLimits
 from paiju.platform.repository import Aggregates, CommandIdReused
-from paiju.platform.tokens import Identity, Role, Trust, Verifier
+from paiju.platform.tokens import Audience, Identity, Revocations, Role, Trust, Verifier
 from paiju.scoring import tournament as tm
 from paiju.scoring.games import GAMES
 from paiju.scoring.reports import result_sheet
@@ -153,11 +153,15 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         *,
         now_ms: Callable[[], int] = lambda: int(time.time() * 1000),
         limits: RateLimits | None = None,
+        revocations: Revocations | None = None,
     ) -> None:
+        """``revocations``: the lobby's revoked sessions, refused here too (``None``: no lobby stream to read them
+        from)."""
         self._tournaments = tournaments
+        self._revocations = revocations
         self._pool = pool
         self._now_ms = now_ms
-        self.verifier = Verifier(trust, lambda: now_ms() // 1000)
+        self.verifier = Verifier(trust, lambda: now_ms() // 1000, Audience.SCORING)
         self.policy = Policy(authenticator=self.verifier, limits=limits, roles=ROLES)
         """What the gRPC edge does for this service (every method needs a token)."""
 
@@ -169,11 +173,29 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         who: Identity = caller()
         return who
 
-    @staticmethod
-    def _player() -> Identity:
+    async def _player(self) -> Identity:
+        """The caller of a player's write: a lobby session, not a game token, not revoked."""
         who: Identity = caller()
         if who.role is not Role.PLAYER:
             raise Refused(Reason.ROLE_REQUIRED, "sign in as a player to do this", {"required": "player"})
+        return await self._session(who)
+
+    async def _reader(self) -> None:
+        """A read is anyone's with a valid token, but not with a session the lobby has revoked (or a game token
+        minted under one): TOKEN_REVOKED."""
+        if self._revocations is not None:
+            await self._revocations.check(caller())
+
+    async def _session(self, who: Identity) -> Identity:
+        """``who``, a player, if their token is a lobby session (a game token is for the engine: SESSION_REQUIRED)
+        of a session the lobby has not revoked (TOKEN_REVOKED)."""
+        if who.game is not None:
+            raise Refused(
+                Reason.SESSION_REQUIRED,
+                "a game token plays one game: scoring takes your lobby session token (from Login)",
+            )
+        if self._revocations is not None:
+            await self._revocations.check(who)
         return who
 
     async def _tournament(self, tournament_id: str) -> tm.Tournament:
@@ -238,6 +260,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         if who.role in ORGANISERS:
             command = tm.RegisterTeam(team_id, request.name, players, names, who.subject, self._now_ms())
         elif who.role is Role.PLAYER:
+            await self._session(who)
             command = tm.ProposeTeam(team_id, request.name, players, names, who.subject, self._now_ms())
         else:
             raise Refused(
@@ -256,7 +279,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
         self, request: scoring_pb2.ConfirmTeamRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.ConfirmTeamResponse:
         """A player consents to a proposed team they are named in (their own consent: their own token)."""
-        who = self._player()
+        who = await self._player()
         command = tm.ConfirmTeam(request.team_id, who.subject, self._now_ms())
         state = await self._act(request.tournament_id, command, who, request)
         registered = any(team.team_id == request.team_id for team in state.teams)
@@ -273,6 +296,8 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
                 "a player named in the proposal declines it; a referee or an admin withdraws it",
                 {"required": "player, referee or admin"},
             )
+        if who.role is Role.PLAYER:
+            await self._session(who)
         command = tm.DeclineTeam(request.team_id, who.subject, self._now_ms(), organiser=who.role in ORGANISERS)
         state = await self._act(request.tournament_id, command, who, request)
         return scoring_pb2.DeclineTeamResponse(tournament=tournament_message(state))
@@ -303,7 +328,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def FileAppeal(
         self, request: scoring_pb2.FileAppealRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.FileAppealResponse:
-        who = self._player()
+        who = await self._player()
         before = await self._tournament(request.tournament_id)
         command = tm.FileAppeal(request.round, request.team_id, who.subject, request.text, self._now_ms())
         state = await self._act(request.tournament_id, command, who, request)
@@ -330,7 +355,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def ConfirmSheet(
         self, request: scoring_pb2.ConfirmSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.ConfirmSheetResponse:
-        who = self._player()
+        who = await self._player()
         command = tm.ConfirmSheet(request.round, request.team_id, who.subject, self._now_ms())
         state = await self._act(request.tournament_id, command, who, request)
         return scoring_pb2.ConfirmSheetResponse(round=round_message(state.round(request.round)))
@@ -338,12 +363,14 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetTournament(
         self, request: scoring_pb2.GetTournamentRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetTournamentResponse:
+        await self._reader()
         state = await self._tournament(request.tournament_id)
         return scoring_pb2.GetTournamentResponse(tournament=tournament_message(state))
 
     async def GetStandings(
         self, request: scoring_pb2.GetStandingsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetStandingsResponse:
+        await self._reader()
         state = await self._tournament(request.tournament_id)
         response = scoring_pb2.GetStandingsResponse()
         if any(team.draw for team in state.teams):  # standings exist from the draw on
@@ -362,6 +389,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetResultSheet(
         self, request: scoring_pb2.GetResultSheetRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetResultSheetResponse:
+        await self._reader()
         state = await self._tournament(request.tournament_id)
         sheet = result_sheet(state, request.round)
         sheet = dataclasses.replace(sheet, deals=await self._sheet_deals(state, request.round))
@@ -414,6 +442,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetMatchScore(
         self, request: scoring_pb2.GetMatchScoreRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetMatchScoreResponse:
+        await self._reader()
         game = await self._pool.fetchrow(
             "SELECT game_id, game, ended, fold FROM scoring_games WHERE game_id = $1", request.game_id
         )
@@ -458,6 +487,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetPlayerStats(
         self, request: scoring_pb2.GetPlayerStatsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetPlayerStatsResponse:
+        await self._reader()
         row = await self._pool.fetchrow(
             "SELECT * FROM scoring_player_stats WHERE player_id = $1 AND game = $2", request.player_id, request.game
         )
@@ -484,6 +514,7 @@ class ScoringService(scoring_pb2_grpc.ScoringServiceServicer):
     async def GetLeaderboard(
         self, request: scoring_pb2.GetLeaderboardRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> scoring_pb2.GetLeaderboardResponse:
+        await self._reader()
         limit = request.limit or 50
         rows = await self._pool.fetch(
             """

@@ -55,6 +55,9 @@ def _run(args: argparse.Namespace) -> int:
                 port=settings.port,
                 limits=limits,
                 trusted=trusted,
+                max_connections=settings.max_connections,
+                header_seconds=settings.header_seconds,
+                cache_bytes=settings.cache_mib << 20,
             )
         )
         loop = asyncio.get_running_loop()

@@ -16,6 +16,21 @@ LIMITS_VARIABLE = "PAIJU_WEB_RATE_LIMITS"
 TRUSTED_PROXIES_VARIABLE = "PAIJU_WEB_TRUSTED_PROXIES"
 """The networks of the proxies in front (an Ingress controller) whose ``X-Forwarded-For`` names the client."""
 DEFAULT_PORT = 8080
+MAX_CONNECTIONS = Setting(
+    "PAIJU_WEB_MAX_CONNECTIONS",
+    1000,
+    "the connections the web view holds open at once, pages' live streams included; one more is answered 503",
+)
+HEADER_SECONDS = Setting(
+    "PAIJU_WEB_HEADER_SECONDS",
+    10.0,
+    "how long a connection may take to send a request's head (its line and headers) before it is closed, in seconds",
+)
+CACHE_MIB = Setting(
+    "PAIJU_WEB_CACHE_MIB",
+    32,
+    "the memory the web view's caches of answers (replays, tables) may hold, in MiB",
+)
 
 
 def networks(raw: str) -> str:
@@ -40,8 +55,9 @@ class Settings(s.Settings):
     trusted_proxies: str = Setting(
         TRUSTED_PROXIES_VARIABLE,
         "",
-        "the networks of the proxies in front, separated by commas (e.g. `10.0.0.0/8`): from them, the client is the "
-        "nearest address in `X-Forwarded-For` that is not a proxy; the limits below count it, not the proxy",
+        "the networks of the proxies in front, separated by commas (e.g. the Ingress controller's `10.42.7.0/24`): "
+        "from them, the client is the nearest address in `X-Forwarded-For` that is not a proxy, and the limits below "
+        "count it, not the proxy; none by default (`X-Forwarded-For` is then never read)",
         parse=networks,
     ).field()
     rate_limits: str = Setting(
@@ -51,6 +67,9 @@ class Settings(s.Settings):
         parse=s.rate_limits,
         shown_default=LIMITS,
     ).field()
+    max_connections: int = MAX_CONNECTIONS.field()
+    header_seconds: float = HEADER_SECONDS.field()
+    cache_mib: int = CACHE_MIB.field()
     log_level: str = s.LOG_LEVEL.field()
     otel_service_name: str = s.OTEL_SERVICE_NAME.but(default="paiju-web").field()
     otel_traces_exporter: str = s.OTEL_TRACES_EXPORTER.field()

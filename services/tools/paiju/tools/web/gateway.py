@@ -8,8 +8,10 @@ Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP sta
 - ``GET /api/tables/{table}/live``: ``text/event-stream`` of the table as a spectator sees it — one ``board``
   message at once, then one after each change of its game (the board, the events told in words, the turn timer's
   deadline), ``ended`` when the game is over; then the table's next match, if it starts one;
-- ``GET /api/games/{game}/replay?table=…``: an ended game move by move, every hand shown (its record is public
-  once it has ended); a running game is not found (404: the engine tells a guest nothing of it);
+- ``GET /api/games/{game}/replay?table=…&deal=N``: one deal of an ended game move by move, every hand shown (its
+  record is public once it has ended), with the index of its deals (each deal's first and last version), so that a
+  page asks for the deal it shows and a match of a thousand deals is never built whole in memory; a running game is
+  not found (404: the engine tells a guest nothing of it);
 - ``GET /api/tournaments/{tournament}``: a tournament, its standings and each round's result sheet;
 - ``GET /healthz``.
 
@@ -17,7 +19,10 @@ A crowd costs the services nothing more than one viewer: each table is watched u
 by every page showing it, stopped when the last one leaves), and each board is drawn from the public view the
 watch's turns carry (``views``), so following a game asks the engine for nothing after its first view; a table is
 read at most every two seconds for every page (`Upstream.table`), and so is the tables list. Each
-client address has limits of its own (``PAIJU_WEB_RATE_LIMITS``, the rules of `paiju.platform.limits`).
+client address has limits of its own (``PAIJU_WEB_RATE_LIMITS``, the rules of `paiju.platform.limits`); the server
+holds at most ``PAIJU_WEB_MAX_CONNECTIONS`` connections and closes one that sends no complete request head within
+``PAIJU_WEB_HEADER_SECONDS`` (`paiju.tools.web.bounds.ConnectionGuard`); its caches hold at most
+``PAIJU_WEB_CACHE_MIB`` (`paiju.tools.web.bounds.ByteCache`), whatever their clients ask.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ import contextlib
 import json
 import re
 import time
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from ipaddress import IPv4Network, IPv6Network, ip_address, ip_network
@@ -52,6 +57,7 @@ from paiju.tools.analyst.people import seat_names
 from paiju.tools.analyst.replay import Teller
 from paiju.tools.analyst.timeline import timeline
 from paiju.tools.web.boards import Board, board, with_hands
+from paiju.tools.web.bounds import ByteCache, ConnectionGuard
 from paiju.tools.web.upstream import RENEW_BEFORE_SECONDS, TABLES_PER_GUEST, Spectator, Upstream
 from paiju.v1 import engine_pb2, lobby_pb2
 
@@ -67,8 +73,17 @@ IDLE_SECONDS = 30.0
 NEXT_MATCH_POLL_SECONDS = 5.0
 """How often a table between matches is looked at again (one guest's GetTable quota serves every table)."""
 TABLES_CACHE_SECONDS = 2.0
-REPLAYS_KEPT = 16
+CACHE_BYTES = 32 << 20
+"""The memory the answers kept for replays may hold (``PAIJU_WEB_CACHE_MIB``)."""
+MAX_DEAL = 100_000
+"""The highest deal number a replay is asked for (a match has far fewer)."""
 SHUTDOWN_SECONDS = 5.0
+MAX_CONNECTIONS = 1000
+"""The connections held open at once (``PAIJU_WEB_MAX_CONNECTIONS``)."""
+HEADER_SECONDS = 10.0
+"""How long a request's head may take to arrive (``PAIJU_WEB_HEADER_SECONDS``)."""
+KEEPALIVE_SECONDS = 15.0
+"""How long an idle kept-alive connection between two requests stays open."""
 CLOSING = {"event": "closing", "data": {"message": "the web view is restarting: this page reconnects by itself"}}
 DRAINING_PAUSE_SECONDS = 0.5
 BACK_OFF_SECONDS = 15.0
@@ -245,6 +260,7 @@ class LiveTable:
         turn timer, when the running turn runs out (the turn's deadline)."""
         view = game.view(turn)
         drawn: Board = board(view, _names(table))
+        _mark_bots(drawn, {seat.seat for seat in table.seats if seat.bot or seat.covered})
         self.drawn["boards"] += 1
         timer = int(getattr(view.options, "turn_seconds", 0) or 0)
         deadline = None
@@ -263,6 +279,16 @@ class LiveTable:
                 "timer_seconds": timer,
             },
         }
+
+
+BOT_IDS = ("bot-", "cover-")
+"""The player ids the lobby gives its bots (a seat's own bot, a bot covering an absent player): no account has one."""
+
+
+def _mark_bots(drawn: Board, bots: set[int]) -> None:
+    """Mark each seat of a board played by a bot (``bot``: the page shows it), whatever its name says."""
+    for seat in drawn["seats"]:
+        seat["bot"] = seat["seat"] in bots
 
 
 def _names(table: lobby_pb2.Table) -> dict[int, str]:
@@ -285,7 +311,12 @@ class Gateway:
     """The web view's server state: the upstream client, the live tables, the limits and a short cache."""
 
     def __init__(
-        self, upstream: Upstream, limits: RateLimits, trusted: Sequence[IPv4Network | IPv6Network] = ()
+        self,
+        upstream: Upstream,
+        limits: RateLimits,
+        trusted: Sequence[IPv4Network | IPv6Network] = (),
+        *,
+        cache_bytes: int = CACHE_BYTES,
     ) -> None:
         self.upstream = upstream
         self.limits = limits
@@ -296,8 +327,12 @@ class Gateway:
         """Boards the live tables drew (each fanned out to every page of its table)."""
         self._tables: tuple[float, list[dict[str, Any]]] | None = None
         self._tables_lock = asyncio.Lock()
-        self._replays: OrderedDict[str, bytes] = OrderedDict()
-        """The last `REPLAYS_KEPT` replays answered (an ended game never changes)."""
+        self._replays: ByteCache[bytes] = ByteCache(cache_bytes)
+        """The deals of replays answered lately, as sent, within ``cache_bytes`` (an ended game never changes)."""
+        self._building = asyncio.Semaphore(1)
+        """One replay read and drawn at a time: however many pages ask, one game's log is in memory at once."""
+        self.guard: ConnectionGuard | None = None
+        """The server's connection guard (its counts are on the health page)."""
         self._reaper: asyncio.Task[None] | None = None
 
     def app(self) -> web.Application:
@@ -403,6 +438,10 @@ class Gateway:
                 "pages": sum(len(live.queues) for live in self.live.values()),
                 "upstream_calls": dict(self.upstream.calls),
                 "boards_drawn": self.drawn["boards"],
+                "cached_bytes": self._replays.bytes,
+                "connections": self.guard.open if self.guard is not None else None,
+                "connections_refused": self.guard.refused if self.guard is not None else 0,
+                "connections_timed_out": self.guard.timed_out if self.guard is not None else 0,
             }
         )
 
@@ -449,16 +488,28 @@ class Gateway:
             return response
 
     async def replay(self, request: web.Request) -> web.StreamResponse:
+        """One deal of an ended game (``deal``, from 1; the first by default) and the index of its deals."""
         game_id = checked_id(request.match_info["game"], "game")
         table_id = request.query.get("table", "")
-        key = f"{game_id} {table_id}"
+        if table_id:
+            checked_id(table_id, "table")
+        deal = _deal_number(request.query.get("deal", "1"))
+        key = f"{game_id} {table_id} {deal}"
         cached = self._replays.get(key)
-        if cached is not None:
-            self._replays.move_to_end(key)
-            return web.Response(body=cached, content_type="application/json")
+        if cached is None:
+            async with self._building:
+                cached = self._replays.get(key)  # drawn while this one waited
+                if cached is None:
+                    cached = await self._draw_deal(game_id, table_id, deal)
+                    self._replays.put(key, cached, len(cached))
+        return web.Response(body=cached, content_type="application/json")
+
+    async def _draw_deal(self, game_id: str, table_id: str, deal: int) -> bytes:
+        """Deal ``deal`` of the game drawn step by step: the game's log is read and folded once, each moment told
+        (the narration keeps its context), but only the requested deal's moments are drawn and kept."""
         names: dict[str, str] = {}
         if table_id:
-            table = await self.upstream.table(checked_id(table_id, "table"))
+            table = await self.upstream.table(table_id)
             names = {seat.player_id: seat.name for seat in table.seats if seat.player_id and seat.name}
         try:
             envelopes = await self.upstream.replay(game_id, await self.upstream.metadata())
@@ -473,28 +524,43 @@ class Gateway:
         if not envelopes:
             raise Problem(404, "GAME_NOT_FOUND", f"there is no game {game_id}")
         game_log = decode(envelopes)
+        del envelopes
         if not game_log.ended:
             raise Problem(409, "GAME_LIVE", f"game {game_id} is still being played: watch it live instead")
         analyst = ANALYST_GAMES[game_log.game]
         teller = Teller(game_log, names)
         steps = []
+        deals: dict[int, list[int]] = {}
         for moment in timeline(game_log):
             lines = [VERSION_GUTTER.sub("", line.strip()) for line in teller.lines(moment) if line.strip()]
+            number = max(1, moment.deal)  # the moments before the first deal are shown with it
+            span = deals.setdefault(number, [moment.version, moment.version])
+            span[1] = moment.version
+            if number != deal:
+                continue
             state: Any = moment.state
             view = game_log.rules.game.view(state, None)
             order = analyst.card_order(state)
             drawn = board(view, seat_names(moment.players, names))
             with_hands(drawn, [sorted(hand, key=order) for hand in state.hands])
-            steps.append({"version": moment.version, "deal": moment.deal, "lines": lines, "board": drawn})
-        body = json.dumps(
-            {"game_id": game_id, "title": game_log.title, "game": game_log.game, "steps": steps},
+            _mark_bots(drawn, {i for i, player in enumerate(moment.players) if player.startswith(BOT_IDS)})
+            steps.append({"version": moment.version, "deal": number, "lines": lines, "board": drawn})
+        if not steps:
+            raise Problem(404, "DEAL_NOT_FOUND", f"game {game_id} has {len(deals)} deals: there is no deal {deal}")
+        index = [{"deal": n, "first": first, "last": last} for n, (first, last) in sorted(deals.items())]
+        return json.dumps(
+            {
+                "game_id": game_id,
+                "title": game_log.title,
+                "game": game_log.game,
+                "deal": deal,
+                "deals": index,
+                "last_version": game_log.version,
+                "steps": steps,
+            },
             ensure_ascii=False,
             separators=(",", ":"),
         ).encode()
-        self._replays[key] = body
-        while len(self._replays) > REPLAYS_KEPT:
-            self._replays.popitem(last=False)
-        return web.Response(body=body, content_type="application/json")
 
     async def tournament(self, request: web.Request) -> web.StreamResponse:
         tournament_id = checked_id(request.match_info["tournament"], "tournament")
@@ -513,6 +579,13 @@ class Gateway:
             },
             dumps=lambda value: json.dumps(value, ensure_ascii=False),
         )
+
+
+def _deal_number(text: str) -> int:
+    """A replay's ``deal`` parameter: a whole number 1..`MAX_DEAL` (`Problem` 400 otherwise)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 6 and 1 <= int(text) <= MAX_DEAL):
+        raise Problem(400, "INVALID_REQUEST", f"the deal must be a whole number from 1 to {MAX_DEAL}")
+    return int(text)
 
 
 def _within(address: str, networks: Sequence[IPv4Network | IPv6Network]) -> bool:
@@ -569,15 +642,23 @@ async def serve(
     port: int,
     limits: RateLimits,
     trusted: Sequence[IPv4Network | IPv6Network] = (),
+    max_connections: int = MAX_CONNECTIONS,
+    header_seconds: float = HEADER_SECONDS,
+    cache_bytes: int = CACHE_BYTES,
 ) -> None:
-    """Serve until cancelled (then the pages' streams are ended and the server stops within `SHUTDOWN_SECONDS`)."""
-    gateway = Gateway(Upstream(lobby, engine, scoring), limits, trusted)
-    runner = web.AppRunner(gateway.app(), access_log=None, shutdown_timeout=SHUTDOWN_SECONDS)
+    """Serve until cancelled (then the pages' streams are ended and the server stops within `SHUTDOWN_SECONDS`):
+    at most ``max_connections`` open at once, each request's head read within ``header_seconds``."""
+    gateway = Gateway(Upstream(lobby, engine, scoring), limits, trusted, cache_bytes=cache_bytes)
+    runner = web.AppRunner(
+        gateway.app(), access_log=None, shutdown_timeout=SHUTDOWN_SECONDS, keepalive_timeout=KEEPALIVE_SECONDS
+    )
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    assert runner.server is not None  # made by setup
+    gateway.guard = ConnectionGuard(runner.server, max_connections, header_seconds)
+    server = await asyncio.get_running_loop().create_server(gateway.guard, host, port, reuse_address=True)
     log.info("web view serving", url=f"http://{host}:{port}/")
     try:
         await asyncio.Event().wait()
     finally:
+        server.close()
         await runner.cleanup()

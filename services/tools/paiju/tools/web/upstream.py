@@ -16,6 +16,7 @@ from typing import Any
 import grpc
 
 from paiju.platform import tracing
+from paiju.tools.web.bounds import ByteCache
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc
 
 CALL_SECONDS = 10.0
@@ -30,8 +31,10 @@ KEEPALIVE = (("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 1
 """A connection that died in silence is noticed within 40 s (a table's watch is then opened again)."""
 TABLE_SECONDS = 2.0
 """How long a table read from the lobby serves every page that asks for it."""
-TABLES_KEPT = 1000
-"""Past this many tables remembered, those not read lately are forgotten."""
+TABLE_CACHE_BYTES = 4 << 20
+"""The memory the tables read lately may hold (those not read lately are forgotten first)."""
+MISSING_BYTES = 256
+"""What one table id the lobby does not know is counted as, in the cache of those."""
 
 
 def _bearer(token: str) -> tuple[tuple[str, str], ...]:
@@ -68,9 +71,9 @@ class Upstream:
         self.scoring: Any = scoring_pb2_grpc.ScoringServiceStub(self._channels[2])
         self._sessions: dict[int, lobby_pb2.Session] = {}
         self._lock = asyncio.Lock()
-        self._table_cache: dict[str, tuple[float, lobby_pb2.Table]] = {}
+        self._table_cache: ByteCache[tuple[float, lobby_pb2.Table]] = ByteCache(TABLE_CACHE_BYTES)
         self._table_calls: dict[str, asyncio.Future[lobby_pb2.Table]] = {}
-        self._missing: dict[str, tuple[float, grpc.aio.AioRpcError]] = {}
+        self._missing: ByteCache[tuple[float, grpc.aio.AioRpcError]] = ByteCache(TABLE_CACHE_BYTES // 4)
         self.calls: Counter[str] = Counter()
         """The calls made to the services, by method (on the health page: a crowd must not multiply them)."""
 
@@ -135,16 +138,9 @@ class Upstream:
             )
         except grpc.aio.AioRpcError as e:
             if e.code() is grpc.StatusCode.NOT_FOUND:  # remembered: a flood of made-up ids asks the lobby once each
-                if len(self._missing) >= TABLES_KEPT:
-                    self._missing.pop(next(iter(self._missing)))
-                self._missing[table_id] = (time.monotonic(), e)
+                self._missing.put(table_id, (time.monotonic(), e), MISSING_BYTES)
             raise
-        now = time.monotonic()
-        if len(self._table_cache) > TABLES_KEPT:  # the tables no page has asked for lately are forgotten
-            for key, (at, _) in list(self._table_cache.items()):
-                if now - at > TABLE_SECONDS:
-                    del self._table_cache[key]
-        self._table_cache[table_id] = (now, answer.table)
+        self._table_cache.put(table_id, (time.monotonic(), answer.table), answer.table.ByteSize())
         return answer.table
 
     async def spectate(self, table_id: str, guest: int = 0) -> Spectator:

@@ -71,7 +71,7 @@ async function tablesPage() {
     const rows = tables.map((t) => el("tr", { "data-table": t.table_id },
       el("td", {}, el("strong", {}, t.name), el("div", { class: "muted" }, t.title)),
       el("td", {}, el("span", { class: "pill " + t.status }, t.status)),
-      el("td", {}, t.seats.map((s) => s.name || "empty").join(" · ")),
+      el("td", {}, t.seats.map((s) => (s.name || "empty") + (s.bot ? " (bot)" : "")).join(" · ")),
       el("td", {},
         el("a", { href: "#/table/" + encodeURIComponent(t.table_id), "data-testid": "watch" }, "Watch"),
         t.last_game_id ? el("span", {}, " · ", el("a", {
@@ -96,7 +96,8 @@ async function tablesPage() {
 function boardNode(board, extra = {}) {
   const seats = board.seats.map((s) => el("div", {
       class: "seat" + (s.turn ? " turn" : ""), "data-seat": String(s.seat) },
-    el("div", { class: "who" }, s.name, el("span", { class: "team" }, "team " + s.team)),
+    el("div", { class: "who" }, s.name, s.bot ? el("span", { class: "bot", "data-testid": "bot" }, "bot") : null,
+      el("span", { class: "team" }, "team " + s.team)),
     el("div", { class: "count", "data-testid": "count" }, s.cards + (s.cards === 1 ? " card" : " cards"),
       s.turn ? " · to act" : ""),
     s.notes.length ? el("div", { class: "notes" }, s.notes.join(" · ")) : null,
@@ -163,45 +164,69 @@ function livePage(tableId) {
 // --- a game, replayed ---------------------------------------------------------------------------------------------
 
 async function replayPage(gameId, tableId) {
+  // one deal at a time: the server draws the deal asked for, with the index of the game's deals
   const mine = shown;
-  show(el("h1", {}, "Replay of " + gameId), el("p", { class: "muted" }, "Loading every move…"));
+  show(el("h1", {}, "Replay of " + gameId), el("p", { class: "muted" }, "Loading the first deal…"));
+  const base = "/api/games/" + encodeURIComponent(gameId) + "/replay?" +
+    (tableId ? "table=" + encodeURIComponent(tableId) + "&" : "");
+  const loaded = new Map();
+  const fetchDeal = async (n) => {
+    if (!loaded.has(n)) {
+      loaded.set(n, await getJson(base + "deal=" + n));
+      while (loaded.size > 3) loaded.delete(loaded.keys().next().value);  // a few deals kept, not the match
+    }
+    return loaded.get(n);
+  };
   let replay;
   try {
-    replay = await getJson("/api/games/" + encodeURIComponent(gameId) + "/replay" +
-      (tableId ? "?table=" + encodeURIComponent(tableId) : ""));
+    replay = await fetchDeal(1);
   } catch (error) {
     if (mine === shown) show(el("h1", {}, "Replay of " + gameId), failure(error));
     return;
   }
   if (mine !== shown) return;
-  const steps = replay.steps;
-  const slider = el("input", { type: "range", min: "0", max: String(steps.length - 1), value: "0",
-    "aria-label": "move", "data-testid": "slider" });
+  const deals = replay.deals;
+  const firstVersion = deals[0].first;
+  const lastVersion = replay.last_version;
+  const slider = el("input", { type: "range", min: String(firstVersion), max: String(lastVersion),
+    value: String(firstVersion), "aria-label": "move", "data-testid": "slider" });
   const label = el("span", { "data-testid": "at" });
   const holder = el("div");
   const told = el("div", { class: "log", "data-testid": "told" });
-  const go = (i) => {
-    i = Math.max(0, Math.min(steps.length - 1, i));
-    slider.value = String(i);
-    const step = steps[i];
-    label.textContent = "version " + step.version + " of " + steps[steps.length - 1].version + " · deal " + step.deal;
+  let at = firstVersion;
+  const go = async (version) => {
+    version = Math.max(firstVersion, Math.min(lastVersion, version));
+    at = version;
+    slider.value = String(version);
+    const deal = deals.find((d) => d.first <= version && version <= d.last) || deals[deals.length - 1];
+    let drawn;
+    try {
+      drawn = await fetchDeal(deal.deal);
+    } catch (error) {
+      told.replaceChildren(failure(error));
+      return;
+    }
+    if (at !== version) return;  // moved on meanwhile
+    const steps = drawn.steps;
+    const step = steps.filter((s) => s.version <= version).pop() || steps[0];
+    label.textContent = "version " + step.version + " of " + lastVersion + " · deal " + step.deal +
+      " of " + deals.length;
     label.setAttribute("data-version", String(step.version));
     holder.replaceChildren(boardNode(step.board));
     told.replaceChildren(...step.lines.map((line) => el("p", {}, line)));
   };
   slider.oninput = () => go(Number(slider.value));
-  const byVersion = (v) => steps.findIndex((s) => s.version === v);
-  window.paijuReplayTo = (version) => go(byVersion(version));
+  window.paijuReplayTo = (version) => go(version);
   show(el("h1", {}, replay.title + " · replay of " + gameId),
     el("p", { class: "muted" }, "The game has ended: every hand is shown, as dealt and as it shrank."),
     el("div", { class: "controls" },
-      el("button", { onclick: () => go(Number(slider.value) - 1), "aria-label": "previous move" }, "◀"),
+      el("button", { onclick: () => go(at - 1), "aria-label": "previous move" }, "◀"),
       slider,
-      el("button", { onclick: () => go(Number(slider.value) + 1), "aria-label": "next move" }, "▶"),
+      el("button", { onclick: () => go(at + 1), "aria-label": "next move" }, "▶"),
       label),
     told, holder);
   const wanted = Number(new URLSearchParams(location.hash.split("?")[1] || "").get("version"));
-  go(wanted ? byVersion(wanted) : 0);
+  await go(wanted || firstVersion);
 }
 
 // --- a tournament -------------------------------------------------------------------------------------------------
