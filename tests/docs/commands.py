@@ -11,7 +11,6 @@ import re
 import shlex
 from collections.abc import Iterator
 from functools import cache
-from unittest import mock
 
 from .markdown import REPOSITORY, Block
 
@@ -30,18 +29,10 @@ class _Captured(Exception):
 
 @cache
 def paiju_parser() -> argparse.ArgumentParser:
-    """The `paiju` command's argument parser, as `paiju.cli.main` builds it."""
+    """The `paiju` command's argument parser with every command built (`paiju.cli.complete_parser`)."""
     from paiju import cli
 
-    def capture(self: argparse.ArgumentParser, *args: object, **kwargs: object) -> None:
-        raise _Captured(self)
-
-    with mock.patch.object(argparse.ArgumentParser, "parse_args", capture):
-        try:
-            cli.main([])
-        except _Captured as caught:
-            return caught.parser
-    raise AssertionError("paiju.cli.main parsed nothing")
+    return cli.complete_parser()
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:

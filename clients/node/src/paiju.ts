@@ -911,7 +911,7 @@ interface Pledge {
 }
 
 /**
- * A seat's commitment to its contribution (docs/fairness.md, "Version 2"): SHA-256 of
+ * A seat's commitment to its contribution (docs/fairness.md, "Version 2: commit, then reveal"): SHA-256 of
  * "paiju-contribution-commitment-v2", the shuffle number (4 bytes), the seat (1 byte), the salt (32 bytes), the cut
  * (4 bytes; 0 unless the seat cuts) and the contribution.
  */

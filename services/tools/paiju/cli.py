@@ -135,7 +135,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "paiju.tools.analyst:add_parsers",
     ),
     "export": (
-        "write the deals and plays of games as JSON Lines, CSV or Parquet (deals.* and plays.*)",
+        "write the deals, plays and events of games as JSON Lines, CSV or Parquet (deals.*, plays.*, events.*)",
         "paiju.tools.analyst:add_parsers",
     ),
     "scoring": (
@@ -233,19 +233,33 @@ def register(sub: Subparsers, command: str) -> None:
     getattr(importlib.import_module(module), function)(sub)
 
 
-def parser_for(command: str | None) -> argparse.ArgumentParser:
-    """The command line's parser: with ``command`` (a name of `COMMANDS`) that command's whole parser; without, a
-    parser that lists every command with its help and builds none of them."""
+def _parser() -> tuple[argparse.ArgumentParser, Subparsers]:
     from paiju.rules.registry import GAMES
 
     titles = " and ".join(rules.title for rules in GAMES.values())
     parser = argparse.ArgumentParser(prog="paiju", description=f"Paiju (牌局): {titles} game backend")
-    sub = parser.add_subparsers(dest="command", required=True)
+    return parser, parser.add_subparsers(dest="command", required=True)
+
+
+def parser_for(command: str | None) -> argparse.ArgumentParser:
+    """The command line's parser: with ``command`` (a name of `COMMANDS`) that command's whole parser; without, a
+    parser that lists every command with its help and builds none of them."""
+    parser, sub = _parser()
     if command in COMMANDS:
         register(sub, command)
     else:
         for name, (text, _) in COMMANDS.items():
             sub.add_parser(name, help=text)
+    return parser
+
+
+def complete_parser() -> argparse.ArgumentParser:
+    """The parser with every command built (importing every command's module): for tools that read the whole
+    command line, such as the documents' checks."""
+    parser, sub = _parser()
+    for name in COMMANDS:
+        if name not in sub.choices:
+            register(sub, name)
     return parser
 
 
