@@ -42,6 +42,7 @@ def start_engine(nats_url: str, stream: str) -> tuple[subprocess.Popen[bytes], s
         **process_env(Path(tempfile.mkdtemp(prefix="paiju-replica-"))),
         "PAIJU_SEED_SECRET": SEED_SECRET,
         "PAIJU_RATE_LIMITS": "off",  # the test's bots poll one engine as fast as they can
+        "PAIJU_FAIR_PROTOCOL": "1",  # seats contribute as they come (version 2: test_fair_dealing.py)
         "PAIJU_LOG_LEVEL": "warning",
     }
     process = subprocess.Popen(

@@ -145,8 +145,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         wait=False,
     )
     live = await KeyValueLiveGames.open(store.client, store, settings.stream, replicas=settings.replicas)
-    revocations = Revocations(lobby)  # the lobby's revoked sessions: their game tokens are refused
-    await revocations.follow()
+    revocations = Revocations(lobby)  # the lobby's revoked sessions: their game tokens are refused (followed below)
     games, service = await build(
         store,
         trust,
@@ -183,6 +182,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     timers = asyncio.create_task(run_timers(games, secret, settings.timer_seconds, stopping))
 
     async def start_matches() -> None:
+        """Once the lobby's stream is there: hear its revocations, and start the matches it records."""
         waiting = asyncio.create_task(lobby.wait_for_stream())
         stopped = asyncio.create_task(stopping.wait())
         await asyncio.wait([waiting, stopped], return_when=asyncio.FIRST_COMPLETED)
@@ -191,6 +191,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
             waiting.cancel()
             return
         waiting.result()
+        await revocations.follow()
         checkpoints = await KeyValueTracking.open(
             lobby.client, CHECKPOINTS, scope=settings.lobby_stream, replicas=settings.replicas
         )

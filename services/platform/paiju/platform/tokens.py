@@ -394,10 +394,14 @@ class Revocations:
         self._store = store
         self._remembered = remembered
         self._generations: dict[str, int] = {}
+        self._following = False
 
     async def follow(self) -> None:
-        """Start hearing the stream's revocations (before the service answers its first call)."""
+        """Start hearing the stream's revocations (once the stream exists: the lobby makes it). Until then each
+        token's account is read from the stream (none revoked while there is no stream) and nothing is kept, so no
+        revocation recorded before the feed begins is missed."""
         await self._store.follow(self._heard)
+        self._following = True
 
     def _heard(self, recorded: Any) -> None:
         if not recorded.aggregate.startswith(ACCOUNT_PREFIX):
@@ -422,7 +426,8 @@ class Revocations:
         for recorded in await self._store.load(account):
             found = max(found, _revoked_generation(recorded.data) or 0)
         found = max(found, self._generations.get(account, 0))  # a revocation the feed brought meanwhile
-        self._keep(account, found)
+        if self._following:
+            self._keep(account, found)
         return found
 
     async def check(self, identity: Identity) -> Identity:
