@@ -282,3 +282,14 @@ events = st.one_of(
 @given(events)
 def test_random_events_round_trip(event: Any) -> None:
     assert through_the_wire(event) == event
+
+
+def test_a_tables_mode_is_the_contracts_match_mode_on_the_wire() -> None:
+    started = table.MatchStarted("t1-m1", 1, ("a", "b"), "zlj", None, None, mode=table.Mode.CASUAL)
+    assert encoded(started).match_started.mode == lobby_events_pb2.MATCH_MODE_CASUAL
+    opened = table.TableOpened("t1", "T", "zlj", "o", False, None, None, mode=table.Mode.RANKED)
+    assert encoded(opened).table_opened.mode == lobby_events_pb2.MATCH_MODE_RANKED
+    assert through_the_wire(opened) == opened
+    unrated = table.TableOpened("t1", "T", "zlj", "o", False, None, None)
+    assert not encoded(unrated).table_opened.HasField("mode")
+    assert through_the_wire(unrated).mode is None

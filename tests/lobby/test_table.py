@@ -25,6 +25,7 @@ from paiju.lobby.table import (
     LobbyError,
     MatchFinished,
     MatchStarted,
+    Mode,
     OpenTable,
     ReadyChanged,
     RemovePlayer,
@@ -59,6 +60,7 @@ from paiju.lobby.table import (
 )
 from paiju.platform.edge import CODES
 from paiju.platform.errors import Reason, Refused
+from paiju.platform.repository import legacy_repr
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 
@@ -1258,3 +1260,28 @@ def kind_of(error: Refused) -> str:
         grpc.StatusCode.NOT_FOUND: "not_found",
         grpc.StatusCode.ALREADY_EXISTS: "already_exists",
     }[CODES[error.reason]]
+
+
+# --- rating mode (docs/rules/ratings.md) ----------------------------------------------------------------
+
+
+def test_a_tables_mode_is_carried_to_each_match_it_starts() -> None:
+    table = run([OpenTable(T, "Friday table", "zlj", OWNER, mode=Mode.CASUAL)])
+    assert table.mode is Mode.CASUAL
+    table = run([take(ANN, 0), take(BO, 1), take(CY, 2), *(AddBot(OWNER) for _ in range(3))], table)
+    table = run([SetReady(p, True) for p in (ANN, BO, CY)], table)
+    assert started(act(table, StartMatch(OWNER))[1]).mode is Mode.CASUAL
+
+
+def test_a_table_without_a_mode_and_a_tournament_table_start_unrated_matches() -> None:
+    assert started(act(full(), StartMatch(OWNER))[1]).mode is None
+    _, events = act(Table(), OpenTable(T, "Round 1", "zlj", OWNER, tournament=True, mode=Mode.RANKED))
+    assert isinstance(events[0], TableOpened) and events[0].mode is None
+
+
+def test_a_table_opened_without_a_mode_keeps_its_stored_digest() -> None:
+    # an OpenTable stored before tables had modes (the digest of its repr then) is still the same command
+    command = OpenTable(T, "Friday table", "zlj", OWNER)
+    before = f"OpenTable(table_id={T!r}, name='Friday table', game='zlj', owner={OWNER!r}, tournament=False, "
+    before += "zlj_options=None, tractor_options=None)"
+    assert legacy_repr(command) == before

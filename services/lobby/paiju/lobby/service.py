@@ -53,7 +53,10 @@ from paiju.platform.tokens import (
     Verifier,
 )
 from paiju.rules.errors import RuleError
-from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_events_pb2, lobby_pb2, lobby_pb2_grpc
+
+MODES = {lobby_events_pb2.MATCH_MODE_RANKED: tb.Mode.RANKED, lobby_events_pb2.MATCH_MODE_CASUAL: tb.Mode.CASUAL}
+"""A table's rating mode from CreateTableRequest.mode (MATCH_MODE_UNSPECIFIED, like no mode: not rated)."""
 
 RATE_LIMITS = """
     Guest:address=10/minute; Register:address=10/minute; Login:address=30/minute;
@@ -450,7 +453,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         table_id = "table-" + secrets.token_hex(4)
         tournament = request.preset == lobby_pb2.TABLE_PRESET_TOURNAMENT
         fields = tb.options_fields(game, options)
-        command = tb.OpenTable(table_id, request.name, game, player, tournament, **fields)
+        mode = MODES[request.mode] if request.HasField("mode") else None
+        command = tb.OpenTable(table_id, request.name, game, player, tournament, **fields, mode=mode)
         async with self._opening if counted else contextlib.nullcontext():
             if counted:
                 open_tables = await self._open_tables(player)

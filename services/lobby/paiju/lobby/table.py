@@ -34,6 +34,14 @@ TOURNAMENT_TURN_SECONDS = 10
 """The turn timer of the tournament preset (拖拉机 §11: 10 seconds; the same for 砸六家 tournament tables)."""
 
 
+class Mode(StrEnum):
+    """How a table's matches are rated (docs/rules/ratings.md, D-RATE-9): the contract's `MatchMode`, in its order.
+    A table opened without one is not rated."""
+
+    RANKED = "ranked"
+    CASUAL = "casual"
+
+
 class Status(StrEnum):
     NEW = "new"  # no table yet
     OPEN = "open"  # filling seats
@@ -91,6 +99,7 @@ class Table:
     tournament: bool = False
     zlj_options: zlj_model.Options | None = None
     tractor_options: tractor_model.Options | None = None
+    mode: Mode | None = None
     seats: tuple[Seat, ...] = ()
     status: Status = Status.NEW
     game_id: str = ""
@@ -142,6 +151,7 @@ class OpenTable:
     tournament: bool = False
     zlj_options: zlj_model.Options | None = None
     tractor_options: tractor_model.Options | None = None
+    mode: Mode | None = field(default=None, metadata=AFTER_LEGACY_DIGEST)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +259,7 @@ class TableOpened:
     tournament: bool
     zlj_options: zlj_model.Options | None
     tractor_options: tractor_model.Options | None
+    mode: Mode | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +315,7 @@ class MatchStarted:
     game: str
     zlj_options: zlj_model.Options | None
     tractor_options: tractor_model.Options | None
+    mode: Mode | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,7 +439,13 @@ def decide(table: Table, command: Any) -> list[Any]:
         options = {field: getattr(command, field) for field in OPTIONS_FIELDS.values()}
         return [
             TableOpened(
-                command.table_id, command.name.strip(), command.game, command.owner, command.tournament, **options
+                command.table_id,
+                command.name.strip(),
+                command.game,
+                command.owner,
+                command.tournament,
+                **options,
+                mode=None if command.tournament else command.mode,
             )
         ]
     if table.status is Status.NEW:
@@ -500,7 +518,8 @@ def decide(table: Table, command: Any) -> list[Any]:
         match = table.matches + 1
         players = tuple(s.player_id for s in table.seats)
         options = options_fields(table.game, match_options(table))
-        return [MatchStarted(game_id_of(table.table_id, match), match, players, table.game, **options)]
+        game_id = game_id_of(table.table_id, match)
+        return [MatchStarted(game_id, match, players, table.game, **options, mode=table.mode)]
     if isinstance(command, CoverSeat):
         place = table.seats[_seat_index(table, command.seat)]
         if table.status is not Status.PLAYING or place.bot or place.covered or place.free:

@@ -57,7 +57,7 @@ from paiju.platform.tokens import (
 from paiju.rules.registry import GAMES, GameRules
 from paiju.scoring.config import METRICS_PORT as SCORING_METRICS_PORT
 from paiju.terminal.client.render import NUMBER_WORDS
-from paiju.v1 import lobby_pb2, lobby_pb2_grpc
+from paiju.v1 import lobby_events_pb2, lobby_pb2, lobby_pb2_grpc
 
 ENGINE_PORT = 50051
 LOBBY_PORT = 50052
@@ -350,7 +350,8 @@ async def open_bot_tables(lobby_address: str) -> dict[str, str]:
             if earlier:
                 tables[kind] = earlier[0].table_id
                 continue
-            request = lobby_pb2.CreateTableRequest(name=name, game=KINDS[kind])
+            # casual: the bots play at their fixed ratings, and a person who sits in later is rated
+            request = lobby_pb2.CreateTableRequest(name=name, game=KINDS[kind], mode=lobby_events_pb2.MATCH_MODE_CASUAL)
             table_id = (await lobby.CreateTable(request, metadata=md)).table
             for _ in range(rules.seats):
                 await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id.table_id), metadata=md)

@@ -17,7 +17,7 @@ from paiju.rules.registry import GAMES as GAME_RULES
 from paiju.sdk import RETRYABLE
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.games import PRESENTATIONS
-from paiju.v1 import lobby_pb2, lobby_pb2_grpc
+from paiju.v1 import lobby_events_pb2, lobby_pb2, lobby_pb2_grpc
 
 CALL_TIMEOUT = 15.0
 START_PATIENCE = 60.0
@@ -117,6 +117,8 @@ class LobbyClient:
             game=GAMES[game],
             preset=lobby_pb2.TABLE_PRESET_TOURNAMENT if tournament else lobby_pb2.TABLE_PRESET_CASUAL,
         )
+        if not tournament:  # rated casual (docs/rules/ratings.md); a tournament's results are its standings
+            request.mode = lobby_events_pb2.MATCH_MODE_CASUAL
         options = PRESENTATIONS[game].table_options(deals)
         if options is not None:
             getattr(request, f"{game}_options").CopyFrom(options)
