@@ -23,7 +23,7 @@
 // 3. At the first lead of the play, checks the error model: TOKEN_MISSING, TOKEN_INVALID, INVALID_REQUEST (with
 //    a BadRequest naming game_id), GAME_NOT_FOUND, NOT_YOUR_TURN, NOT_YOUR_SEAT, RULE_VIOLATION (with a
 //    RuleViolation naming the rule), STALE_VERSION, WRONG_GAME_KIND, COMMAND_ID_REUSED and an idempotent retry,
-//    SESSION_REQUIRED; every refusal anywhere must carry an ErrorInfo of domain "paiju.v1" whose reason goes
+//    and a game token refused by the lobby (TOKEN_INVALID: it is for the engine); every refusal anywhere must carry an ErrorInfo of domain "paiju.v1" whose reason goes
 //    with the status code the contract's descriptor gives it, and none may be UNKNOWN or INTERNAL.
 // 4. Prints one JSON line: {"game", "acts", "events", "checked": [reasons seen], "calls": {method: count} (the
 //    engine calls of the play, Watch streams opened included), "probe_calls" (those of step 3, made on purpose),
@@ -81,7 +81,6 @@ export const REQUIRED: readonly Reason[] = [
   "STALE_VERSION",
   "WRONG_GAME_KIND",
   "COMMAND_ID_REUSED",
-  "SESSION_REQUIRED",
 ];
 
 /** gRPC's own refusals, which carry no ErrorInfo (errors.proto), and our own cancellations. */
@@ -354,10 +353,10 @@ async function seatEveryone(session: Session): Promise<{ table: Table; gameId: s
     seated.push({ player, seat, ticket, presence });
   }
   await session.expectRefusal(
-    "JoinGame with a game token",
+    "JoinGame with a game token", // a game token names the engine as its audience, not the lobby
     () => paiju.lobby.joinGame({ tableId }, bearer(seated[0]!.ticket.token)),
-    "SESSION_REQUIRED",
-    "PERMISSION_DENIED",
+    "TOKEN_INVALID",
+    "UNAUTHENTICATED",
   );
   seated.sort((a, b) => a.seat - b.seat);
   return { table, gameId, seated };
