@@ -3,7 +3,8 @@ what one move costs it against the floor of the design (`bench/floor.py`).
 
 An embedded NATS (JetStream) and PostgreSQL, and the services as their own processes — `paiju engine`,
 `paiju lobby`, `paiju scoring` and ONE `paiju bots` runner (`PAIJU_BOT_THINK_SECONDS`, 0.3 s by default) —
-with rate limits off (`PAIJU_RATE_LIMITS=off`: every client here comes from one address) and the engine's, the
+with rate limits off (`PAIJU_RATE_LIMITS=off`: every client here comes from one address; one guest opens every
+table, `PAIJU_TABLES_PER_PLAYER`) and the engine's, the
 lobby's and scoring's Prometheus metrics on ports of their own. Then, on that one stack, configurations one after
 another (tables are added, never removed: each configuration is the one before it and more, as a stack that fills
 up in the evening):
@@ -218,6 +219,7 @@ class Stack:
             "PAIJU_LOBBY_METRICS_PORT": str(self.lobby_metrics_port),
             "PAIJU_SCORING_METRICS_PORT": str(self.scoring_metrics_port),
             "PAIJU_RATE_LIMITS": "off",
+            "PAIJU_TABLES_PER_PLAYER": "100000",  # one guest opens every table of the run
             "PAIJU_BOT_THINK_SECONDS": str(self.think),
         }
         # each process gets its own credentials as `make run` gives them (`Credentials`: the token keys); a tree
