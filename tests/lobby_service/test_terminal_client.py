@@ -104,7 +104,7 @@ def test_the_terminal_client_plays_a_zlj_deal_against_the_real_lobby_engine_and_
             output = log.getvalue()
             assert code == 0, output[-3000:]
             assert prompts > 0 and illegal and typed, (prompts, illegal, typed, output[-3000:])
-            assert "The match is over" in output and "Match over. Team points" in output
+            assert "The match is over" in output and "Match over, " in output
             assert "seat 0 (A, you)" in output
             assert re.search(r"seat [1-5] \([AB][^)]*\): ", output)
             assert runner.starts, "the bot runner leased the bot seats"

@@ -80,6 +80,6 @@ def test_watch_spectates_a_running_match_to_its_end() -> None:
         assert child.exit_code() == 0, output
         (_, seat) = lobby.issued[0]
         assert seat is None  # JoinGame answered a spectator's token
-        assert "Match over. Team points" in output and "seat 2 (A, bot-2)" in output
+        assert "Match over, " in output and "seat 2 (A, bot-2)" in output
         assert "Your hand" not in output  # a spectator sees no hand
         engine.call(lobby.close)

@@ -105,7 +105,7 @@ def test_a_whole_zlj_deal_played_at_the_terminal() -> None:
         assert helped and bad_syntax and illegal and typed and numbered > 0, (prompts, output[-3000:])
         # the other seats' moves were shown as they happened, and the deal's end
         assert re.search(r"seat [1-5] \([AB]\): ", output)
-        assert "Deal 1 over: " in output and "Match over. Team points" in output
+        assert "Deal 1 over: " in output and "Match over, " in output
         assert "seat 0 (A, you)" in output
         # the table, the options and the turns came on the Watch stream: the client asked only for its moves
         calls = engine.calls(mine) - before

@@ -68,7 +68,7 @@ def test_the_client_resumes_after_the_engine_comes_back() -> None:
         move = r"^  seat \d \([AB][^)]*\): (pass$|.*   \(|.*   FOUR-TAKE)"  # a play, a four-take or a pass
         narrated = re.findall(move, output, flags=re.MULTILINE)
         assert len(narrated) == moves, "every move narrated once, none lost or repeated over the reconnection"
-        assert output.count("Deal 1 over: ") == 1 and output.count("Match over. ") == 1
+        assert output.count("Deal 1 over: ") == 1 and output.count("Match over, ") == 1
         only_acts_and_watches(engine.calls(mine) - before)  # after the reconnection too: the stream said it all
 
 

@@ -18,6 +18,7 @@ from paiju.rules.zlj.view import view as zlj_view
 from paiju.terminal.client import render
 from paiju.terminal.client.narrate import TractorNarration, ZljNarration
 from paiju.terminal.zlj_match import standings
+from paiju.terminal.zlj_narrator import match_winner_words, narrate
 
 SEATS = render.Seats(me=0, names={1: "bob", 3: "cy"})
 REVERSE = zm.DealResult(
@@ -153,3 +154,11 @@ def test_the_cut_before_a_deal_shows_no_hand_of_the_finished_one() -> None:
     assert render.tractor_hand(cut) == [render.NOT_DEALT]
     lines = render.tractor_table(cut, SEATS)
     assert "Dealer seat 1 (B, bob); level rank 3, trump not declared yet" in lines
+
+
+def test_the_end_of_a_zlj_match_names_who_won_and_by_how_much() -> None:
+    assert match_winner_words((7, 4)) == "team A wins by 3 team points"
+    assert match_winner_words((2, 3)) == "team B wins by 1 team point"
+    assert match_winner_words((5, 5)) == "a draw"
+    told = narrate(zm.MatchEnded((2, 12), (3, 2, 0, -1, 1, 0)))
+    assert told[0] == "Match over, team B wins by 10 team points. Team points: A 2, B 12"

@@ -121,7 +121,10 @@ def test_an_ended_zlj_match_is_told_play_by_play_with_every_hand_and_the_result(
             assert event.cards is not None and cards_in(told[version][0]) == Counter(event.cards)
     ended = log.events[-1]
     assert isinstance(ended, zlj.MatchEnded)
-    assert f"Match over. Team points: A {ended.team_points[0]}, B {ended.team_points[1]}" in out
+    a, b = ended.team_points
+    winner = "a draw" if a == b else f"team {'A' if a > b else 'B'} wins by {abs(a - b)} team point"
+    assert f"Match over, {winner}" in out  # who won and by how much
+    assert f". Team points: A {a}, B {b}" in out
     assert "Round 1" in out and "Round 2" in out
     # the seats' players, and the bot that covered a seat for a while
     # players by the names they registered under, bots as the lobby names them; the ids once, in the heading

@@ -139,7 +139,10 @@ def narrate(event: Event) -> list[str]:
             "individual points " + ", ".join(f"{seat_name(s)} {p:+d}" for s, p in enumerate(r.individual)),
         ]
     if isinstance(event, MatchEnded):
-        lines = [f"Match over. Team points: A {event.team_points[0]}, B {event.team_points[1]}"]
+        lines = [
+            f"Match over, {match_winner_words(event.team_points)}. Team points: A {event.team_points[0]}, B "
+            f"{event.team_points[1]}"
+        ]
         for s in range(len(event.individual)):
             lines.append(
                 f"  {seat_name(s)}: individual {event.individual[s]:+d}, "
@@ -149,3 +152,12 @@ def narrate(event: Event) -> list[str]:
     if isinstance(event, TurnTimedOut):
         return [f"  {seat_name(event.seat)}'s turn timer ran out: the engine plays for it"]
     return []
+
+
+def match_winner_words(team_points: tuple[int, ...] | list[int]) -> str:
+    """Who won a 砸六家 match and by how much: the team with more team points (§8), or a draw."""
+    a, b = team_points[0], team_points[1]
+    if a == b:
+        return "a draw"
+    winner, margin = ("A", a - b) if a > b else ("B", b - a)
+    return f"team {winner} wins by {margin} team point{'' if margin == 1 else 's'}"
