@@ -162,3 +162,8 @@ def test_the_end_of_a_zlj_match_names_who_won_and_by_how_much() -> None:
     assert match_winner_words((5, 5)) == "a draw"
     told = narrate(zm.MatchEnded((2, 12), (3, 2, 0, -1, 1, 0)))
     assert told[0] == "Match over, team B wins by 10 team points. Team points: A 2, B 12"
+
+
+def test_counts_are_singular_for_one() -> None:
+    assert render.card_count(1) == "1 card" and render.card_count(0) == "0 cards"
+    assert render.card_count(1, "level card") == "1 level card" and render.card_count(2, "trick") == "2 tricks"

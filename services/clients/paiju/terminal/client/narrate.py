@@ -206,7 +206,7 @@ class TractorNarration(Narration):
             w = event.winner
             return [
                 f"Winning {what}: {label(w.seat)} shows {format_cards(w.cards)} in {SUIT_WORDS[w.suit]} "
-                f"({w.count} level card(s))"
+                f"({card_count(w.count, 'level card')})"
             ]
         if isinstance(event, tm.DealVoided):
             return ["Nobody bid: the deal is void and dealt again (D-TR-6)"]
@@ -274,7 +274,7 @@ class TractorNarration(Narration):
         b = event.bid
         return (
             f"  {label(event.seat)} bids {SUIT_WORDS[b.suit]} showing {format_cards(b.cards)} "
-            f"({b.count} level card(s); concealed until the reveal)"
+            f"({card_count(b.count, 'level card')}; concealed until the reveal)"
         )
 
     def _played(self, event: tm.CardsPlayed) -> str:

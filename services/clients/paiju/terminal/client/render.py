@@ -475,7 +475,8 @@ def zlj_table(view: ZljView, seats: Seats) -> list[str]:
             notes.append("passed")
         if s == view.turn:
             notes.append("<- to act")
-        lines.append(f"  {seats.label(s):<{width}}  {size:>2} cards  {', '.join(notes)}".rstrip())
+        held = f"{size:>2} {'card' if size == 1 else 'cards'}"
+        lines.append(f"  {seats.label(s):<{width}}  {held}  {', '.join(notes)}".rstrip())
     if view.phase is zlj_model.Phase.PLAY:
         if view.current is None or view.current_by is None:
             who = "you lead" if view.turn is not None and view.turn == seats.me else f"{_who(view.turn, seats)} leads"
@@ -548,21 +549,24 @@ def tractor_table(view: TractorView, seats: Seats) -> list[str]:
             notes.append("has acted" if s in view.acted else "")
         if s == view.turn:
             notes.append("<- to act")
-        lines.append(f"  {seats.label(s):<{width}}  {size:>2} cards  {', '.join(n for n in notes if n)}".rstrip())
+        held = f"{size:>2} {'card' if size == 1 else 'cards'}"
+        lines.append(f"  {seats.label(s):<{width}}  {held}  {', '.join(n for n in notes if n)}".rstrip())
     if view.my_bid is not None:
         b = view.my_bid
-        lines.append(f"Your concealed bid: {SUIT_WORDS[b.suit]} with {format_cards(b.cards)} ({b.count} level card(s))")
+        shown = f"{format_cards(b.cards)} ({card_count(b.count, 'level card')})"
+        lines.append(f"Your concealed bid: {SUIT_WORDS[b.suit]} with {shown}")
     if view.bid is not None:
         b = view.bid
-        lines.append(f"Winning bid: {seats.label(b.seat)}, {SUIT_WORDS[b.suit]} with {b.count} level card(s)")
+        shown = card_count(b.count, "level card")
+        lines.append(f"Winning bid: {seats.label(b.seat)}, {SUIT_WORDS[b.suit]} with {shown}")
     if view.counter is not None:
         b = view.counter
-        lines.append(f"Winning counter: {seats.label(b.seat)}, {SUIT_WORDS[b.suit]} with {b.count} level card(s)")
+        shown = card_count(b.count, "level card")
+        lines.append(f"Winning counter: {seats.label(b.seat)}, {SUIT_WORDS[b.suit]} with {shown}")
     if view.dealer is not None and view.phase is tractor_model.Phase.PLAY:
         attackers = seats.team(1 - view.dealer % 2, seated)
-        lines.append(
-            f"Attackers: {attackers}, {attackers_progress(view.attackers_points)}; {len(view.tricks)} tricks played"
-        )
+        played = card_count(len(view.tricks), "trick")
+        lines.append(f"Attackers: {attackers}, {attackers_progress(view.attackers_points)}; {played} played")
     if view.trick is not None:
         t = view.trick
         plays = [
@@ -662,9 +666,9 @@ def tractor_combo_words(combo: tractor_combos.Combo, cards: Sequence[Card] = ())
     return f"{shape} {'in' if linked else 'of'} {class_words(combo.suit_class)}"
 
 
-def card_count(n: int) -> str:
-    """``1 card``, ``2 cards``."""
-    return f"{n} card{'s' if n != 1 else ''}"
+def card_count(n: int, what: str = "card") -> str:
+    """``1 card``, ``2 cards`` (``what``: ``level card``, ``trick``...)."""
+    return f"{n} {what}{'s' if n != 1 else ''}"
 
 
 # --- following a 拖拉机 lead (§6) ---------------------------------------------------------------------

@@ -78,7 +78,7 @@ def _bid(e: tm.BidEntered, stage: str) -> Action:
         return (e.seat, f"{stage}_or_pass", None, 0, True, timer)
     if e.bid is None:
         return visible(e.seat, "pass", (), ", ".join(w for w in (stage, timer) if w))
-    detail = f"{SUIT_WORDS[e.bid.suit]}, {e.bid.count} level card(s)"
+    detail = f"{SUIT_WORDS[e.bid.suit]}, {e.bid.count} level card{'s' if e.bid.count != 1 else ''}"
     return visible(e.seat, stage, e.bid.cards, detail)
 
 
