@@ -167,3 +167,12 @@ def test_the_end_of_a_zlj_match_names_who_won_and_by_how_much() -> None:
 def test_counts_are_singular_for_one() -> None:
     assert render.card_count(1) == "1 card" and render.card_count(0) == "0 cards"
     assert render.card_count(1, "level card") == "1 level card" and render.card_count(2, "trick") == "2 tricks"
+
+
+def test_a_tractor_game_waiting_for_its_first_deal_does_not_say_nobody_bid() -> None:
+    base = tractor_view(tractor_game.replay(tractor_game.decide(tm.State(), tm.StartGame(4))), 0)
+    before_the_first = replace(base, phase=tm.Phase.FLIP, deal=0)
+    waiting = render.tractor_waiting(before_the_first)
+    assert waiting is not None and "first deal" in waiting and "Nobody bid" not in waiting
+    voided = render.tractor_waiting(replace(base, phase=tm.Phase.FLIP, deal=1))
+    assert voided is not None and voided.startswith("Nobody bid")

@@ -948,8 +948,10 @@ def tractor_waiting(view: TractorView) -> str | None:
         return "Waiting for the other seats' concealed bids..."
     if view.phase is tractor_model.Phase.COUNTER:
         return "Waiting for the other team's concealed counters..."
-    if view.phase is tractor_model.Phase.FLIP:
-        return "Nobody bid: waiting for the new deal..."
+    if view.phase is tractor_model.Phase.FLIP:  # before the first deal, or after a first deal nobody bid on
+        if view.deal == 0:
+            return "Waiting for the first deal (the seats' shares of the shuffle, then the flip)..."
+        return "Nobody bid: waiting for the deal to be dealt again..."
     return None
 
 
