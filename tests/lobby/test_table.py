@@ -542,10 +542,11 @@ def test_add_a_bot_to_a_chosen_seat() -> None:
 
 
 def test_a_bot_is_named_after_its_id() -> None:
-    """`BotSeated` carries the id; the name is "Bot <n>" of it, whatever the seat."""
+    """`BotSeated` carries the id; the name is "Bot <n>" of it, whatever the seat ("Bot for seat <n>" for a cover)."""
     assert evolve(opened(), BotSeated(4, "bot-t1-7")).seats[4] == Seat("bot-t1-7", "Bot 7", bot=True, ready=True)
     assert evolve(opened(), BotSeated(0, "bot-t1-12")).seats[0].name == "Bot 12"
-    assert evolve(opened(), BotSeated(0, "cover-t1-3")).seats[0] == Seat("cover-t1-3", "Bot", bot=True, ready=True)
+    covering = Seat("cover-t1-3", "Bot for seat 3", bot=True, ready=True)
+    assert evolve(opened(), BotSeated(0, "cover-t1-3")).seats[0] == covering
 
 
 def test_a_removed_bots_number_is_reused() -> None:

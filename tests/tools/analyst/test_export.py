@@ -295,6 +295,7 @@ def test_players_are_named_as_the_lobby_showed_them_beside_their_ids(games: Reco
     named = {(p["player"], p["name"]) for p in plays}
     assert set(NAMES.items()) <= named, "each player's actions carry their name"
     assert name_of(NAMES, "bot-table-0a1b2c3d-2") == "Bot 2", "a bot is named as the lobby names bots"
+    assert name_of(NAMES, "cover-table-0a1b2c3d-4") == "Bot for seat 4", "a bot covering an absent player too"
     # without the lobby's stream the ids are all there is: the names are empty, never made up
     code = main(["export", "--game", ZLJ, "--out", str(tmp_path / "bare"), *games.args(), "--lobby-stream", "NOPE"])
     assert code == 0

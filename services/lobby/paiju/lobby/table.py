@@ -554,8 +554,14 @@ def _with_seat(table: Table, index: int, seat: Seat) -> Table:
 
 
 def bot_name(player_id: str) -> str:
-    """The name a bot player is shown by (``Bot 3`` for ``bot-<table>-3``)."""
-    return "Bot " + player_id.rsplit("-", 1)[-1] if player_id.startswith("bot-") else "Bot"
+    """The name a bot player is shown by: ``Bot 3`` for ``bot-<table>-3``, ``Bot for seat 2`` for the bot covering
+    an absent player's seat (``cover-<table>-2``)."""
+    number = player_id.rsplit("-", 1)[-1]
+    if player_id.startswith("bot-"):
+        return "Bot " + number
+    if player_id.startswith("cover-") and number.isdigit():
+        return "Bot for seat " + number
+    return "Bot"
 
 
 def evolve(table: Table, event: Any) -> Table:

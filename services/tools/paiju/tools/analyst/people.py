@@ -11,10 +11,11 @@ Names = Mapping[str, str]
 
 
 def name_of(names: Names, player_id: str) -> str:
-    """A player's name as the lobby showed it, a bot's from its id; ``""`` when unknown (or for an empty seat)."""
+    """A player's name as the lobby showed it, a bot's (a covering bot's too) from its id; ``""`` when unknown (or
+    for an empty seat)."""
     if player_id in names:
         return names[player_id]
-    return bot_name(player_id) if player_id.startswith("bot-") else ""
+    return bot_name(player_id) if player_id.startswith(("bot-", "cover-")) else ""
 
 
 def seat_names(players: Sequence[str], names: Names) -> dict[int, str]:
