@@ -86,3 +86,16 @@ def test_before_the_next_deal_no_seat_shows_the_finished_deals_cards(name: str) 
     drawn = with_hands(board(rules.view(state, None), {}), state.hands)
     assert not drawn["dealt"]
     assert all(seat["cards"] == 0 and seat["hand"] == [] for seat in drawn["seats"])
+
+
+def test_an_ended_zlj_match_says_who_won_it_first() -> None:
+    from dataclasses import replace
+
+    from paiju.rules.zlj import model as zm
+
+    rules = rules_of("zlj")
+    view: Any = rules.view(dealt("zlj"), None)
+    ended = board(replace(view, phase=zm.Phase.ENDED, team_points=(2, 12)), {})
+    assert ended["facts"][0] == ["Match over", "team B wins by 10 team points"]
+    playing = board(replace(view, team_points=(2, 12)), {})
+    assert all(fact[0] != "Match over" for fact in playing["facts"])

@@ -31,7 +31,7 @@ from paiju.terminal.client.render import (
     attackers_progress,
     level_count,
 )
-from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES
+from paiju.terminal.zlj_narrator import OUTCOME_WORDS, PLACE_NAMES, match_winner_words
 
 Board = dict[str, Any]
 NOT_DEALT = "not dealt yet"
@@ -90,6 +90,8 @@ def zlj_board(view: ZljView, names: Names) -> Board:
         facts.append(["Tribute resisted (抗贡)", f"{name_of(names, seat)} showed {' '.join(cards(jokers))}"])
     for t in view.tribute:
         facts.append(["Tribute", f"{name_of(names, t.receiver)} took {len(t.cards)} from {name_of(names, t.giver)}"])
+    if view.phase is zlj_model.Phase.ENDED:  # who won the match, first: the last deal's winners may be the others
+        facts.insert(0, ["Match over", match_winner_words(view.team_points)])
     if view.previous is not None:
         p = view.previous
         won = f"team {p.winners.value} won" if p.winners is not None else "no team won"
