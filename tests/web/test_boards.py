@@ -99,3 +99,15 @@ def test_an_ended_zlj_match_says_who_won_it_first() -> None:
     assert ended["facts"][0] == ["Match over", "team B wins by 10 team points"]
     playing = board(replace(view, team_points=(2, 12)), {})
     assert all(fact[0] != "Match over" for fact in playing["facts"])
+
+
+def test_a_tables_last_match_says_who_won_and_by_how_much() -> None:
+    from paiju.tools.web.boards import RESULTS, result_words
+
+    assert set(RESULTS) == set(GAMES)
+    assert result_words("zlj", [12, 2], None, []) == "team A wins by 10 team points (A 12 · B 2)"
+    assert result_words("zlj", [5, 5], None, []) == "a draw (A 5 · B 5)"
+    assert result_words("tractor", [], 1, [3, 11]) == "team B won (levels A 6 · B A)"
+    assert result_words("tractor", [], None, [6, 6]) == "the levels were equal (levels A 9 · B 9)"
+    assert result_words("tractor", [], 1, [3, 99]) == "" and result_words("tractor", [], 7, [3, 4]) == ""
+    assert result_words("zlj", [], None, []) == "" and result_words("chess", [1, 0], 0, []) == ""

@@ -18,7 +18,7 @@ from typing import Any
 
 from paiju.rules.cards import Card, format_card
 from paiju.rules.tractor import model as tractor_model
-from paiju.rules.tractor.settlement import level_name
+from paiju.rules.tractor.settlement import PAST_A, level_name
 from paiju.rules.tractor.view import SeatView as TractorView
 from paiju.rules.zlj import model as zlj_model
 from paiju.rules.zlj.view import SeatView as ZljView
@@ -171,6 +171,33 @@ def tractor_board(view: TractorView, names: Names) -> Board:
 
 BOARDS: dict[type, Callable[[Any, Names], Board]] = {ZljView: zlj_board, TractorView: tractor_board}
 """The board of each game's view type."""
+
+
+def _zlj_result(team_points: Sequence[int], winner_team: int | None, levels: Sequence[int]) -> str:
+    if len(team_points) != 2:
+        return ""
+    return f"{match_winner_words(tuple(team_points))} (A {team_points[0]} · B {team_points[1]})"
+
+
+def _tractor_result(team_points: Sequence[int], winner_team: int | None, levels: Sequence[int]) -> str:
+    if len(levels) != 2 or not all(0 <= level <= PAST_A for level in levels) or winner_team not in (None, 0, 1):
+        return ""
+    won = "the levels were equal" if winner_team is None else f"team {'AB'[winner_team]} won"
+    return f"{won} (levels A {level_name(levels[0])} · B {level_name(levels[1])})"
+
+
+RESULTS: dict[str, Callable[[Sequence[int], int | None, Sequence[int]], str]] = {
+    "zlj": _zlj_result,
+    "tractor": _tractor_result,
+}
+"""Each game's words for a finished match's result, as the lobby's tables list gives it (team points; the winning
+team and the levels): who won and by how much."""
+
+
+def result_words(game: str, team_points: Sequence[int], winner_team: int | None, levels: Sequence[int]) -> str:
+    """Who won a table's last match and by how much (``""`` for a game or a result without the words)."""
+    words = RESULTS.get(game)
+    return words(team_points, winner_team, levels) if words is not None else ""
 
 
 def board(view: Any, names: Names) -> Board:

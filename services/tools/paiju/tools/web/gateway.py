@@ -56,7 +56,7 @@ from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.people import seat_names
 from paiju.tools.analyst.replay import Teller
 from paiju.tools.analyst.timeline import timeline
-from paiju.tools.web.boards import Board, board, with_hands
+from paiju.tools.web.boards import Board, board, result_words, with_hands
 from paiju.tools.web.bounds import ByteCache, ConnectionGuard
 from paiju.tools.web.upstream import RENEW_BEFORE_SECONDS, TABLES_PER_GUEST, Spectator, Upstream
 from paiju.v1 import engine_pb2, lobby_pb2
@@ -612,8 +612,18 @@ def _table_json(table: lobby_pb2.Table) -> dict[str, Any]:
         "game_id": table.game_id,
         "matches": table.matches,
         "last_game_id": table.last_result.game_id if table.HasField("last_result") else "",
+        "last_result": _result_json(game.name if game is not None else "", table),
         "seats": [{"seat": s.seat, "name": s.name, "bot": s.bot} for s in table.seats],
     }
+
+
+def _result_json(game: str, table: lobby_pb2.Table) -> str:
+    """Who won the table's last match and by how much, in words (``""`` before its first match ends)."""
+    if not table.HasField("last_result"):
+        return ""
+    r = table.last_result
+    winner = r.winner_team if r.HasField("winner_team") else None
+    return result_words(game, list(r.team_points), winner, list(r.levels))
 
 
 def _problem(problem: Problem) -> web.Response:

@@ -70,7 +70,8 @@ async function tablesPage() {
     if (mine !== shown) return;
     const rows = tables.map((t) => el("tr", { "data-table": t.table_id },
       el("td", {}, el("strong", {}, t.name), el("div", { class: "muted" }, t.title)),
-      el("td", {}, el("span", { class: "pill " + t.status }, t.status)),
+      el("td", {}, el("span", { class: "pill " + t.status }, t.status),
+        t.last_result ? el("div", { class: "muted", "data-testid": "last-result" }, "Last match: " + t.last_result) : null),
       el("td", {}, t.seats.map((s) => (s.name || "empty") + (s.bot ? " (bot)" : "")).join(" · ")),
       el("td", {},
         el("a", { href: "#/table/" + encodeURIComponent(t.table_id), "data-testid": "watch" }, "Watch"),
