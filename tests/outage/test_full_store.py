@@ -82,6 +82,7 @@ def test_a_full_store_makes_the_engine_not_serving_and_it_serves_again_once_nats
             "PAIJU_LOBBY_METRICS_PORT": "0",
             "PAIJU_SCORING_METRICS_PORT": "0",
             "PAIJU_BOT_THINK_SECONDS": "0",
+            "PAIJU_RATE_LIMITS": "off",  # the bots play flat out: the store must fill, not their calls be throttled
         }
         services = Services(folder / "logs", env)
         for name in SERVICES:
