@@ -214,25 +214,11 @@ class _Windows:
     def hit(self, value: str, now: float) -> float | None:
         """Count a call of ``value`` at ``now``: ``None`` when it is within the rate, otherwise the seconds until
         it would be (the call is then not counted)."""
-        period = self._period
-        index = int(now / period)
-        if now >= self._sweep_at:
-            self._sweep(index)
-            self._sweep_at = now + period
-        counts = self._counts.get(value)
-        if counts is None:
-            counts = self._counts[value] = [index, 0, 0]
-        elif counts[0] != index:
-            counts[1] = counts[2] if counts[0] == index - 1 else 0
-            counts[2] = 0
-            counts[0] = index
-        previous, current = counts[1], counts[2]
-        # what the sliding window still covers of the previous window (the library's arithmetic, to the bit)
-        previous_left = (1 - (((now - period) / period) % 1)) * period if previous else 0.0
-        if floor(previous * previous_left / period + current) + 1 > self._amount:
-            return _reset_in(previous, previous_left, current, (1 - ((now / period) % 1)) * period + period, period)
-        counts[2] = current + 1
-        return None
+        counts = self._window(value, now)
+        wait = self._over(counts[1], counts[2], now)
+        if wait is None:
+            counts[2] += 1
+        return wait
 
     def peek(self, value: str, now: float) -> float | None:
         """Whether ``value`` is at its rate at ``now`` (the seconds until it is not), counting nothing."""
@@ -247,13 +233,15 @@ class _Windows:
             previous, current = counts[2], 0
         else:
             return None
-        previous_left = (1 - (((now - period) / period) % 1)) * period if previous else 0.0
-        if floor(previous * previous_left / period + current) + 1 > self._amount:
-            return _reset_in(previous, previous_left, current, (1 - ((now / period) % 1)) * period + period, period)
-        return None
+        return self._over(previous, current, now)
 
     def count(self, value: str, now: float) -> None:
         """Count one for ``value`` at ``now``, whatever its rate."""
+        self._window(value, now)[2] += 1
+
+    def _window(self, value: str, now: float) -> list[int]:
+        """``value``'s counts ``[window index, previous window's, current window's]``, rolled to ``now``'s window
+        (and the counts of values idle for a whole period swept now and then)."""
         period = self._period
         index = int(now / period)
         if now >= self._sweep_at:
@@ -266,7 +254,17 @@ class _Windows:
             counts[1] = counts[2] if counts[0] == index - 1 else 0
             counts[2] = 0
             counts[0] = index
-        counts[2] += 1
+        return counts
+
+    def _over(self, previous: int, current: int, now: float) -> float | None:
+        """The seconds until one more call fits the rate, given the previous and current windows' counts; ``None``
+        when it fits now. What the sliding window still covers of the previous window: the library's arithmetic, to
+        the bit."""
+        period = self._period
+        previous_left = (1 - (((now - period) / period) % 1)) * period if previous else 0.0
+        if floor(previous * previous_left / period + current) + 1 > self._amount:
+            return _reset_in(previous, previous_left, current, (1 - ((now / period) % 1)) * period + period, period)
+        return None
 
     def forget(self, value: str) -> None:
         """Drop ``value``'s counts."""
