@@ -37,6 +37,7 @@ def test_each_command_parses_its_own_help(command: str, capsys: pytest.CaptureFi
     assert f"usage: paiju {command}" in capsys.readouterr().out
 
 
+@pytest.mark.integration  # starts a fresh interpreter: the only way to see what `--help` imports
 def test_help_imports_no_command_module() -> None:
     heavy = ["grpc", "nats", "paiju.terminal.client", "paiju.tools.analyst", "paiju.engine.config", "cryptography"]
     probe = (
