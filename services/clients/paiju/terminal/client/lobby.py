@@ -37,10 +37,16 @@ class LobbyFailed(Exception):
         self.message = message
 
 
-def lobby_error(what: str, error: grpc.aio.AioRpcError) -> LobbyFailed:
+def lobby_error(what: str, error: grpc.aio.AioRpcError, address: str = "") -> LobbyFailed:
+    """A failed lobby call in words: the lobby's reason, or, when it did not answer, where it was looked for and
+    what to do (gRPC's own connection text says nothing to a person)."""
     details = error.details() or error.code().name
     if error.code() in RETRYABLE:
-        return LobbyFailed(f"{what}: the lobby cannot be reached ({details})")
+        at = f" at {address}" if address else ""
+        return LobbyFailed(
+            f"{what}: the lobby{at} is not answering. Is the stack running? `make run` starts one; --lobby names "
+            "another address."
+        )
     return LobbyFailed(f"{what}: {details}")
 
 
@@ -94,7 +100,7 @@ class LobbyClient:
                 return await method(request, metadata=self.metadata, timeout=CALL_TIMEOUT)
             return await method(request, timeout=CALL_TIMEOUT)
         except grpc.aio.AioRpcError as e:
-            raise lobby_error(what, e) from None
+            raise lobby_error(what, e, self.address) from None
 
     async def sign_in(self, name: str | None, password: str | None, register: bool) -> lobby_pb2.Session:
         """Register or log in with a name and password, or play as a guest without a name."""
