@@ -585,7 +585,7 @@ def run(
             reader = f"NATS_URL={nats_url} {s.NATS_SEED.variable}={credentials.nats['analyst']}"
             watch = "\n".join(f"  {paiju} watch {table} {here}" for table in tables.values())
             play = "\n".join(
-                f"  {paiju} play {kind} {here}   "
+                f"  {paiju} play {kind} {here} --scoring {scoring_address}   "
                 f"(against {NUMBER_WORDS.get(rules.seats - 1, str(rules.seats - 1))} bots)"
                 for kind, rules in GAMES.items()
             )

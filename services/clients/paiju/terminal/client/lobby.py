@@ -231,6 +231,22 @@ class TablePresence:
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
 
+    async def finished(self, game_id: str, seconds: float) -> lobby_pb2.Table | None:
+        """The table once it says its match ``game_id`` is over (the lobby's record of the result, which scoring rates
+        from), waited for on the table's watch; ``None`` when it has not said so within ``seconds``."""
+
+        def over() -> bool:
+            table = self.table
+            return table is not None and table.last_result.game_id == game_id
+
+        try:
+            while not over():
+                self.changed.clear()
+                await asyncio.wait_for(self.changed.wait(), timeout=seconds)
+        except TimeoutError:
+            return None
+        return self.table
+
     async def wait_for(self, ready: Callable[[lobby_pb2.Table], bool], console: Console) -> lobby_pb2.Table | None:
         """Wait until the table satisfies ``ready`` (e.g. its match started); ``None`` when the player quits."""
         while True:
