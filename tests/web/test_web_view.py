@@ -66,6 +66,8 @@ pytestmark = [
 ]
 
 SCREENSHOTS = os.environ.get("PAIJU_SCREENSHOTS")
+LETTER_CARD = re.compile(r"(?<![\w-])(?:10|[2-9TJQKA])[SHCD](?![\w-])|(?<![\w-])[SB]J(?![\w-])")
+"""A card in the notation's letters (``QS``, ``10D``, ``SJ``): the page draws every card it shows with its suit."""
 HIDDEN_KEYS = ("hand", "server_seed", "seed", "my_bid", "tribute_pool")
 """Keys that would carry hidden information: no live page may receive any of them."""
 
@@ -180,6 +182,9 @@ def test_the_tables_page_lists_the_bot_tables_and_a_table_is_followed_live(stack
             assert all(re.match(r"\d+ cards?", c) for c in counts), counts
             told = await page.evaluate("document.querySelectorAll('[data-testid=log] p').length")
             assert told > 0, "what happened is told"
+            await page.wait_for("!!document.querySelector('[data-testid=log] .card')", 60, "a card told in the log")
+            shown = await page.evaluate("document.querySelector('main').innerText")
+            assert not LETTER_CARD.search(shown), f"a card in letters beside the drawn ones: {shown[:2000]}"
             await page.screenshot(shot("live.png"), 1100, 820)
             await page.screenshot(shot("live-phone.png"), 390, 844)
             width = await page.evaluate("document.documentElement.scrollWidth")
@@ -388,11 +393,15 @@ def test_a_rated_match_shows_on_the_leaderboard_the_players_pages_and_beside_the
             shown = await page.wait_for(
                 "document.querySelector('[data-testid=versus-counts]')?.textContent", 30, "the head-to-head"
             )
-            assert f"{versus['against']} matches" in shown and f"As partners: {versus['together']}" in shown, shown
+            against, together = (f"{n} match{'' if n == 1 else 'es'}" for n in (versus["against"], versus["together"]))
+            assert f": {against}, {versus['wins']} won" in shown and f"As partners: {together}," in shown, shown
             text = await page.evaluate("document.querySelector('[data-testid=conservative]').textContent")
             assert text.startswith(f"{rows[first]['after']['conservative']:.1f}"), text
             assert first_name in await page.evaluate("document.querySelector('h1').textContent")
-            assert await page.evaluate(f"!!document.querySelector('[data-testid=matches] [data-game=\"{game_id}\"]')")
+            row = await page.evaluate(
+                f"document.querySelector('[data-testid=matches] [data-game=\"{game_id}\"]').innerText"
+            )
+            assert "and 4 bots" in row and "bot-" not in row, row
             points = await page.evaluate(
                 "document.querySelector('[data-testid=sparkline] polyline').getAttribute('points').split(' ').length"
             )
@@ -425,10 +434,14 @@ def test_a_tables_page_says_what_each_table_is_doing(stack: dict[str, Any]) -> N
             request = lobby_pb2.CreateTableRequest(name="half empty", game=engine_pb2.GAME_TRACTOR)
             empty = (await lobby.CreateTable(request, metadata=md)).table.table_id
             await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=empty), metadata=md)
-        status, found = get(stack["web"] + "api/tables")
-        assert status == 200
-        doing = {t["table_id"]: t["doing"] for t in found["tables"]}
-        assert doing[empty] == "Waiting for players: 1 of 4 seats taken"
+
+        def listed() -> bool:  # (the list is read from the lobby at most every two seconds)
+            status, found = get(stack["web"] + "api/tables")
+            assert status == 200
+            doing = next((t["doing"] for t in found["tables"] if t["table_id"] == empty), None)
+            return doing == "Waiting for players: 1 of 4 seats taken"
+
+        await wait_until(listed, "the new table listed, its one bot seated", every=0.5)
         async with browser() as page:
             await page.goto(f"{stack['web']}#/table/{empty}")
             said = await page.wait_for("document.querySelector('[data-testid=doing]')?.textContent", 30, "words")
@@ -441,10 +454,10 @@ def test_a_tables_page_says_what_each_table_is_doing(stack: dict[str, Any]) -> N
                 said
             )
             await page.goto(stack["web"])
-            listed = await page.wait_for(
+            in_list = await page.wait_for(
                 f"document.querySelector('[data-table=\"{empty}\"] [data-testid=doing]')?.textContent", 30, "list"
             )
-            assert listed == "Waiting for players: 1 of 4 seats taken"
+            assert in_list == "Waiting for players: 1 of 4 seats taken"
             assert not page.errors, page.errors
 
     asyncio.run(body())

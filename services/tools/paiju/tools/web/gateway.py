@@ -102,6 +102,8 @@ STATUS_WORDS = {
 }
 MODES = {"casual": lobby_events_pb2.MATCH_MODE_CASUAL, "ranked": lobby_events_pb2.MATCH_MODE_RANKED}
 """The ratings' modes, as a page names them (docs/rules/ratings.md, D-RATE-7)."""
+DEFAULT_GAME = next(iter(CONTRACT_GAMES))
+"""The game a player's page shows when none is asked for (the first of the contract's)."""
 RATINGS_SECONDS = 5.0
 """How long an answer of the ratings (a leaderboard, a player, a head-to-head) serves every page that asks."""
 RESULT_PENDING_SECONDS = 5.0
@@ -659,8 +661,12 @@ class Gateway:
             if seat.player_id and seat.name and not seat.bot and not seat.player_id.startswith(BOT_IDS):
                 self._names.put(seat.player_id, seat.name, len(seat.name.encode()))
 
-    def _person(self, player_id: str) -> dict[str, str]:
-        return {"player_id": player_id, "name": self._names.get(player_id) or player_id}
+    def _person(self, player_id: str) -> dict[str, Any]:
+        """A player as the ratings' pages name them: their name at the lobby's tables when seen, else their id; a
+        bot (a casual match's, at its fixed rating, D-RATE-8) as a bot."""
+        if player_id.startswith(BOT_IDS):
+            return {"player_id": player_id, "name": "a bot", "bot": True}
+        return {"player_id": player_id, "name": self._names.get(player_id) or player_id, "bot": False}
 
     async def _ratings_answer(
         self, key: str, make: Callable[[], Awaitable[tuple[dict[str, Any], float]]]
@@ -718,7 +724,7 @@ class Gateway:
         """A player's rating in a game and mode and their rated matches, the latest first (``before``: the next
         ones, below a match number an earlier answer gave)."""
         player_id = checked_id(request.match_info["player"], "player")
-        game = _game_of(request.query.get("game", "zlj"))
+        game = _game_of(request.query.get("game", DEFAULT_GAME))
         mode = _mode_of(request.query.get("mode", "casual"))
         before = _whole(request.query.get("before", "0"), "before", 0, MAX_MATCH_NUMBER)
 
@@ -744,7 +750,7 @@ class Gateway:
         other_id = checked_id(request.match_info["other"], "other player")
         if other_id == player_id:
             raise Problem(400, "INVALID_REQUEST", "a head-to-head is between two different players")
-        game = _game_of(request.query.get("game", "zlj"))
+        game = _game_of(request.query.get("game", DEFAULT_GAME))
         mode = _mode_of(request.query.get("mode", "casual"))
 
         async def make() -> tuple[dict[str, Any], float]:

@@ -39,6 +39,22 @@ function cards(codes) {
   return el("span", { class: "cards" }, codes.map(card));
 }
 
+const CARD_IN_TEXT = /(?<![\w-])(10|[2-9TJQKA][SHCD]|10[SHCD]|SJ|BJ)(?![\w-])/g;
+
+function withCards(text) {
+  // words with the cards they name (the notation's QS, 10D, SJ) drawn as the page draws every card, so that the
+  // page shows one notation: the moves told, the facts, the play to beat
+  const parts = [];
+  let at = 0;
+  for (const found of String(text).matchAll(CARD_IN_TEXT)) {
+    if (found[0] === "10") continue;  // a number, not a card
+    parts.push(text.slice(at, found.index), card(found[0]));
+    at = found.index + found[0].length;
+  }
+  parts.push(String(text).slice(at));
+  return parts;
+}
+
 async function getJson(url) {
   const answer = await fetch(url, { headers: { Accept: "application/json" } });
   const body = await answer.json().catch(() => ({ message: answer.statusText }));
@@ -107,10 +123,10 @@ function boardNode(board, extra = {}) {
     s.notes.length ? el("div", { class: "notes" }, s.notes.join(" · ")) : null,
     s.hand ? el("div", { class: "hand", "data-testid": "hand" }, cards(s.hand)) : null));
   const center = board.center ? el("div", { class: "center", "data-testid": "center" },
-    el("div", { class: "label" }, board.center.label),
+    el("div", { class: "label" }, withCards(board.center.label)),
     board.center.plays.map((p) => el("div", { class: "play" },
       el("span", { class: "by" }, board.seats[p.seat].name), cards(p.cards)))) : null;
-  const facts = el("dl", {}, board.facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
+  const facts = el("dl", {}, board.facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, withCards(v))]));
   if (extra.timer) facts.append(el("dt", {}, "Turn timer"), extra.timer);
   return el("div", { class: "board" },
     el("section", { class: "felt", "aria-label": "the table" }, el("div", { class: "seats" }, seats), center),
@@ -163,7 +179,7 @@ function livePage(tableId) {
     if (!data.timer_seconds) timer.textContent = "off";
     else if (deadline === null) timer.textContent = data.timer_seconds + " s a turn";
     holder.replaceChildren(boardNode(data.board, { timer }));
-    for (const line of data.lines) log.prepend(el("p", {}, line));
+    for (const line of data.lines) log.prepend(el("p", {}, withCards(line)));
     while (log.childElementCount > 200) log.lastElementChild.remove();
   });
   const over = (gameId, words) => {
@@ -260,7 +276,7 @@ async function replayPage(gameId, tableId) {
       " of " + deals.length;
     label.setAttribute("data-version", String(step.version));
     holder.replaceChildren(boardNode(step.board));
-    told.replaceChildren(...step.lines.map((line) => el("p", {}, line)));
+    told.replaceChildren(...step.lines.map((line) => el("p", {}, withCards(line))));
   };
   slider.oninput = () => go(Number(slider.value));
   window.paijuReplayTo = (version) => go(version);
@@ -283,6 +299,7 @@ const GAMES = { zlj: "砸六家", tractor: "拖拉机" };
 const MODES = ["casual", "ranked"];
 
 function fixed(x) { return (Math.round(x * 10) / 10).toFixed(1); }
+function matchCount(n) { return n + (n === 1 ? " match" : " matches"); }
 function signed(x) { return (x >= 0 ? "+" : "−") + fixed(Math.abs(x)); }
 
 function playerLink(p, game, mode) {
@@ -379,10 +396,16 @@ function matchesTable(matches, game, mode) {
       el("td", {}, "A " + (m.team_scores[0] ?? "") + " · B " + (m.team_scores[1] ?? "")),
       el("td", { class: "num" }, fixed(m.after.conservative)),
       el("td", { class: "num " + (m.change >= 0 ? "up" : "down") }, signed(m.change)),
-      el("td", {}, m.others.map((o, i) => [i ? ", " : "", o.player_id.startsWith("bot-") || o.player_id.startsWith("cover-") ?
-        (o.name || "bot") : playerLink(o, game, mode)])),
+      el("td", {}, others(m.others, game, mode)),
       el("td", {}, el("a", { href: "#/replay/" + encodeURIComponent(m.game_id) + "?table=" + encodeURIComponent(m.table_id) },
         "Replay"))))));
+}
+
+function others(people, game, mode) {
+  // the other players of a match: each person linked to their page, the bots counted
+  const bots = people.filter((o) => o.bot).length;
+  const persons = people.filter((o) => !o.bot).map((o, i) => [i ? ", " : "", playerLink(o, game, mode)]);
+  return [persons, bots ? (persons.length ? " and " : "") + bots + (bots === 1 ? " bot" : " bots") : ""];
 }
 
 async function playerPage(playerId, game, mode, versus) {
@@ -417,7 +440,7 @@ async function playerPage(playerId, game, mode, versus) {
     el("dl", { class: "summary", "data-testid": "rating" },
       el("dt", {}, "Rating (μ − 3σ)"), el("dd", { "data-testid": "conservative" }, ratingWords(r),
         r.provisional ? el("span", { class: "pill provisional", "data-testid": "provisional" }, "provisional") : null),
-      el("dt", {}, "Rated matches"), el("dd", {}, r.matches + " · " + r.wins + " won · " + r.draws + " drawn")),
+      el("dt", {}, "Rated matches"), el("dd", {}, matchCount(r.matches) + " · " + r.wins + " won · " + r.draws + " drawn")),
     history.length > 1 ? el("div", { class: "trend" }, sparkline(history)) : null,
     el("h2", {}, "Rated matches"), found.matches.length ? matchesTable(found.matches, game, mode) :
       el("p", { class: "muted" }, "No rated match listed."),
@@ -428,9 +451,9 @@ async function playerPage(playerId, game, mode, versus) {
         encodeURIComponent(versus) + query);
       if (mine !== shown) return;
       versusHolder.replaceChildren(
-        el("p", { "data-testid": "versus-counts" }, "Against ", playerLink(h.other, game, mode), ": " + h.against +
-          " matches, " + h.wins + " won, " + h.losses + " lost, " + h.draws + " drawn. As partners: " + h.together +
-          " matches, " + h.together_wins + " won."),
+        el("p", { "data-testid": "versus-counts" }, "Against ", playerLink(h.other, game, mode), ": " +
+          matchCount(h.against) + ", " + h.wins + " won, " + h.losses + " lost, " + h.draws + " drawn. As partners: " +
+          matchCount(h.together) + ", " + h.together_wins + " won."),
         h.matches.length ? matchesTable(h.matches, game, mode) : null);
     } catch (error) {
       if (mine === shown) versusHolder.replaceChildren(failure(error));
