@@ -105,4 +105,6 @@ def test_a_table_between_matches_says_what_it_waits_for() -> None:
         "to start the next match"
     )
     assert doing_words(_table(lobby_pb2.TABLE_STATUS_PLAYING, bots, matches=3)) == "Playing match 3"
+    playing = _table(lobby_pb2.TABLE_STATUS_PLAYING, bots, matches=3, game_id="g3")
+    assert doing_words(playing, ended="g3") == "Match over: its result is being recorded"
     assert doing_words(_table(lobby_pb2.TABLE_STATUS_EXPIRED, bots)).startswith("The table has expired")

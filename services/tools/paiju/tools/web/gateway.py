@@ -331,17 +331,18 @@ def _waiting(table: lobby_pb2.Table, seen_game: str) -> dict[str, Any]:
         "data": {
             "table_id": table.table_id,
             "table": table.name,
-            "message": doing_words(table),
+            "message": doing_words(table, ended=seen_game),
             "last_game_id": last_game,
             "result": _result_json(_game_name(table), table),
         },
     }
 
 
-def doing_words(table: lobby_pb2.Table) -> str:
+def doing_words(table: lobby_pb2.Table, ended: str = "") -> str:
     """What a table is doing, as the lobby has it: waiting for players, playing its match, or its match over — who
     won and by how much — and what the next match waits for. (A match being played is told in more words by its
-    boards' ``doing``: dealing, playing deal N.)"""
+    boards' ``doing``: dealing, playing deal N.) ``ended``: a game seen to end, which the lobby may not have
+    recorded yet."""
     seats = list(table.seats)
     taken = sum(1 for seat in seats if seat.player_id)
     result = _result_json(_game_name(table), table)
@@ -349,6 +350,8 @@ def doing_words(table: lobby_pb2.Table) -> str:
     if table.status == lobby_pb2.TABLE_STATUS_EXPIRED:
         return f"{over}The table has expired: it plays no more matches"
     if table.status == lobby_pb2.TABLE_STATUS_PLAYING:
+        if ended and table.game_id == ended:
+            return "Match over: its result is being recorded"
         return f"Playing match {table.matches}" if table.matches else "Starting the match"
     if taken < len(seats):
         return f"{over}Waiting for players: {taken} of {len(seats)} seats taken"

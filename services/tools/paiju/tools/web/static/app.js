@@ -143,21 +143,29 @@ function livePage(tableId) {
   const last = el("div", { "data-testid": "last-match" });
   const log = el("div", { class: "log", "data-testid": "log" });
   show(heading, doing, status, last, holder, el("h2", {}, "What happened"), log);
-  let resultShown = "";
+  let resultFor = "";
   let resultTimer = null;
-  const showResult = async (gameId, tries = 6) => {
-    // who won the table's last match, and each player's rating before and after it (once scoring has rated it)
-    if (!gameId || resultShown === gameId) return;
-    let found;
-    try {
-      found = await getJson("/api/tables/" + encodeURIComponent(tableId) + "/result");
-    } catch (error) {
-      return;
-    }
-    if (found.game_id !== gameId) return;
-    last.replaceChildren(resultNode(found));
-    if (found.rated || !tries) resultShown = gameId;
-    else resultTimer = setTimeout(() => showResult(gameId, tries - 1), 5000);  // rated a moment after it ends
+  const showResult = (gameId) => {
+    // who won the table's last match, and each player's rating before and after it: asked a few times, as the
+    // lobby records the result and scoring rates it a moment after the game ends
+    if (!gameId || resultFor === gameId) return;
+    resultFor = gameId;
+    clearTimeout(resultTimer);
+    const ask = async (tries) => {
+      let found = null;
+      try {
+        found = await getJson("/api/tables/" + encodeURIComponent(tableId) + "/result");
+      } catch (error) {
+        found = null;
+      }
+      if (resultFor !== gameId) return;
+      if (found && found.game_id === gameId) {
+        last.replaceChildren(resultNode(found));
+        if (found.rated) return;
+      }
+      if (tries > 0) resultTimer = setTimeout(() => ask(tries - 1), 5000);
+    };
+    ask(6);
   };
   const timer = el("dd", { class: "timer", "data-testid": "timer" }, "off");
   let deadline = null;
@@ -172,7 +180,11 @@ function livePage(tableId) {
     const data = JSON.parse(e.data);
     heading.textContent = data.table + " · " + data.board.title;
     doing.textContent = data.board.doing;
-    if (!data.board.ended) last.replaceChildren();
+    if (!data.board.ended && resultFor && data.game_id !== resultFor) {
+      last.replaceChildren();  // the next match has begun
+      resultFor = "";
+      clearTimeout(resultTimer);
+    }
     status.textContent = "Live · game " + data.game_id + " · version " + data.version;
     status.setAttribute("data-version", String(data.version));
     deadline = data.deadline_ms;
