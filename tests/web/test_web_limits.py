@@ -282,6 +282,10 @@ def test_the_ratings_pages_ask_scoring_once_for_a_crowd_and_their_cache_holds_no
             assert upstream.calls["GetRatingLeaderboard"] == 1, "forty pages at once, one call to scoring"
             rows = answers[0][1]["rows"]
             assert len(rows) == 50 and rows[0]["place"] == 1 and rows[0]["provisional"] is True
+            for limit in (1, 7, 100):  # any length a page asks for is cut from the one leaderboard read
+                status, answer = await get(port, f"/api/ratings/zlj?mode=casual&limit={limit}")
+                assert status == 200 and [r["place"] for r in answer["rows"]] == list(range(1, limit + 1))
+            assert upstream.calls["GetRatingLeaderboard"] == 1
             limit = gateway._ratings.max_bytes
             for n in range(120):  # players by the hundred: the cache keeps the latest within its bytes
                 status, answer = await get(port, f"/api/players/player-{n}?game=tractor&mode=ranked")

@@ -108,6 +108,9 @@ RATINGS_SECONDS = 5.0
 """How long an answer of the ratings (a leaderboard, a player, a head-to-head) serves every page that asks."""
 RESULT_PENDING_SECONDS = 5.0
 """How long a finished match not rated yet (or not rated at all) is answered so without asking scoring again."""
+LEADERBOARD_SECONDS = 10.0
+"""How long a leaderboard serves every page (read whole, `MAX_ROWS`, whatever length a page asks: scoring is asked
+for each game and mode's at most once in this time, within its 60 a minute for the web view's guest)."""
 LEADERBOARD_ROWS = 50
 """The rows of a leaderboard by default; at most `MAX_ROWS`."""
 MAX_ROWS = 100
@@ -717,11 +720,19 @@ class Gateway:
         limit = _whole(request.query.get("limit", str(LEADERBOARD_ROWS)), "limit", 1, MAX_ROWS)
 
         async def make() -> tuple[dict[str, Any], float]:
-            answer = await self.upstream.leaderboard(game, MODES[mode], limit)
+            answer = await self.upstream.leaderboard(game, MODES[mode], MAX_ROWS)
             rows = [{**self._person(r.player_id), **_rating_json(r)} for r in answer.rows]
-            return {"game": game, "mode": mode, "model": answer.model, "rows": rows}, RATINGS_SECONDS
+            return {"game": game, "mode": mode, "model": answer.model, "rows": rows}, LEADERBOARD_SECONDS
 
-        return await self._ratings_answer(f"board {game} {mode} {limit}", make)
+        if limit == MAX_ROWS:
+            return await self._ratings_answer(f"board {game} {mode}", make)
+        whole = await self._ratings_answer(f"board {game} {mode}", make)  # one call for every length asked
+        if whole.status != 200:
+            return whole
+        assert isinstance(whole.body, bytes)
+        found = json.loads(whole.body)
+        found["rows"] = found["rows"][:limit]
+        return web.json_response(found, dumps=lambda value: json.dumps(value, ensure_ascii=False))
 
     async def player(self, request: web.Request) -> web.StreamResponse:
         """A player's rating in a game and mode and their rated matches, the latest first (``before``: the next
@@ -803,14 +814,16 @@ class Gateway:
         return await self._ratings_answer(f"result {table_id} {game_id}", make)
 
     async def _match_ratings(self, table: lobby_pb2.Table, game: str, game_id: str) -> tuple[str, list[dict[str, Any]]]:
-        """Each player's rating change in match ``game_id``: found in the rated matches of the table's players
-        (the latest `RESULT_HISTORY` of each), in the mode it was rated in — casual, or ranked when no bot sat."""
+        """Each player's rating change in match ``game_id``: found in the rated matches (the latest
+        `RESULT_HISTORY`) of the table's first player who is a person, in the mode it was rated in — casual, or
+        ranked when no bot sat —, then in those of each other person who played it. (Scoring counts the web view's
+        `GetRatingHistory` calls, 60 a minute: a table's result asks one per person, one more for ranked.)"""
         humans = [s.player_id for s in table.seats if s.player_id and not s.bot and not s.player_id.startswith(BOT_IDS)]
         modes = ["casual"] if any(s.bot for s in table.seats) else ["casual", "ranked"]
         for mode in modes:
             found: dict[str, ratings_pb2.RatedMatch] = {}
             asked: set[str] = set()
-            for player_id in humans:
+            for player_id in humans[:1]:
                 asked.add(player_id)
                 history = await self.upstream.rating_history(player_id, game, MODES[mode], RESULT_HISTORY)
                 match = next((m for m in history.matches if m.game_id == game_id), None)
