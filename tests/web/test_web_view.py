@@ -294,6 +294,8 @@ def test_an_ended_games_replay_shows_the_hands_its_log_holds_at_the_chosen_versi
                 assert [Counter(h) for h in shown] == [Counter(format_card(c) for c in hand) for hand in hands], (
                     f"the hands at version {version}"
                 )
+            over = await page.evaluate("document.querySelector('[data-testid=doing]').textContent")
+            assert over.startswith("Match over: ") and ("wins by" in over or "a draw" in over), over
             await page.evaluate(f"paijuReplayTo({len(envelopes) // 2})")
             await page.screenshot(shot("replay.png"), 1100, 900)
             # a running game is not replayed (the engine does not even say to a guest that it exists)
@@ -429,7 +431,7 @@ def test_a_tables_page_says_what_each_table_is_doing(stack: dict[str, Any]) -> N
     async def body() -> None:
         async with grpc.aio.insecure_channel(stack["lobby"]) as channel:
             lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
-            session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
+            session = await _guest(lobby)
             md = (("authorization", f"Bearer {session.token}"),)
             request = lobby_pb2.CreateTableRequest(name="half empty", game=engine_pb2.GAME_TRACTOR)
             empty = (await lobby.CreateTable(request, metadata=md)).table.table_id
@@ -621,7 +623,7 @@ async def _rated_match(lobby_address: str) -> tuple[str, str, list[tuple[str, st
     ids and names) once the match has ended."""
     async with grpc.aio.insecure_channel(lobby_address) as channel:
         lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
-        sessions = [(await lobby.Guest(lobby_pb2.GuestRequest())).session for _ in range(2)]
+        sessions = [await _guest(lobby) for _ in range(2)]
         mds = [(("authorization", f"Bearer {session.token}"),) for session in sessions]
         request = lobby_pb2.CreateTableRequest(
             name="rated", game=engine_pb2.GAME_ZLJ, mode=lobby_events_pb2.MATCH_MODE_CASUAL
@@ -651,9 +653,19 @@ async def _rated_match(lobby_address: str) -> tuple[str, str, list[tuple[str, st
         return table_id, game_id, [(session.player_id, session.name) for session in sessions]
 
 
+async def _guest(lobby: Any) -> lobby_pb2.Session:
+    """A new guest's session (the lobby makes at most 10 a minute for one address, and every test of the module comes
+    from this one: a refusal is waited out)."""
+    answer = await wait_until(
+        lambda: lobby.Guest(lobby_pb2.GuestRequest()), "a guest session", seconds=90, every=2, ignoring=(grpc.RpcError,)
+    )
+    session: lobby_pb2.Session = answer.session
+    return session
+
+
 async def _ratings(stack: dict[str, Any]) -> tuple[Any, tuple[tuple[str, str], ...], grpc.aio.Channel]:
     async with grpc.aio.insecure_channel(stack["lobby"]) as channel:
-        session = (await lobby_pb2_grpc.LobbyServiceStub(channel).Guest(lobby_pb2.GuestRequest())).session
+        session = await _guest(lobby_pb2_grpc.LobbyServiceStub(channel))
     scoring = grpc.aio.insecure_channel(stack["scoring"])
     return ratings_pb2_grpc.RatingsServiceStub(scoring), (("authorization", f"Bearer {session.token}"),), scoring
 

@@ -266,6 +266,7 @@ async function replayPage(gameId, tableId) {
   const slider = el("input", { type: "range", min: String(firstVersion), max: String(lastVersion),
     value: String(firstVersion), "aria-label": "move", "data-testid": "slider" });
   const label = el("span", { "data-testid": "at" });
+  const doing = el("p", { class: "doing", "data-testid": "doing" });
   const holder = el("div");
   const told = el("div", { class: "log", "data-testid": "told" });
   let at = firstVersion;
@@ -287,6 +288,7 @@ async function replayPage(gameId, tableId) {
     label.textContent = "version " + step.version + " of " + lastVersion + " · deal " + step.deal +
       " of " + deals.length;
     label.setAttribute("data-version", String(step.version));
+    doing.textContent = step.board.doing;
     holder.replaceChildren(boardNode(step.board));
     told.replaceChildren(...step.lines.map((line) => el("p", {}, withCards(line))));
   };
@@ -299,7 +301,7 @@ async function replayPage(gameId, tableId) {
       slider,
       el("button", { onclick: () => go(at + 1), "aria-label": "next move" }, "▶"),
       label),
-    told, holder);
+    doing, told, holder);
   const wanted = Number(new URLSearchParams(location.hash.split("?")[1] || "").get("version"));
   await go(wanted || firstVersion);
 }
