@@ -391,7 +391,12 @@ def test_a_rated_match_shows_on_the_leaderboard_the_players_pages_and_beside_the
             )
             assert marked, "a provisional player is marked so"
             await page.screenshot(shot("leaderboard.png"), 1100, 600)
-            await page.goto(f"{stack['web']}#/player/{first}?game=zlj&mode=casual&versus={second}")
+            await page.goto(f"{stack['web']}#/player/{first}?game=zlj&mode=casual")
+            met = await page.wait_for(
+                "[...document.querySelectorAll('[data-testid=versus-link]')].map(a => a.textContent)", 30, "met"
+            )
+            assert met == [players[1][1]], "the other person of the match, by name, one click from the head-to-head"
+            await page.evaluate("document.querySelector('[data-testid=versus-link]').click()")
             shown = await page.wait_for(
                 "document.querySelector('[data-testid=versus-counts]')?.textContent", 30, "the head-to-head"
             )

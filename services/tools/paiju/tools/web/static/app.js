@@ -41,13 +41,13 @@ function cards(codes) {
 
 const CARD_IN_TEXT = /(?<![\w-])(10|[2-9TJQKA][SHCD]|10[SHCD]|SJ|BJ)(?![\w-])/g;
 
-function withCards(text) {
+function withCards(text, names = []) {
   // words with the cards they name (the notation's QS, 10D, SJ) drawn as the page draws every card, so that the
-  // page shows one notation: the moves told, the facts, the play to beat
+  // page shows one notation: the moves told, the facts, the play to beat (a player named like a card stays a name)
   const parts = [];
   let at = 0;
   for (const found of String(text).matchAll(CARD_IN_TEXT)) {
-    if (found[0] === "10") continue;  // a number, not a card
+    if (found[0] === "10" || names.includes(found[0])) continue;  // a number, or a name: not a card
     parts.push(text.slice(at, found.index), card(found[0]));
     at = found.index + found[0].length;
   }
@@ -113,7 +113,12 @@ async function tablesPage() {
 
 // --- a board (live or replayed) -------------------------------------------------------------------------------------
 
+function seatNames(board) {
+  return board.seats.map((s) => s.name);
+}
+
 function boardNode(board, extra = {}) {
+  const names = seatNames(board);
   const seats = board.seats.map((s) => el("div", {
       class: "seat" + (s.turn ? " turn" : ""), "data-seat": String(s.seat) },
     el("div", { class: "who" }, s.name, s.bot ? el("span", { class: "bot", "data-testid": "bot" }, "bot") : null,
@@ -123,10 +128,10 @@ function boardNode(board, extra = {}) {
     s.notes.length ? el("div", { class: "notes" }, s.notes.join(" · ")) : null,
     s.hand ? el("div", { class: "hand", "data-testid": "hand" }, cards(s.hand)) : null));
   const center = board.center ? el("div", { class: "center", "data-testid": "center" },
-    el("div", { class: "label" }, withCards(board.center.label)),
+    el("div", { class: "label" }, withCards(board.center.label, names)),
     board.center.plays.map((p) => el("div", { class: "play" },
       el("span", { class: "by" }, board.seats[p.seat].name), cards(p.cards)))) : null;
-  const facts = el("dl", {}, board.facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, withCards(v))]));
+  const facts = el("dl", {}, board.facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, withCards(v, names))]));
   if (extra.timer) facts.append(el("dt", {}, "Turn timer"), extra.timer);
   return el("div", { class: "board" },
     el("section", { class: "felt", "aria-label": "the table" }, el("div", { class: "seats" }, seats), center),
@@ -191,7 +196,7 @@ function livePage(tableId) {
     if (!data.timer_seconds) timer.textContent = "off";
     else if (deadline === null) timer.textContent = data.timer_seconds + " s a turn";
     holder.replaceChildren(boardNode(data.board, { timer }));
-    for (const line of data.lines) log.prepend(el("p", {}, withCards(line)));
+    for (const line of data.lines) log.prepend(el("p", {}, withCards(line, seatNames(data.board))));
     while (log.childElementCount > 200) log.lastElementChild.remove();
   });
   const over = (gameId, words) => {
@@ -290,7 +295,7 @@ async function replayPage(gameId, tableId) {
     label.setAttribute("data-version", String(step.version));
     doing.textContent = step.board.doing;
     holder.replaceChildren(boardNode(step.board));
-    told.replaceChildren(...step.lines.map((line) => el("p", {}, withCards(line))));
+    told.replaceChildren(...step.lines.map((line) => el("p", {}, withCards(line, seatNames(step.board)))));
   };
   slider.oninput = () => go(Number(slider.value));
   window.paijuReplayTo = (version) => go(version);
@@ -450,6 +455,11 @@ async function playerPage(playerId, game, mode, versus) {
   } }, el("input", { name: "other", placeholder: "another player's id", "aria-label": "another player's id",
     value: versus || "" }), el("button", { type: "submit" }, "Head-to-head"));
   const versusHolder = el("div", { "data-testid": "versus" });
+  const met = new Map();  // the people met in the matches listed: a head-to-head with each is one click away
+  for (const m of found.matches) for (const o of m.others) if (!o.bot && !met.has(o.player_id)) met.set(o.player_id, o);
+  const metLinks = met.size ? el("p", { "data-testid": "met" }, "With a player met: ",
+    [...met.values()].slice(0, 20).map((o, i) => [i ? " · " : "", el("a", {
+      href: base + query + "&versus=" + encodeURIComponent(o.player_id), "data-testid": "versus-link" }, o.name)])) : null;
   show(title, pick,
     el("dl", { class: "summary", "data-testid": "rating" },
       el("dt", {}, "Rating (μ − 3σ)"), el("dd", { "data-testid": "conservative" }, ratingWords(r),
@@ -458,7 +468,7 @@ async function playerPage(playerId, game, mode, versus) {
     history.length > 1 ? el("div", { class: "trend" }, sparkline(history)) : null,
     el("h2", {}, "Rated matches"), found.matches.length ? matchesTable(found.matches, game, mode) :
       el("p", { class: "muted" }, "No rated match listed."),
-    el("h2", {}, "Head-to-head"), form, versusHolder);
+    el("h2", {}, "Head-to-head"), metLinks, form, versusHolder);
   if (versus) {
     try {
       const h = await getJson("/api/players/" + encodeURIComponent(playerId) + "/versus/" +
