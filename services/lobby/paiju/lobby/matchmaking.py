@@ -402,9 +402,12 @@ class Matchmaker:
         record it seated. Every step is idempotent (command ids from the offer), so a replica that takes over
         halfway ends it once."""
         table_id = "table-" + offer.offer_id.removeprefix("offer-")[:8] + offer.offer_id[-4:]
+        current = await self._state()
+        queue = current.state
+        if offer.offer_id not in queue.offers:
+            return current  # seated (or fallen through) by another replica meanwhile
         state = (await self._tables.load(table_id)).state
         prefix = f"queue:{offer.offer_id}"
-        queue = (await self._state()).state
         names = {p.player_id: p.name for e in offer.entry_ids for p in queue.entries[e].players}
         if state.status is tb.Status.NEW:
             rules = GAMES[offer.game]
