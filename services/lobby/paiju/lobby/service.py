@@ -921,7 +921,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                 await self._not_playing(member.player_id)
             await self.matchmaker.enqueue(player, name, KINDS[request.game], mode, request.bot_wait_seconds)
         async for kind, value in self.matchmaker.updates(player, self.draining):
-            yield queue_update(kind, value, player)
+            yield queue_update(kind, value, player, self._now())
 
     async def ConfirmMatch(
         self, request: lobby_pb2.ConfirmMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -945,11 +945,13 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 LEAVE_REASONS = {reason: reason.value for reason in qu.LeaveReason}
 
 
-def queue_update(kind: str, value: Any, player: str) -> lobby_pb2.FindMatchResponse:
+def queue_update(kind: str, value: Any, player: str, now: int) -> lobby_pb2.FindMatchResponse:
     """One update of a player's `FindMatch` stream (`paiju.lobby.matchmaking.Matchmaker.updates`)."""
     if kind == "waiting":
         entry: qu.Entry = value
-        waiting = lobby_pb2.QueueWaiting(entry_id=entry.entry_id, waited_seconds=0, window=qu.BASE_WINDOW)
+        waiting = lobby_pb2.QueueWaiting(
+            entry_id=entry.entry_id, waited_seconds=max(0, now - entry.at), window=entry.window(now)
+        )
         for p in entry.players:
             waiting.players.add(player_id=p.player_id, name=p.name)
         return lobby_pb2.FindMatchResponse(waiting=waiting)
