@@ -55,6 +55,12 @@ def test_a_party_is_formed_by_invites_and_refuses_what_it_may_not(nats_url: str,
         # Bob sees the invite and accepts; Catherine, not invited, cannot
         seen = await s.lobby.GetParty(lobby_pb2.GetPartyRequest(), metadata=bob)
         assert [(i.party_id, i.leader_name) for i in seen.invites] == [(party.party_id, "Annabel")]
+        # ids of other kinds of aggregate are no parties
+        for other in ("table-00000000", ann_id, "member-" + ann_id, "queue"):
+            odd = s.lobby.AcceptPartyInvite(lobby_pb2.AcceptPartyInviteRequest(party_id=other), metadata=bob)
+            assert await refusal_of(odd) == (Code.NOT_FOUND, "PARTY_NOT_FOUND"), other
+            odd = s.lobby.DeclinePartyInvite(lobby_pb2.DeclinePartyInviteRequest(party_id=other), metadata=bob)
+            assert await refusal_of(odd) == (Code.NOT_FOUND, "PARTY_NOT_FOUND"), other
         uninvited = s.lobby.AcceptPartyInvite(lobby_pb2.AcceptPartyInviteRequest(party_id=party.party_id), metadata=cat)
         assert await refusal_of(uninvited) == (Code.FAILED_PRECONDITION, "NOT_INVITED")
         joined = await s.lobby.AcceptPartyInvite(
@@ -153,3 +159,53 @@ def test_a_party_of_two_queues_for_casual_zlj_and_sits_as_partners_with_bots(nat
             await forming
 
     run(nats_url, database_dsn, body)
+
+
+def test_an_entry_lives_while_its_stream_is_open_and_a_grace_after(nats_url: str, database_dsn: str) -> None:
+    async def body(s: Stack) -> None:
+        ann_id, ann = await s.player("Annabel")
+        queue = s.lobby_service.matchmaker.queue
+        find = lobby_pb2.FindMatchRequest(game=engine_pb2.GAME_TRACTOR, mode=lobby_events_pb2.MATCH_MODE_RANKED)
+        ranked_bots = lobby_pb2.FindMatchRequest(
+            game=engine_pb2.GAME_TRACTOR, mode=lobby_events_pb2.MATCH_MODE_RANKED, bot_wait_seconds=5
+        )
+        assert await refusal_of(s.lobby.FindMatch(ranked_bots, metadata=ann).read()) == (
+            Code.INVALID_ARGUMENT,
+            "INVALID_REQUEST",
+        )
+        stream = s.lobby.FindMatch(find, metadata=ann)
+        first = (await stream.read()).waiting
+        assert first.window == 3.0 and first.waited_seconds == 0
+        # a second queue while queued: refused
+        other = lobby_pb2.FindMatchRequest(game=engine_pb2.GAME_ZLJ, mode=lobby_events_pb2.MATCH_MODE_CASUAL)
+        assert await refusal_of(s.lobby.FindMatch(other, metadata=ann).read()) == (
+            Code.FAILED_PRECONDITION,
+            "ALREADY_QUEUED",
+        )
+        # the stream closes and opens again within the grace: the entry stays, the same
+        stream.cancel()
+        await asyncio.sleep(0.1)
+        again = s.lobby.FindMatch(find, metadata=ann)
+        assert (await again.read()).waiting.entry_id == first.entry_id
+        await asyncio.sleep(GRACE * 2)
+        assert (await queue.load("queue")).state.entry_of(ann_id) is not None
+        # closed for longer than the grace: the entry is gone
+        again.cancel()
+
+        async def gone() -> bool:
+            return (await queue.load("queue")).state.entry_of(ann_id) is None
+
+        await wait_until(gone, "the entry to leave the queue after the grace")
+        # LeaveQueue at once
+        stream = s.lobby.FindMatch(find, metadata=ann)
+        await stream.read()
+        await s.lobby.LeaveQueue(lobby_pb2.LeaveQueueRequest(), metadata=ann)
+        ended = await stream.read()
+        assert ended.ended.reason == lobby_events_pb2.QUEUE_LEAVE_REASON_WITHDRAWN
+        nothing = s.lobby.LeaveQueue(lobby_pb2.LeaveQueueRequest(), metadata=ann)
+        assert await refusal_of(nothing) == (Code.FAILED_PRECONDITION, "NOT_QUEUED")
+
+    run(nats_url, database_dsn, body, queue_grace_seconds=GRACE)
+
+
+GRACE = 0.5

@@ -70,6 +70,8 @@ class Parties:
         return party if pt.belongs(membership, party, player_id) else None
 
     async def _party(self, party_id: str) -> Loaded[pt.Party]:
+        if not party_id.startswith(pt.PARTY_PREFIX):  # another kind's aggregate (a table, an account) is no party
+            raise Refused(Reason.PARTY_NOT_FOUND, f"there is no party {party_id!r}", {"party": party_id})
         loaded = await self.parties.load(party_id)
         if not loaded.state.exists:
             raise Refused(Reason.PARTY_NOT_FOUND, f"there is no party {party_id!r}", {"party": party_id})

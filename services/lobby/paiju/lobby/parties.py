@@ -34,9 +34,13 @@ def team_size(game: str) -> int:
     return GAMES[game].team_size
 
 
+PARTY_PREFIX = "party-"
+"""How every party's id starts (what tells a party's aggregate from a table's or an account's)."""
+
+
 def new_party_id() -> str:
     """A random party id (``party-`` and 16 hex digits)."""
-    return "party-" + secrets.token_hex(8)
+    return PARTY_PREFIX + secrets.token_hex(8)
 
 
 def membership_id(player_id: str) -> str:
