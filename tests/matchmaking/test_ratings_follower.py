@@ -16,7 +16,9 @@ from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.v1 import lobby_events_pb2, ratings_events_pb2, tournament_events_pb2
 
 
-def rating_event(mu: float, player: str, mode: int = lobby_events_pb2.MATCH_MODE_CASUAL) -> bytes:
+def rating_event(
+    mu: float, player: str, mode: lobby_events_pb2.MatchMode.ValueType = lobby_events_pb2.MATCH_MODE_CASUAL
+) -> bytes:
     updated = tournament_events_pb2.TournamentRatingUpdated(model=1, game="zlj", mode=mode, table_id="table-1")
     updated.seats.add(seat=0, player_id=player, after=ratings_events_pb2.Rating(mu=mu, sigma=5.0))
     updated.seats.add(seat=1, player_id="bot-table-1-0", bot=True, after=ratings_events_pb2.Rating(mu=99.0, sigma=1))
