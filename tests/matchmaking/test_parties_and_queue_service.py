@@ -111,11 +111,13 @@ def test_a_party_of_two_queues_for_casual_zlj_and_sits_as_partners_with_bots(nat
             find = lobby_pb2.FindMatchRequest(
                 game=engine_pb2.GAME_ZLJ, mode=lobby_events_pb2.MATCH_MODE_CASUAL, bot_wait_seconds=1
             )
+            member = s.lobby.FindMatch(find, metadata=bob)  # follows the party's entry once the leader queues it
+            await asyncio.sleep(0.2)
+            assert not (await matchmaker.queue.load("queue")).state.entries, "a member does not queue the party"
             leader = s.lobby.FindMatch(find, metadata=ann)
             waiting = await leader.read()
             assert waiting.WhichOneof("update") == "waiting"
             assert [p.player_id for p in waiting.waiting.players] == [ann_id, bob_id]
-            member = s.lobby.FindMatch(find, metadata=bob)  # follows the party's entry
             offers = {}
             for name, stream in (("ann", leader), ("bob", member)):
                 while True:

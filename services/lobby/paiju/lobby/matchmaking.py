@@ -273,16 +273,26 @@ class Matchmaker:
     async def confirm(self, player_id: str, offer_id: str) -> None:
         await self._act(qu.Confirm(offer_id, player_id), player_id)
 
-    async def updates(self, player_id: str, draining: asyncio.Event) -> AsyncIterator[tuple[str, Any]]:
+    async def updates(
+        self, player_id: str, draining: asyncio.Event, *, until_queued: bool = False
+    ) -> AsyncIterator[tuple[str, Any]]:
         """What the player's stream shows, each time their entry changes: ``("waiting", entry)``, ``("offer",
         (offer, entry))``, then ``("found", (table_id, seat))`` or ``("ended", reason)``; ``("draining", None)``
-        when the server stops. The player is present in the queue while this runs."""
+        when the server stops. The player is present in the queue while this runs. ``until_queued``: a party's
+        member waits for the leader to queue the party (else, not queued, NOT_QUEUED)."""
+        loaded = await self._state()
+        entry = loaded.state.entry_of(player_id)
+        if entry is None and not until_queued:
+            raise Refused(Reason.NOT_QUEUED, "you are not in the queue")
         await self._attendance.arrive(QUEUE_ATTENDANCE, player_id)
         try:
-            loaded = await self._state()
-            entry = loaded.state.entry_of(player_id)
-            if entry is None:
-                raise Refused(Reason.NOT_QUEUED, "you are not in the queue (a party's leader queues first)")
+            while entry is None:  # a member: until the leader queues the party
+                moved = await unless(self.queue.next_change(qu.QUEUE, loaded.version), draining)
+                if moved is None:
+                    yield "draining", None
+                    return
+                loaded = moved
+                entry = loaded.state.entry_of(player_id)
             entry_id = entry.entry_id
             shown: Any = None
             while True:

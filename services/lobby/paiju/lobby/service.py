@@ -916,11 +916,12 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
                 Reason.INVALID_REQUEST, "ranked matches are humans only: no bot wait", {"field": "bot_wait_seconds"}
             )
         party = await self.parties.party_of(player)
-        if party is None or party.leader == player:
-            for member in party.members if party is not None else (pt.Member(player, name),):
-                await self._not_playing(member.player_id)
+        member = party is not None and party.leader != player
+        if not member:
+            for seated in party.members if party is not None else (pt.Member(player, name),):
+                await self._not_playing(seated.player_id)
             await self.matchmaker.enqueue(player, name, KINDS[request.game], mode, request.bot_wait_seconds)
-        async for kind, value in self.matchmaker.updates(player, self.draining):
+        async for kind, value in self.matchmaker.updates(player, self.draining, until_queued=member):
             yield queue_update(kind, value, player, self._now())
 
     async def ConfirmMatch(
