@@ -70,9 +70,9 @@ def test_two_terminal_players_queue_as_a_party_and_sit_as_partners_with_bots(nat
                 print("Bobby's terminal:\n" + logs["bob"].getvalue())
                 raise
             finally:
-                for terminal in (ann_terminal, bob_terminal):
-                    if terminal is not None:
-                        terminal.close()
+                ann_terminal.close()
+                if bob_terminal is not None:
+                    bob_terminal.close()
                 stopping.set()
                 await forming
 
