@@ -74,6 +74,7 @@ async def find_match(lobby: LobbyClient, args: argparse.Namespace, console: Cons
     )
     stream = lobby.stub.FindMatch(request, metadata=lobby.metadata)
     console.line(f"Looking for a {mode} {PRESENTATIONS[args.kind].title} match (q to leave the queue)...")
+    offered: set[str] = set()
     try:
         while True:
             update = await _next(stream, console)
@@ -85,8 +86,13 @@ async def find_match(lobby: LobbyClient, args: argparse.Namespace, console: Cons
                 console.line(f"In the queue: {names}.")
             elif kind == "offer":
                 offer = update.offer
-                seats = ", ".join(f"{i}: {s.name}" for i, s in enumerate(offer.seats))
-                console.line(f"Match found — seats {seats}; you sit in seat {offer.seat}.")
+                humans = sum(1 for seat in offer.seats if seat.player_id)
+                if offer.offer_id not in offered:
+                    offered.add(offer.offer_id)
+                    seats = ", ".join(f"{i}: {s.name}" for i, s in enumerate(offer.seats))
+                    console.line(f"Match found — seats {seats}; you sit in seat {offer.seat}.")
+                else:
+                    console.line(f"{len(offer.confirmed)} of {humans} players confirmed.")
                 if lobby.session is not None and lobby.session.player_id not in offer.confirmed:
                     await _call(lobby, "ConfirmMatch", lobby_pb2.ConfirmMatchRequest(offer_id=offer.offer_id))
                     console.line("Confirmed; waiting for the others...")
