@@ -140,3 +140,72 @@ def test_an_offered_entry_cannot_be_offered_again() -> None:
     with pytest.raises(LobbyError):
         qu.decide(queue, qu.Propose("o2", proposal.entry_ids, proposal.seats, 20))
     assert qu.form(queue, "tractor", Mode.CASUAL, now=0) == []
+
+
+def reference_form(queue: qu.Queue, game: str, mode: Mode, now: int) -> list[qu.Proposal]:
+    """`paiju.lobby.queue.form` as D-MM-3 and D-MM-7 state it, the plain way: for each anchor, every waiting entry
+    looked at."""
+    free = qu.waiting_order([e for e in queue.entries.values() if e.game == game and e.mode is mode and not e.offer_id])
+    taken: set[str] = set()
+    proposals = []
+    for anchor in free:
+        if anchor.entry_id in taken:
+            continue
+        near = [
+            e
+            for e in free
+            if e is not anchor
+            and e.entry_id not in taken
+            and abs(anchor.rating - e.rating) <= min(anchor.window(now), e.window(now))
+        ]
+        teams = qu._pack(game, [anchor, *near])
+        if teams is None and mode is Mode.CASUAL:
+            teams = qu._with_bots(game, anchor, near, now)
+        if teams is None:
+            continue
+        chosen = [e for team in teams for e in team]
+        taken.update(e.entry_id for e in chosen)
+        proposals.append(qu.Proposal(tuple(e.entry_id for e in chosen), qu._seats(game, teams)))
+    return proposals
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 3), st.floats(0, 60), st.integers(0, 400), st.sampled_from([0, 20])), max_size=90
+    ),
+    st.sampled_from(["zlj", "tractor"]),
+    st.sampled_from([Mode.CASUAL, Mode.RANKED]),
+    st.integers(0, 500),
+)
+def test_forming_finds_what_looking_at_every_entry_finds(
+    drawn: list[tuple[int, float, int, int]], game: str, mode: Mode, now: int
+) -> None:
+    size = 3 if game == "zlj" else 2
+    queue = qu.Queue()
+    for i, (n, rating, at, bot_wait) in enumerate(drawn):
+        queue = joined(
+            queue, f"e{i}", [rating] * min(n, size), game=game, at=min(at, now), bot_wait=bot_wait, mode=mode
+        )
+    assert qu.form(queue, game, mode, now) == reference_form(queue, game, mode, now)
+
+
+@pytest.mark.parametrize("spread", [2.0, 8.0, 40.0])
+def test_forming_a_large_queue_finds_what_looking_at_every_entry_finds(spread: float) -> None:
+    import random
+
+    rng = random.Random(int(spread))
+    for game in ("zlj", "tractor"):
+        queue = qu.Queue()
+        for i in range(400):  # windows holding far more than `SMALL_RANGE` entries, and far fewer
+            size = rng.choice([1, 1, 1, 2, 3][: 5 if game == "zlj" else 4])
+            queue = joined(
+                queue,
+                f"e{i}",
+                [rng.gauss(25, spread)] * size,
+                game=game,
+                at=rng.randrange(60),
+                bot_wait=rng.choice([0, 30]),
+            )
+        for now in (0, 30, 60, 300):
+            assert qu.form(queue, game, Mode.CASUAL, now) == reference_form(queue, game, Mode.CASUAL, now)

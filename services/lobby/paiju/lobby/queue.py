@@ -12,7 +12,9 @@ seat). Time comes in with the commands.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import bisect
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
@@ -375,13 +377,7 @@ def team_seats(game: str, team: int) -> list[int]:
     return list(range(team, GAMES[game].seats, 2))
 
 
-def _fits(a: Entry, b: Entry, now: int) -> bool:
-    """D-MM-3: two entries may meet when each is within the other's window."""
-    gap = abs(a.rating - b.rating)
-    return gap <= a.window(now) and gap <= b.window(now)
-
-
-def _pack(game: str, entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]] | None:
+def _pack(game: str, entries: Iterable[Entry]) -> tuple[list[Entry], list[Entry]] | None:
     """Two teams of whole entries (D-MM-2: an entry is never split), filled in the given order, first fit; ``None``
     when the entries given do not fill both."""
     size = GAMES[game].team_size
@@ -414,26 +410,65 @@ def waiting_order(entries: Sequence[Entry]) -> list[Entry]:
     return sorted(entries, key=lambda e: (not e.front, e.at, e.entry_id))
 
 
+SMALL_RANGE = 64
+"""An anchor with at most this many entries within its window looks at just those (sorted into the waiting order);
+one with more scans the waiting order itself, and stops once its table is full (`form`)."""
+
+
 def form(queue: Queue, game: str, mode: Mode, now: int) -> list[Proposal]:
     """The matches to offer now in ``game`` and ``mode`` (D-MM-3, D-MM-7): for each waiting entry in the waiting
-    order, the entries within its window — and it within theirs — in the same order, packed into two teams; an
-    entry that finds no full table waits, unless casual and every entry taken allowed bots by now: then bots fill
-    the empty seats."""
+    order (the *anchor*), the entries within its window — and it within theirs — in the same order, packed into two
+    teams; an entry that finds no full table waits, unless casual and its bot wait is over: then the entries whose
+    bot wait is over too join it, and bots fill the empty seats.
+
+    The entries are ranked by rating once per round, so an anchor finds those within its window by bisection: one
+    too far from everyone costs a logarithm, not a pass over the queue (bench/matchmaking.py)."""
     free = waiting_order([e for e in queue.entries.values() if e.game == game and e.mode is mode and not e.offer_id])
-    taken: set[str] = set()
+    n = len(free)
+    need = 2 * GAMES[game].team_size
+    ratings = [e.rating for e in free]
+    windows = [e.window(now) for e in free]
+    sizes = [len(e.players) for e in free]
+    by_rating = sorted(range(n), key=ratings.__getitem__)
+    sorted_ratings = [ratings[i] for i in by_rating]
+    players_below = [0]
+    for i in by_rating:
+        players_below.append(players_below[-1] + sizes[i])
+    taken = bytearray(n)
     proposals = []
-    for anchor in free:
-        if anchor.entry_id in taken:
+
+    def fits(a: int, b: int) -> bool:
+        gap = abs(ratings[a] - ratings[b])
+        return gap <= windows[a] and gap <= windows[b]
+
+    for a, anchor in enumerate(free):
+        if taken[a]:
             continue
-        near = [e for e in free if e.entry_id not in taken and (e is anchor or _fits(anchor, e, now))]
-        near.remove(anchor)
-        teams = _pack(game, [anchor, *near])
-        if teams is None and mode is Mode.CASUAL:
-            teams = _with_bots(game, anchor, near, now)
+        lo = bisect.bisect_left(sorted_ratings, ratings[a] - windows[a])
+        hi = bisect.bisect_right(sorted_ratings, ratings[a] + windows[a])
+        bots = mode is Mode.CASUAL and _bots_allowed(anchor, now)
+        if not bots and players_below[hi] - players_below[lo] < need:
+            continue  # not enough players within its window, even counting those taken already
+        if hi - lo <= SMALL_RANGE:
+            candidates: Iterable[int] = sorted(i for i in by_rating[lo:hi] if i != a and not taken[i] and fits(a, i))
+        else:
+            candidates = (i for i in range(n) if i != a and not taken[i] and fits(a, i))
+        looked: list[int] = []
+
+        def recorded(found: Iterable[int] = candidates, looked: list[int] = looked) -> Iterator[Entry]:
+            for i in found:
+                looked.append(i)
+                yield free[i]
+
+        teams = _pack(game, itertools.chain((anchor,), recorded()))
+        if teams is None and bots:  # _pack looked at every candidate
+            teams = _with_bots(game, anchor, [free[i] for i in looked], now)
         if teams is None:
             continue
         chosen = [e for team in teams for e in team]
-        taken.update(e.entry_id for e in chosen)
+        index = {e.entry_id: i for i, e in ((a, anchor), *((i, free[i]) for i in looked))}
+        for e in chosen:
+            taken[index[e.entry_id]] = 1
         proposals.append(Proposal(tuple(e.entry_id for e in chosen), _seats(game, teams)))
     return proposals
 
