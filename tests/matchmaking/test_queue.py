@@ -209,3 +209,20 @@ def test_forming_a_large_queue_finds_what_looking_at_every_entry_finds(spread: f
             )
         for now in (0, 30, 60, 300):
             assert qu.form(queue, game, Mode.CASUAL, now) == reference_form(queue, game, Mode.CASUAL, now)
+
+
+def test_a_change_touches_only_the_players_whose_entry_or_offer_moved() -> None:
+    from paiju.lobby.matchmaking import touched
+
+    queue = qu.Queue()
+    for name in "abcd":
+        queue = joined(queue, name, [25.0])
+    bigger = joined(queue, "party", [25.0, 25.0])
+    assert touched(queue, bigger) == {"party-p0", "party-p1"}
+    [proposal] = qu.form(queue, "tractor", Mode.CASUAL, now=0)
+    offered = apply(queue, qu.Propose("o", proposal.entry_ids, proposal.seats, 20))
+    assert touched(queue, offered) == {"a-p0", "b-p0", "c-p0", "d-p0"}
+    confirmed = apply(offered, qu.Confirm("o", "a-p0"))
+    assert touched(offered, confirmed) == {"a-p0", "b-p0", "c-p0", "d-p0"}, "everyone offered sees who confirmed"
+    left = apply(joined(queue, "e", [30.0]), qu.Withdraw("e-p0"))
+    assert touched(joined(queue, "e", [30.0]), left) == {"e-p0"}

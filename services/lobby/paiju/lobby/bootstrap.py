@@ -79,6 +79,8 @@ async def build(
     for table_id, at in await listing.idle_tables():  # and the tables idle already, once, from their last change
         expiry.schedule(table_id, at + idle_table_seconds)
     service_ = LobbyService(tables, accounts, listing, engine, **service)
+    for followed in (service_.matchmaker.queue, service_.parties.parties, service_.parties.memberships):
+        await followed.follow()  # kept current by the store's feed, as the tables and accounts are
     consumers = [
         *listing.consumers,
         service_.matchmaker.ratings.consumer(tournaments_store),

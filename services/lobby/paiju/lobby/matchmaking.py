@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
 
 import structlog
@@ -229,6 +229,7 @@ class Matchmaker:
         """The games this replica forms the matches of now (its lease)."""
         self._lease_moved = asyncio.Event()
         self._checks: set[asyncio.Task[None]] = set()
+        self._fanout = Fanout(queue)
 
     async def _state(self) -> Loaded[qu.Queue]:
         return await self.queue.load(qu.QUEUE)
@@ -280,47 +281,47 @@ class Matchmaker:
         (offer, entry))``, then ``("found", (table_id, seat))`` or ``("ended", reason)``; ``("draining", None)``
         when the server stops. The player is present in the queue while this runs. ``until_queued``: a party's
         member waits for the leader to queue the party (else, not queued, NOT_QUEUED)."""
-        loaded = await self._state()
-        entry = loaded.state.entry_of(player_id)
-        if entry is None and not until_queued:
-            raise Refused(Reason.NOT_QUEUED, "you are not in the queue")
-        await self._attendance.arrive(QUEUE_ATTENDANCE, player_id)
+        changed = self._fanout.watch(player_id)  # before the first read: no change between them is missed
         try:
-            while entry is None:  # a member: until the leader queues the party
-                moved = await unless(self.queue.next_change(qu.QUEUE, loaded.version), draining)
-                if moved is None:
-                    yield "draining", None
-                    return
-                loaded = moved
-                entry = loaded.state.entry_of(player_id)
-            entry_id = entry.entry_id
+            loaded = await self._state()
+            entry = loaded.state.entry_of(player_id)
+            if entry is None and not until_queued:
+                raise Refused(Reason.NOT_QUEUED, "you are not in the queue")
+            await self._attendance.arrive(QUEUE_ATTENDANCE, player_id)
+        except BaseException:
+            self._fanout.unwatch(player_id, changed)
+            raise
+        try:
             shown: Any = None
             while True:
-                state = loaded.state
-                current = state.entries.get(entry_id)
-                if current is None:
-                    outcome = state.outcome(entry_id)
-                    if outcome is not None and outcome.reason is qu.LeaveReason.SEATED:
-                        table = (await self._tables.load(outcome.table_id)).state
-                        yield "found", (outcome.table_id, table.seat_of(player_id))
+                if entry is not None:  # (a member without one waits until the leader queues the party)
+                    state = loaded.state
+                    current = state.entries.get(entry.entry_id)
+                    if current is None:
+                        outcome = state.outcome(entry.entry_id)
+                        if outcome is not None and outcome.reason is qu.LeaveReason.SEATED:
+                            table = (await self._tables.load(outcome.table_id)).state
+                            yield "found", (outcome.table_id, table.seat_of(player_id))
+                        else:
+                            yield "ended", outcome.reason if outcome else qu.LeaveReason.WITHDRAWN
+                        return
+                    view: Any
+                    if current.offer_id:
+                        view = ("offer", (state.offers[current.offer_id], current))
                     else:
-                        yield "ended", outcome.reason if outcome else qu.LeaveReason.WITHDRAWN
-                    return
-                view: Any
-                if current.offer_id:
-                    offer = state.offers[current.offer_id]
-                    view = ("offer", (offer, current))
-                else:
-                    view = ("waiting", current)
-                if view != shown:
-                    shown = view
-                    yield view
-                moved = await unless(self.queue.next_change(qu.QUEUE, loaded.version), draining)
-                if moved is None:
+                        view = ("waiting", current)
+                    if view != shown:
+                        shown = view
+                        yield view
+                if await unless(changed.wait(), draining) is None:
                     yield "draining", None
                     return
-                loaded = moved
+                changed.clear()
+                loaded = await self._state()
+                if entry is None:
+                    entry = loaded.state.entry_of(player_id)
         finally:
+            self._fanout.unwatch(player_id, changed)
             last = await self._attendance.leave(QUEUE_ATTENDANCE, player_id)
             if last and not draining.is_set():
                 self.departed(player_id)
@@ -449,3 +450,73 @@ class Matchmaker:
     async def close(self) -> None:
         for task in list(self._checks):
             task.cancel()
+        await self._fanout.close()
+
+
+def touched(before: qu.Queue, after: qu.Queue) -> set[str]:
+    """The players whose entry or offer differs between two states of the queue (entries and offers are immutable:
+    an unchanged one is the same object)."""
+    players: set[str] = set()
+    for entry_id, entry in after.entries.items():
+        if before.entries.get(entry_id) is not entry:
+            players.update(p.player_id for p in entry.players)
+    for entry_id, entry in before.entries.items():
+        if entry_id not in after.entries:
+            players.update(p.player_id for p in entry.players)
+    for offer_id, offer in after.offers.items():
+        if before.offers.get(offer_id) is not offer:
+            players.update(offer.humans)
+    return players
+
+
+class Fanout:
+    """One follower of the queue per lobby replica, which wakes only the `FindMatch` streams whose player's entry or
+    offer changed: a change costs a pass over the queue's maps (by identity), not a wake of every stream
+    (bench/matchmaking.py). Runs while some stream watches."""
+
+    def __init__(self, queue: Aggregates[qu.Queue]) -> None:
+        self._queue = queue
+        self._watching: dict[str, set[asyncio.Event]] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def watch(self, player_id: str) -> asyncio.Event:
+        changed = asyncio.Event()
+        self._watching.setdefault(player_id, set()).add(changed)
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._follow())
+        return changed
+
+    def unwatch(self, player_id: str, changed: asyncio.Event) -> None:
+        events = self._watching.get(player_id)
+        if events is not None:
+            events.discard(changed)
+            if not events:
+                del self._watching[player_id]
+
+    def _wake(self, players: Iterable[str]) -> None:
+        for player in players:
+            for changed in self._watching.get(player, ()):
+                changed.set()
+
+    async def _follow(self) -> None:
+        loaded: Loaded[qu.Queue] | None = None
+        while self._watching:
+            try:
+                if loaded is None:
+                    loaded = await self._queue.load(qu.QUEUE)
+                    self._wake(list(self._watching))  # (again) from a fresh read: everyone looks
+                moved = await self._queue.next_change(qu.QUEUE, loaded.version)
+                self._wake(touched(loaded.state, moved.state))
+                loaded = moved
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the store away: read afresh in a moment, and everyone looks again
+                log.warning("the queue could not be followed; following again", error=str(e))
+                loaded = None
+                await asyncio.sleep(1.0)
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
