@@ -87,6 +87,16 @@ def test_a_party_is_formed_by_invites_and_refuses_what_it_may_not(nats_url: str,
         await s.lobby.DeclinePartyInvite(lobby_pb2.DeclinePartyInviteRequest(party_id=first), metadata=dan)
         await s.lobby.InviteToParty(lobby_pb2.InviteToPartyRequest(player_name="Daniel"), metadata=leaders[5])
         assert len((await s.lobby.GetParty(lobby_pb2.GetPartyRequest(), metadata=dan)).invites) == 5
+        # a refused invite writes nothing; a party that disbands closes its invites, which stop counting
+        _, seventh = await s.player("Leader6x")
+        await s.lobby.CreateParty(lobby_pb2.CreatePartyRequest(game=engine_pb2.GAME_ZLJ), metadata=seventh)
+        before = await lobby_events(s)
+        flood = s.lobby.InviteToParty(lobby_pb2.InviteToPartyRequest(player_name="Daniel"), metadata=seventh)
+        assert await refusal_of(flood) == (Code.RESOURCE_EXHAUSTED, "INVITE_LIMIT")
+        assert await lobby_events(s) == before
+        await s.lobby.LeaveParty(lobby_pb2.LeavePartyRequest(), metadata=leaders[1])
+        await s.lobby.InviteToParty(lobby_pb2.InviteToPartyRequest(player_name="Daniel"), metadata=seventh)
+        assert len((await s.lobby.GetParty(lobby_pb2.GetPartyRequest(), metadata=dan)).invites) == 5
         # the leader leaving disbands the party: Bob is in none
         await s.lobby.LeaveParty(lobby_pb2.LeavePartyRequest(), metadata=ann)
         assert not (await s.lobby.GetParty(lobby_pb2.GetPartyRequest(), metadata=bob)).HasField("party")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Any
@@ -100,21 +101,25 @@ class Parties:
         command = pt.Invite(player_id, invitee, invitee_name)
         if not pt.decide_party(party, command):
             return party  # invited already
-        await self._close_stale_invites(invitee)
         membership = (await self.memberships.load(pt.membership_id(invitee))).state
-        pt.decide_membership(membership, pt.ReceiveInvite(party.party_id))
+        stale = await self._stale_invites(invitee, membership)
+        # decided on the invites that still count first: a refused invite changes nothing
+        counting = dataclasses.replace(membership, invites=tuple(p for p in membership.invites if p not in stale))
+        pt.decide_membership(counting, pt.ReceiveInvite(party.party_id))
+        for party_id in stale:  # they no longer count against the player's limit
+            await self._membership(invitee, pt.CloseInvite(party_id))
         await self._membership(invitee, pt.ReceiveInvite(party.party_id))
         loaded, _ = await self.parties.act(party.party_id, command, uuid.uuid4().hex, player_id)
         return loaded.state
 
-    async def _close_stale_invites(self, player_id: str) -> None:
-        """Close the player's invites whose party no longer invites them (disbanded, or withdrawn): they no longer
-        count against the player's limit."""
-        membership = (await self.memberships.load(pt.membership_id(player_id))).state
+    async def _stale_invites(self, player_id: str, membership: pt.Membership) -> list[str]:
+        """The player's invites whose party no longer invites them (disbanded, or declined)."""
+        stale = []
         for party_id in membership.invites:
             party = (await self.parties.load(party_id)).state
             if not (party.exists and party.invites(player_id)):
-                await self._membership(player_id, pt.CloseInvite(party_id))
+                stale.append(party_id)
+        return stale
 
     async def accept(self, player_id: str, name: str, party_id: str) -> pt.Party:
         loaded = await self._party(party_id)
