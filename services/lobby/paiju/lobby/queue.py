@@ -5,6 +5,12 @@ One aggregate holds every entry of every game and mode (D-MM-4): so "one entry p
 append, and an entry can be offered to one match only — two replicas forming at once decide on the same version,
 and the second's append is refused and decided again, where the entries it wanted are taken.
 
+What that costs (bench/matchmaking.py): every replica holds the state, about 470 bytes per waiting entry, and
+the aggregate repository remembers every command id applied to the aggregate for the life of the process (some
+370 bytes each, a few per queued player), and a starting lobby reads the aggregate's whole history: a queue that
+has seated millions of players wants its history rolled over into a fresh aggregate, which this one does not do
+yet.
+
 `decide` refuses with a `LobbyError`; `evolve` trusts. `form` is the matchmaker's choice: pure, given the queue, the
 time and the entries' ratings, it proposes the matches to offer (`Proposal`: the entries and the player of each
 seat). Time comes in with the commands.
