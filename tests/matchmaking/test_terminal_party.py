@@ -77,3 +77,23 @@ def test_two_terminal_players_queue_as_a_party_and_sit_as_partners_with_bots(nat
                 await forming
 
     asyncio.run(main())
+
+
+def test_q_at_the_terminal_leaves_the_queue_at_once(nats_url: str, database_dsn: str) -> None:
+    async def main() -> None:
+        async with stack(nats_url, database_dsn) as s:
+            player_id, _ = await s.player("Carolyn")
+            env = {**PLAIN_TERMINAL, "PAIJU_PASSWORD": PASSWORD}
+            where = ("--lobby", s.lobby_address, "--engine", s.engine_address)
+            terminal = ClientTerminal(("play", "zlj", *where, "--name", "Carolyn", "--queue", "--ranked"), 30, env)
+            try:
+                await asyncio.to_thread(terminal.expect_exact, "In the queue: Carolyn", timeout=30)
+                queue = s.lobby_service.matchmaker.queue
+                assert (await queue.load("queue")).state.entry_of(player_id) is not None
+                terminal.sendline("q")
+                await asyncio.to_thread(terminal.expect_exact, "You left the queue.", timeout=30)
+                assert (await queue.load("queue")).state.entry_of(player_id) is None, "not only after the grace"
+            finally:
+                terminal.close()
+
+    asyncio.run(main())

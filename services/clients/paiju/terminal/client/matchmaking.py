@@ -75,10 +75,12 @@ async def find_match(lobby: LobbyClient, args: argparse.Namespace, console: Cons
     stream = lobby.stub.FindMatch(request, metadata=lobby.metadata)
     console.line(f"Looking for a {mode} {PRESENTATIONS[args.kind].title} match (q to leave the queue)...")
     offered: set[str] = set()
+    confirmed: set[str] = set()
     try:
         while True:
             update = await _next(stream, console)
-            if update is None:
+            if update is None:  # q: out of the queue now, not when the grace after the stream is over
+                await _leave_queue(lobby, console)
                 return None
             kind = update.WhichOneof("update")
             if kind == "waiting" and update.waiting.players:
@@ -93,7 +95,8 @@ async def find_match(lobby: LobbyClient, args: argparse.Namespace, console: Cons
                     console.line(f"Match found — seats {seats}; you sit in seat {offer.seat}.")
                 else:
                     console.line(f"{len(offer.confirmed)} of {humans} players confirmed.")
-                if lobby.session is not None and lobby.session.player_id not in offer.confirmed:
+                if offer.offer_id not in confirmed:
+                    confirmed.add(offer.offer_id)
                     await _call(lobby, "ConfirmMatch", lobby_pb2.ConfirmMatchRequest(offer_id=offer.offer_id))
                     console.line("Confirmed; waiting for the others...")
             elif kind == "found":
@@ -111,6 +114,14 @@ async def find_match(lobby: LobbyClient, args: argparse.Namespace, console: Cons
         raise lobby_error("FindMatch", e) from None
     finally:
         stream.cancel()
+
+
+async def _leave_queue(lobby: LobbyClient, console: Console) -> None:
+    try:
+        await _call(lobby, "LeaveQueue", lobby_pb2.LeaveQueueRequest())
+        console.line("You left the queue.")
+    except LobbyFailed as e:  # a party's member: the leader takes the party out; or out already
+        console.line(e.message)
 
 
 async def _next(stream: Any, console: Console) -> Any:
