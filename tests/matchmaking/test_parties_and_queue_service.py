@@ -221,3 +221,61 @@ def test_an_entry_lives_while_its_stream_is_open_and_a_grace_after(nats_url: str
 
 
 GRACE = 0.5
+
+
+def test_a_player_who_does_not_confirm_is_dropped_and_the_others_keep_their_place(
+    nats_url: str, database_dsn: str
+) -> None:
+    async def body(s: Stack) -> None:
+        matchmaker = s.lobby_service.matchmaker
+        stopping = asyncio.Event()
+        await matchmaker.lease_changed(frozenset({0, 1}))
+        forming = asyncio.create_task(matchmaker.run(stopping))
+        find = lobby_pb2.FindMatchRequest(game=engine_pb2.GAME_TRACTOR, mode=lobby_events_pb2.MATCH_MODE_RANKED)
+        try:
+            people = [await s.player(name) for name in ("Annabel", "Bobby", "Catherine", "Daniel")]
+            streams = []
+            for _, who in people:
+                stream = s.lobby.FindMatch(find, metadata=who)
+                assert (await stream.read()).WhichOneof("update") == "waiting"
+                streams.append(stream)
+            offers = []
+            for stream in streams:
+                update = await stream.read()
+                assert update.WhichOneof("update") == "offer"
+                offers.append(update.offer)
+            offer_id = offers[0].offer_id
+            assert {o.offer_id for o in offers} == {offer_id}
+            for _, who in people[:3]:  # Daniel does not confirm
+                await s.lobby.ConfirmMatch(lobby_pb2.ConfirmMatchRequest(offer_id=offer_id), metadata=who)
+            ended = None
+            while ended is None:
+                update = await streams[3].read()
+                if update.WhichOneof("update") == "ended":
+                    ended = update.ended
+            assert ended.reason == lobby_events_pb2.QUEUE_LEAVE_REASON_NOT_CONFIRMED
+            state = (await matchmaker.queue.load("queue")).state
+            assert state.entry_of(people[3][0]) is None
+            for player_id, _ in people[:3]:
+                entry = state.entry_of(player_id)
+                assert entry is not None and entry.front and not entry.offer_id, "back at the front of the queue"
+            # a newcomer joins behind them: the three kept their place and meet the newcomer at the next table
+            _, late = await s.player("Evelyn")
+            latecomer = s.lobby.FindMatch(find, metadata=late)
+            assert (await latecomer.read()).WhichOneof("update") == "waiting"
+            update = await latecomer.read()
+            assert update.WhichOneof("update") == "offer"
+            seated = {seat.player_id for seat in update.offer.seats}
+            assert {p for p, _ in people[:3]} <= seated
+            confirm = lobby_pb2.ConfirmMatchRequest(offer_id="offer-0000000000000000")
+            assert await refusal_of(s.lobby.ConfirmMatch(confirm, metadata=late)) == (
+                Code.FAILED_PRECONDITION,
+                "NOT_QUEUED",
+            )
+            for stream in (*streams, latecomer):
+                stream.cancel()
+        finally:
+            stopping.set()
+            await forming
+
+    run(nats_url, database_dsn, body, confirm_seconds=1)
