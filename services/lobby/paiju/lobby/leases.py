@@ -44,6 +44,10 @@ class SeatLeases:
     def __init__(self, tables: Aggregates[tb.Table], playing_tables_with_bots: Callable[[], Awaitable[list[str]]]):
         self._tables = tables
         self._playing = playing_tables_with_bots
+        self._started: dict[str, int] = {}
+        """Tables found playing through ``also`` (their match started before the read model listed them), each
+        until a lease's time after it was seen: a runner's next call still finds its seats there while the read
+        model lags, instead of being told it holds nothing."""
 
     async def lease(self, runner_id: str, now: int, max_seats: int = 0, also: Sequence[str] = ()) -> list[Leased]:
         """The bot seats ``runner_id`` holds after this call (at most ``max_seats``, 0: no limit), its leases
@@ -51,11 +55,15 @@ class SeatLeases:
         table whose match just started, before the read model has it)."""
         until = now + LEASE_SECONDS
         leased: list[Leased] = []
-        for table_id in dict.fromkeys([*await self._playing(), *also]):
+        self._started = {table_id: seen for table_id, seen in self._started.items() if seen > now}
+        for table_id in dict.fromkeys([*await self._playing(), *self._started, *also]):
             loaded = await self._tables.load(table_id)  # kept current by the feed; a lease re-reads when it acts
             table = loaded.state
             if table.status is not tb.Status.PLAYING:
+                self._started.pop(table_id, None)
                 continue
+            if table_id in also:
+                self._started[table_id] = until
             holders = tb.engine_seats(table)
             for i, seat in enumerate(table.seats):
                 if max_seats and len(leased) >= max_seats:
