@@ -319,7 +319,32 @@ def between_deals(game: Game) -> bool:
 class GameFold:
     """How the engine folds a game (the repository's `paiju.platform.repository.Fold`): a `Game` from its stored
     envelopes (decoded here: rules events and seat assignments), or after the events an act just stored — evolved
-    from what the act holds, never read back. There is no game before its first event (`GameNotFound`)."""
+    from what the act holds, never read back (or taken as its decision worked it out: `expect`). There is no game
+    before its first event (`GameNotFound`)."""
+
+    def __init__(self) -> None:
+        self._expected: dict[str, tuple[Any, tuple[Any, ...], Any]] = {}
+        """Per game, the state a decision worked out after its events: (the state decided on, the events, after)."""
+
+    def expect(self, game_id: str, state: Any, events: Sequence[Any], after: Any) -> None:
+        """``events``, decided on ``state``, bring the game to ``after`` (worked out while deciding): when exactly
+        these events are appended to exactly this state (the same objects), the game is not evolved again."""
+        self._expected[game_id] = (state, tuple(events), after)
+
+    def unexpect(self, game_id: str) -> None:
+        """Forget what `expect` said of ``game_id`` (its act is over)."""
+        self._expected.pop(game_id, None)
+
+    def _known(self, game: Game, events: Sequence[Any]) -> Any | None:
+        expected = self._expected.pop(game.game_id, None)
+        if expected is None:
+            return None
+        state, decided, after = expected
+        if state is not game.state or len(decided) != len(events):
+            return None
+        if any(a is not b for a, b in zip(decided, events, strict=True)):
+            return None
+        return after
 
     def absent(self, game_id: str) -> Game:
         raise GameNotFound(f"there is no game {game_id!r}")
@@ -333,14 +358,18 @@ class GameFold:
     ) -> tuple[Game, Sequence[Any]]:
         """The game after its act's ``events``; the answer is their envelopes."""
         state, seats = game.state, game.seats
+        known = self._known(game, events)
         decoded: list[Any] = []
         for event in events:
             if isinstance(event, engine_pb2.SeatsAssigned):
                 seats = assigned(seats, event, seat_count(game.rules))
                 decoded.append(None)
             else:
-                state = game.rules.evolve(state, event)
+                if known is None:
+                    state = game.rules.evolve(state, event)
                 decoded.append(event)
+        if known is not None:
+            state = known
         return game.extended(state, envelopes, decoded, recorded, seats), list(envelopes)
 
 
@@ -428,9 +457,10 @@ class Games:
         """When each game this replica owns next needs the engine (its turn timers)."""
         self.live = LiveSet(live, store)
         """The games that may still need the engine."""
+        self._fold = GameFold()
         self.repository: Repository[Game] = Repository(
             store,
-            GameFold(),
+            self._fold,
             GameEnvelopes(self.history),
             noun="the game",
             carries=self.ownership.carries,
@@ -617,16 +647,23 @@ class Games:
 
         def decide(game: Game) -> Sequence[Any]:
             events = list(game.rules.decide(game.state, command if prepare is None else prepare(command, game)))
-            return events + self.dealing.settled(game_id, game.rules.game, game.state, events)
+            steps, after = self.dealing.settled_state(game_id, game.rules.game, game.state, events)
+            events += steps
+            if after is not None:  # a fair game's state after the events, worked out already: not evolved again
+                self._fold.expect(game_id, game.state, events, after)
+            return events
 
-        game, stored = await self.repository.execute(
-            game_id,
-            decide,
-            command_id,
-            actor,
-            lambda game: command_digest(game.rules, command),  # as the caller sent it: a retry sends the same
-            expected_version=expected_version,
-        )
+        try:
+            game, stored = await self.repository.execute(
+                game_id,
+                decide,
+                command_id,
+                actor,
+                lambda game: command_digest(game.rules, command),  # as the caller sent it: a retry sends the same
+                expected_version=expected_version,
+            )
+        finally:
+            self._fold.unexpect(game_id)
         return game, list(stored)
 
     async def assign_seats(
