@@ -458,6 +458,8 @@ class Games:
         self.live = LiveSet(live, store)
         """The games that may still need the engine."""
         self._fold = GameFold()
+        self._turns = Turns()
+        """This process's acts on one game, one at a time: each decides on the game the one before it left."""
         self.repository: Repository[Game] = Repository(
             store,
             self._fold,
@@ -645,6 +647,20 @@ class Games:
         not at ``expected_version``.
         """
 
+        cached = self.repository.cached(game_id)
+        if (
+            expected_version is not None
+            and cached is not None
+            and cached.version > expected_version
+            and not cached.commands.candidates(command_id)
+        ):
+            # a game never goes back: past the expected version here, it is past it in the store too (a command
+            # already applied is answered as the first time instead, below)
+            raise StaleVersion(
+                f"the game is at version {cached.version}, not {expected_version}: reload and decide again",
+                cached.version,
+            )
+
         def decide(game: Game) -> Sequence[Any]:
             events = list(game.rules.decide(game.state, command if prepare is None else prepare(command, game)))
             steps, after = self.dealing.settled_state(game_id, game.rules.game, game.state, events)
@@ -653,6 +669,7 @@ class Games:
                 self._fold.expect(game_id, game.state, events, after)
             return events
 
+        turn = await self._turns.take(game_id)
         try:
             game, stored = await self.repository.execute(
                 game_id,
@@ -664,6 +681,7 @@ class Games:
             )
         finally:
             self._fold.unexpect(game_id)
+            self._turns.give_back(game_id, turn)
         return game, list(stored)
 
     async def assign_seats(
@@ -685,6 +703,43 @@ class Games:
 
         game, stored = await self.repository.execute(game_id, decide, command_id, actor, digest, fresh=True)
         return game, stored[0].version
+
+
+class Turns:
+    """The acts of this process on each game, taken one at a time (in the order they came): an act decides on the
+    game as the one before it left it, instead of racing it to the same position and losing the append (then
+    reading the game from the store and deciding again) — as the seats of a fair deal do when they all commit or
+    reveal at once. Other writers (another replica) are still told apart by the store's expected sequence. A game
+    no act waits for holds nothing."""
+
+    def __init__(self) -> None:
+        self._games: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+
+    async def take(self, game_id: str) -> tuple[asyncio.Lock, list[int]]:
+        """Wait for the game's turn (`give_back` it once the act is over, whatever happened)."""
+        entry = self._games.get(game_id)
+        if entry is None:
+            entry = self._games[game_id] = (asyncio.Lock(), [0])
+        entry[1][0] += 1
+        try:
+            await entry[0].acquire()
+        except BaseException:
+            self._leave(game_id, entry)
+            raise
+        return entry
+
+    def give_back(self, game_id: str, entry: tuple[asyncio.Lock, list[int]]) -> None:
+        entry[0].release()
+        self._leave(game_id, entry)
+
+    def _leave(self, game_id: str, entry: tuple[asyncio.Lock, list[int]]) -> None:
+        entry[1][0] -= 1
+        if not entry[1][0] and self._games.get(game_id) is entry:
+            del self._games[game_id]
+
+    def __len__(self) -> int:
+        """The games some act holds or waits for."""
+        return len(self._games)
 
 
 def _weight(game: Game) -> int:
