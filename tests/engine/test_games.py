@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from paiju.contract.games import ZLJ_EVENTS
-from paiju.engine.games import CommandIdReused, GameNotFound, Games
+from paiju.engine.games import CommandIdReused, GameNotFound, Games, StaleVersion
+from paiju.engine.metrics import CONFLICTS
 from paiju.platform.store import EventStore, MemoryEventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.rules.cards import Card
@@ -207,5 +208,53 @@ def test_load_all_rebuilds_every_game_as_loading_each_does(store_kind: str, requ
         for game_id, history in everything.items():
             alone = await Games(games.store).history(game_id)
             assert history.game.state == alone.game.state and history.envelopes == alone.envelopes
+
+    run(store_kind, request, body)
+
+
+def test_acts_of_one_process_on_one_game_are_taken_one_at_a_time(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Acts of one engine racing for one turn are decided one after another, each on the game the one before left:
+    one is stored, the others are refused on the game as it now stands, and no append is lost to the store."""
+
+    async def body(games: Games) -> None:
+        game = await games.create("q1", "zlj", StartMatch(9, Options(deals=1)), "start", "engine")
+        seat = game.state.turn
+        hand = game.state.hands[seat]
+        conflicts = CONFLICTS._value.get()
+
+        async def attempt(card: Card, command_id: str) -> str:
+            try:
+                await games.act("q1", Play(seat, (card,)), command_id, "p")
+            except NotYourTurn:
+                return "refused"
+            return "stored"
+
+        results = await asyncio.gather(*(attempt(card, f"q{i}") for i, card in enumerate(hand[:4])))
+        assert sorted(results) == ["refused", "refused", "refused", "stored"]
+        assert CONFLICTS._value.get() == conflicts, "no append lost to another act of the same process"
+        assert (await games.load("q1")).version == game.version + 1
+        assert not len(games._turns), "a game no act waits for holds nothing"
+
+    run(store_kind, request, body)
+
+
+def test_an_act_at_a_version_the_game_is_past_is_stale_and_a_retry_is_answered_as_the_first_time(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    async def body(games: Games) -> None:
+        game = await games.create("q2", "zlj", StartMatch(9, Options(deals=1)), "start", "engine")
+        seat = game.state.turn
+        after, stored = await games.act(
+            "q2", Play(seat, game.state.hands[seat][:1]), "first", "p", expected_version=game.version
+        )
+        with pytest.raises(StaleVersion) as stale:
+            await games.act("q2", Pass(after.state.turn), "late", "p", expected_version=game.version)
+        assert stale.value.version == after.version
+        again, answer = await games.act(
+            "q2", Play(seat, game.state.hands[seat][:1]), "first", "p", expected_version=game.version
+        )
+        assert [e.version for e in answer] == [e.version for e in stored] and again.version == after.version
 
     run(store_kind, request, body)

@@ -1,5 +1,6 @@
 """What Watch streams send, made once and shared (`paiju.engine.watching`): every shared encoding is byte for byte
-what the per-watcher redaction it replaces made; a turn tells a seat exactly what `GetLegalActions` and `GetView`
+what the per-watcher redaction it replaces made, and a turn's bytes put together from its parts what serializing it
+makes; a turn tells a seat exactly what `GetLegalActions` and `GetView`
 would; a substitute's audience never holds an earlier holder's hand; and a game held in memory keeps its state and
 its latest events, not its history."""
 
@@ -11,7 +12,7 @@ from datetime import UTC, datetime
 from paiju.engine.dealing import FairDealing
 from paiju.engine.games import GAME_BYTES, RECENT, Game, Games, assigned, seat_count
 from paiju.engine.seeds import server_seeds
-from paiju.engine.watching import FULL, Encodings, audience, turn_of
+from paiju.engine.watching import FULL, Encodings, audience, turn_bytes, turn_of
 from paiju.platform.store import MemoryEventStore
 from paiju.rules import registry
 from paiju.rules.rng import SeededRandom
@@ -93,6 +94,10 @@ class Checked:
         self.seen = game.version
         for seat in (None, *range(count)):
             turn = turn_of(game, seat, views=False, contribution_seconds=0.0)
+            # put together from its parts, each legal action's encoding reused: the bytes of the message serialized
+            assert turn_bytes(game, seat, views=False, contribution_seconds=0.0) == (
+                engine_pb2.WatchResponse(turn=turn).SerializeToString()
+            )
             waiting = {*game.rules.game.waiting(game.state), *game.rules.game.contributors(game.state)}
             assert list(turn.seats) == sorted(waiting) and turn.version == game.version
             if seat is not None and seat in waiting:
@@ -105,6 +110,9 @@ class Checked:
             else:
                 assert not turn.actions and turn.WhichOneof("view") is None and not turn.HasField("fair_step")
             viewing = turn_of(game, seat, views=True, contribution_seconds=0.0)
+            assert turn_bytes(game, seat, views=True, contribution_seconds=0.0) == (
+                engine_pb2.WatchResponse(turn=viewing).SerializeToString()
+            )
             expected_view = game.rules.codec.encode(game.rules.game.view(game.state, seat))
             assert getattr(viewing, game.rules.name) == expected_view
 

@@ -4,6 +4,7 @@ the contract's ``Game`` value or by the oneof an answer carries."""
 from __future__ import annotations
 
 from paiju.contract.matches import GAMES as KINDS
+from paiju.rules import fair
 from paiju.rules.registry import GAMES as RULES
 from paiju.sdk.games import GAMES, of_command, of_kind, of_view
 from paiju.v1 import engine_pb2
@@ -44,3 +45,24 @@ def test_a_view_its_actions_a_move_and_an_event_round_trip_for_every_game() -> N
         getattr(envelope, game.name).CopyFrom(game.events.encode(event))
         assert game.event(envelope) == event
         assert game.event(engine_pb2.Envelope(seats_assigned=engine_pb2.SeatsAssigned())) is None
+
+
+def test_a_seat_decodes_the_fair_dealing_steps_it_checks_and_no_other_event() -> None:
+    steps = [
+        fair.SeedCommitted(number=1, deal=1, commitment=b"c" * 32),
+        fair.ContributionCommitted(number=1, seat=2, commitment=b"d" * 32),
+        fair.CommitsClosed(number=1, committed=(0, 2)),
+        fair.ContributionRevealed(number=1, seat=2, salt=b"s" * 16, contribution=b"x" * 16, cut=None, matches=True),
+        fair.RevealsClosed(number=1, contributors=(2,), withheld=(0,), mismatched=()),
+    ]
+    for game in GAMES.values():
+        for step in steps:
+            envelope = engine_pb2.Envelope(game_id="g", version=4)
+            getattr(envelope, game.name).CopyFrom(game.events.encode(step))
+            assert game.fair_dealing_event(envelope) == step == game.event(envelope)
+        start = game.rules.start(7, game.rules.options(), 2_000_000_000)
+        for event in game.rules.decide(game.rules.new_state(), start):
+            envelope = engine_pb2.Envelope(game_id="g", version=1)
+            getattr(envelope, game.name).CopyFrom(game.events.encode(event))
+            assert game.fair_dealing_event(envelope) is None and game.event(envelope) == event
+        assert game.fair_dealing_event(engine_pb2.Envelope(seats_assigned=engine_pb2.SeatsAssigned())) is None

@@ -196,7 +196,7 @@ class SeatPlayer:
 
     async def _received(self, envelope: Envelope) -> None:
         self.watched = envelope.version
-        event = self.game.event(envelope)
+        event = self.game.fair_dealing_event(envelope)  # the only events a seat checks: the others are not decoded
         if event is not None:
             try:
                 self.pledges.check(self.lease.game_id, event)

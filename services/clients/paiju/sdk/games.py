@@ -23,6 +23,11 @@ from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
 CONTRIBUTION_BYTES = 16
 """The random bytes a client adds to a fair game's shuffle."""
+FAIR_DEALING_EVENTS = frozenset(
+    {"seed_committed", "contribution_committed", "commits_closed", "contribution_revealed", "reveals_closed"}
+)
+"""The events of a fair deal's steps that a seat checks what it sent against (`paiju.sdk.fairness.Pledges.check`),
+by their field in every game's event oneof."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +75,17 @@ class GameContract(WithCodecs):
         if envelope.WhichOneof("payload") != self.name:
             return None
         return self.events.decode(getattr(envelope, self.name))
+
+    def fair_dealing_event(self, envelope: engine_pb2.Envelope) -> Any | None:
+        """The rules event an envelope carries when it is a step of fair dealing a seat checks its pledges against
+        (`FAIR_DEALING_EVENTS`), else ``None`` — the other events are not decoded (a seat that plays from its turns
+        reads nothing else of them)."""
+        if envelope.WhichOneof("payload") != self.name:
+            return None
+        payload = getattr(envelope, self.name)
+        if payload.WhichOneof("event") not in FAIR_DEALING_EVENTS:
+            return None
+        return self.events.decode(payload)
 
     def contribution(self, view: Any, seat: int) -> fair.Contribute | None:
         """What ``seat`` adds now to a fair game's committed shuffle (`paiju.rules.fair`): 16 random bytes drawn on

@@ -95,16 +95,23 @@ class FairDealing:
         (`paiju.rules.fair.settle`), to store in the same append: none in a game not dealt fairly, or when this
         engine deals no game fairly. A deal that waits for contributions is left to the timers unless the window is
         0 (`window_over`)."""
+        return self.settled_state(game_id, rules, state, events)[0]
+
+    def settled_state(
+        self, game_id: str, rules: GameRules, state: Any, events: Sequence[Any]
+    ) -> tuple[list[Any], Any | None]:
+        """`settled`, and the state after ``events`` and the steps' events when it was worked out on the way (``None``:
+        not worked out, in a game not dealt fairly), so that the caller need not evolve the game a second time."""
         if self._server_seeds is None:
-            return []
+            return [], None
         if not getattr(state, "fair", False) and not any(getattr(e, "fair", False) for e in events):
-            return []  # a game dealt from seeds (only its start can make it fair)
+            return [], None  # a game dealt from seeds (only its start can make it fair)
         for event in events:
             if not isinstance(event, engine_pb2.SeatsAssigned):
                 state = rules.evolve(state, event)
         if not getattr(state, "fair", False):
-            return []
-        return settle(
+            return [], state
+        steps = settle(
             rules.decide,
             rules.evolve,
             rules.fair_step,
@@ -112,6 +119,9 @@ class FairDealing:
             lambda number, committed: self._server_seed(game_id, number, committed),
             window_over=self.window_over,
         )
+        if not steps:
+            return steps, state
+        return steps, None  # the steps' events evolve the game further: the caller evolves them all itself
 
     def _server_seed(self, game_id: str, number: int, committed: bytes | None) -> bytes:
         """The seed of a game's ``number``-th shuffle: the one that matches ``committed`` (the recorded commitment)

@@ -319,7 +319,32 @@ def between_deals(game: Game) -> bool:
 class GameFold:
     """How the engine folds a game (the repository's `paiju.platform.repository.Fold`): a `Game` from its stored
     envelopes (decoded here: rules events and seat assignments), or after the events an act just stored — evolved
-    from what the act holds, never read back. There is no game before its first event (`GameNotFound`)."""
+    from what the act holds, never read back (or taken as its decision worked it out: `expect`). There is no game
+    before its first event (`GameNotFound`)."""
+
+    def __init__(self) -> None:
+        self._expected: dict[str, tuple[Any, tuple[Any, ...], Any]] = {}
+        """Per game, the state a decision worked out after its events: (the state decided on, the events, after)."""
+
+    def expect(self, game_id: str, state: Any, events: Sequence[Any], after: Any) -> None:
+        """``events``, decided on ``state``, bring the game to ``after`` (worked out while deciding): when exactly
+        these events are appended to exactly this state (the same objects), the game is not evolved again."""
+        self._expected[game_id] = (state, tuple(events), after)
+
+    def unexpect(self, game_id: str) -> None:
+        """Forget what `expect` said of ``game_id`` (its act is over)."""
+        self._expected.pop(game_id, None)
+
+    def _known(self, game: Game, events: Sequence[Any]) -> Any | None:
+        expected = self._expected.pop(game.game_id, None)
+        if expected is None:
+            return None
+        state, decided, after = expected
+        if state is not game.state or len(decided) != len(events):
+            return None
+        if any(a is not b for a, b in zip(decided, events, strict=True)):
+            return None
+        return after
 
     def absent(self, game_id: str) -> Game:
         raise GameNotFound(f"there is no game {game_id!r}")
@@ -333,14 +358,18 @@ class GameFold:
     ) -> tuple[Game, Sequence[Any]]:
         """The game after its act's ``events``; the answer is their envelopes."""
         state, seats = game.state, game.seats
+        known = self._known(game, events)
         decoded: list[Any] = []
         for event in events:
             if isinstance(event, engine_pb2.SeatsAssigned):
                 seats = assigned(seats, event, seat_count(game.rules))
                 decoded.append(None)
             else:
-                state = game.rules.evolve(state, event)
+                if known is None:
+                    state = game.rules.evolve(state, event)
                 decoded.append(event)
+        if known is not None:
+            state = known
         return game.extended(state, envelopes, decoded, recorded, seats), list(envelopes)
 
 
@@ -428,9 +457,12 @@ class Games:
         """When each game this replica owns next needs the engine (its turn timers)."""
         self.live = LiveSet(live, store)
         """The games that may still need the engine."""
+        self._fold = GameFold()
+        self._turns = Turns()
+        """This process's acts on one game, one at a time: each decides on the game the one before it left."""
         self.repository: Repository[Game] = Repository(
             store,
-            GameFold(),
+            self._fold,
             GameEnvelopes(self.history),
             noun="the game",
             carries=self.ownership.carries,
@@ -615,18 +647,41 @@ class Games:
         not at ``expected_version``.
         """
 
+        cached = self.repository.cached(game_id)
+        if (
+            expected_version is not None
+            and cached is not None
+            and cached.version > expected_version
+            and not cached.commands.candidates(command_id)
+        ):
+            # a game never goes back: past the expected version here, it is past it in the store too (a command
+            # already applied is answered as the first time instead, below)
+            raise StaleVersion(
+                f"the game is at version {cached.version}, not {expected_version}: reload and decide again",
+                cached.version,
+            )
+
         def decide(game: Game) -> Sequence[Any]:
             events = list(game.rules.decide(game.state, command if prepare is None else prepare(command, game)))
-            return events + self.dealing.settled(game_id, game.rules.game, game.state, events)
+            steps, after = self.dealing.settled_state(game_id, game.rules.game, game.state, events)
+            events += steps
+            if after is not None:  # a fair game's state after the events, worked out already: not evolved again
+                self._fold.expect(game_id, game.state, events, after)
+            return events
 
-        game, stored = await self.repository.execute(
-            game_id,
-            decide,
-            command_id,
-            actor,
-            lambda game: command_digest(game.rules, command),  # as the caller sent it: a retry sends the same
-            expected_version=expected_version,
-        )
+        turn = await self._turns.take(game_id)
+        try:
+            game, stored = await self.repository.execute(
+                game_id,
+                decide,
+                command_id,
+                actor,
+                lambda game: command_digest(game.rules, command),  # as the caller sent it: a retry sends the same
+                expected_version=expected_version,
+            )
+        finally:
+            self._fold.unexpect(game_id)
+            self._turns.give_back(game_id, turn)
         return game, list(stored)
 
     async def assign_seats(
@@ -648,6 +703,43 @@ class Games:
 
         game, stored = await self.repository.execute(game_id, decide, command_id, actor, digest, fresh=True)
         return game, stored[0].version
+
+
+class Turns:
+    """The acts of this process on each game, taken one at a time (in the order they came): an act decides on the
+    game as the one before it left it, instead of racing it to the same position and losing the append (then
+    reading the game from the store and deciding again) — as the seats of a fair deal do when they all commit or
+    reveal at once. Other writers (another replica) are still told apart by the store's expected sequence. A game
+    no act waits for holds nothing."""
+
+    def __init__(self) -> None:
+        self._games: dict[str, tuple[asyncio.Lock, list[int]]] = {}
+
+    async def take(self, game_id: str) -> tuple[asyncio.Lock, list[int]]:
+        """Wait for the game's turn (`give_back` it once the act is over, whatever happened)."""
+        entry = self._games.get(game_id)
+        if entry is None:
+            entry = self._games[game_id] = (asyncio.Lock(), [0])
+        entry[1][0] += 1
+        try:
+            await entry[0].acquire()
+        except BaseException:
+            self._leave(game_id, entry)
+            raise
+        return entry
+
+    def give_back(self, game_id: str, entry: tuple[asyncio.Lock, list[int]]) -> None:
+        entry[0].release()
+        self._leave(game_id, entry)
+
+    def _leave(self, game_id: str, entry: tuple[asyncio.Lock, list[int]]) -> None:
+        entry[1][0] -= 1
+        if not entry[1][0] and self._games.get(game_id) is entry:
+            del self._games[game_id]
+
+    def __len__(self) -> int:
+        """The games some act holds or waits for."""
+        return len(self._games)
 
 
 def _weight(game: Game) -> int:

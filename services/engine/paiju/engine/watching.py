@@ -22,7 +22,7 @@ encoding per event.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import grpc
@@ -91,32 +91,96 @@ def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: 
     and when the turn runs out, and when ``seat`` may act, what it needs to act (its view too with ``views``).
     ``contribution_seconds``: how long fair dealing's windows wait (the engine's `FairDealing`, or one time for
     every window)."""
+    head, actions, tail = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
+    name = game.rules.name
+    encode = game.rules.commands.encode
+    for action in actions:
+        getattr(head.actions.add(), name).CopyFrom(encode(action))
+    head.MergeFrom(tail)
+    return head
+
+
+def _turn_parts(
+    game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing
+) -> tuple[engine_pb2.Turn, Sequence[Any], engine_pb2.Turn]:
+    """`turn_of` in three parts, in the order of their fields: the turn's fields before its legal actions (version,
+    seats, deadline), the legal actions as the rules give them, and the fields after them (what a follow owes, the
+    view, the fair-dealing step)."""
     rules = game.rules.game
     state = game.state
     waiting = rules.waiting(state)
     contributors = rules.contributors(state)
     seats = sorted({*waiting, *contributors})
-    turn = engine_pb2.Turn(version=game.version, seats=seats)
+    head = engine_pb2.Turn(version=game.version, seats=seats)
+    tail = engine_pb2.Turn()
     deadline = _deadline(game, bool(waiting), bool(contributors), contribution_seconds)
     if deadline is not None:
-        turn.deadline.CopyFrom(deadline)
+        head.deadline.CopyFrom(deadline)
+    actions: Sequence[Any] = ()
     acts = seat is not None and seat in seats
     if acts:
         assert seat is not None
-        name = game.rules.name
-        encode = game.rules.commands.encode
-        for action in rules.legal_actions(state, seat):
-            getattr(turn.actions.add(), name).CopyFrom(encode(action))
-        game.rules.legal_extras(state, seat, turn)
+        actions = rules.legal_actions(state, seat)
+        game.rules.legal_extras(state, seat, tail)
         owed = fair.owed(state, seat) if seat in contributors else None
         if owed is not None:
-            turn.fair_step.kind = _STEP_KINDS[owed]
-            turn.fair_step.shuffle = state.shuffle.number
+            tail.fair_step.kind = _STEP_KINDS[owed]
+            tail.fair_step.shuffle = state.shuffle.number
             if owed == "commit" and seat == state.shuffle.cutter:
-                turn.fair_step.max_cut = rules.deck_size - 1
+                tail.fair_step.max_cut = rules.deck_size - 1
     if acts or views:
-        getattr(turn, game.rules.name).CopyFrom(game.rules.codec.encode(rules.view(state, seat)))
-    return turn
+        getattr(tail, game.rules.name).CopyFrom(game.rules.codec.encode(rules.view(state, seat)))
+    return head, actions, tail
+
+
+ACTIONS_KEPT = 1 << 16
+"""How many legal actions' encodings `action_bytes` keeps (all forgotten at once when full): a seat's legal actions
+are mostly the same from one turn to the next (the same cards stay playable), so each is encoded about once."""
+_actions: dict[tuple[str, Any], bytes] = {}
+_TURN_ACTION = 4
+"""The field number of `Turn.actions`."""
+_WATCH_TURN = 3
+"""The field number of `WatchResponse.turn`."""
+
+
+def _varint(value: int) -> bytes:
+    """``value`` (not negative) as a protobuf varint."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _tag(field: int) -> bytes:
+    return _varint(field << 3 | 2)
+
+
+_ACTION_TAG = _tag(_TURN_ACTION)
+_COMMAND_TAGS = {field.name: _tag(field.number) for field in engine_pb2.GameCommand.DESCRIPTOR.fields}
+_TURN_TAG = _tag(_WATCH_TURN)
+
+
+def action_bytes(game: Game, action: Any) -> bytes:
+    """One legal action as an entry of `Turn.actions` (its tag, length and `GameCommand`), serialized; made once per
+    action while it is kept (`ACTIONS_KEPT`)."""
+    name = game.rules.name
+    key = (name, action)
+    try:
+        found = _actions.get(key)
+    except TypeError:  # an action that is not hashable: encoded every time
+        return _action_entry(name, game.rules.commands.encode(action).SerializeToString())
+    if found is None:
+        if len(_actions) >= ACTIONS_KEPT:
+            _actions.clear()
+        found = _actions[key] = _action_entry(name, game.rules.commands.encode(action).SerializeToString())
+    return found
+
+
+def _action_entry(name: str, command: bytes) -> bytes:
+    wrapped = _COMMAND_TAGS[name] + _varint(len(command)) + command
+    return _ACTION_TAG + _varint(len(wrapped)) + wrapped
 
 
 def _deadline(
@@ -144,9 +208,13 @@ def _deadline(
 
 
 def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing) -> bytes:
-    """A `WatchResponse` holding the turn (see `turn_of`), serialized."""
-    turn = turn_of(game, seat, views=views, contribution_seconds=contribution_seconds)
-    return engine_pb2.WatchResponse(turn=turn).SerializeToString()
+    """A `WatchResponse` holding the turn (see `turn_of`), serialized: the same bytes as serializing it, put together
+    from its parts, each legal action's encoding made once and reused (`action_bytes`)."""
+    head, actions, tail = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
+    body = b"".join(
+        (head.SerializeToString(), *(action_bytes(game, action) for action in actions), tail.SerializeToString())
+    )
+    return _TURN_TAG + _varint(len(body)) + body
 
 
 class Encodings:
