@@ -28,6 +28,7 @@ from paiju.contract.codec import CodecError
 from paiju.contract.matches import GAMES, create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import games as lobby_games
+from paiju.lobby import spectating
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance
 from paiju.lobby.contract import LOBBY_EVENTS
@@ -161,6 +162,7 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
             covered=seat.covered,
             strength=seat.strength,
         )
+    spectating.describe(table, message)
     if table.last_result is not None:
         r = table.last_result
         result = message.last_result
@@ -454,7 +456,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         tournament = request.preset == lobby_pb2.TABLE_PRESET_TOURNAMENT
         fields = tb.options_fields(game, options)
         mode = MODES[request.mode] if request.HasField("mode") else None
-        command = tb.OpenTable(table_id, request.name, game, player, tournament, **fields, mode=mode)
+        command = tb.OpenTable(
+            table_id, request.name, game, player, tournament, **fields, mode=mode, spectators=spectating.chosen(request)
+        )
         async with self._opening if counted else contextlib.nullcontext():
             if counted:
                 open_tables = await self._open_tables(player)
@@ -727,6 +731,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             game_id=table.game_id, game=GAMES[table.game], expires_at=self._now() + GAME_TOKEN_SECONDS
         )
         if seat is None:
+            spectating.admit(table)
             response.token = self._token(
                 who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id, generation=who.generation
             )

@@ -134,7 +134,8 @@ function livePage(tableId) {
   source.addEventListener("board", (e) => {
     const data = JSON.parse(e.data);
     heading.textContent = data.table + " · " + data.board.title;
-    status.textContent = "Live · game " + data.game_id + " · version " + data.version;
+    status.textContent = (data.delay_moves ? "Delayed by " + data.delay_moves + " moves" : "Live")
+      + " · game " + data.game_id + " · version " + data.version;
     status.setAttribute("data-version", String(data.version));
     deadline = data.deadline_ms;
     if (!data.timer_seconds) timer.textContent = "off";
