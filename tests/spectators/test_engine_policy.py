@@ -86,7 +86,8 @@ def test_a_closed_table_refuses_spectators_while_its_game_runs(request: pytest.F
                 pass
             # once over, its whole record is public (docs/api.md, Replay)
             record = await _replayed(stub, game_id, md)
-            assert record and record[-1].version == games.repository.cached(game_id).version
+            final = games.repository.cached(game_id)
+            assert final is not None and record and record[-1].version == final.version
             dealt = [e.zlj.hands_dealt for e in record if e.zlj.WhichOneof("event") == "hands_dealt"]
             assert dealt and all(all(hand.cards for hand in d.hands) for d in dealt), "every hand as dealt"
             watched = await _watched(stub, game_id, md)
