@@ -41,7 +41,8 @@ async def _table(s: Stack, owner: Any, policy: spectators_pb2.SpectatorPolicy | 
     request.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=1, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL))
     if policy is not None:
         request.spectators.CopyFrom(policy)
-    return (await s.lobby.CreateTable(request, metadata=owner)).table
+    created: lobby_pb2.CreateTableResponse = await s.lobby.CreateTable(request, metadata=owner)
+    return created.table
 
 
 async def _started(s: Stack, owner: Any, table_id: str) -> str:
