@@ -35,6 +35,8 @@ PASSWORD = "violet-harbour-kettle-42"
 PEOPLE = ("alice", "bob", "carol", "dave")
 ADMIN = "fz-admin"
 REFEREE = "fz-referee"
+OWN_GAMES_SPECTATORS = {"zlj": SpectatorPolicy(delay_moves=3), "tractor": SpectatorPolicy(closed=True)}
+"""The spectator policies of the fuzzer's own games: the 砸六家 one delays spectators, the 拖拉机 one admits none."""
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:
@@ -170,12 +172,11 @@ async def build(stack: Stack) -> Known:
         for _ in range(6):
             await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=ready), metadata=alice)
 
-        # the fuzzer's own games: spectators of the 砸六家 one are delayed, the 拖拉机 one admits none
-        policies = {"zlj": SpectatorPolicy(delay_moves=3), "tractor": SpectatorPolicy(closed=True)}
+        # the fuzzer's own games
         for kind, which, seats in (("zlj", engine_pb2.GAME_ZLJ, 6), ("tractor", engine_pb2.GAME_TRACTOR, 4)):
             game_id = f"fuzz-{kind}-game"
             holders = [f"fz-{kind}-{seat}" for seat in range(seats)]
-            create = engine_pb2.CreateGameRequest(game_id=game_id, game=which, spectators=policies[kind])
+            create = engine_pb2.CreateGameRequest(game_id=game_id, game=which, spectators=OWN_GAMES_SPECTATORS[kind])
             for seat, holder in enumerate(holders):
                 create.seats.add(seat=seat, player_id=holder)
             await engine.CreateGame(create, metadata=service)

@@ -28,12 +28,12 @@ from paiju.contract.codec import CodecError
 from paiju.contract.matches import GAMES, create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import games as lobby_games
-from paiju.lobby import spectating
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.leases import SeatLeases, SeatTokens
 from paiju.lobby.presence import Presence
+from paiju.lobby.spectating import admit_spectator, chosen_spectators, show_spectators
 from paiju.platform.aio import unless
 from paiju.platform.channels import channel as grpc_channel
 from paiju.platform.edge import Policy, caller, peer, refusal_of_rpc_error
@@ -162,7 +162,7 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
             covered=seat.covered,
             strength=seat.strength,
         )
-    spectating.describe(table, message)
+    show_spectators(table, message)
     if table.last_result is not None:
         r = table.last_result
         result = message.last_result
@@ -457,7 +457,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         fields = tb.options_fields(game, options)
         mode = MODES[request.mode] if request.HasField("mode") else None
         command = tb.OpenTable(
-            table_id, request.name, game, player, tournament, **fields, mode=mode, spectators=spectating.chosen(request)
+            table_id, request.name, game, player, tournament, **fields, mode=mode, spectators=chosen_spectators(request)
         )
         async with self._opening if counted else contextlib.nullcontext():
             if counted:
@@ -731,7 +731,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             game_id=table.game_id, game=GAMES[table.game], expires_at=self._now() + GAME_TOKEN_SECONDS
         )
         if seat is None:
-            spectating.admit(table)
+            admit_spectator(table)
             response.token = self._token(
                 who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id, generation=who.generation
             )

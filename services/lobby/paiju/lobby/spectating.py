@@ -13,7 +13,7 @@ from paiju.platform.errors import Reason, Refused
 from paiju.v1 import lobby_pb2
 
 
-def chosen(request: lobby_pb2.CreateTableRequest) -> tb.Spectators | None:
+def chosen_spectators(request: lobby_pb2.CreateTableRequest) -> tb.Spectators | None:
     """The policy a `CreateTable` request chose (``None``: the table's default, `paiju.lobby.table.spectators_of`).
     The delay's bounds are the table's to check (`paiju.lobby.table.decide`)."""
     if not request.HasField("spectators"):
@@ -21,14 +21,14 @@ def chosen(request: lobby_pb2.CreateTableRequest) -> tb.Spectators | None:
     return tb.Spectators(closed=request.spectators.closed, delay_moves=request.spectators.delay_moves)
 
 
-def describe(table: tb.Table, message: lobby_pb2.Table) -> None:
+def show_spectators(table: tb.Table, message: lobby_pb2.Table) -> None:
     """Put ``table``'s policy in its API picture (left unset for a table opened before policies: public)."""
     if table.spectators is not None:
         message.spectators.closed = table.spectators.closed
         message.spectators.delay_moves = table.spectators.delay_moves
 
 
-def admit(table: tb.Table) -> None:
+def admit_spectator(table: tb.Table) -> None:
     """Refuse a spectator token for a table that admits no spectators (SPECTATORS_NOT_ALLOWED, D-SPEC-1)."""
     if table.spectators is not None and table.spectators.closed:
         raise Refused(
@@ -38,4 +38,4 @@ def admit(table: tb.Table) -> None:
         )
 
 
-__all__ = ["admit", "chosen", "describe"]
+__all__ = ["admit_spectator", "chosen_spectators", "show_spectators"]
