@@ -19,6 +19,7 @@ from typing import Any
 
 from paiju.platform import settings as s
 from paiju.rules.registry import GAMES
+from paiju.terminal.client import queue_options
 
 LOBBY_VARIABLE = s.LOBBY_ADDRESS.name
 ENGINE_VARIABLE = s.ENGINE_ADDRESS.name
@@ -88,6 +89,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument(
         "--no-bots", dest="bots", action="store_false", help="leave free seats for people (start when all are ready)"
     )
+    queue_options.add_arguments(p)
     p.set_defaults(func=run_play)
 
     p = subparsers.add_parser(

@@ -9,6 +9,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
+from paiju.terminal.client import matchmaking, queue_options
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, Refused
 from paiju.terminal.client.lobby import (
@@ -89,7 +90,12 @@ async def _play_through_lobby(args: argparse.Namespace, password: str | None, co
     try:
         session = await lobby.sign_in(args.name, password, args.register)
         console.line(f"Signed in as {session.name}.")
-        table = await _sit_down(lobby, args, console)
+        if queue_options.wanted(args):  # parties and the queue: the lobby seats the player and starts the match
+            table = await matchmaking.matchmade(lobby, args, console)
+            if table is None:
+                return 0
+        else:
+            table = await _sit_down(lobby, args, console)
         if table is None:
             return 1
         seats = Seats(names=seat_names(table))
