@@ -605,6 +605,8 @@ class Generator:
             return rng.choice((0, 1, 2, 6))
         if name in ("turn_seconds", "round_minutes"):
             return rng.choice((0, 0, 0, 5, 30))
+        if name == "delay_moves":  # a table's spectator delay (0..16) and near misses
+            return rng.choice((0, 0, 1, 6, 16, 17))
         if name == "corrected_difference":
             return rng.randrange(-5, 6)
         if name == "cards":

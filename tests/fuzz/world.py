@@ -5,7 +5,8 @@
 - alice's 拖拉机 table where alice and bob sit with two bots, its match started with a 5-second turn timer (the engine
   plays the people's turns when they do not), alice's 砸六家 table, open, nobody seated, and her 砸六家 table of six
   bots, not started (alice may start it);
-- two engine games of the fuzzer's own, one of each game, whose seats only the fuzzer's tokens hold;
+- two engine games of the fuzzer's own, one of each game, whose seats only the fuzzer's tokens hold (spectators of
+  the 砸六家 one are delayed, the 拖拉机 one admits none: docs/rules/spectators.md);
 - a 拖拉机 tournament an admin created, with a team the admin registered (alice, bob) and a team carol proposed
   (carol, dave) waiting for dave's consent;
 - a 砸六家 party carol leads, with an invite to dave open (docs/rules/matchmaking.md);
@@ -25,6 +26,7 @@ from typing import Any
 import grpc
 
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc, tractor_pb2
+from paiju.v1.spectators_pb2 import SpectatorPolicy
 
 from .generate import Known, Token
 from .stack import Stack
@@ -34,6 +36,8 @@ PASSWORD = "violet-harbour-kettle-42"
 PEOPLE = ("alice", "bob", "carol", "dave")
 ADMIN = "fz-admin"
 REFEREE = "fz-referee"
+OWN_GAMES_SPECTATORS = {"zlj": SpectatorPolicy(delay_moves=3), "tractor": SpectatorPolicy(closed=True)}
+"""The spectator policies of the fuzzer's own games: the 砸六家 one delays spectators, the 拖拉机 one admits none."""
 
 
 def bearer(token: str) -> tuple[tuple[str, str], ...]:
@@ -178,7 +182,7 @@ async def build(stack: Stack) -> Known:
         for kind, which, seats in (("zlj", engine_pb2.GAME_ZLJ, 6), ("tractor", engine_pb2.GAME_TRACTOR, 4)):
             game_id = f"fuzz-{kind}-game"
             holders = [f"fz-{kind}-{seat}" for seat in range(seats)]
-            create = engine_pb2.CreateGameRequest(game_id=game_id, game=which)
+            create = engine_pb2.CreateGameRequest(game_id=game_id, game=which, spectators=OWN_GAMES_SPECTATORS[kind])
             for seat, holder in enumerate(holders):
                 create.seats.add(seat=seat, player_id=holder)
             await engine.CreateGame(create, metadata=service)

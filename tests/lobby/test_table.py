@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paiju.lobby.table import (
+    DELAYED_MOVES,
     SEATS,
     TOURNAMENT_TURN_SECONDS,
     AddBot,
@@ -39,6 +40,7 @@ from paiju.lobby.table import (
     SeatsSwapped,
     SeatTaken,
     SetReady,
+    Spectators,
     StartMatch,
     Status,
     Substitute,
@@ -246,7 +248,8 @@ def test_open_a_zlj_table() -> None:
 def test_open_a_tractor_table_with_options_and_the_tournament_preset() -> None:
     options = tractor_model.Options(round_minutes=90)
     table, events = act(Table(), OpenTable(T, "Final", "tractor", OWNER, tournament=True, tractor_options=options))
-    assert events == [TableOpened(T, "Final", "tractor", OWNER, True, None, options)]
+    delayed = Spectators(delay_moves=DELAYED_MOVES)  # a tournament table's spectators are delayed (D-SPEC-3)
+    assert events == [TableOpened(T, "Final", "tractor", OWNER, True, None, options, spectators=delayed)]
     assert len(table.seats) == 4
     assert table.tournament
     assert table.tractor_options == options
@@ -745,7 +748,13 @@ def test_start_a_tractor_match_with_the_tournament_preset() -> None:
     event = started(decide(table, StartMatch(OWNER)))
     assert event.players == (ANN, "bot-t1-0", BO, "bot-t1-1")
     assert event == MatchStarted(
-        "t1-m1", 1, event.players, "tractor", None, tractor_model.Options(turn_seconds=TOURNAMENT_TURN_SECONDS)
+        "t1-m1",
+        1,
+        event.players,
+        "tractor",
+        None,
+        tractor_model.Options(turn_seconds=TOURNAMENT_TURN_SECONDS),
+        spectators=Spectators(delay_moves=DELAYED_MOVES),
     )
 
 

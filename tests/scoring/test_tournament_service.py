@@ -37,7 +37,8 @@ def run(body: Callable[[], Coroutine[Any, Any, None]]) -> None:
 async def play_zlj_game(s: Scoring, game_id: str, players: list[str], rng: SeededRandom) -> None:
     """Each seat played by its own player's token, random legal actions, to the match's end."""
     await s.base.game_exists(game_id)
-    spectator = token_metadata(role=Role.SPECTATOR, subject="watcher", game=game_id)
+    # whose turn it is, from the public view as it stands (a tournament table's spectators see it delayed)
+    spectator = token_metadata(role=Role.ANALYST, subject="watcher")
     tokens = [token_metadata(role=Role.PLAYER, subject=p, game=game_id, seat=seat) for seat, p in enumerate(players)]
     for _ in range(3000):
         view = await s.base.engine.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)

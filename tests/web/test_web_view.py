@@ -53,6 +53,7 @@ from paiju.v1 import (
     ratings_pb2_grpc,
     scoring_pb2,
     scoring_pb2_grpc,
+    spectators_pb2,
     zlj_pb2,
 )
 
@@ -209,7 +210,9 @@ def test_the_tables_page_lists_the_bot_tables_and_a_table_is_followed_live(stack
 
 def test_a_timed_tables_live_page_counts_the_turn_down(stack: dict[str, Any]) -> None:
     async def body() -> None:
-        table_id, _ = await _table_of_bots(stack["lobby"], preset=lobby_pb2.TABLE_PRESET_TOURNAMENT)
+        # watched live (a tournament table's spectators are delayed by default, and a delayed board has no countdown)
+        live = spectators_pb2.SpectatorPolicy(delay_moves=0)
+        table_id, _ = await _table_of_bots(stack["lobby"], preset=lobby_pb2.TABLE_PRESET_TOURNAMENT, spectators=live)
         async with browser() as page:
             await page.goto(f"{stack['web']}#/table/{table_id}")
             await page.wait_for(_version(), 60, "the timed table")
@@ -582,9 +585,13 @@ async def _nothing_hidden(page: Page) -> None:
 
 
 async def _table_of_bots(
-    lobby_address: str, preset: Any = lobby_pb2.TABLE_PRESET_UNSPECIFIED, deals: int | None = None
+    lobby_address: str,
+    preset: Any = lobby_pb2.TABLE_PRESET_UNSPECIFIED,
+    deals: int | None = None,
+    spectators: Any = None,
 ) -> tuple[str, str]:
-    """A 砸六家 table of six bots (``preset``; ``deals``: 0 plays on until stopped), started: (table, game)."""
+    """A 砸六家 table of six bots (``preset``; ``deals``: 0 plays on until stopped; ``spectators``: its spectator
+    policy), started: (table, game)."""
     async with grpc.aio.insecure_channel(lobby_address) as channel:
         lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
         session = (await lobby.Guest(lobby_pb2.GuestRequest())).session
@@ -592,6 +599,8 @@ async def _table_of_bots(
         request = lobby_pb2.CreateTableRequest(name="bots", game=engine_pb2.GAME_ZLJ, preset=preset)
         if deals is not None:
             request.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=deals))
+        if spectators is not None:
+            request.spectators.CopyFrom(spectators)
         table = (await lobby.CreateTable(request, metadata=md)).table
         for _ in range(6):
             await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table.table_id), metadata=md)

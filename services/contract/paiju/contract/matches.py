@@ -25,4 +25,6 @@ def create_request(started: lobby_events_pb2.LobbyMatchStarted) -> engine_pb2.Cr
             getattr(request, codecs.options_field).CopyFrom(getattr(started, codecs.options_field))
     for seat, player in enumerate(started.players):
         request.seats.add(seat=seat, player_id=player)
+    if started.HasField("spectators"):  # the table's spectator policy (unset in starts before it existed: public)
+        request.spectators.CopyFrom(started.spectators)
     return request

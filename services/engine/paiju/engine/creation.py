@@ -48,7 +48,14 @@ class GameCreation:
             seats = self._seating(request, rules.game.seats)
             digest = hashlib.sha256(request.SerializeToString(deterministic=True)).digest()
             game = await self._games.create(
-                request.game_id, kind, start, f"create:{request.game_id}", actor, seats=seats, digest=digest
+                request.game_id,
+                kind,
+                start,
+                f"create:{request.game_id}",
+                actor,
+                seats=seats,
+                digest=digest,
+                spectators=request.spectators if request.HasField("spectators") else None,
             )
         except CodecError as e:
             raise Refused(Reason.INVALID_OPTIONS, str(e)) from None

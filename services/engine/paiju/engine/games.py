@@ -72,7 +72,7 @@ from paiju.platform.repository import (
 from paiju.platform.store import ConcurrencyConflict, EventStore, Position, Recorded
 from paiju.rules import registry
 from paiju.rules.registry import GameRules
-from paiju.v1 import engine_pb2
+from paiju.v1 import engine_pb2, spectators_pb2
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,10 +598,12 @@ class Games:
         *,
         seats: Sequence[str] = (),
         digest: bytes | None = None,
+        spectators: spectators_pb2.SpectatorPolicy | None = None,
     ) -> Game:
         """Start a game with its first command (``StartMatch`` / ``StartGame``, seed drawn by the caller) and,
         when given, the player in each seat. Creating it again with the same request (``digest``, by default
-        the start command's) is answered with the game; `CommandIdReused` when it exists from another one."""
+        the start command's) is answered with the game; `CommandIdReused` when it exists from another one.
+        ``spectators``: the game's spectator policy, stored on its first event."""
         rules = RULES[game]
         if seats and len(seats) != seat_count(rules):
             raise ValueError(f"a {rules.name} game has {seat_count(rules)} seats, not {len(seats)}")
@@ -616,6 +618,8 @@ class Games:
         await self.live.add(game_id)  # before its first event: a live game is never missing from the set
         stamp = Stamp(command_id, actor, digest, timestamp_of(self._clock()))
         envelopes = _envelopes(game_id, Position(), _payloads(rules, events), stamp)
+        if spectators is not None:  # kept with the game from its first event (`paiju.engine.spectating`)
+            envelopes[0].spectators.CopyFrom(spectators)
         written = [e.SerializeToString() for e in envelopes]
         # when it exists already, it is the same creation (a retry, another replica) or another game
         with contextlib.suppress(ConcurrencyConflict):

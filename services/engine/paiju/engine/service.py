@@ -35,6 +35,7 @@ from paiju.engine.games import (
 )
 from paiju.engine.metrics import ACTS, LATENCY
 from paiju.engine.seeds import shuffle_seed
+from paiju.engine.spectating import Spectating
 from paiju.engine.timers import waiting_seats
 from paiju.engine.watching import FULL, Encodings, audience, event_bytes, redacted, register
 from paiju.platform import tracing
@@ -121,6 +122,8 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self.creation = GameCreation(games, seeds, now)
         """Creating games: for CreateGame and for the match starter."""
         self.encodings = Encodings(lambda: games.dealing)
+        self.spectating = Spectating(games, lambda: games.dealing)
+        """Spectators by the table's policy: closed tables, delayed games (`paiju.engine.spectating`)."""
         """What Watch streams send, encoded once per audience and shared (`paiju.engine.watching`)."""
         self.draining = asyncio.Event()
         """Set when the server shuts down (`drain`): open watch streams end with a WatchEnd saying so."""
@@ -204,6 +207,10 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             )
         return who.seat
 
+    async def _spectating(self, who: Identity, game: Game) -> Game:
+        """``game`` as ``who`` may see it by its table's spectator policy (`paiju.engine.spectating`)."""
+        return await self.spectating.seen_by(who, game)
+
     @staticmethod
     def _redact(game: Game, envelope: engine_pb2.Envelope, seat: int | None, full: bool) -> engine_pb2.Envelope:
         """``envelope`` (one of ``game``'s) as ``seat`` may see it (``full``: every hand, as stored). Command
@@ -250,7 +257,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.GetViewRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetViewResponse:
         who = await self._caller()
-        game = await self._visible(who, request.game_id, request.min_version, context)
+        game = await self._spectating(who, await self._visible(who, request.game_id, request.min_version, context))
         seat = self._seat(who, game)
         response = engine_pb2.GetViewResponse(version=game.version)
         view = game.rules.codec.encode(game.rules.game.view(game.state, seat))
@@ -261,7 +268,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         self, request: engine_pb2.GetLegalActionsRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> engine_pb2.GetLegalActionsResponse:
         who = await self._caller()
-        game = await self._visible(who, request.game_id, request.min_version, context)
+        game = await self._spectating(who, await self._visible(who, request.game_id, request.min_version, context))
         seat = self._seat(who, game)
         response = engine_pb2.GetLegalActionsResponse(version=game.version)
         if seat is None:
@@ -361,6 +368,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         who = await self._caller()
         full = who.role in FULL_INFORMATION
         game = await self._visible(who, request.game_id)
+        policy = await self.spectating.of(who, game)
+        if policy.delay:  # a delayed spectator (`paiju.engine.spectating`)
+            async for delayed in self.spectating.watch(game, policy, request, self.draining):
+                yield delayed
+            return
         seat = None if full else self._seat(who, game)
         if seat is not None:
             game = await self._open_first_shuffle(game)
@@ -440,6 +452,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         if not ended and who.role not in ANY_GAME and who.game != request.game_id:
             raise not_found(request.game_id)
         full = who.role in FULL_INFORMATION or ended
+        last = (await self._spectating(who, game)).version  # a delayed spectator replays what it may see
         holds = who.role is Role.PLAYER and who.game == request.game_id and who.seat is not None
         seat = who.seat if holds and who.seat is not None and game.holds(who.seat, who.subject) else None
         try:
@@ -447,7 +460,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         except GameNotFound:
             raise not_found(request.game_id) from None
         for envelope, event in zip(history.envelopes, history.events, strict=True):
-            if envelope.version > game.version:
+            if envelope.version > last:
                 break  # the game as it was when the replay was asked for
             shown = audience(history.game, envelope.version, seat, who.subject, full)
             yield engine_pb2.ReplayResponse(envelope=redacted(history.game, envelope, event, shown))

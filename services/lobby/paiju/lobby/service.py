@@ -36,6 +36,7 @@ from paiju.lobby.attendance import Attendance
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.leases import SeatLeases, SeatTokens
 from paiju.lobby.presence import Presence
+from paiju.lobby.spectating import admit_spectator, chosen_spectators, show_spectators
 from paiju.platform.aio import unless
 from paiju.platform.channels import channel as grpc_channel
 from paiju.platform.edge import Policy, caller, peer, refusal_of_rpc_error
@@ -169,6 +170,7 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
             covered=seat.covered,
             strength=seat.strength,
         )
+    show_spectators(table, message)
     if table.last_result is not None:
         r = table.last_result
         result = message.last_result
@@ -500,7 +502,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         tournament = request.preset == lobby_pb2.TABLE_PRESET_TOURNAMENT
         fields = tb.options_fields(game, options)
         mode = MODES[request.mode] if request.HasField("mode") else None
-        command = tb.OpenTable(table_id, request.name, game, player, tournament, **fields, mode=mode)
+        command = tb.OpenTable(
+            table_id, request.name, game, player, tournament, **fields, mode=mode, spectators=chosen_spectators(request)
+        )
         async with self._opening if counted else contextlib.nullcontext():
             if counted:
                 open_tables = await self._open_tables(player)
@@ -773,6 +777,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             game_id=table.game_id, game=GAMES[table.game], expires_at=self._now() + GAME_TOKEN_SECONDS
         )
         if seat is None:
+            admit_spectator(table)
             response.token = self._token(
                 who.subject, Role.SPECTATOR, GAME_TOKEN_SECONDS, table.game_id, generation=who.generation
             )

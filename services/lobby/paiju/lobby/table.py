@@ -32,6 +32,12 @@ OPTIONS_FIELDS = {name: codecs.options_field for name, codecs in contract.GAMES.
 """The field of each game's options in a table, its commands and events (named as in the contract's messages)."""
 TOURNAMENT_TURN_SECONDS = 10
 """The turn timer of the tournament preset (拖拉机 §11: 10 seconds; the same for 砸六家 tournament tables)."""
+DELAYED_MOVES = 6
+"""How many moves behind spectators watch a ranked or tournament table opened without a policy of its own
+(docs/rules/spectators.md, D-SPEC-3)."""
+MOST_DELAYED_MOVES = 16
+"""The longest delay a table may choose, in moves (D-SPEC-2: the engine keeps a game's latest 24 events in memory, so
+a delayed spectator is served from memory like any other)."""
 
 
 class Mode(StrEnum):
@@ -40,6 +46,25 @@ class Mode(StrEnum):
 
     RANKED = "ranked"
     CASUAL = "casual"
+
+
+@dataclass(frozen=True, slots=True)
+class Spectators:
+    """Who may watch a table's games and how far behind (the contract's `SpectatorPolicy`, docs/rules/spectators.md):
+    ``closed``, no spectators at all; else spectators see the game ``delay_moves`` events behind (0: live)."""
+
+    closed: bool = False
+    delay_moves: int = 0
+
+
+def spectators_of(tournament: bool, mode: Mode | None, chosen: Spectators | None) -> Spectators | None:
+    """The policy a table is opened with: the one chosen, else delayed for ranked and tournament tables (D-SPEC-3),
+    else none (``None``: public, and recorded as nothing, as before policies existed)."""
+    if chosen is not None:
+        return chosen
+    if tournament or mode is Mode.RANKED:
+        return Spectators(delay_moves=DELAYED_MOVES)
+    return None
 
 
 class Status(StrEnum):
@@ -105,6 +130,8 @@ class Table:
     game_id: str = ""
     matches: int = 0
     last_result: Result | None = None
+    spectators: Spectators | None = None
+    """Who may watch its games (``None``: public, as every table opened before policies existed)."""
 
     def seat_of(self, player_id: str) -> int | None:
         return next((i for i, s in enumerate(self.seats) if s.player_id == player_id and not s.bot), None)
@@ -152,6 +179,8 @@ class OpenTable:
     zlj_options: zlj_model.Options | None = None
     tractor_options: tractor_model.Options | None = None
     mode: Mode | None = field(default=None, metadata=AFTER_LEGACY_DIGEST)
+    spectators: Spectators | None = field(default=None, metadata=AFTER_LEGACY_DIGEST)
+    """The policy chosen (``None``: the default of `spectators_of`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +289,7 @@ class TableOpened:
     zlj_options: zlj_model.Options | None
     tractor_options: tractor_model.Options | None
     mode: Mode | None = None
+    spectators: Spectators | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +346,7 @@ class MatchStarted:
     zlj_options: zlj_model.Options | None
     tractor_options: tractor_model.Options | None
     mode: Mode | None = None
+    spectators: Spectators | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +468,14 @@ def decide(table: Table, command: Any) -> list[Any]:
         if any(getattr(command, field) is not None for game, field in OPTIONS_FIELDS.items() if game != command.game):
             raise LobbyError(Reason.INVALID_OPTIONS, f"a {command.game} table takes {command.game} options only")
         options = {field: getattr(command, field) for field in OPTIONS_FIELDS.values()}
+        mode = None if command.tournament else command.mode
+        policy = command.spectators
+        if policy is not None and not 0 <= policy.delay_moves <= MOST_DELAYED_MOVES:
+            raise LobbyError(
+                Reason.INVALID_REQUEST,
+                f"spectators are delayed by 0..{MOST_DELAYED_MOVES} moves",
+                {"field": "spectators.delay_moves"},
+            )
         return [
             TableOpened(
                 command.table_id,
@@ -445,7 +484,8 @@ def decide(table: Table, command: Any) -> list[Any]:
                 command.owner,
                 command.tournament,
                 **options,
-                mode=None if command.tournament else command.mode,
+                mode=mode,
+                spectators=spectators_of(command.tournament, mode, policy),
             )
         ]
     if table.status is Status.NEW:
@@ -519,7 +559,9 @@ def decide(table: Table, command: Any) -> list[Any]:
         players = tuple(s.player_id for s in table.seats)
         options = options_fields(table.game, match_options(table))
         game_id = game_id_of(table.table_id, match)
-        return [MatchStarted(game_id, match, players, table.game, **options, mode=table.mode)]
+        return [
+            MatchStarted(game_id, match, players, table.game, **options, mode=table.mode, spectators=table.spectators)
+        ]
     if isinstance(command, CoverSeat):
         place = table.seats[_seat_index(table, command.seat)]
         if table.status is not Status.PLAYING or place.bot or place.covered or place.free:

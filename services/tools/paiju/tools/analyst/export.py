@@ -9,7 +9,9 @@ unknown).
 
 Hidden information (hands as dealt, concealed 拖拉机 bids, 砸六家 tribute cards) is exported only for games
 that have ended. Live games are left out unless asked for; then their rows hold only what a spectator may
-see (`GameLog.shown`), hidden cards as ``hidden`` rows without cards, and their deal rows say ``public``.
+see (`GameLog.shown`), hidden cards as ``hidden`` rows without cards, and their deal rows say ``public``; and only
+as far as the table's spectator policy lets a spectator see (`paiju.tools.analyst.log.spectated`,
+docs/rules/spectators.md): a delayed table's game up to its spectators' version, a closed table's game not at all.
 
 A deal belongs to a time range by its first event (its dealing); ``since`` is inclusive, ``until`` not.
 Order: games by id, deals by number, plays by version.
@@ -30,7 +32,7 @@ from google.protobuf import json_format
 from paiju.rules import fair
 from paiju.rules.cards import Card, format_cards
 from paiju.tools.analyst.games import GAMES, MAX_SEATS
-from paiju.tools.analyst.log import GameLog, recorded_at
+from paiju.tools.analyst.log import GameLog, recorded_at, spectated
 from paiju.tools.analyst.people import Names, name_of
 from paiju.tools.analyst.timeline import Moment, timeline
 
@@ -171,7 +173,11 @@ def export_rows(
         if not log.ended and not include_live:
             rows.live_left_out += 1
             continue
-        game = game_rows(log, names)
+        public = spectated(log)  # a live game: what its table lets a spectator see
+        if public is None:
+            rows.live_left_out += 1
+            continue
+        game = game_rows(public, names)
         kept = {d["deal"] for d in game.deals if _within(d["started"], since, until)}
         rows.deals += [d for d in game.deals if d["deal"] in kept]
         rows.plays += [p for p in game.plays if p["deal"] in kept]

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from paiju.engine.games import RULES, History, Rules, seat_count
+from paiju.engine.spectating import policy_of, seen_version
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import model as zlj_model
 from paiju.v1 import engine_pb2
@@ -60,6 +61,19 @@ class GameLog:
     def upto(self, version: int) -> GameLog:
         """The log up to ``version`` (the game's end, and so what is shown, is still judged on the whole log)."""
         return GameLog(self.game_id, self.rules, self.envelopes[:version], self.events[:version], self.ended)
+
+
+def spectated(log: GameLog) -> GameLog | None:
+    """A game's log as its table's spectator policy lets a spectator see it (docs/rules/spectators.md): the whole log
+    of an ended game or a public table; ``None`` for a live game of a table that admits no spectators (D-SPEC-1); a
+    delayed table's live game up to the version its spectators see (D-SPEC-2)."""
+    if log.ended or not log.envelopes:
+        return log
+    policy = policy_of(log.envelopes[0], log.envelopes)
+    if policy.closed:
+        return None
+    seen = seen_version(log.version, False, policy)
+    return log if seen == log.version else log.upto(seen)
 
 
 def from_game(history: History) -> GameLog:

@@ -129,6 +129,7 @@ HTTP_OF_REASON = {
     "NOT_FOUND": 404,
     "INVALID_REQUEST": 400,
     "RATE_LIMITED": 429,
+    "SPECTATORS_NOT_ALLOWED": 403,
     "DEPENDENCY_UNAVAILABLE": 503,
 }
 
@@ -212,7 +213,7 @@ class LiveTable:
                 seen_game = spectator.game_id
             except grpc.aio.AioRpcError as e:
                 problem = problem_of(e, "the lobby or the engine")
-                if problem.status == 404:
+                if problem.status in (403, 404):  # gone, or a table that admits no spectators (D-SPEC-1)
                     self.publish({"event": "gone", "data": {"message": problem.message}})
                     return
                 log.info("a live table's upstream failed; trying again", table=self.table_id, reason=problem.reason)
@@ -293,8 +294,9 @@ class LiveTable:
         _mark_bots(drawn, {seat.seat for seat in table.seats if seat.bot or seat.covered})
         self.drawn["boards"] += 1
         timer = int(getattr(view.options, "turn_seconds", 0) or 0)
+        delay = table.spectators.delay_moves
         deadline = None
-        if timer and turn.HasField("deadline"):
+        if timer and turn.HasField("deadline") and not delay:  # a delayed board's turn ran out long ago
             deadline = turn.deadline.ToMilliseconds()
         return {
             "event": "board",
@@ -307,6 +309,7 @@ class LiveTable:
                 "lines": lines,
                 "deadline_ms": deadline,
                 "timer_seconds": timer,
+                "delay_moves": delay,
             },
         }
 

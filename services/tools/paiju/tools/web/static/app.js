@@ -190,7 +190,8 @@ function livePage(tableId) {
       resultFor = "";
       clearTimeout(resultTimer);
     }
-    status.textContent = "Live · game " + data.game_id + " · version " + data.version;
+    status.textContent = (data.delay_moves ? "Delayed by " + data.delay_moves + " moves" : "Live")
+      + " · game " + data.game_id + " · version " + data.version;
     status.setAttribute("data-version", String(data.version));
     deadline = data.deadline_ms;
     if (!data.timer_seconds) timer.textContent = "off";
