@@ -1,7 +1,8 @@
 """After a rated match the terminal client shows each person's rating change: `paiju play zlj` opens a casual table
 (rated, docs/rules/ratings.md), plays a one-deal match against five bots of a real bot runner, and once the lobby
-says the match is over and scoring's rater has rated it from the lobby's stream, the client prints the person's
-rating before and after, as `RatingsService` holds it."""
+says the match is over and scoring's rater has rated it from the lobby's stream (onto the TOURNAMENTS stream the
+lobby follows), the lobby's table watch brings the changes and the client prints the person's rating before and
+after, as `RatingsService` holds it — the client itself is not told where scoring is and asks it nothing."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ import pytest
 from paiju.platform.consumer import in_background
 from paiju.platform.edge import Policy
 from paiju.platform.serving import build_server
-from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Verifier
 from paiju.scoring import rater as rr
 from paiju.scoring.ratings_service import RatingsService
@@ -41,8 +41,7 @@ def test_the_client_shows_each_persons_rating_change_after_a_rated_match(nats_ur
         async with stack(nats_url, database_dsn) as s:
             stop = asyncio.Event()
             await migrate_scoring(s.pool)
-            ledgers = await JetStreamEventStore.connect(nats_url, stream=f"R{int(time.time() * 1000)}", prefix="r.tour")
-            rating = in_background(rr.rater(s.lobby_store, s.pool, ledgers), stop)
+            rating = in_background(rr.rater(s.lobby_store, s.pool, s.tournaments_store), stop)
             server = build_server(Policy(authenticator=Verifier(TRUST, lambda: int(time.time()))))
             ratings_pb2_grpc.add_RatingsServiceServicer_to_server(RatingsService(s.pool), server)
             scoring = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
@@ -56,7 +55,7 @@ def test_the_client_shows_each_persons_rating_change_after_a_rated_match(nats_ur
                 retry_every=0.2,
             )
             bots = asyncio.create_task(runner.run(stop))
-            argv = ("play", "zlj", "--lobby", s.lobby_address, "--engine", s.engine_address, "--scoring", scoring)
+            argv = ("play", "zlj", "--lobby", s.lobby_address, "--engine", s.engine_address, "--scoring", "127.0.0.1:1")
             child = ClientTerminal((*argv, "--deals", "1"), timeout=30)
             log = io.StringIO()
             child.logfile_read = log
@@ -92,7 +91,6 @@ def test_the_client_shows_each_persons_rating_change_after_a_rated_match(nats_ur
             assert said.group(2) == f"{match.after.mu - 3 * match.after.sigma:.2f}"
             assert said.group(4) == f"{match.after.mu:.2f}" and said.group(5) == f"{match.after.sigma:.2f}"
             await server.stop(None)
-            await ledgers.close()
 
     asyncio.run(main())
 

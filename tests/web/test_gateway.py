@@ -16,12 +16,14 @@ from paiju.tools.web.gateway import (
     Problem,
     _game_of,
     _mode_of,
+    _waiting,
     _whole,
     checked_id,
     doing_words,
+    result_answer,
     trusted_proxies,
 )
-from paiju.v1 import engine_pb2, lobby_pb2
+from paiju.v1 import engine_pb2, lobby_events_pb2, lobby_pb2, ratings_events_pb2
 
 pytestmark = pytest.mark.unit
 
@@ -108,3 +110,48 @@ def test_a_table_between_matches_says_what_it_waits_for() -> None:
     playing = _table(lobby_pb2.TABLE_STATUS_PLAYING, bots, matches=3, game_id="g3")
     assert doing_words(playing, ended="g3") == "Match over: its result is being recorded"
     assert doing_words(_table(lobby_pb2.TABLE_STATUS_EXPIRED, bots)).startswith("The table has expired")
+
+
+def test_a_tables_result_shows_the_rating_changes_its_last_result_carries() -> None:
+    """The rows of ``/api/tables/{table}/result`` and of a live table's ``waiting`` message come from the lobby's
+    `MatchResult.ratings`: each person's rating before and after, the shown μ − 3σ and its change; no bot's."""
+    seats = [("p0", False, False), ("bot-t-1", True, True), ("p2", False, False), ("bot-t-3", True, True)]
+    seats += [("bot-t-4", True, True), ("bot-t-5", True, True)]
+    over = lobby_pb2.MatchResult(game_id="t-m1", team_points=[12, 5])
+    table = _table(lobby_pb2.TABLE_STATUS_FINISHED, seats, matches=1, last_result=over, game_id="t-m1")
+    person = gateway()._person
+    pending = result_answer(table, person)
+    assert pending["game_id"] == "t-m1" and pending["result"].startswith("team A wins by 7")
+    assert (pending["rated"], pending["ratings"], pending["mode"]) == (False, [], ""), "not rated yet"
+    rated = table.last_result.ratings
+    rated.model, rated.number, rated.at, rated.winner_team = 2, 7, 1_700_000_000_000, 0
+    rated.mode = lobby_events_pb2.MATCH_MODE_CASUAL
+    rated.team_scores.extend([12, 5])
+    new = ratings_events_pb2.Rating(mu=25.0, sigma=25 / 3)
+    for seat, player in enumerate(s[0] for s in seats):
+        after = ratings_events_pb2.Rating(mu=27.0 if seat % 2 == 0 else 25.0, sigma=8.0 if seat % 2 == 0 else 25 / 3)
+        rated.seats.add(
+            seat=seat,
+            player_id=player,
+            bot=player.startswith("bot-"),
+            before=new,
+            after=after,
+            shown_before=new.mu - 3 * new.sigma,
+            shown_after=after.mu - 3 * after.sigma,
+            matches=1,
+            provisional=True,
+        )
+    found = result_answer(table, person)
+    assert (found["rated"], found["mode"]) == (True, "casual")
+    assert [row["player_id"] for row in found["ratings"]] == ["p0", "p2"], "the people, in seat order"
+    row = found["ratings"][0]
+    assert (row["team"], row["result"], row["number"], row["at"]) == ("A", "won", 7, 1_700_000_000_000)
+    assert row["before"] == {"mu": 25.0, "sigma": 25 / 3, "conservative": 25.0 - 3 * (25 / 3)}
+    assert row["after"] == {"mu": 27.0, "sigma": 8.0, "conservative": 3.0}
+    assert row["change"] == 3.0 - (25.0 - 3 * (25 / 3)) and row["team_scores"] == [12, 5]
+    assert [o["player_id"] for o in row["others"]] == ["bot-t-1", "p2", "bot-t-3", "bot-t-4", "bot-t-5"]
+    assert row["others"][0] == {"player_id": "bot-t-1", "name": "a bot", "bot": True}
+    waiting = _waiting(table, "t-m1", person)["data"]
+    assert waiting["last"] == found and waiting["last_game_id"] == "t-m1"
+    table.status = lobby_pb2.TABLE_STATUS_PLAYING
+    assert _waiting(table, "t-m1", person)["data"]["last"] is None, "a match in play: its result is not the last one"

@@ -2,7 +2,8 @@
 
 - `Parties`: create, invite, accept, decline, leave — on the party and membership aggregates (`paiju.lobby.parties`).
 - `Ratings`: the players' ratings, followed from scoring's rating ledgers on the TOURNAMENTS stream (a long-lived
-  subscription from the stream's start, kept in memory: one number per rated player, game and mode).
+  subscription from the stream's start, kept in memory: one number per rated player, game and mode, and each
+  table's latest rated match, whose arrival wakes the table's `WatchTable` streams).
 - `Matchmaker`: queueing (`enqueue`, `withdraw`, `confirm`), the updates a player's `FindMatch` stream shows
   (`updates`), and the forming of matches (`run`) for the games this replica holds the lease of
   (`paiju.platform.ownership`, one partition per game: one replica forms a game's matches at a time).
@@ -20,7 +21,7 @@ import asyncio
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import structlog
@@ -172,30 +173,75 @@ class Parties:
 # --- ratings --------------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class RatedMatch:
+    """A table's rated match as its ledger holds it: the `RatingUpdated` event and its number in the ledger (its
+    version there, as scoring's `RatedMatch.number`)."""
+
+    number: int
+    updated: tournament_events_pb2.TournamentRatingUpdated
+
+
 class Ratings:
     """Every rated player's mean (μ) per game and mode, from scoring's `RatingUpdated` events (D-MM-3): the
     latest event of a player wins. A handler of the platform's stream consumer over the TOURNAMENTS stream, from its
-    start at every boot (checkpoint in memory); the other events of the stream only move the checkpoint."""
+    start at every boot (checkpoint in memory); the other events of the stream only move the checkpoint.
+
+    It keeps each table's latest rated match too (`of_match`: the rating changes a table's last result shows), and
+    wakes the table's watchers (`watching`) when one arrives: a `WatchTable` stream sends the table again then,
+    told by the event, never asking. The latest is the one of the latest result (its LOBBY sequence); of one result
+    rated by two model versions (D-RATE-10), the newer version's."""
 
     name = "lobby-ratings"
 
     def __init__(self) -> None:
         self._mu: dict[tuple[str, int, str], float] = {}
+        self._tables: dict[str, RatedMatch] = {}
+        self._watchers: dict[str, set[asyncio.Event]] = {}
         self.changed = asyncio.Event()
 
     def of(self, game: str, mode: tb.Mode, player_id: str) -> float:
         return self._mu.get((game, _MODE_NUMBERS[mode], player_id), DEFAULT_MU)
 
-    def record(self, updated: tournament_events_pb2.TournamentRatingUpdated) -> None:
+    def of_match(self, table_id: str, game_id: str) -> RatedMatch | None:
+        """How the match ``game_id`` of ``table_id`` was rated, if it was and is the table's latest rated match."""
+        rated = self._tables.get(table_id)
+        return rated if rated is not None and game_id and rated.updated.game_id == game_id else None
+
+    @contextlib.contextmanager
+    def watching(self, table_id: str) -> Iterator[asyncio.Event]:
+        """An event set each time a rated match of ``table_id`` arrives, while the block runs (a watch's)."""
+        arrived = asyncio.Event()
+        self._watchers.setdefault(table_id, set()).add(arrived)
+        try:
+            yield arrived
+        finally:
+            watchers = self._watchers.get(table_id)
+            if watchers is not None:
+                watchers.discard(arrived)
+                if not watchers:
+                    del self._watchers[table_id]
+
+    def record(self, updated: tournament_events_pb2.TournamentRatingUpdated, number: int = 0) -> None:
         for seat in updated.seats:
             if not seat.bot:
                 self._mu[(updated.game, updated.mode, seat.player_id)] = seat.after.mu
+        if not updated.table_id:
+            return
+        known = self._tables.get(updated.table_id)
+        if known is None or (known.updated.lobby_sequence, known.updated.model) <= (
+            updated.lobby_sequence,
+            updated.model,
+        ):
+            self._tables[updated.table_id] = RatedMatch(number, updated)
+            for arrived in self._watchers.get(updated.table_id, ()):
+                arrived.set()
 
     async def apply(self, tracked: Tracked, batch: Sequence[Recorded]) -> None:
         for recorded in batch:
             envelope = tournament_events_pb2.TournamentEnvelope.FromString(recorded.data)
             if envelope.event.WhichOneof("event") == "rating_updated":
-                self.record(envelope.event.rating_updated)
+                self.record(envelope.event.rating_updated, recorded.version)
 
     def consumer(self, store: EventStore) -> Consumer:
         return Consumer(store, MemoryTracking(), self)

@@ -61,6 +61,10 @@ from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_events_pb2, lobby_pb2, l
 
 MODES = {lobby_events_pb2.MATCH_MODE_RANKED: tb.Mode.RANKED, lobby_events_pb2.MATCH_MODE_CASUAL: tb.Mode.CASUAL}
 """A table's rating mode from CreateTableRequest.mode (MATCH_MODE_UNSPECIFIED, like no mode: not rated)."""
+MODE_NUMBERS = {mode: number for number, mode in MODES.items()}
+"""A table's rating mode as the contract's `MatchMode` (a table without one: MATCH_MODE_UNSPECIFIED, not rated)."""
+PROVISIONAL_MATCHES = 20
+"""D-RATE-6: a rating is provisional until its 20th rated match in the game and mode (as scoring counts them)."""
 
 RATE_LIMITS = """
     Guest:address=10/minute; Register:address=10/minute; Login:address=30/minute;
@@ -145,8 +149,9 @@ def options_refusal(game: str, options: Any) -> Refused | None:
     return None
 
 
-def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
-    """The API's picture of a table."""
+def table_message(table: tb.Table, version: int, rated: mm.RatedMatch | None = None) -> lobby_pb2.Table:
+    """The API's picture of a table; ``rated``: how its last match was rated (`mm.Ratings.of_match`), shown with its
+    result while the match is the table's last (not once the next one started)."""
     message = lobby_pb2.Table(
         table_id=table.table_id,
         name=table.name,
@@ -157,6 +162,7 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
         game_id=table.game_id,
         matches=table.matches,
         version=version,
+        mode=MODE_NUMBERS[table.mode] if table.mode is not None else lobby_events_pb2.MATCH_MODE_UNSPECIFIED,
     )
     codecs = lobby_games.GAMES[table.game].contract
     getattr(message, codecs.options_field).CopyFrom(codecs.codec.encode(tb.match_options(table)))
@@ -180,7 +186,34 @@ def table_message(table: tb.Table, version: int) -> lobby_pb2.Table:
         result.levels.extend(r.levels)
         if r.winner_team is not None:
             result.winner_team = r.winner_team
+        if rated is not None and rated.updated.game_id == table.game_id and table.status is not tb.Status.PLAYING:
+            _rated_into(result.ratings, rated)
     return message
+
+
+def _rated_into(message: lobby_pb2.MatchRatings, rated: mm.RatedMatch) -> None:
+    """A result's ratings from its `RatingUpdated` event (docs/rules/ratings.md): each seat's rating before and
+    after, and the ratings shown, μ − 3σ (D-RATE-5)."""
+    updated = rated.updated
+    message.model = updated.model
+    message.mode = updated.mode
+    message.number = rated.number
+    message.team_scores.extend(updated.team_scores)
+    if updated.HasField("winner_team"):
+        message.winner_team = updated.winner_team
+    message.at = updated.at
+    for seat in updated.seats:
+        message.seats.add(
+            seat=seat.seat,
+            player_id=seat.player_id,
+            bot=seat.bot,
+            before=seat.before,
+            after=seat.after,
+            shown_before=seat.before.mu - 3 * seat.before.sigma,
+            shown_after=seat.after.mu - 3 * seat.after.sigma,
+            matches=seat.matches,
+            provisional=not seat.bot and seat.matches < PROVISIONAL_MATCHES,
+        )
 
 
 BOT_SEAT_MOVES = frozenset(
@@ -565,7 +598,12 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     ) -> lobby_pb2.GetTableResponse:
         await self._reader()
         loaded = await self._table(request.table_id)
-        return lobby_pb2.GetTableResponse(table=table_message(loaded.state, loaded.version))
+        return lobby_pb2.GetTableResponse(table=self._table_message(loaded))
+
+    def _table_message(self, loaded: Loaded[tb.Table]) -> lobby_pb2.Table:
+        """A table as GetTable and WatchTable show it: its last result with its ratings once scoring rated it."""
+        table = loaded.state
+        return table_message(table, loaded.version, self.matchmaker.ratings.of_match(table.table_id, table.game_id))
 
     async def WatchTable(
         self, request: lobby_pb2.WatchTableRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -574,15 +612,32 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         loaded = await self._table(request.table_id)
         # a signed-in player's watch is their presence (an operator's is nobody's)
         present = self.presence.watching(request.table_id, who.subject) if who is not None else contextlib.nullcontext()
-        async with present:
-            while True:
-                yield lobby_pb2.WatchTableResponse(table=table_message(loaded.state, loaded.version))
-                moved = await unless(self._tables.next_change(request.table_id, loaded.version), self.draining)
-                if moved is None:
-                    end = engine_pb2.WatchEnd(reason=engine_pb2.WATCH_END_REASON_DRAINING, version=loaded.version)
-                    yield lobby_pb2.WatchTableResponse(end=end)
-                    return
-                loaded = moved
+        # the table again after each of its changes, and when the ratings of its match arrive (the ratings' fold
+        # sets ``rated``: the same version, its result now with the rating changes)
+        with self.matchmaker.ratings.watching(request.table_id) as rated:
+            async with present:
+                while True:
+                    rated.clear()
+                    yield lobby_pb2.WatchTableResponse(table=self._table_message(loaded))
+                    moved = await unless(self._next_table_change(loaded, rated), self.draining)
+                    if moved is None:
+                        end = engine_pb2.WatchEnd(reason=engine_pb2.WATCH_END_REASON_DRAINING, version=loaded.version)
+                        yield lobby_pb2.WatchTableResponse(end=end)
+                        return
+                    loaded = moved
+
+    async def _next_table_change(self, loaded: Loaded[tb.Table], rated: asyncio.Event) -> Loaded[tb.Table]:
+        """The table once it is past ``loaded``'s version, or as it is when ``rated`` is set first."""
+        changed = asyncio.ensure_future(self._tables.next_change(loaded.state.table_id, loaded.version))
+        arrived = asyncio.ensure_future(rated.wait())
+        try:
+            await asyncio.wait((changed, arrived), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (changed, arrived):
+                task.cancel()
+        if changed.done() and not changed.cancelled():
+            return changed.result()
+        return loaded
 
     async def TakeSeat(
         self, request: lobby_pb2.TakeSeatRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -54,8 +54,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--scoring",
         default=found.scoring,
-        help=f"scoring's gRPC address, for the ratings after a rated match (env {s.SCORING_ADDRESS.name}, default "
-        f"{s.SCORING_ADDRESS.default})",
+        help=f"scoring's gRPC address (env {s.SCORING_ADDRESS.name}, default {s.SCORING_ADDRESS.default}); not needed "
+        "to play or watch any more: the lobby's table tells a match's rating changes",
     )
     p.add_argument("--name", help="sign in with this account name (default: play as a guest)")
     p.add_argument(

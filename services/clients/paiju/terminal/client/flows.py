@@ -115,15 +115,14 @@ async def _play_through_lobby(args: argparse.Namespace, password: str | None, co
             return 1
         console.line(f"Playing seat {joined.seat} of game {joined.game_id}.")
 
-        async def ratings() -> None:  # the match is over: each person's rating change, once scoring has rated it
-            from paiju.terminal.client.ratings import PATIENCE, rating_report
+        async def ratings() -> None:  # the match is over: each person's rating change, once the lobby tells it
+            from paiju.terminal.client.ratings import PATIENCE, may_be_rated, rating_report
 
-            assert lobby.session is not None and presence is not None
-            game = joined.game or args.kind
+            assert presence is not None
             over = await presence.finished(joined.game_id, PATIENCE)
             if over is not None:
-                said = await rating_report(args.scoring, lobby.session.token, over, joined.game_id, game, seats=seats)
-                console.lines(said)
+                rated = await presence.rated(joined.game_id, PATIENCE) if may_be_rated(over) else over
+                console.lines(rating_report(rated or over, joined.game_id, seats=seats))
 
         return await _game(
             args.engine, joined, console, seats, watching=False, lobby=lobby, table_id=table.table_id, after=ratings

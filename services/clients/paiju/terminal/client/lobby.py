@@ -235,14 +235,23 @@ class TablePresence:
         """The table once it says its match ``game_id`` is over (the lobby's record of the result, which scoring rates
         from), waited for on the table's watch; ``None`` when it has not said so within ``seconds``."""
 
-        def over() -> bool:
-            table = self.table
-            return table is not None and table.last_result.game_id == game_id
+        return await self._until(lambda t: t.last_result.game_id == game_id, seconds)
 
+    async def rated(self, game_id: str, seconds: float) -> lobby_pb2.Table | None:
+        """The table once its last result, of match ``game_id``, holds scoring's rating changes: the lobby sends the
+        table again on its watch when they arrive; ``None`` when they have not within ``seconds``."""
+        return await self._until(
+            lambda t: t.last_result.game_id == game_id and t.last_result.HasField("ratings"), seconds
+        )
+
+    async def _until(self, holds: Callable[[lobby_pb2.Table], bool], seconds: float) -> lobby_pb2.Table | None:
+        """The table once ``holds`` is true of it, as the watch sends it; ``None`` after ``seconds``."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
         try:
-            while not over():
+            while self.table is None or not holds(self.table):
                 self.changed.clear()
-                await asyncio.wait_for(self.changed.wait(), timeout=seconds)
+                await asyncio.wait_for(self.changed.wait(), timeout=max(0.0, deadline - loop.time()))
         except TimeoutError:
             return None
         return self.table

@@ -1,28 +1,27 @@
-"""After a rated match, each player's rating change, from scoring's `RatingsService` (docs/rules/ratings.md).
+"""After a rated match, each player's rating change, as the lobby's table tells it (docs/rules/ratings.md).
 
 The match's end reaches the lobby (its table says the match is over, on the table's watch), scoring's rater rates it
-from the lobby's stream a moment later, and each person's rated matches (`GetRatingHistory`) then hold it: its
-rating before and after. The client asks once the table says the match is over, and again after short pauses while
-the rater has not reached it yet (`PATIENCE` in all); the bots' ratings are fixed (D-RATE-8) and not shown. A match
-that is not rated (a table opened without a mode, a ranked match with bots: D-RATE-7, D-RATE-9) says so.
+from the lobby's stream a moment later, and the lobby, which follows scoring's rating ledgers, sends the table again
+on the same watch with the rating changes in its last result (`MatchResult.ratings`: each seat's rating before and
+after). The client waits on that stream for them (`PATIENCE` at most) and asks nothing; the bots' ratings are fixed
+(D-RATE-8) and not shown. A match that is not rated (a table opened without a mode, a ranked match with bots: D-RATE-7,
+D-RATE-9) says so, at once when the table's mode says it cannot be rated.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-import grpc
-
-from paiju.sdk import RETRYABLE, backoff
 from paiju.terminal.client.render import Seats
-from paiju.v1 import lobby_events_pb2, lobby_pb2, ratings_pb2, ratings_pb2_grpc
+from paiju.v1 import lobby_events_pb2, lobby_pb2
 
 PATIENCE = 6.0
-"""Seconds the client waits for scoring to rate the match after the table said it is over."""
-MODES = ((lobby_events_pb2.MATCH_MODE_CASUAL, "casual"), (lobby_events_pb2.MATCH_MODE_RANKED, "ranked"))
+"""Seconds the client waits for the table's ratings after the table said the match is over."""
+MODES = {lobby_events_pb2.MATCH_MODE_CASUAL: "casual", lobby_events_pb2.MATCH_MODE_RANKED: "ranked"}
+NOT_RATED = (
+    "Ratings: this match has not been rated (yet): `paiju ratings history PLAYER GAME` shows a player's rated matches."
+)
 
 
 @dataclass(frozen=True)
@@ -57,56 +56,33 @@ def change_lines(changes: Sequence[Change], seats: Seats, mode: str) -> list[str
     return lines
 
 
-async def _history(stub: Any, token: str, player: str, game: str, mode: int) -> Any:
-    request = ratings_pb2.GetRatingHistoryRequest(player_id=player, game=game, mode=mode, limit=5)  # type: ignore[arg-type]
-    return await stub.GetRatingHistory(request, metadata=(("authorization", f"Bearer {token}"),), timeout=10)
+def may_be_rated(table: lobby_pb2.Table) -> bool:
+    """Whether the table's last match can be rated at all: a person played it at a table opened as ranked or casual
+    (D-RATE-9), and a ranked one had no bot (D-RATE-7)."""
+    people = any(s.player_id and not s.bot for s in table.seats)
+    if not people or table.mode not in MODES:
+        return False
+    return table.mode != lobby_events_pb2.MATCH_MODE_RANKED or not any(s.bot for s in table.seats)
 
 
-async def match_changes(
-    address: str, token: str, table: lobby_pb2.Table, game_id: str, game: str, *, patience: float = PATIENCE
-) -> tuple[str, list[Change]] | None:
-    """The rating changes of the people of ``table``'s match ``game_id`` and its mode's name, once scoring has rated
-    it; ``None`` when it is not rated within ``patience`` seconds (or scoring cannot be reached)."""
-    people = [(s.seat, s.player_id) for s in table.seats if s.player_id and not s.bot]
-    if not people:
+def match_changes(table: lobby_pb2.Table, game_id: str) -> tuple[str, list[Change]] | None:
+    """The rating changes of the people of ``table``'s match ``game_id`` and its mode's name, when the table's last
+    result holds them (pure); ``None`` when it does not (not rated, or not yet)."""
+    result = table.last_result
+    if result.game_id != game_id or not result.HasField("ratings") or result.ratings.mode not in MODES:
         return None
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + patience
-    failures = 0
-    async with grpc.aio.insecure_channel(address) as channel:
-        stub: Any = ratings_pb2_grpc.RatingsServiceStub(channel)
-        while True:
-            for mode, name in MODES:
-                changes: list[Change] = []
-                for seat, player in people:
-                    try:
-                        history = await _history(stub, token, player, game, mode)
-                    except grpc.aio.AioRpcError as e:
-                        if e.code() not in RETRYABLE and e.code() != grpc.StatusCode.NOT_FOUND:
-                            return None
-                        break
-                    rated = next((m for m in history.matches if m.game_id == game_id), None)
-                    if rated is None:
-                        break
-                    changes.append(Change(seat, rated.before.mu, rated.before.sigma, rated.after.mu, rated.after.sigma))
-                if len(changes) == len(people):
-                    return name, changes
-            failures += 1
-            pause = backoff(failures, base=0.2, most=2.0)
-            if loop.time() + pause > deadline:
-                return None
-            await asyncio.sleep(pause)
+    changes = [
+        Change(s.seat, s.before.mu, s.before.sigma, s.after.mu, s.after.sigma)
+        for s in result.ratings.seats
+        if not s.bot
+    ]
+    return (MODES[result.ratings.mode], changes) if changes else None
 
 
-async def rating_report(
-    address: str, token: str, table: lobby_pb2.Table, game_id: str, game: str, *, seats: Seats
-) -> list[str]:
-    """What the client says of the ratings after the match ``game_id`` at ``table``."""
-    found = await match_changes(address, token, table, game_id, game)
+def rating_report(table: lobby_pb2.Table | None, game_id: str, *, seats: Seats) -> list[str]:
+    """What the client says of the ratings after the match ``game_id``, from the table as the lobby last sent it."""
+    found = match_changes(table, game_id) if table is not None else None
     if found is None:
-        return [
-            "Ratings: this match has not been rated (yet): `paiju ratings history PLAYER GAME` shows a player's "
-            "rated matches."
-        ]
+        return [NOT_RATED]
     mode, changes = found
     return change_lines(changes, seats, mode)

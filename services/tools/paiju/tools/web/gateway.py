@@ -18,13 +18,16 @@ Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP sta
 - ``GET /api/players/{player}?game=…&mode=…&before=N``: a player's rating and rated matches, the latest first;
 - ``GET /api/players/{player}/versus/{other}?game=…&mode=…``: two players' rated matches with each other;
 - ``GET /api/tables/{table}/result``: the table's last finished match — who won, by how much, and each player's
-  rating before and after it;
+  rating before and after it, as the lobby's table holds them once scoring has rated the match (the live table's
+  ``waiting`` messages carry the same answer, ``last``, sent again when the ratings arrive);
 - ``GET /healthz``.
 
 A crowd costs the services nothing more than one viewer: each table is watched upstream once (`LiveTable`, shared
 by every page showing it, stopped when the last one leaves), and each board is drawn from the public view the
 watch's turns carry (``views``), so following a game asks the engine for nothing after its first view; a table is
-read at most every two seconds for every page (`Upstream.table`), and so is the tables list. Each
+read at most every two seconds for every page (`Upstream.table`), and so is the tables list; between matches a
+live table follows the lobby's watch of the table (its changes, and its last match's ratings when they arrive),
+asking nothing. Each
 client address has limits of its own (``PAIJU_WEB_RATE_LIMITS``, the rules of `paiju.platform.limits`); the server
 holds at most ``PAIJU_WEB_MAX_CONNECTIONS`` connections and closes one that sends no complete request head within
 ``PAIJU_WEB_HEADER_SECONDS`` (`paiju.tools.web.bounds.ConnectionGuard`); its caches hold at most
@@ -78,8 +81,8 @@ VERSION_GUTTER = re.compile(r"^\d+\s\s")
 """The version a replay's line starts with (the page shows the version beside the slider)."""
 IDLE_SECONDS = 30.0
 """A table no page has shown for this long is no longer watched upstream."""
-NEXT_MATCH_POLL_SECONDS = 5.0
-"""How often a table between matches is looked at again (one guest's GetTable quota serves every table)."""
+RETRY_SECONDS = 5.0
+"""How long a live table waits before following its table again after its upstream failed."""
 TABLES_CACHE_SECONDS = 2.0
 CACHE_BYTES = 32 << 20
 """The memory the answers kept for replays may hold (``PAIJU_WEB_CACHE_MIB``)."""
@@ -106,8 +109,6 @@ DEFAULT_GAME = next(iter(CONTRACT_GAMES))
 """The game a player's page shows when none is asked for (the first of the contract's)."""
 RATINGS_SECONDS = 5.0
 """How long an answer of the ratings (a leaderboard, a player, a head-to-head) serves every page that asks."""
-RESULT_PENDING_SECONDS = 5.0
-"""How long a finished match not rated yet (or not rated at all) is answered so without asking scoring again."""
 LEADERBOARD_SECONDS = 10.0
 """How long a leaderboard serves every page (read whole, `MAX_ROWS`, whatever length a page asks: scoring is asked
 for each game and mode's at most once in this time, within its 60 a minute for the web view's guest)."""
@@ -117,8 +118,6 @@ MAX_ROWS = 100
 HISTORY_MATCHES = 50
 """The rated matches a player's page shows at once (the page asks for the next ones with ``before``)."""
 HEAD_TO_HEAD_MATCHES = 20
-RESULT_HISTORY = 10
-"""How far back in each player's rated matches a table's last match is looked for."""
 MAX_MATCH_NUMBER = 10**15
 """The highest ``before`` a player's page may ask for (a ledger's match numbers are far below)."""
 HTTP_OF_REASON = {
@@ -172,6 +171,8 @@ class LiveTable:
     """The guest this table is followed as (`Upstream.spectate`)."""
     drawn: Counter[str] = field(default_factory=Counter)
     """Boards drawn (``boards``), shared by the gateway's live tables (the health page's)."""
+    person: Callable[[str], dict[str, Any]] = field(default=lambda player_id: _person_of(player_id, ""))
+    """A player as the pages name them (`Gateway._person`)."""
     queues: set[asyncio.Queue[dict[str, Any]]] = field(default_factory=set)
     last: dict[str, Any] | None = None
     idle_since: float = field(default_factory=time.monotonic)
@@ -203,11 +204,7 @@ class LiveTable:
         seen_game = ""
         while True:
             try:
-                table = await self.upstream.table(self.table_id)
-                if not table.game_id or table.game_id == seen_game:
-                    self.publish(_waiting(table, seen_game))
-                    await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
-                    continue
+                table = await self._between_matches(seen_game)
                 spectator = await self._spectate()
                 await self._follow(table, spectator)
                 seen_game = spectator.game_id
@@ -219,14 +216,33 @@ class LiveTable:
                 log.info("a live table's upstream failed; trying again", table=self.table_id, reason=problem.reason)
                 self.publish({"event": "trouble", "data": {"message": problem.message}})
                 limited = e.code() is grpc.StatusCode.RESOURCE_EXHAUSTED  # a limit of the services: wait it out
-                await asyncio.sleep(BACK_OFF_SECONDS if limited else NEXT_MATCH_POLL_SECONDS)
+                await asyncio.sleep(BACK_OFF_SECONDS if limited else RETRY_SECONDS)
             except Problem as e:
                 self.publish({"event": "gone", "data": {"message": e.message}})
                 return
             except Exception:  # a bug must not leave the table's pages waiting on a task that died in silence
                 log.exception("a live table failed; following it again", table=self.table_id)
                 self.publish({"event": "trouble", "data": {"message": "the server failed to draw this table"}})
-                await asyncio.sleep(NEXT_MATCH_POLL_SECONDS)
+                await asyncio.sleep(RETRY_SECONDS)
+
+    async def _between_matches(self, seen_game: str) -> lobby_pb2.Table:
+        """The table once it has a game not followed yet (``seen_game``: the last one followed), told by the lobby's
+        watch of the table; meanwhile each table the watch sends — each change, and the last match's ratings when
+        scoring has rated it — is published as ``waiting``."""
+        while True:
+            try:
+                async for reply in self.upstream.watch_table(self.table_id, self.guest):
+                    if not reply.HasField("table"):
+                        break  # the lobby replica is draining: another answers the next watch
+                    table = reply.table
+                    if table.game_id and table.game_id != seen_game:
+                        return table
+                    self.publish(_waiting(table, seen_game, self.person))
+            except grpc.aio.AioRpcError as e:
+                if e.code() is grpc.StatusCode.UNAUTHENTICATED:  # the lobby no longer takes the guest's session
+                    self.upstream.forget_session(self.guest)
+                raise
+            await asyncio.sleep(DRAINING_PAUSE_SECONDS)
 
     async def _spectate(self) -> Spectator:
         try:
@@ -329,9 +345,11 @@ def _names(table: lobby_pb2.Table) -> dict[int, str]:
     return {seat.seat: seat.name for seat in table.seats if seat.name}
 
 
-def _waiting(table: lobby_pb2.Table, seen_game: str) -> dict[str, Any]:
-    """The message of a table between matches: what it is doing, in words (`doing_words`)."""
+def _waiting(table: lobby_pb2.Table, seen_game: str, person: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """The message of a table between matches: what it is doing, in words (`doing_words`), and its last match's
+    result with the rating changes once rated (``last``: the answer of ``/api/tables/{table}/result``)."""
     last_game = table.last_result.game_id if table.HasField("last_result") else seen_game
+    finished = table.HasField("last_result") and table.status != lobby_pb2.TABLE_STATUS_PLAYING
     return {
         "event": "waiting",
         "data": {
@@ -340,8 +358,69 @@ def _waiting(table: lobby_pb2.Table, seen_game: str) -> dict[str, Any]:
             "message": doing_words(table, ended=seen_game),
             "last_game_id": last_game,
             "result": _result_json(_game_name(table), table),
+            # (while a match plays, the table's last result is the match before: not shown as this one's)
+            "last": result_answer(table, person) if finished else None,
         },
     }
+
+
+RATED_MODES = {lobby_events_pb2.MATCH_MODE_CASUAL: "casual", lobby_events_pb2.MATCH_MODE_RANKED: "ranked"}
+"""The ratings' modes by the contract's `MatchMode`."""
+
+
+def result_answer(table: lobby_pb2.Table, person: Callable[[str], dict[str, Any]]) -> dict[str, Any]:
+    """A table's last finished match: who won and by how much, and each person's rating change when scoring has
+    rated it (the lobby's `MatchResult.ratings`, docs/rules/ratings.md; the bots' fixed ratings are left out)."""
+    game = _game_name(table)
+    if not table.HasField("last_result") or not game:
+        return {"table_id": table.table_id, "game": game, "game_id": "", "result": "", "rated": False, "ratings": []}
+    last = table.last_result
+    rows: list[dict[str, Any]] = []
+    mode = ""
+    if last.HasField("ratings") and last.ratings.mode in RATED_MODES:
+        rated = last.ratings
+        mode = RATED_MODES[rated.mode]
+        winner = rated.winner_team if rated.HasField("winner_team") else None
+        players = [seat.player_id for seat in rated.seats]
+        for seat in rated.seats:
+            if seat.bot or seat.player_id.startswith(BOT_IDS):
+                continue
+            team = seat.seat % 2  # team A: seats 0, 2, 4; team B: 1, 3, 5
+            outcome = "drawn" if winner is None else ("won" if winner == team else "lost")
+            rows.append(
+                {
+                    **person(seat.player_id),
+                    "number": rated.number,
+                    "game_id": last.game_id,
+                    "table_id": table.table_id,
+                    "at": rated.at,
+                    "seat": seat.seat,
+                    "team": "AB"[team],
+                    "result": outcome,
+                    "team_scores": list(rated.team_scores),
+                    "before": {"mu": seat.before.mu, "sigma": seat.before.sigma, "conservative": seat.shown_before},
+                    "after": {"mu": seat.after.mu, "sigma": seat.after.sigma, "conservative": seat.shown_after},
+                    "change": seat.shown_after - seat.shown_before,
+                    "others": [person(other) for i, other in enumerate(players) if rated.seats[i].seat != seat.seat],
+                }
+            )
+        rows.sort(key=lambda row: row["seat"])
+    return {
+        "table_id": table.table_id,
+        "game": game,
+        "game_id": last.game_id,
+        "result": _result_json(game, table),
+        "mode": mode,
+        "rated": bool(rows),
+        "ratings": rows,
+    }
+
+
+def _person_of(player_id: str, name: str) -> dict[str, Any]:
+    """A player as the pages name them: by ``name`` when known, else their id; a bot as a bot."""
+    if player_id.startswith(BOT_IDS):
+        return {"player_id": player_id, "name": "a bot", "bot": True}
+    return {"player_id": player_id, "name": name or player_id, "bot": False}
 
 
 def doing_words(table: lobby_pb2.Table, ended: str = "") -> str:
@@ -543,7 +622,9 @@ class Gateway:
                 await self.upstream.table(table_id)  # a table that does not exist is refused before the stream opens
             live = self.live.get(table_id)  # (again: another page may have opened it meanwhile)
             if live is None:
-                live = self.live[table_id] = LiveTable(table_id, self.upstream, self._guest_for_a_table(), self.drawn)
+                live = self.live[table_id] = LiveTable(
+                    table_id, self.upstream, self._guest_for_a_table(), self.drawn, person=self._person
+                )
             if live.task is None or live.task.done():
                 live.task = asyncio.create_task(live.run())
             response = web.StreamResponse(
@@ -673,9 +754,7 @@ class Gateway:
     def _person(self, player_id: str) -> dict[str, Any]:
         """A player as the ratings' pages name them: their name at the lobby's tables when seen, else their id; a
         bot (a casual match's, at its fixed rating, D-RATE-8) as a bot."""
-        if player_id.startswith(BOT_IDS):
-            return {"player_id": player_id, "name": "a bot", "bot": True}
-        return {"player_id": player_id, "name": self._names.get(player_id) or player_id, "bot": False}
+        return _person_of(player_id, "" if player_id.startswith(BOT_IDS) else self._names.get(player_id) or "")
 
     async def _ratings_answer(
         self, key: str, make: Callable[[], Awaitable[tuple[dict[str, Any], float]]]
@@ -791,65 +870,14 @@ class Gateway:
 
     async def result(self, request: web.Request) -> web.StreamResponse:
         """The table's last finished match: who won and by how much, and each of its players' rating before and
-        after it (once scoring has rated it; a match formed as neither ranked nor casual is not rated)."""
+        after it (once scoring has rated it; a match formed as neither ranked nor casual is not rated) — all from the
+        lobby's table (`result_answer`): scoring is asked nothing."""
         table_id = checked_id(request.match_info["table"], "table")
         table = await self.upstream.table(table_id)
         self._remember_names(table)
-        game = _game_name(table)
-        if not table.HasField("last_result") or not game:
-            return web.json_response(
-                {"table_id": table_id, "game": game, "game_id": "", "result": "", "rated": False, "ratings": []}
-            )
-        game_id = table.last_result.game_id
-
-        async def make() -> tuple[dict[str, Any], float]:
-            mode, rows = await self._match_ratings(table, game, game_id)
-            return {
-                "table_id": table_id,
-                "game": game,
-                "game_id": game_id,
-                "result": _result_json(game, table),
-                "mode": mode,
-                "rated": bool(rows),
-                "ratings": rows,
-            }, (RATINGS_SECONDS * 60 if rows else RESULT_PENDING_SECONDS)  # a rated match's changes never change
-
-        return await self._ratings_answer(f"result {table_id} {game_id}", make)
-
-    async def _match_ratings(self, table: lobby_pb2.Table, game: str, game_id: str) -> tuple[str, list[dict[str, Any]]]:
-        """Each player's rating change in match ``game_id``: found in the rated matches (the latest
-        `RESULT_HISTORY`) of the table's first player who is a person, in the mode it was rated in — casual, or
-        ranked when no bot sat —, then in those of each other person who played it. (Scoring counts the web view's
-        `GetRatingHistory` calls, 60 a minute: a table's result asks one per person, one more for ranked.)"""
-        humans = [s.player_id for s in table.seats if s.player_id and not s.bot and not s.player_id.startswith(BOT_IDS)]
-        modes = ["casual"] if any(s.bot for s in table.seats) else ["casual", "ranked"]
-        for mode in modes:
-            found: dict[str, ratings_pb2.RatedMatch] = {}
-            asked: set[str] = set()
-            for player_id in humans[:1]:
-                asked.add(player_id)
-                history = await self.upstream.rating_history(player_id, game, MODES[mode], RESULT_HISTORY)
-                match = next((m for m in history.matches if m.game_id == game_id), None)
-                if match is None:
-                    continue
-                found[player_id] = match
-                # the match's other players (those who started it, D-RATE-7), asked for too
-                for other in match.others:
-                    if other in asked or other.startswith(BOT_IDS) or not ID.match(other):
-                        continue
-                    asked.add(other)
-                    theirs = await self.upstream.rating_history(other, game, MODES[mode], RESULT_HISTORY)
-                    mine = next((m for m in theirs.matches if m.game_id == game_id), None)
-                    if mine is not None:
-                        found[other] = mine
-                break
-            if found:
-                rows = [
-                    {**self._person(player_id), **self._match_json(match)}
-                    for player_id, match in sorted(found.items(), key=lambda item: item[1].seat)
-                ]
-                return mode, rows
-        return "", []
+        return web.json_response(
+            result_answer(table, self._person), dumps=lambda value: json.dumps(value, ensure_ascii=False)
+        )
 
     def _match_json(self, m: ratings_pb2.RatedMatch) -> dict[str, Any]:
         before = m.before.mu - 3 * m.before.sigma

@@ -34,8 +34,9 @@ CALL_SECONDS = 10.0
 """How long one call to a service may take."""
 RENEW_BEFORE_SECONDS = 60
 """A token is replaced this long before it expires."""
-TABLES_PER_GUEST = 12
-"""Tables one guest follows at most (under the engine's 16 open watches per account)."""
+TABLES_PER_GUEST = 8
+"""Tables one guest follows at most: within the engine's 16 open watches per account, and the lobby's 8 open table
+watches (a table is followed by one of each: its game's watch while a match runs, its table's watch between)."""
 NOT_FOUND_SECONDS = 5.0
 """How long a table the lobby does not know is answered so without asking it again."""
 KEEPALIVE = (("grpc.keepalive_time_ms", 30_000), ("grpc.keepalive_timeout_ms", 10_000))
@@ -176,6 +177,16 @@ class Upstream:
             timeout=CALL_SECONDS,
         )
         return answer
+
+    async def watch_table(self, table_id: str, guest: int = 0) -> AsyncIterator[lobby_pb2.WatchTableResponse]:
+        """The lobby's WatchTable stream of the table, as guest number ``guest``: the table now, after each change,
+        and again when its last match's ratings arrive."""
+        self.calls["WatchTable"] += 1
+        call: AsyncIterator[lobby_pb2.WatchTableResponse] = self.lobby.WatchTable(
+            lobby_pb2.WatchTableRequest(table_id=table_id), metadata=await self.metadata(guest)
+        )
+        async for reply in call:
+            yield reply
 
     def watch(self, spectator: Spectator, from_version: int) -> AsyncIterator[engine_pb2.WatchResponse]:
         """The game's Watch stream after ``from_version``, as a spectator, with the public view in every turn."""

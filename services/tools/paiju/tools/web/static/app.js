@@ -149,28 +149,12 @@ function livePage(tableId) {
   const log = el("div", { class: "log", "data-testid": "log" });
   show(heading, doing, status, last, holder, el("h2", {}, "What happened"), log);
   let resultFor = "";
-  let resultTimer = null;
-  const showResult = (gameId) => {
-    // who won the table's last match, and each player's rating before and after it: asked a few times, as the
-    // lobby records the result and scoring rates it a moment after the game ends
-    if (!gameId || resultFor === gameId) return;
-    resultFor = gameId;
-    clearTimeout(resultTimer);
-    const ask = async (tries) => {
-      let found = null;
-      try {
-        found = await getJson("/api/tables/" + encodeURIComponent(tableId) + "/result");
-      } catch (error) {
-        found = null;
-      }
-      if (resultFor !== gameId) return;
-      if (found && found.game_id === gameId) {
-        last.replaceChildren(resultNode(found));
-        if (found.rated) return;
-      }
-      if (tries > 0) resultTimer = setTimeout(() => ask(tries - 1), 5000);
-    };
-    ask(6);
+  const showResult = (found) => {
+    // who won the table's last match, and each player's rating before and after it: told by the live table's
+    // `waiting` messages, sent again the moment scoring has rated the match (the lobby's table watch brings it)
+    if (!found || !found.game_id) return;
+    resultFor = found.game_id;
+    last.replaceChildren(resultNode(found));
   };
   const timer = el("dd", { class: "timer", "data-testid": "timer" }, "off");
   let deadline = null;
@@ -188,7 +172,6 @@ function livePage(tableId) {
     if (!data.board.ended && resultFor && data.game_id !== resultFor) {
       last.replaceChildren();  // the next match has begun
       resultFor = "";
-      clearTimeout(resultTimer);
     }
     status.textContent = (data.delay_moves ? "Delayed by " + data.delay_moves + " moves" : "Live")
       + " · game " + data.game_id + " · version " + data.version;
@@ -208,22 +191,21 @@ function livePage(tableId) {
   };
   source.addEventListener("ended", (e) => {
     const gameId = JSON.parse(e.data).game_id;
-    over(gameId, "The match is over.");
-    showResult(gameId);
+    over(gameId, "The match is over.");  // its result follows in the table's `waiting` messages
   });
   source.addEventListener("waiting", (e) => {
     const data = JSON.parse(e.data);
     doing.textContent = data.message;
     if (data.last_game_id) {
       over(data.last_game_id, "The last match is over.");
-      showResult(data.last_game_id);
+      showResult(data.last);
     } else status.textContent = "No match has been played at this table yet.";
   });
   source.addEventListener("closing", (e) => { status.textContent = JSON.parse(e.data).message; });
   source.addEventListener("trouble", (e) => { status.textContent = "Reconnecting: " + JSON.parse(e.data).message; });
   source.addEventListener("gone", (e) => { status.textContent = JSON.parse(e.data).message; source.close(); });
   source.onerror = () => { status.textContent = "Connection lost; trying again…"; };
-  closeCurrent = () => { source.close(); clearInterval(tick); clearTimeout(resultTimer); };
+  closeCurrent = () => { source.close(); clearInterval(tick); };
 }
 
 function resultNode(found) {
