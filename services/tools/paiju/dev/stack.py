@@ -251,17 +251,51 @@ PASSED_ON = (
 not passed on beside the stack's."""
 
 
-def _port(preferred: int, ports: str = "") -> int:
-    """``preferred`` when it is free (so the clients' defaults work), else any free port; any free port at all when
-    ``ports`` is ``free``."""
-    if ports == "free":
-        return free_port()
+def _port(preferred: int, ports: str = "", remembered: int = 0) -> int:
+    """The port a service listens on: ``remembered`` (the port it had in this ``.data``'s previous run) when it is
+    free, so a client still trying the address an earlier banner printed finds the restarted stack there; else
+    ``preferred`` when it is free (so the clients' defaults work) and ``ports`` is not ``free``; else any free port."""
+    for candidate in (remembered, 0 if ports == "free" else preferred):
+        if candidate and _free(candidate):
+            return candidate
+    return free_port()
+
+
+def _free(port: int) -> bool:
     with socket.socket() as s:
         try:
-            s.bind(("127.0.0.1", preferred))
+            s.bind(("127.0.0.1", port))
         except OSError:
-            return free_port()
-    return preferred
+            return False
+    return True
+
+
+def stack_ports(data: Path, ports: str = "") -> dict[str, int]:
+    """The engine's, the lobby's, scoring's and the web view's ports for a run over ``data``, each by `_port`,
+    remembered in ``data/ports.json`` for the next run (a restarted stack comes back at the addresses it had)."""
+    remembered_file = data / "ports.json"
+    try:
+        remembered = json.loads(remembered_file.read_text())
+        if not isinstance(remembered, dict):
+            remembered = {}
+    except (OSError, ValueError):
+        remembered = {}
+    chosen: dict[str, int] = {}
+    for name, preferred in (
+        ("engine", ENGINE_PORT),
+        ("lobby", LOBBY_PORT),
+        ("scoring", SCORING_PORT),
+        ("web", WEB_PORT),
+    ):
+        earlier = remembered.get(name)
+        earlier = earlier if isinstance(earlier, int) and 0 < earlier < 65536 and earlier not in chosen.values() else 0
+        port = _port(preferred, ports, earlier)
+        while port in chosen.values():  # two services never share a port
+            port = free_port()
+        chosen[name] = port
+    data.mkdir(parents=True, exist_ok=True)
+    remembered_file.write_text(json.dumps(chosen) + "\n")
+    return chosen
 
 
 class Services:
@@ -534,10 +568,11 @@ def run(
             )
             database_url = settings.database_url or stack.enter_context(embedded_database(data / "postgres"))
             credentials.database(database_url)
-            engine_address = f"127.0.0.1:{_port(ENGINE_PORT, settings.ports)}"
-            lobby_address = f"127.0.0.1:{_port(LOBBY_PORT, settings.ports)}"
-            scoring_address = f"127.0.0.1:{_port(SCORING_PORT, settings.ports)}"
-            web_port = _port(WEB_PORT, settings.ports)
+            chosen = stack_ports(data, settings.ports)
+            engine_address = f"127.0.0.1:{chosen['engine']}"
+            lobby_address = f"127.0.0.1:{chosen['lobby']}"
+            scoring_address = f"127.0.0.1:{chosen['scoring']}"
+            web_port = chosen["web"]
             env = {
                 **s.without(os.environ, *PASSED_ON),
                 s.NATS_URL.name: nats_url,
