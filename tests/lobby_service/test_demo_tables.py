@@ -54,7 +54,10 @@ def test_a_demo_table_starts_its_next_match_when_one_ends(nats_url: str, databas
                 assert second.seats and len(second.seats) == 6
                 table = (await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=_admin())).table
                 assert table.matches >= 2 and table.last_result.game_id.startswith(f"{table_id}-m")
-                assert f"{table_id}: match 2 started" in told
+                # the game exists at the engine before StartMatch's answer reaches the keeper: wait for its line
+                await wait_until(
+                    lambda: f"{table_id}: match 2 started" in told or None, "the keeper's line", seconds=30
+                )
                 # a third too: the keeper goes on watching after a start
                 await wait_until(
                     lambda: s.games.refresh(f"{table_id}-m3"),
