@@ -16,6 +16,7 @@ they read mounted Secrets in Kubernetes. No secret is passed in an environment v
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import json
@@ -60,6 +61,7 @@ from paiju.platform.tokens import (
 from paiju.rules.registry import GAMES, GameRules
 from paiju.scoring.config import METRICS_PORT as SCORING_METRICS_PORT
 from paiju.terminal.client.render import NUMBER_WORDS
+from paiju.tools.web.config import SESSION_KEY
 from paiju.v1 import lobby_events_pb2, lobby_pb2, lobby_pb2_grpc
 
 ENGINE_PORT = 50051
@@ -166,6 +168,11 @@ class Credentials:
             self.seed.touch(mode=0o600)
             self.seed.write_text(secrets.token_urlsafe(48))
         self.seed_secret = self.seed.read_text().strip()
+        self.web_session = folder / "web-session"
+        """The web view's key that seals browsers' sign-ins in their cookies (`paiju.tools.web.session`)."""
+        if not self.web_session.exists():
+            self.web_session.touch(mode=0o600)
+            self.web_session.write_text(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("="))
         self.nats = make_keys(folder / "nats")
         self.nats_users = (folder / "nats" / USERS_FILE).read_text()
         self.database_url: Path | None = None
@@ -188,7 +195,9 @@ class Credentials:
         return load_signer(self.keys[issuer], self.key_id(issuer))
 
     def env(self, process: str) -> dict[str, str]:
-        """The credentials of ``process`` (engine, lobby, scoring, bots)."""
+        """The credentials of ``process`` (engine, lobby, scoring, bots, web)."""
+        if process == "web":  # the web view signs nothing and checks no token: its session key alone
+            return {SESSION_KEY.variable: str(self.web_session)}
         found = {KEYS_VARIABLE: str(self.jwks)}
         if process == "engine":
             found[SEED_SECRET.variable] = str(self.seed)
@@ -244,6 +253,7 @@ PASSED_ON = (
     s.TRUSTED_KEYS,
     s.SIGNING_KEY,
     s.SIGNING_KEY_ID,
+    SESSION_KEY,
 )
 """The settings the stack gives its processes itself: the shell's values of these (under any of their names) are
 not passed on beside the stack's."""
@@ -420,7 +430,7 @@ def run(
             wait_until_serving(lobby_address, timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(scoring_address, timeout=60, service="paiju.v1.ScoringService")
             services.start("bots", "bots", env=credentials.env("bots"))
-            services.start("web", "web", "--port", str(web_port))
+            services.start("web", "web", "--port", str(web_port), env=credentials.env("web"))
             tables = asyncio.run(open_bot_tables(lobby_address, credentials.signer(Issuer.ADMIN)))
             web = f"http://127.0.0.1:{web_port}/"
             wait_until_answering(web, timeout=60)
