@@ -138,9 +138,9 @@ class Play:
     def __init__(self, gateway: Gateway, key: bytes, secure: bool = True) -> None:
         self.gateway = gateway
         self.upstream = gateway.upstream
-        self.sessions = Sessions(key, gateway.upstream.lobby, secure=secure)
-        self.calls = self.sessions.calls
-        """The calls made with browsers' sessions, by method (on the health page beside the gateway's own)."""
+        self.sessions = Sessions(key, gateway.upstream.lobby, gateway.upstream.calls, secure=secure)
+        """The sign-ins; the calls made with browsers' sessions are counted with the gateway's own, as ``player
+        <method>`` (the health page's ``upstream_calls``)."""
 
     def count(self, method: str) -> None:
         self.sessions.count(method)
@@ -321,7 +321,6 @@ class Play:
         table_id = checked_id(request.match_info["table"], "table")
         gateway = self.gateway
         async with gateway.limits.stream("live", gateway.client(request), None):
-            self.count("GetTable")
             await self._lobby("GetTable", lobby_pb2.GetTableRequest(table_id=table_id), session)  # 404 before streaming
             response = web.StreamResponse(
                 headers={"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"}
@@ -508,8 +507,12 @@ class LiveSeat:
         if mine:
             actions = [_action_json(game, option) for option in presentation.options(view, game.actions(turn))]
         follow: list[str] = []
+        owed_cards: list[str] = []
         if mine and turn.HasField("tractor_follow") and turn.tractor_follow.count:
-            follow = tractor_follow_lines(view, follow_owed(turn.tractor_follow))
+            owed = follow_owed(turn.tractor_follow)
+            # the terminal's lines, but its last, which says what to type there
+            follow = [line for line in tractor_follow_lines(view, owed) if not line.startswith("Type ")]
+            owed_cards = [] if owed.exact else [format_card(c) for c in owed.suit_cards]  # none: any card may go
         timer = int(getattr(view.options, "turn_seconds", 0) or 0)
         deadline = turn.deadline.ToMilliseconds() if timer and turn.HasField("deadline") else None
         hand = _sorted_hand(game.name, view) if seat is not None and drawn["dealt"] else []
@@ -531,6 +534,7 @@ class LiveSeat:
             "hand": [_card_json(c) for c in hand],
             "actions": actions,
             "follow": follow,
+            "follow_cards": owed_cards,
             "deadline_ms": deadline,
             "timer_seconds": timer,
             "lines": lines,

@@ -27,6 +27,7 @@ import binascii
 import json
 import os
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -141,11 +142,12 @@ def same_origin(request: web.Request) -> bool:
 class Sessions:
     """The browsers' sessions of one gateway: sealing, the cookie, the checks, and the sign-in routes."""
 
-    def __init__(self, key: bytes, lobby: Any, secure: bool = True) -> None:
+    def __init__(self, key: bytes, lobby: Any, calls: Counter[str], secure: bool = True) -> None:
         self.sealer = Sealer(key) if key else None
         self.lobby = lobby
         self.secure = secure
-        self.calls: dict[str, int] = {}
+        self.calls = calls
+        """The calls made with browsers' sessions, counted as ``player <method>`` (with the gateway's own)."""
 
     def current(self, request: web.Request) -> BrowserSession | None:
         """The browser's session, from its cookie (``None``: none, changed, sealed elsewhere, or expired)."""
@@ -170,7 +172,7 @@ class Sessions:
         response.del_cookie(COOKIE, path="/", secure=self.secure, httponly=True, samesite="Strict")
 
     def count(self, method: str) -> None:
-        self.calls[method] = self.calls.get(method, 0) + 1
+        self.calls[f"player {method}"] += 1
 
     async def me(self, request: web.Request) -> web.StreamResponse:
         session = self.current(request)
@@ -256,8 +258,8 @@ async def json_body(request: web.Request, most: int = MAX_BODY_BYTES) -> dict[st
         raise BadBody(f"the request's body is longer than {most} bytes")
     try:
         found = json.loads(raw.decode("utf-8")) if raw else {}
-    except (UnicodeDecodeError, ValueError):
-        raise BadBody("the request's body must be a JSON object") from None
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise BadBody("the request's body must be a JSON object (nested at most a few levels deep)") from None
     if not isinstance(found, dict):
         raise BadBody("the request's body must be a JSON object")
     return found

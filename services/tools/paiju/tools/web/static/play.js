@@ -30,7 +30,7 @@ function card(code, attrs = {}) {
   // the notation of docs/rules: rank then suit letter (QS, 10D); SJ and BJ the jokers
   if (code === "SJ" || code === "BJ") {
     return el("span", { class: "card joker", "data-card": code, title: code === "BJ" ? "big joker" : "small joker", ...attrs },
-      code === "BJ" ? "大王" : "小王");
+      code === "BJ" ? "BJ" : "SJ");
   }
   const suit = code.slice(-1);
   const red = suit === "H" || suit === "D";
@@ -307,10 +307,13 @@ function tablePage(tableId) {
     const found = new Set();
     const kinds = handKinds();
     if (!kinds.length) return found;
-    const follows = turn.follow.length > 0;
     const key = turn.game === "zlj" ? rankOf : (c) => c;
+    // a 拖拉机 follow: the cards of the led class when the seat holds more of them than the lead has, else any
+    const owed = turn.follow.length ? new Set(turn.follow_cards) : null;
     const used = new Set(kinds.flatMap((a) => a.cards.map(key)));
-    for (const c of turn.hand) if (follows || used.has(key(c.card))) found.add(c.card);
+    for (const c of turn.hand) {
+      if (owed ? (owed.size === 0 || owed.has(c.card)) : used.has(key(c.card))) found.add(c.card);
+    }
     return found;
   }
 
@@ -447,6 +450,7 @@ function tablePage(tableId) {
     }
     const board = turn.board;
     const n = board.seats.length;
+    state.focus = Math.max(0, Math.min(state.focus, turn.hand.length - 1));
     const mySeat = turn.my_seat;
     const center = el("div", { class: "center", "data-testid": "center" },
       board.center ? [el("div", { class: "label" }, board.center.label),
