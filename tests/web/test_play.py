@@ -262,7 +262,7 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
             result = await page.evaluate("document.querySelector('[data-testid=result]').innerText")
             assert "Match over" in result and "won" in result, result
             assert made["cards"] > 0, made
-            await page.screenshot(shot("play-zlj-result.png"), 1200, 900)
+            await page.screenshot(shot("play-result.png"), 1200, 900)
             seats = await page.evaluate("[...document.querySelectorAll('[data-testid=seat]')].length")
             assert seats == 6
             log = await page.evaluate("[...document.querySelectorAll('[data-testid=log] p')].map(p => p.textContent)")

@@ -70,13 +70,19 @@ from paiju.tools.web.session import (
     json_body,
     same_origin,
 )
-from paiju.v1 import cards_pb2, engine_pb2, lobby_pb2, zlj_pb2
+from paiju.v1 import cards_pb2, engine_pb2, lobby_pb2
 
 log = structlog.get_logger("paiju.web")
 
 CALL_SECONDS = 10.0
 TITLES = {"zlj": "Za Liu Jia 砸六家", "tractor": "Tractor 拖拉机"}
 """Each game's name in English with its Chinese beside."""
+HAND_ORDERS: dict[str, Callable[[Any], Callable[[Card], Any]]] = {
+    "zlj": lambda view: zlj_order,
+    "tractor": tractor_order,
+}
+"""Each game's order of a hand shown at a view (the terminal client's)."""
+assert set(TITLES) == set(HAND_ORDERS) == set(GAMES), "every game is played on the page"
 HISTORY = 60
 """How many events before the current one a page taking a game up is told (what happened lately, in order)."""
 MAX_ACT_BYTES = 16384
@@ -114,8 +120,7 @@ def _card_json(card: Card) -> dict[str, str]:
 
 
 def _sorted_hand(game: str, view: Any) -> list[Card]:
-    key = tractor_order(view) if game == "tractor" else zlj_order
-    return sorted(view.hand, key=key)
+    return sorted(view.hand, key=HAND_ORDERS[game](view))
 
 
 def _action_json(game: GameContract, option: Any) -> dict[str, Any]:
@@ -214,8 +219,9 @@ class Play:
         create = lobby_pb2.CreateTableRequest(
             name=f"{session.name[:40]}'s table", game=engine_pb2.Game.ValueType(contract.kind)
         )
-        if deals is not None and game == "zlj":
-            create.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=deals))
+        options = PRESENTATIONS[game].table_options(deals)  # as `paiju play` asks: a match of so many deals
+        if options is not None:
+            getattr(create, f"{game}_options").CopyFrom(options)
         table = (await self._lobby("CreateTable", create, session)).table
         take = lobby_pb2.TakeSeatRequest(table_id=table.table_id, seat=0)
         table = (await self._lobby("TakeSeat", take, session)).table

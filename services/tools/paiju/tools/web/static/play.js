@@ -6,6 +6,7 @@
 const SUITS = { S: "♠", H: "♥", C: "♣", D: "♦" };
 const GAMES = { zlj: "Za Liu Jia 砸六家", tractor: "Tractor 拖拉机" };
 const FROM_HAND = new Set(["play", "return_tribute", "make_bid", "counter"]);
+const BY_RANK = new Set(["zlj"]); // games whose suits never matter: chosen cards make a move by their ranks
 const main = () => document.getElementById("main");
 let me = null; // who this browser is signed in as ({player_id, name, renew_at})
 let closeCurrent = () => {};
@@ -297,7 +298,7 @@ function tablePage(tableId) {
   }
 
   function sameCards(a, b) {
-    const key = state.turn.game === "zlj" ? rankOf : (c) => c;
+    const key = state.BY_RANK.has(turn.game) ? rankOf : (c) => c;
     return multiset(a, key) === multiset(b, key);
   }
 
@@ -307,7 +308,7 @@ function tablePage(tableId) {
     const found = new Set();
     const kinds = handKinds();
     if (!kinds.length) return found;
-    const key = turn.game === "zlj" ? rankOf : (c) => c;
+    const key = BY_RANK.has(turn.game) ? rankOf : (c) => c;
     // a 拖拉机 follow: the cards of the led class when the seat holds more of them than the lead has, else any
     const owed = turn.follow.length ? new Set(turn.follow_cards) : null;
     const used = new Set(kinds.flatMap((a) => a.cards.map(key)));
@@ -376,7 +377,7 @@ function tablePage(tableId) {
 
   function select(codes) {
     // select cards of the hand making ``codes`` (the same ranks in 砸六家)
-    const key = state.turn.game === "zlj" ? rankOf : (c) => c;
+    const key = state.BY_RANK.has(turn.game) ? rankOf : (c) => c;
     const want = codes.map(key);
     const picked = [];
     state.turn.hand.forEach((c, i) => {
