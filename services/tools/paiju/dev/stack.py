@@ -61,7 +61,6 @@ from paiju.platform.tokens import (
 from paiju.rules.registry import GAMES, GameRules
 from paiju.scoring.config import METRICS_PORT as SCORING_METRICS_PORT
 from paiju.terminal.client.render import NUMBER_WORDS
-from paiju.tools.web.config import SESSION_KEY
 from paiju.v1 import lobby_events_pb2, lobby_pb2, lobby_pb2_grpc
 
 ENGINE_PORT = 50051
@@ -197,7 +196,7 @@ class Credentials:
     def env(self, process: str) -> dict[str, str]:
         """The credentials of ``process`` (engine, lobby, scoring, bots, web)."""
         if process == "web":  # the web view signs nothing and checks no token: its session key alone
-            return {SESSION_KEY.variable: str(self.web_session)}
+            return {WEB_SESSION_KEY_FILE: str(self.web_session)}
         found = {KEYS_VARIABLE: str(self.jwks)}
         if process == "engine":
             found[SEED_SECRET.variable] = str(self.seed)
@@ -212,6 +211,8 @@ class Credentials:
         return found
 
 
+WEB_SESSION_KEY_FILE = "PAIJU_WEB_SESSION_KEY_FILE"
+"""The web view's session key's file (declared in `paiju.tools.web.config`, a module of the same layer as this one)."""
 FREE_PORTS_VARIABLE = "PAIJU_STACK_PORTS"
 THINK_VARIABLE = THINK.name
 
@@ -253,7 +254,6 @@ PASSED_ON = (
     s.TRUSTED_KEYS,
     s.SIGNING_KEY,
     s.SIGNING_KEY_ID,
-    SESSION_KEY,
 )
 """The settings the stack gives its processes itself: the shell's values of these (under any of their names) are
 not passed on beside the stack's."""
