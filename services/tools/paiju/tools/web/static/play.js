@@ -501,6 +501,16 @@ function tablePage(tableId) {
     const result = board.ended || state.ended
       ? el("div", { class: "result", "data-testid": "result", role: "status" }, el("h2", {}, "Match over"),
         board.facts.filter(([k]) => /Match over|Last deal|Team points|Result|Levels/.test(k)).map(([k, v]) => el("p", {}, `${k}: ${v}`)),
+        state.table && state.table.owner
+          ? el("button", { type: "button", class: "primary", "data-testid": "again", onclick: async () => {
+            try {
+              await call("POST", `/api/play/tables/${encodeURIComponent(tableId)}/start`, { bots: true });
+              state.turn = null;
+              state.log = [];
+              draw();
+            } catch (error) { state.error = error.message; draw(); }
+          } }, "Play again")
+          : null, " ",
         el("button", { type: "button", onclick: () => { location.hash = "#/"; } }, "Back to the tables"))
       : null;
     show(header, problem, result,
