@@ -180,6 +180,7 @@ async def play_to_the_end(page: Page, act: Any, most_moves: int = 2000) -> Count
             return made
         after = int(found)
         made[str(await act(page))] += 1
+        assert not page.errors, page.errors  # a script that failed leaves the turn unplayed: said at once
     raise AssertionError(f"no result after {most_moves} moves: {made}")
 
 

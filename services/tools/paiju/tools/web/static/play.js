@@ -298,7 +298,7 @@ function tablePage(tableId) {
   }
 
   function sameCards(a, b) {
-    const key = state.BY_RANK.has(turn.game) ? rankOf : (c) => c;
+    const key = BY_RANK.has(state.turn.game) ? rankOf : (c) => c;
     return multiset(a, key) === multiset(b, key);
   }
 
@@ -377,7 +377,7 @@ function tablePage(tableId) {
 
   function select(codes) {
     // select cards of the hand making ``codes`` (the same ranks in 砸六家)
-    const key = state.BY_RANK.has(turn.game) ? rankOf : (c) => c;
+    const key = BY_RANK.has(state.turn.game) ? rankOf : (c) => c;
     const want = codes.map(key);
     const picked = [];
     state.turn.hand.forEach((c, i) => {
