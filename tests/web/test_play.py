@@ -258,6 +258,9 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
         async with browser() as page:
             await sign_in_and_open(page, stack, "zlj", deals=2)
             await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            await page.screenshot(shot("play-zlj-phone.png"), 390, 844)
+            width = await page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, f"the table fits a phone's width (it is {width} px wide)"
             await page.screenshot(shot("play-zlj.png"), 1200, 900)
             made = await play_to_the_end(page, by_click)
             result = await page.evaluate("document.querySelector('[data-testid=result]').innerText")

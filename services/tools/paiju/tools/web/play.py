@@ -143,7 +143,7 @@ class Play:
     def __init__(self, gateway: Gateway, key: bytes, secure: bool = True) -> None:
         self.gateway = gateway
         self.upstream = gateway.upstream
-        self.sessions = Sessions(key, gateway.upstream.lobby, gateway.upstream.calls, secure=secure)
+        self.sessions = Sessions(key, gateway.upstream, secure=secure)
         """The sign-ins; the calls made with browsers' sessions are counted with the gateway's own, as ``player
         <method>`` (the health page's ``upstream_calls``)."""
 

@@ -27,7 +27,6 @@ import binascii
 import json
 import os
 import time
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -142,12 +141,16 @@ def same_origin(request: web.Request) -> bool:
 class Sessions:
     """The browsers' sessions of one gateway: sealing, the cookie, the checks, and the sign-in routes."""
 
-    def __init__(self, key: bytes, lobby: Any, calls: Counter[str], secure: bool = True) -> None:
+    def __init__(self, key: bytes, upstream: Any, secure: bool = True) -> None:
         self.sealer = Sealer(key) if key else None
-        self.lobby = lobby
+        self.upstream = upstream
+        """The gateway's channels (`paiju.tools.web.upstream.Upstream`): its lobby stub, and its count of calls, to
+        which the calls made with browsers' sessions are added as ``player <method>``."""
         self.secure = secure
-        self.calls = calls
-        """The calls made with browsers' sessions, counted as ``player <method>`` (with the gateway's own)."""
+
+    @property
+    def lobby(self) -> Any:
+        return self.upstream.lobby
 
     def current(self, request: web.Request) -> BrowserSession | None:
         """The browser's session, from its cookie (``None``: none, changed, sealed elsewhere, or expired)."""
@@ -172,7 +175,8 @@ class Sessions:
         response.del_cookie(COOKIE, path="/", secure=self.secure, httponly=True, samesite="Strict")
 
     def count(self, method: str) -> None:
-        self.calls[f"player {method}"] += 1
+        calls = self.upstream.calls
+        calls[f"player {method}"] = calls.get(f"player {method}", 0) + 1
 
     async def me(self, request: web.Request) -> web.StreamResponse:
         session = self.current(request)

@@ -424,7 +424,8 @@ function tablePage(tableId) {
     el("div", { class: "tag" }, `seat ${seat.seat} · team ${seat.team}${mySeat !== null && mySeat !== undefined && seat.seat !== mySeat && seat.seat % 2 === mySeat % 2 ? " · partner" : ""}${seat.bot ? " · bot" : ""}`),
     el("div", { class: "tag", "data-testid": "count" }, `${seat.cards} card${seat.cards === 1 ? "" : "s"}`),
     seat.notes.length ? el("div", { class: "tag" }, seat.notes.join(" · ")) : null);
-    node.style.left = `${50 - 40 * Math.cos(angle)}%`;
+    const across = window.innerWidth < 760 ? 34 : 40; // on a phone the seats keep inside the table's width
+    node.style.left = `${50 - across * Math.cos(angle)}%`;
     node.style.top = `${50 + 38 * Math.sin(angle)}%`;
     return node;
   }
