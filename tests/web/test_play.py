@@ -142,9 +142,10 @@ def sealer(stack: dict[str, Any]) -> Sealer:
 
 # --- the page -----------------------------------------------------------------------------------------------------
 
-MY_TURN = (
+MY_TURN = (  # the result; or the player's turn: a newer one, or the same after a move that was refused
     "document.querySelector('[data-testid=result]') ? 'ended' : "
-    "((+document.querySelector('[data-testid=status]')?.getAttribute('data-version') > {after}) && "
+    "((+document.querySelector('[data-testid=status]')?.getAttribute('data-version') > {after} || "
+    "/^(?!.*trying again)/.test(document.querySelector('[data-testid=error]')?.textContent ?? 'trying again')) && "
     "document.querySelector('[data-testid=options] button:not([disabled]), [data-testid=suggestions] button')) "
     "? document.querySelector('[data-testid=status]').getAttribute('data-version') : null"
 )
@@ -256,6 +257,7 @@ async def turns_hold_only_the_players_hand(stack: dict[str, Any], page: Page) ->
 def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: dict[str, Any]) -> None:
     async def body() -> None:
         async with browser() as page:
+            before = get(stack["web"] + "healthz")[1]["upstream_calls"]
             await sign_in_and_open(page, stack, "zlj", deals=2)
             await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
             await page.screenshot(shot("play-zlj-phone.png"), 390, 844)
@@ -273,6 +275,12 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
             assert any("(A, you)" in line for line in log), "what happened is told, the player's moves too"
             assert await turns_hold_only_the_players_hand(stack, page) > 10
             assert not page.errors, page.errors
+            # what the page cost the services: per move one JoinGame and one Act; for the game followed, one view
+            after = get(stack["web"] + "healthz")[1]["upstream_calls"]
+            cost = {k: after.get(k, 0) - before.get(k, 0) for k in after if k.startswith("player ")}
+            assert cost["player Act"] >= sum(made.values()), cost  # the moves, and the page's parts of the shuffles
+            assert cost["player JoinGame"] <= cost["player Act"] + 2, cost
+            assert cost["player GetView"] == 1 and cost["player Watch"] <= 2, cost
 
     asyncio.run(body())
 

@@ -338,10 +338,21 @@ function tablePage(tableId) {
       inner[kind].cards = cards;
     }
     state.busy = true;
+    const body = { table_id: tableId, version: state.turn.concealed ? null : state.turn.version, command };
     try {
-      await call("POST", "/api/play/act", {
-        table_id: tableId, version: state.turn.concealed ? null : state.turn.version, command,
-      });
+      for (let tries = 1; ; tries += 1) {
+        try {
+          await call("POST", "/api/play/act", body);
+          break;
+        } catch (error) {
+          // a service that could not answer, or a limit: the same move again after a pause (at the same version,
+          // so it is made at most once: a move that did land is answered as stale)
+          if ((error.status !== 503 && error.status !== 429) || tries >= 6) throw error;
+          state.error = `${error.message} (trying again)`;
+          draw();
+          await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** tries));
+        }
+      }
       state.selected = [];
       state.error = null;
     } catch (error) {
