@@ -184,7 +184,9 @@ def background(stored: Stored, planned: Planned) -> bool:
             return not account
         if where != "lobby" or account:
             return True
-        return actor in (RUNNER_ID, "tournaments") or (actor == "lobby" and command.startswith(("finish:", "cover:")))
+        return actor in (RUNNER_ID, "tournaments") or (
+            actor == "lobby" and command.startswith(("finish:", "cover:", "queue:"))
+        )
     return where != "scoring" or actor == "scoring"
 
 

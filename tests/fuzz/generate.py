@@ -211,6 +211,7 @@ class Known:
     """Every token the fuzzer may send; seat tokens have ``game`` and ``seat``."""
     kinds: dict[str, str] = field(default_factory=dict)
     """Game id -> zlj or tractor."""
+    parties: list[str] = field(default_factory=list)
 
     def seat_tokens(self, game: str) -> list[Token]:
         return [t for t in self.tokens if t.game == game and t.seat is not None]
@@ -533,6 +534,10 @@ class Generator:
             return pick(known.teams, lambda: "team" + f"{rng.randrange(16**12):012x}")
         if name in ("player_id", "runner_id"):
             return pick(known.players, an_id) if name == "player_id" else f"fz-runner-{rng.randrange(3)}"
+        if name == "party_id":
+            return pick(known.parties, lambda: "party-" + f"{rng.randrange(16**16):016x}")
+        if name == "offer_id":
+            return "offer-" + f"{rng.randrange(16**16):016x}"
         if name == "referee":
             return known.referee
         if name == "command_id":
@@ -545,7 +550,9 @@ class Generator:
                 if known.names and rng.random() < 0.6:  # taken, or looks like a taken one
                     return self._lookalike(rng, rng.choice(known.names))
                 return f"Fz{rng.randrange(36**6):x}"
-            if isinstance(message, lobby_pb2.LoginRequest | lobby_pb2.SubstituteRequest):
+            if isinstance(
+                message, lobby_pb2.LoginRequest | lobby_pb2.SubstituteRequest | lobby_pb2.InviteToPartyRequest
+            ):
                 return pick(known.names, lambda: f"Fz{rng.randrange(36**6):x}")
             if isinstance(message, scoring_pb2.TeamPlayer):
                 return rng.choice(("Ann", "Bo", "李雷", ""))

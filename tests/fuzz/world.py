@@ -8,6 +8,7 @@
 - two engine games of the fuzzer's own, one of each game, whose seats only the fuzzer's tokens hold;
 - a 拖拉机 tournament an admin created, with a team the admin registered (alice, bob) and a team carol proposed
   (carol, dave) waiting for dave's consent;
+- a 砸六家 party carol leads, with an invite to dave open (docs/rules/matchmaking.md);
 - a 拖拉机 league of two teams of guests whose round 1 is paired (the lobby opens its table) and over (a team
   forfeited);
 - the ids the tables' next matches' games will have (a game created under one of them is in the table's way).
@@ -168,6 +169,11 @@ async def build(stack: Stack) -> Known:
         for _ in range(6):
             await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=ready), metadata=alice)
 
+        # carol's party, its invite to dave open
+        carol = bearer(mint_token(credentials, sessions["carol"].player_id, "player"))
+        party = (await lobby.CreateParty(lobby_pb2.CreatePartyRequest(game=engine_pb2.GAME_ZLJ), metadata=carol)).party
+        await lobby.InviteToParty(lobby_pb2.InviteToPartyRequest(player_name="fuzzer-dave"), metadata=carol)
+
         # the fuzzer's own games
         for kind, which, seats in (("zlj", engine_pb2.GAME_ZLJ, 6), ("tractor", engine_pb2.GAME_TRACTOR, 4)):
             game_id = f"fuzz-{kind}-game"
@@ -244,4 +250,5 @@ async def build(stack: Stack) -> Known:
         referee=REFEREE,
         tokens=tokens,
         kinds=kinds,
+        parties=[party.party_id],
     )

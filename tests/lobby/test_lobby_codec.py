@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paiju.contract.codec import CodecError
-from paiju.lobby import table
+from paiju.lobby import parties, queue, table
 from paiju.lobby.accounts import AccountRegistered, NameClaimed, SessionsRevoked, hash_password, name_skeleton
 from paiju.lobby.contract import LOBBY_EVENTS
 from paiju.lobby.table import (
@@ -42,7 +42,15 @@ ZLJ_OPTIONS = zlj_model.Options(
     deals=3, reverse_tribute=zlj_model.ReverseTribute.TEAM_TOTAL, resist=zlj_model.Resist.TWO_BIG, turn_seconds=10
 )
 TRACTOR_OPTIONS = tractor_model.Options(round_minutes=90, turn_seconds=10)
-EVENT_CLASSES = {*typing.get_args(table.Event), AccountRegistered, NameClaimed, SessionsRevoked}
+EVENT_CLASSES = {
+    *typing.get_args(table.Event),
+    AccountRegistered,
+    NameClaimed,
+    SessionsRevoked,
+    *typing.get_args(parties.Event),
+    *typing.get_args(queue.Event),
+}
+QUEUED = (queue.QueuedPlayer("account-a", "Ann", 2500), queue.QueuedPlayer("account-b", "张三", -120))
 
 
 def encoded(event: Any) -> lobby_events_pb2.LobbyEvent:
@@ -107,6 +115,23 @@ EVENTS: list[Any] = [
     SessionsRevoked("account-0123456789abcdef0123456789abcdef", 3),
     table.TableExpired(1800),
     table.TableExpired(0),
+    parties.PartyFormed("party-0123456789abcdef", "zlj", "account-a", "Ann"),
+    parties.PartyInvited("account-b", "张三"),
+    parties.PartyJoined("account-b", "张三"),
+    parties.PartyLeft("account-b"),
+    parties.PartyLeft("account-b", invite_only=True),
+    parties.PartyLeft("account-a", disbanded=True),
+    parties.MembershipChanged("party-0123456789abcdef", ()),
+    parties.MembershipChanged("", ("party-1", "party-2")),
+    queue.QueueJoined("entry-1", table.Mode.CASUAL, QUEUED, "party-1", 30, 1_700_000_000, False, "zlj"),
+    queue.QueueJoined("entry-2", table.Mode.RANKED, QUEUED[:1], "", 0, 0, True, "tractor"),
+    queue.QueueLeft(("entry-1", "entry-2"), queue.LeaveReason.NOT_CONFIRMED, "offer-1"),
+    queue.QueueLeft(("entry-1",), queue.LeaveReason.WITHDRAWN),
+    queue.QueueLeft((), queue.LeaveReason.GONE),
+    queue.QueueLeft(("entry-3",), queue.LeaveReason.SEATED),
+    queue.MatchOffered("offer-1", table.Mode.CASUAL, ("entry-1",), ("account-a", "", "account-b", "", "", ""), 20),
+    queue.MatchConfirmed("offer-1", "account-a"),
+    queue.MatchSeated("offer-1", "table-0123456789ab"),
 ]
 
 
@@ -154,15 +179,17 @@ def test_the_wire_names_the_event() -> None:
 
 
 def test_the_oneof_numbers_stay() -> None:
-    """Stored events are read by their field numbers: the name claim and the revocation took new ones, nothing was
-    renumbered."""
+    """Stored events are read by their field numbers: the name claim, the revocation, the parties and the queue took
+    new ones, nothing was renumbered."""
     fields = lobby_events_pb2.LobbyEvent.DESCRIPTOR.oneofs_by_name["event"].fields
     numbers = {field.name: field.number for field in fields}
     assert numbers["account_registered"] == 13
     assert numbers["name_claimed"] == 14
     assert numbers["sessions_revoked"] == 15
     assert numbers["table_expired"] == 16
-    assert sorted(numbers.values()) == list(range(1, 17))
+    assert numbers["party_formed"] == 17
+    assert numbers["match_seated"] == 26
+    assert sorted(numbers.values()) == list(range(1, 27))
 
 
 def test_an_empty_wrapper_is_refused() -> None:
@@ -220,7 +247,9 @@ def test_every_event_of_a_table_round_trips() -> None:
                 idle = evolve(idle, event)
         assert idle.status is table.Status.EXPIRED
         assert state.matches == 2
-        assert len(kinds) == len(EVENT_CLASSES) - 3  # all but the accounts' events (registered, claimed, revoked)
+        assert len(kinds) == len(
+            typing.get_args(table.Event)
+        )  # every table event (not the accounts', parties', queue's)
         bots = [f"bot-t1-{n}" for n in range(seats - 2)]  # seated after the swap; the last removed and re-added
         # bot seats-2 took Cy's seat over in the first match, bot seats-1 Bo's covered seat in the second
         assert [s.player_id for s in state.seats] == [f"bot-t1-{seats - 1}", f"bot-t1-{seats - 2}", *bots]

@@ -48,6 +48,11 @@ class Lobby:
             opened.mode = mode  # type: ignore[assignment]
         await self._append(table, lobby_events_pb2.LobbyEvent(table_opened=opened))
 
+    async def seat_bot(self, table: str, seat: int, player_id: str, strength: str) -> None:
+        """A bot seated at ``strength`` (empty: as tables seated bots before strengths were chosen)."""
+        seated = lobby_events_pb2.LobbyBotSeated(seat=seat, player_id=player_id, strength=strength)
+        await self._append(table, lobby_events_pb2.LobbyEvent(bot_seated=seated))
+
     async def start(self, table: str, game: str, players: Sequence[str], mode: int | None = None) -> str:
         match = self.matches.get(table, 0) + 1
         self.matches[table] = match

@@ -23,7 +23,7 @@ def rounded(beliefs: list[rt.Belief]) -> list[tuple[float, float, float]]:
 def test_the_model_is_openskills_plackett_luce_with_its_defaults() -> None:  # D-RATE-1, D-RATE-5
     assert (rt.MU, rt.SIGMA, rt.BETA, rt.TAU) == (25.0, 25.0 / 3.0, 25.0 / 6.0, 25.0 / 300.0)
     assert rt.DEFAULT.conservative == 0.0
-    assert rt.MODEL_VERSION == 1
+    assert rt.MODEL_VERSION == 2
 
 
 def test_the_zlj_worked_example() -> None:  # D-RATE-2, D-RATE-3
@@ -56,6 +56,35 @@ def test_the_zlj_example_with_heuristic_bots_who_never_move() -> None:  # D-RATE
         (25.0, 4.1667),
     ]
     assert after[3] is bot and after[5] is bot
+
+
+def test_the_zlj_example_with_basic_bots_who_never_move() -> None:  # D-RATE-8
+    basic = rt.BOT_RATINGS["basic"]
+    assert (round(basic.mu, 4), basic.sigma) == (8.3333, 25.0 / 6.0) and rt.bot_rating("basic") is basic
+    before = [rt.DEFAULT, rt.DEFAULT, rt.DEFAULT, basic, rt.DEFAULT, basic]
+    after = rt.rate(ZLJ, before, ZLJ_RESULT, [False, False, False, True, False, True])
+    assert [(round(b.mu, 4), round(b.sigma, 4)) for b in after] == [
+        (26.0676, 8.1738),
+        (24.5997, 8.2916),
+        (25.7473, 8.2221),
+        (8.3333, 4.1667),
+        (25.5338, 8.2542),
+        (8.3333, 4.1667),
+    ]
+    # beating weaker bots is worth less than beating heuristic ones, and losing beside them costs less
+    heuristic = rt.rate(
+        ZLJ,
+        [rt.DEFAULT if s not in (3, 5) else rt.BOT_RATINGS["heuristic"] for s in range(6)],
+        ZLJ_RESULT,
+        [s in (3, 5) for s in range(6)],
+    )
+    assert after[0].mu < heuristic[0].mu and after[1].mu > heuristic[1].mu
+
+
+def test_a_bot_without_a_known_strength_is_rated_as_the_heuristic_bot() -> None:  # D-RATE-8
+    for strength in ("", "heuristic", "a strength of a later release"):
+        assert rt.bot_strength(strength) == "heuristic" and rt.bot_rating(strength) == rt.BOT_RATINGS["heuristic"]
+    assert rt.bot_strength("basic") == "basic"
 
 
 @pytest.mark.parametrize(
@@ -116,8 +145,8 @@ def test_a_rating_event_is_the_same_bytes_however_often_it_is_made() -> None:
 
 
 def test_ledger_names_are_not_tournament_ids() -> None:  # D-RATE-10
-    assert rr.ledger_id("zlj", rt.Mode.CASUAL) == "ratings-v1-zlj-casual"
-    assert rr.is_ledger("ratings-v1-tractor-ranked") and not rr.is_ledger("tour0123456789ab")
+    assert rr.ledger_id("zlj", rt.Mode.CASUAL) == "ratings-v2-zlj-casual"
+    assert rr.is_ledger("ratings-v2-tractor-ranked") and not rr.is_ledger("tour0123456789ab")
 
 
 def test_a_match_with_an_odd_number_of_seats_is_refused() -> None:

@@ -138,7 +138,7 @@ def test_bots_count_at_their_fixed_rating_in_casual_matches_and_never_move(nats_
             await w.rate()
             events = await w.events("zlj", rt.Mode.CASUAL)
             assert len(events) == 5
-            fixed = rt.BOT_RATINGS[rt.BOT_STRATEGY]
+            fixed = rt.BOT_RATINGS[rt.DEFAULT_STRENGTH]  # seated with no strength known: the heuristic bot's
             for event in events:
                 for seat in event.seats:
                     if seat.player_id.startswith("bot-"):
@@ -149,6 +149,49 @@ def test_bots_count_at_their_fixed_rating_in_casual_matches_and_never_move(nats_
             assert (await w.rating("h0", "zlj", rt.Mode.CASUAL))["matches"] == 5
             assert await w.ledgers.load(rr.ledger_id("zlj", rt.Mode.RANKED)) == []
             assert await w.rating("h0", "zlj", rt.Mode.RANKED) is None
+
+    asyncio.run(body())
+
+
+def test_each_bot_counts_at_the_fixed_rating_of_the_strength_its_table_seated_it_at(
+    nats_url: str, database_dsn: str
+) -> None:
+    async def body() -> None:
+        async with world(nats_url, database_dsn) as w:
+            players = ["h0", "bot-ts-1", "h2", "bot-ts-3", "h4", "bot-ts-5"]
+            await w.lobby.open("ts", "zlj", CASUAL)
+            await w.lobby.seat_bot("ts", 1, "bot-ts-1", "basic")
+            await w.lobby.seat_bot("ts", 3, "bot-ts-3", "heuristic")
+            await w.lobby.seat_bot("ts", 5, "bot-ts-5", "")  # seated before strengths were chosen
+            for k in range(3):
+                await w.lobby.play_zlj("ts", players, (4, 1) if k % 2 else (1, 4), (3, 0, 2, 0, 1, 0))
+            await w.rate()
+            events = await w.events("zlj", rt.Mode.CASUAL)
+            assert len(events) == 3
+            expected = {1: ("basic", rt.BOT_RATINGS["basic"]), 3: ("heuristic", rt.BOT_RATINGS["heuristic"])}
+            expected[5] = expected[3]
+            assert rt.BOT_RATINGS["basic"].mu < rt.BOT_RATINGS["heuristic"].mu
+            humans = [rt.DEFAULT] * 6
+            for event in events:
+                for seat, (strength, fixed) in expected.items():
+                    stored = event.seats[seat]
+                    assert stored.bot and stored.strategy == strength
+                    assert (stored.before.mu, stored.before.sigma) == (fixed.mu, fixed.sigma)
+                    assert (stored.after.mu, stored.after.sigma) == (fixed.mu, fixed.sigma), "never moved"
+                # the humans moved as the model moves them against these bots, bit for bit
+                before = [humans[s] if s % 2 == 0 else expected[s][1] for s in range(6)]
+                result = rt.Result(tuple(event.team_scores), (3, 0, 2, 0, 1, 0))  # type: ignore[arg-type]
+                after = rt.rate(ZLJ, before, result, [s % 2 == 1 for s in range(6)])
+                for s in (0, 2, 4):
+                    assert (event.seats[s].after.mu, event.seats[s].after.sigma) == (after[s].mu, after[s].sigma)
+                    humans[s] = after[s]
+            # a bot of a strength the model does not know counts as the heuristic bot
+            assert rt.bot_rating("grandmaster") == rt.BOT_RATINGS["heuristic"] and rt.bot_strength("") == "heuristic"
+            # a rebuild from the streams finds every stored event made again byte for byte (the strengths too)
+            taken = await snapshot(w.pool)
+            await w.consumer.reset()
+            await rr.rater(w.lobby.store, w.pool, w.ledgers).catch_up(timeout=30)
+            assert await snapshot(w.pool) == taken
 
     asyncio.run(body())
 

@@ -230,6 +230,34 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
     async def ListReservedNames(self, request: Any, context: Any) -> Any:
         await self._unimplemented(context)
 
+    async def CreateParty(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def InviteToParty(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def AcceptPartyInvite(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def DeclinePartyInvite(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def LeaveParty(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def GetParty(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def FindMatch(self, request: Any, context: Any) -> AsyncIterator[lobby_pb2.FindMatchResponse]:
+        await self._unimplemented(context)
+        yield lobby_pb2.FindMatchResponse()  # never reached: a stream's handler is an async generator
+
+    async def ConfirmMatch(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
+    async def LeaveQueue(self, request: Any, context: Any) -> Any:
+        await self._unimplemented(context)
+
     async def Guest(self, request: lobby_pb2.GuestRequest, context: Any) -> lobby_pb2.GuestResponse:
         self.calls.append("Guest")
         return lobby_pb2.GuestResponse(session=self._session(f"guest-{len(self.sessions) + 1}"))

@@ -49,4 +49,5 @@ def test_an_unreachable_lobby_is_reported_and_exits_1() -> None:
         check=False,
     )
     assert done.returncode == 1, done
-    assert "Guest: the lobby cannot be reached" in done.stdout
+    assert f"Guest: the lobby at {address} is not answering. Is the stack running?" in done.stdout
+    assert "failed to connect" not in done.stdout.lower(), "in words, not gRPC's"

@@ -81,5 +81,8 @@ def test_watch_spectates_a_running_match_to_its_end() -> None:
         (_, seat) = lobby.issued[0]
         assert seat is None  # JoinGame answered a spectator's token
         assert "Match over, " in output and "seat 2 (A, bot-2)" in output
+        # its first line, said before the client loads gRPC, the contract, the rules and the game's history
+        first = output.replace("\r", "").lstrip("\n").splitlines()[0]
+        assert first == f"Watching table {table.table_id} (the lobby at {address}, the engine at {engine.address})..."
         assert "Your hand" not in output  # a spectator sees no hand
         engine.call(lobby.close)

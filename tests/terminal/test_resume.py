@@ -57,7 +57,8 @@ def test_the_client_resumes_after_the_engine_comes_back() -> None:
         output = log.getvalue().replace("\r", "")
         assert child.exit_code() == 0, output[-3000:]
         assert bounced and prompts > 2
-        assert "Lost the connection to the engine; reconnecting..." in output and "Reconnected." in output
+        assert f"The engine at {engine.address} is not answering; trying again every 5 s at most" in output
+        assert "The engine is answering again; carrying on from where the game was." in output
 
         async def replay() -> list[engine_pb2.Envelope]:
             request = engine_pb2.ReplayRequest(game_id="again")
@@ -70,6 +71,39 @@ def test_the_client_resumes_after_the_engine_comes_back() -> None:
         assert len(narrated) == moves, "every move narrated once, none lost or repeated over the reconnection"
         assert output.count("Deal 1 over: ") == 1 and output.count("Match over, ") == 1
         only_acts_and_watches(engine.calls(mine) - before)  # after the reconnection too: the stream said it all
+
+
+def test_a_spectator_says_in_words_that_the_engine_went_away_and_resumes_when_it_is_back() -> None:
+    with EngineThread(seed=35) as engine:
+        engine.create("gone")
+        spectator = token(Role.SPECTATOR, "gone")
+        child = spawn_client("watch", "--engine", engine.address, "--game", "gone", "--token", spectator, timeout=60)
+        log = io.StringIO()
+        child.logfile_read = log
+        try:
+            child.expect_exact("Watching; type t for the table, q to stop.")
+            engine.spawn(zlj_bots(engine.stub, "gone", set(range(6)), seed=9, pause=0.05))
+            child.expect(r"seat \d \([AB][^)]*\): ")  # a move narrated: the game is under way
+            # the engine goes away for longer than one pause between tries (0.3 s, doubled: several tries)
+            engine.restart(down_seconds=3.0)
+            child.expect_exact("The engine is answering again; carrying on from where the game was.")
+            child.expect_exact("The match is over.")
+            child.expect(pexpect.EOF, timeout=10)
+        finally:
+            child.close()
+        output = log.getvalue().replace("\r", "")
+        assert child.exit_code() == 0, output[-3000:]
+        assert output.count(f"The engine at {engine.address} is not answering; trying again") == 1, output[-3000:]
+        assert "StatusCode" not in output and "failed to connect" not in output.lower(), "in words, not gRPC's"
+
+        async def replay() -> list[engine_pb2.Envelope]:
+            request = engine_pb2.ReplayRequest(game_id="gone")
+            return [r.envelope async for r in engine.stub.Replay(request, metadata=auth(token(Role.ANALYST)))]
+
+        events = [ZLJ_EVENTS.decode(e.zlj) for e in engine.call(replay) if e.WhichOneof("payload") == "zlj"]
+        moves = sum(isinstance(e, CardsPlayed | FourTake | Passed) for e in events)
+        move = r"^  seat \d \([AB][^)]*\): (pass$|.*   \(|.*   FOUR-TAKE)"
+        assert len(re.findall(move, output, flags=re.MULTILINE)) == moves, "resumed from the last version: each once"
 
 
 def _assign(engine: EngineThread, game_id: str, player: str, change: Any, command_id: str) -> None:

@@ -4,12 +4,15 @@ without the rules files cites the id and the file instead."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import grpc
 
 from paiju.terminal.client.engine import Refused
-from paiju.terminal.client.rules_text import find_rule, rule_lines, rules_dir
+from paiju.terminal.client.rules_text import RULE_FILES, find_rule, rule_lines, rules_dir
+from paiju.terminal.client.session import INSTRUCTIONS
+from paiju.terminal.client.style import QUOTED, Style
 
 
 def text(game: str, rule: str) -> str:
@@ -69,3 +72,39 @@ def test_an_installed_client_without_the_rules_cites_the_id_and_the_file(tmp_pat
 def test_a_refusal_keeps_the_rule_it_cites() -> None:
     refused = Refused(grpc.StatusCode.FAILED_PRECONDITION, "Not allowed: x (§3)", "§3")
     assert refused.rule == "§3"
+
+
+def _rule_ids(text: str) -> set[str]:
+    marked = re.findall(r"\*\*(?:[^*]*?[ /])?(§\d+(?:\.\d+)*|D-[A-Z]+-\d+(?:\.\d+)*)", text)
+    return set(marked) | set(re.findall(r"^## (§\d+)", text, flags=re.MULTILINE))
+
+
+def test_every_rule_shows_its_cards_in_one_notation_the_terminals() -> None:
+    folder = rules_dir()
+    assert folder is not None
+    symbols = Style(symbols=True)
+    letter_card = re.compile(r"(?<![\w`-])(?:10|[2-9TJQKA])[SHCD](?![\w-])")
+    shown_cards = 0
+    for game, name in RULE_FILES.items():
+        ids = _rule_ids((folder / name).read_text(encoding="utf-8"))
+        assert len(ids) > 20
+        for rule in sorted(ids):
+            for line in rule_lines(game, rule, most=10_000):
+                on_screen = symbols.apply(line)
+                outside = "".join(QUOTED.split(on_screen)[::2])  # what is not between backticks
+                assert not letter_card.search(outside), f"{rule}: {on_screen}"
+                assert not re.search(r"10[♠♥♣♦]|[♠♥♣♦][2-9TJQKA]", on_screen), f"{rule}: {on_screen}"
+                for quoted in QUOTED.findall(on_screen):
+                    assert not re.fullmatch(r"`[\s2-9TJQKASHCD♠♥♣♦…=()+,.]*`", quoted) or not letter_card.search(
+                        quoted
+                    ), f"{rule}: a quoted card example stays letters: {on_screen}"
+                shown_cards += len(re.findall(r"[2-9TJQKA][♠♥♣♦]", on_screen))
+    assert shown_cards > 100
+    # the same rule in plain letters on a terminal without UTF-8, never half and half
+    plain = " ".join(Style().apply(line) for line in rule_lines("zlj", "§4.1"))
+    assert "5S 6S 7S" in plain.replace("`", "") and "♠" not in plain
+    assert "5♠ 6♠ 7♠" in " ".join(symbols.apply(line) for line in rule_lines("zlj", "§4.1"))
+
+
+def test_what_to_type_stays_letters() -> None:
+    assert Style(symbols=True).apply(INSTRUCTIONS).count("`3S 3H`") == 1

@@ -107,7 +107,56 @@ def test_a_tables_last_match_says_who_won_and_by_how_much() -> None:
     assert set(RESULTS) == set(GAMES)
     assert result_words("zlj", [12, 2], None, []) == "team A wins by 10 team points (A 12 · B 2)"
     assert result_words("zlj", [5, 5], None, []) == "a draw (A 5 · B 5)"
-    assert result_words("tractor", [], 1, [3, 11]) == "team B won (levels A 6 · B A)"
-    assert result_words("tractor", [], None, [6, 6]) == "the levels were equal (levels A 9 · B 9)"
+    assert result_words("tractor", [], 1, [3, 11]) == "team B won by 8 levels (levels A 6 · B A)"
+    assert result_words("tractor", [], 0, [12, 11]) == "team A won by 1 level (levels A past A · B A)"
+    assert result_words("tractor", [], None, [6, 6]) == "the levels were equal (A 9 · B 9)"
     assert result_words("tractor", [], 1, [3, 99]) == "" and result_words("tractor", [], 7, [3, 4]) == ""
     assert result_words("zlj", [], None, []) == "" and result_words("chess", [1, 0], 0, []) == ""
+
+
+def test_an_ended_tractor_game_says_who_won_it_first_and_by_how_many_levels() -> None:
+    from dataclasses import replace
+
+    from paiju.rules.tractor import model as tm
+
+    rules = rules_of("tractor")
+    view: Any = rules.view(dealt("tractor"), None)
+    ended = board(replace(view, phase=tm.Phase.ENDED, levels=(12, 6)), {})
+    assert ended["facts"][0] == ["Match over", "team A wins by 6 levels (past A against 9)"]
+    assert ended["doing"] == "Match over: team A wins by 6 levels (past A against 9)"
+    level = board(replace(view, phase=tm.Phase.ENDED, levels=(4, 4)), {})
+    assert level["facts"][0] == ["Match over", "the levels are equal (7)"]
+    playing = board(replace(view, levels=(12, 6)), {})
+    assert all(fact[0] != "Match over" for fact in playing["facts"])
+
+
+@pytest.mark.parametrize("name", sorted(GAMES))
+def test_a_board_says_what_the_table_is_doing_through_a_whole_match(name: str) -> None:
+    """Each board's ``doing`` follows the match: a deal dealt, bid for or tributed, played (its number, of how
+    many for 砸六家), and at the end the match over with who won; the deal numbers never go back."""
+    import random
+    import re
+
+    rules = rules_of(name)
+    state: Any = dealt(name)
+    pick = random.Random(11)
+    said: list[str] = []
+    for _ in range(200_000):
+        doing = board(rules.view(state, None), {})["doing"]
+        if not said or said[-1] != doing:
+            said.append(doing)
+        waiting = rules.waiting(state)
+        if not waiting:
+            command = rules.deal_again(state, 7)
+            if command is None:
+                break
+        else:
+            actions = rules.legal_actions(state, waiting[0])
+            command = pick.choice(actions) if name == "tractor" else actions[0]
+        for event in rules.decide(state, command):
+            state = rules.evolve(state, event)
+    assert said[-1].startswith("Match over: ") and ("wins by" in said[-1] or "equal" in said[-1] or "draw" in said[-1])
+    numbers = [int(found.group(1)) for found in (re.search(r"deal (\d+)", s) for s in said[:-1]) if found]
+    assert numbers and numbers == sorted(numbers) and numbers[0] == 1, said
+    assert any(s.startswith("Playing deal ") for s in said) and any(s.startswith("Dealing deal 2") for s in said)
+    assert len(said) > 4, said

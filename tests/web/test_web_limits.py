@@ -19,6 +19,7 @@ from paiju.platform.store import MemoryEventStore
 from paiju.tools.web.bounds import ByteCache, ConnectionGuard
 from paiju.tools.web.config import LIMITS, Settings
 from paiju.tools.web.gateway import Gateway
+from paiju.v1 import ratings_events_pb2, ratings_pb2
 
 from ..support.waiting import wait_until
 
@@ -211,3 +212,92 @@ def test_no_proxy_is_trusted_unless_configured() -> None:
     gateway = Gateway(SimpleNamespace(), RateLimits(LIMITS))  # type: ignore[arg-type]
     request = SimpleNamespace(remote="10.1.2.3", headers={"X-Forwarded-For": "203.0.113.9"})
     assert gateway.client(request) == "10.1.2.3"  # type: ignore[arg-type]
+
+
+class Ratings:
+    """The gateway's upstream for the ratings' pages: every player rated, with a history of `HISTORY` matches (what
+    scoring's RatingsService answers, as its messages), each call counted."""
+
+    HISTORY = 50
+
+    def __init__(self) -> None:
+        self.calls: dict[str, int] = {}
+
+    def _count(self, method: str) -> None:
+        self.calls[method] = self.calls.get(method, 0) + 1
+
+    async def leaderboard(self, game: str, mode: int, limit: int) -> Any:
+        self._count("GetRatingLeaderboard")
+        await asyncio.sleep(0.05)  # an answer that takes a moment: the pages asking meanwhile wait for it
+        rows = [_rating(f"p{n}", place=n + 1) for n in range(limit)]
+        return ratings_pb2.GetRatingLeaderboardResponse(rows=rows, model=1)
+
+    async def player_rating(self, player_id: str, game: str, mode: int) -> Any:
+        self._count("GetPlayerRating")
+        return ratings_pb2.GetPlayerRatingResponse(rating=_rating(player_id), model=1)
+
+    async def rating_history(self, player_id: str, game: str, mode: int, limit: int, before: int = 0) -> Any:
+        self._count("GetRatingHistory")
+        matches = [
+            ratings_pb2.RatedMatch(
+                number=n,
+                game_id=f"g{n}",
+                table_id="t",
+                team=n % 2,
+                result="won",
+                team_scores=[7, 3],
+                before=ratings_events_pb2.Rating(mu=25, sigma=8),
+                after=ratings_events_pb2.Rating(mu=26, sigma=7.5),
+                conservative=3.5,
+                others=["bot-t-1", "q", "bot-t-3", "r", "bot-t-5"],
+            )
+            for n in range(min(limit, self.HISTORY), 0, -1)
+        ]
+        return ratings_pb2.GetRatingHistoryResponse(matches=matches, model=1)
+
+    async def close(self) -> None:
+        pass
+
+
+def _rating(player_id: str, place: int = 0) -> Any:
+    return ratings_pb2.PlayerRating(
+        player_id=player_id,
+        rating=ratings_events_pb2.Rating(mu=25, sigma=8),
+        conservative=1.0,
+        matches=3,
+        wins=2,
+        provisional=True,
+        place=place,
+    )
+
+
+def test_the_ratings_pages_ask_scoring_once_for_a_crowd_and_their_cache_holds_no_more_bytes_than_it_may() -> None:
+    async def body() -> None:
+        upstream = Ratings()
+        gateway = Gateway(upstream, RateLimits(LIMITS, "off"), cache_bytes=1 << 19)  # type: ignore[arg-type]
+        runner, server, port = await served(gateway.app())
+        try:
+            answers = await asyncio.gather(*(get(port, "/api/ratings/zlj?mode=casual") for _ in range(40)))
+            assert {status for status, _ in answers} == {200}
+            assert upstream.calls["GetRatingLeaderboard"] == 1, "forty pages at once, one call to scoring"
+            rows = answers[0][1]["rows"]
+            assert len(rows) == 50 and rows[0]["place"] == 1 and rows[0]["provisional"] is True
+            for limit in (1, 7, 100):  # any length a page asks for is cut from the one leaderboard read
+                status, answer = await get(port, f"/api/ratings/zlj?mode=casual&limit={limit}")
+                assert status == 200 and [r["place"] for r in answer["rows"]] == list(range(1, limit + 1))
+            assert upstream.calls["GetRatingLeaderboard"] == 1
+            limit = gateway._ratings.max_bytes
+            for n in range(120):  # players by the hundred: the cache keeps the latest within its bytes
+                status, answer = await get(port, f"/api/players/player-{n}?game=tractor&mode=ranked")
+                assert status == 200 and len(answer["matches"]) == Ratings.HISTORY
+                assert answer["matches"][0]["others"][0] == {"player_id": "bot-t-1", "name": "a bot", "bot": True}
+                assert 0 < gateway._ratings.bytes <= limit
+            assert len(gateway._ratings) < 120, "the oldest answers were forgotten"
+            calls = dict(upstream.calls)
+            assert (await get(port, "/api/players/player-119?game=tractor&mode=ranked"))[0] == 200
+            assert upstream.calls == calls, "the latest answer is served from the cache while it is fresh"
+        finally:
+            server.close()
+            await runner.cleanup()
+
+    asyncio.run(body())

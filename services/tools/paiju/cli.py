@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib
 import json
 import sys
@@ -75,6 +74,8 @@ def _engine(args: argparse.Namespace) -> int:
 
 
 def _lobby(args: argparse.Namespace) -> int:
+    import asyncio
+
     from paiju.lobby.bootstrap import serve
     from paiju.lobby.config import Settings
 

@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from pathlib import Path
 from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
 
 from paiju.engine.games import Games, History
 from paiju.platform.store import MemoryEventStore
@@ -19,6 +24,8 @@ from paiju.rules.tractor import model as tractor
 from paiju.rules.zlj import bots as zlj_bots
 from paiju.rules.zlj import model as zlj
 from paiju.tools.analyst import GameLog, decode, game_rows, replay_lines
+from paiju.tools.analyst.export import write_rows
+from paiju.v1 import engine_pb2
 
 TIMER = 30
 
@@ -128,3 +135,49 @@ def test_decoded_logs_equal_the_engine_s() -> None:
     game = asyncio.run(_tractor_with_referee())
     log: GameLog = decode(game.envelopes)
     assert (log.game_id, log.game, log.events, log.version) == ("t", "tractor", game.events, game.game.version)
+
+
+async def _zlj_with_a_covered_seat() -> History:
+    """A one-deal match whose seat 2 is covered by the lobby's bot (``cover-<table>-2``) from its fifth move on."""
+    rng = SeededRandom(11)
+    games = Games(MemoryEventStore())
+    start = zlj.StartMatch(rng.next64(), zlj.Options(deals=1))
+    game = await games.create("c", "zlj", start, "start", "engine", seats=[f"p{s}" for s in range(6)])
+    bots = [zlj_bots.RandomBot(rng.next64()) for _ in range(6)]
+    for n in range(10_000):
+        state = game.state
+        if state.phase is zlj.Phase.ENDED:
+            return await games.history("c")
+        if n == 5:
+            await games.assign_seats("c", {2: COVER}, engine_pb2.SEAT_CHANGE_COVER, "cover", "lobby")
+        assert state.turn is not None
+        command: Any = bots[state.turn].choose(state, state.turn)
+        if isinstance(command, zlj.Cut):
+            command = dataclasses.replace(command, seed=rng.next64())
+        game, _ = await games.act("c", command, f"c{n}", "engine")
+    raise AssertionError("the match did not end")
+
+
+COVER = "cover-table-0a1b2c3d-2"
+
+
+def test_a_covered_seat_keeps_a_readable_name_in_the_export_and_the_replay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = decode(asyncio.run(_zlj_with_a_covered_seat()).envelopes)
+    names = {f"p{s}": name for s, name in enumerate(("Ann", "Bo", "Cy", "Dee", "Ed", "Flo"))}
+    rows = game_rows(log, names)
+    covered = [p for p in rows.plays if p["player"] == COVER]
+    assert covered and {p["name"] for p in covered} == {"Bot for seat 2"}
+    assert all(p["name"] for p in rows.plays), "no play row without a name"
+    assert all(d[f"name_{s}"] for d in rows.deals for s in range(6)), "no deal row without a name"
+    told = "\n".join(replay_lines(log, names=names))
+    assert "Bot for seat 2" in told and COVER not in told.split("\n", 4)[-1], "the id once, in the heading at most"
+    # the analysts' guide's query (docs/analysts.md, Export) over the export: every row named
+    write_rows(rows, tmp_path / "exports", "parquet")
+    monkeypatch.chdir(tmp_path)
+    plays = pq.read_table("exports/plays.parquet")
+    four_takes = plays.filter(pc.equal(plays["action"], "four_take")).group_by("name").aggregate([("name", "count")])
+    assert all(row["name"] for row in four_takes.to_pylist())
+    by_name = plays.group_by("name").aggregate([("name", "count")]).to_pylist()
+    assert "" not in {row["name"] for row in by_name} and "Bot for seat 2" in {row["name"] for row in by_name}

@@ -15,6 +15,7 @@ from paiju.lobby import table as tb
 from paiju.lobby.attendance import KeyValueAttendance, cover_departures
 from paiju.lobby.config import IDLE_TABLE_MINUTES, Settings
 from paiju.lobby.expiry import TableExpiry
+from paiju.lobby.matchmaking import GAME_ORDER, QUEUE_ATTENDANCE
 from paiju.lobby.readmodel import CHECKPOINTS, TableReadModel, migrate_lobby
 from paiju.lobby.results import match_results
 from paiju.lobby.service import RATE_LIMITS, LobbyService, engine_client, login_name, new_accounts, new_tables
@@ -26,7 +27,7 @@ from paiju.platform.health import Dependencies
 from paiju.platform.limits import LoginFailures, RateLimits
 from paiju.platform.nats import Access
 from paiju.platform.observability import configure_logging
-from paiju.platform.ownership import member_name
+from paiju.platform.ownership import Ownership, member_name
 from paiju.platform.postgres import close as close_pool
 from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
@@ -77,14 +78,16 @@ async def build(
     await listing.catch_up()
     for table_id, at in await listing.idle_tables():  # and the tables idle already, once, from their last change
         expiry.schedule(table_id, at + idle_table_seconds)
+    service_ = LobbyService(tables, accounts, listing, engine, **service)
+    for followed in (service_.matchmaker.queue, service_.parties.parties, service_.parties.memberships):
+        await followed.follow()  # kept current by the store's feed, as the tables and accounts are
     consumers = [
         *listing.consumers,
+        service_.matchmaker.ratings.consumer(tournaments_store),
         match_results(pool, games_store, tables),
         round_opener(tournaments_store, PostgresTracking(pool, CHECKPOINTS), tables),
     ]
-    return Lobby(
-        tables, accounts, listing, LobbyService(tables, accounts, listing, engine, **service), consumers, expiry
-    )
+    return Lobby(tables, accounts, listing, service_, consumers, expiry)
 
 
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
@@ -155,7 +158,25 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     workers = [in_background(consumer, stopping) for consumer in lobby.consumers]
     expiring = asyncio.create_task(lobby.expiry.run(stopping))
     keeping = asyncio.create_task(attendance.keep(stopping))
-    departures = asyncio.create_task(cover_departures(attendance, service.presence.departed))
+    matchmaker = service.matchmaker
+
+    def departed(table_id: str, player: str) -> None:
+        if table_id == QUEUE_ATTENDANCE:
+            matchmaker.departed(player)
+        else:
+            service.presence.departed(table_id, player)
+
+    departures = asyncio.create_task(cover_departures(attendance, departed))
+    # one replica forms a game's matches at a time: a lease per game (partition i: the game GAME_ORDER[i])
+    forming = await Ownership.open(
+        lobby_store.client,
+        f"paiju-matchmaking-{settings.stream}",
+        len(GAME_ORDER),
+        matchmaker.lease_changed,
+        replicas=settings.replicas,
+    )
+    leasing = asyncio.create_task(forming.run(stopping))
+    matching = asyncio.create_task(matchmaker.run(stopping))
     log.info("lobby started", address=settings.address, port=serving.port, nats=settings.nats_url)
     if ready is not None:
         ready.set()
@@ -166,6 +187,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     await serving.drain(GRACE_SECONDS)
     departures.cancel()
     await keeping
+    await leasing
+    await matching
     await service.close()
     for worker in workers:
         await worker

@@ -97,11 +97,12 @@ class TablesProjection:
             await tracked.connection.execute(
                 """
                 INSERT INTO lobby_tables
-                    (table_id, game, status, bots, opened_seq, version, snapshot, updated_at, owner, listed)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8, $9)
+                    (table_id, game, status, bots, opened_seq, version, snapshot, updated_at, owner, listed, players)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, now(), $8, $9, $10)
                 ON CONFLICT (table_id) DO UPDATE SET
                     status = EXCLUDED.status, bots = EXCLUDED.bots, version = EXCLUDED.version,
-                    snapshot = EXCLUDED.snapshot, updated_at = now(), listed = EXCLUDED.listed
+                    snapshot = EXCLUDED.snapshot, updated_at = now(), listed = EXCLUDED.listed,
+                    players = EXCLUDED.players
                 """,
                 table.table_id,
                 table.game,
@@ -112,6 +113,7 @@ class TablesProjection:
                 snapshot,
                 table.owner,
                 LISTED.get(table.status, 0),
+                [s.player_id for s in table.seats if s.player_id and not s.bot],
             )
         for aggregate, (table, _, recorded) in changed.items():
             self._states[aggregate] = (table, recorded.version)  # a rolled-back batch is read again: same states
@@ -243,6 +245,13 @@ class TableReadModel:
             "SELECT table_id FROM lobby_tables WHERE status = 'playing' AND bots ORDER BY opened_seq"
         )
         return [str(row["table_id"]) for row in rows]
+
+    async def playing_table_of(self, player_id: str) -> str | None:
+        """A table where ``player_id`` sits in a running match, or ``None`` (D-MM-1)."""
+        found = await self._pool.fetchval(
+            "SELECT table_id FROM lobby_tables WHERE status = 'playing' AND $1 = ANY(players) LIMIT 1", player_id
+        )
+        return None if found is None else str(found)
 
     async def confusable_with(self, name: str) -> str | None:
         """The name of an existing account (not a guest's) that looks like ``name`` — one skeleton — but is not

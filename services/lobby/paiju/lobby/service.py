@@ -28,6 +28,9 @@ from paiju.contract.codec import CodecError
 from paiju.contract.matches import GAMES, create_request
 from paiju.lobby import accounts as acc
 from paiju.lobby import games as lobby_games
+from paiju.lobby import matchmaking as mm
+from paiju.lobby import parties as pt
+from paiju.lobby import queue as qu
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance
 from paiju.lobby.contract import LOBBY_EVENTS
@@ -63,7 +66,10 @@ RATE_LIMITS = """
     CreateTable:account=10/minute; JoinGame:account=60/minute; TakeSeat:account=60/minute;
     AddBot:account=60/minute; Ready:account=60/minute; StartMatch:account=20/minute; ListTables:account=60/minute;
     GetTable:account=120/minute; WatchTable:account=8/open; WatchTable:address=5000/open;
-    LeaseBotSeats:account=600/minute
+    LeaseBotSeats:account=600/minute; CreateParty:account=10/minute; InviteToParty:account=30/minute;
+    AcceptPartyInvite:account=30/minute; DeclinePartyInvite:account=30/minute; LeaveParty:account=30/minute;
+    GetParty:account=120/minute; FindMatch:account=30/minute; FindMatch:account=4/open; FindMatch:address=5000/open;
+    ConfirmMatch:account=30/minute; LeaveQueue:account=30/minute
 """
 """The lobby's rate limits (`paiju.platform.limits`): sign-ins by client address, the rest by account. Wrong
 passwords are limited apart (`paiju.platform.limits.LoginFailures`): per name *and* address, so that nobody can lock
@@ -123,6 +129,8 @@ class TableListing(Protocol):
     async def playing_tables_with_bots(self) -> list[str]: ...
 
     async def confusable_with(self, name: str) -> str | None: ...
+
+    async def playing_table_of(self, player_id: str) -> str | None: ...
 
 
 def options_refusal(game: str, options: Any) -> Refused | None:
@@ -192,6 +200,28 @@ def new_accounts(store: Any) -> Aggregates[acc.Account | None]:
     return Aggregates(store, LOBBY_EVENTS, lambda: None, acc.decide_account, acc.evolve_account)
 
 
+def new_parties(store: Any) -> Aggregates[pt.Party]:
+    return Aggregates(store, LOBBY_EVENTS, pt.Party, pt.decide_party, pt.evolve_party)
+
+
+def new_memberships(store: Any) -> Aggregates[pt.Membership]:
+    return Aggregates(store, LOBBY_EVENTS, pt.Membership, pt.decide_membership, pt.evolve_membership)
+
+
+def new_queue(store: Any) -> Aggregates[qu.Queue]:
+    return Aggregates(store, LOBBY_EVENTS, qu.Queue, qu.decide, qu.evolve)
+
+
+def party_message(party: pt.Party) -> lobby_pb2.Party:
+    """The API's picture of a party."""
+    message = lobby_pb2.Party(party_id=party.party_id, game=GAMES[party.game], leader_id=party.leader)
+    for member in party.members:
+        message.members.add(player_id=member.player_id, name=member.name)
+    for invited in party.invited:
+        message.invited.add(player_id=invited.player_id, name=invited.name)
+    return message
+
+
 def new_name_claims(store: Any) -> Aggregates[acc.NameClaim | None]:
     return Aggregates(store, LOBBY_EVENTS, lambda: None, acc.decide_claim, acc.evolve_claim)
 
@@ -212,6 +242,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         attendance: Attendance | None = None,
         login_failures: LoginFailures | None = None,
         tables_per_player: int = TABLES_PER_PLAYER,
+        matchmaker: mm.Matchmaker | None = None,
+        queue_grace_seconds: float = mm.GRACE_SECONDS,
+        confirm_seconds: int = qu.CONFIRM_SECONDS,
     ) -> None:
         self._tables_per_player = tables_per_player
         self._opening = asyncio.Lock()
@@ -239,6 +272,19 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         """The bot seats leased to bot runners."""
         self.seat_tokens = SeatTokens(signer.mint)
         """The engine tokens of the leased seats (reused across renewals while they serve)."""
+        self.parties = mm.Parties(new_parties(accounts.store), new_memberships(accounts.store))
+        """Parties (docs/rules/matchmaking.md)."""
+        self.matchmaker = matchmaker or mm.Matchmaker(
+            new_queue(accounts.store),
+            tables,
+            self.parties,
+            mm.Ratings(),
+            now,
+            attendance=attendance,
+            grace_seconds=queue_grace_seconds,
+            confirm_seconds=confirm_seconds,
+        )
+        """The matchmaking queue (docs/rules/matchmaking.md)."""
 
     # --- helpers ------------------------------------------------------------------------------------
 
@@ -780,8 +826,152 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             )
         return response
 
+    # --- parties and the queue (docs/rules/matchmaking.md) ------------------------------------------------
+
+    async def _known(self, name: str) -> acc.Account:
+        """The account of a player's name, or PLAYER_NOT_FOUND (like any unknown id)."""
+        found = (await self._accounts.load(acc.account_key(name or "?"))).state
+        if found is None:
+            raise Refused(Reason.PLAYER_NOT_FOUND, f"there is no player named {name!r}")
+        return found
+
+    async def CreateParty(
+        self, request: lobby_pb2.CreatePartyRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.CreatePartyResponse:
+        player, name = await self._player()
+        party = await self.parties.create(player, name, KINDS[request.game])
+        return lobby_pb2.CreatePartyResponse(party=party_message(party))
+
+    async def InviteToParty(
+        self, request: lobby_pb2.InviteToPartyRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.InviteToPartyResponse:
+        player, _ = await self._player()
+        invitee = await self._known(request.player_name)
+        if invitee.player_id == player:
+            raise Refused(Reason.ALREADY_IN_PARTY, "you are in your party already")
+        party = await self.parties.invite(player, invitee.player_id, invitee.name)
+        return lobby_pb2.InviteToPartyResponse(party=party_message(party))
+
+    async def AcceptPartyInvite(
+        self, request: lobby_pb2.AcceptPartyInviteRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.AcceptPartyInviteResponse:
+        player, name = await self._player()
+        if (await self.matchmaker.queue.load(qu.QUEUE)).state.entry_of(player) is not None:
+            raise Refused(Reason.ALREADY_QUEUED, "you are in the queue: leave it before you join a party")
+        party = await self.parties.accept(player, name, request.party_id)
+        return lobby_pb2.AcceptPartyInviteResponse(party=party_message(party))
+
+    async def DeclinePartyInvite(
+        self, request: lobby_pb2.DeclinePartyInviteRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.DeclinePartyInviteResponse:
+        player, _ = await self._player()
+        await self.parties.decline(player, request.party_id)
+        return lobby_pb2.DeclinePartyInviteResponse()
+
+    async def LeaveParty(
+        self, request: lobby_pb2.LeavePartyRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.LeavePartyResponse:
+        player, _ = await self._player()
+        party = await self.parties.party_of(player)
+        if party is not None:  # a queued party leaves the queue first (it would not be the party that queued)
+            entry = (await self.matchmaker.queue.load(qu.QUEUE)).state.entry_of(player)
+            if entry is not None and entry.party_id == party.party_id:
+                await self.matchmaker.queue.act(
+                    qu.QUEUE, qu.Withdraw(entry.players[0].player_id), uuid.uuid4().hex, player
+                )
+        await self.parties.leave(player)
+        return lobby_pb2.LeavePartyResponse()
+
+    async def GetParty(
+        self, request: lobby_pb2.GetPartyRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.GetPartyResponse:
+        player, _ = await self._player()
+        response = lobby_pb2.GetPartyResponse()
+        party = await self.parties.party_of(player)
+        if party is not None:
+            response.party.CopyFrom(party_message(party))
+        for invited in await self.parties.invites(player):
+            response.invites.add(
+                party_id=invited.party_id, game=GAMES[invited.game], leader_name=invited.members[0].name
+            )
+        return response
+
+    async def _not_playing(self, player: str) -> None:
+        """MATCH_IN_PROGRESS when the player sits in a running match (D-MM-1)."""
+        table_id = await self._listing.playing_table_of(player)
+        if table_id is not None:
+            raise Refused(
+                Reason.MATCH_IN_PROGRESS,
+                "you sit in a running match: queue when it is over",
+                {"table": table_id},
+            )
+
+    async def FindMatch(
+        self, request: lobby_pb2.FindMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[lobby_pb2.FindMatchResponse]:
+        player, name = await self._player()
+        mode = MODES[request.mode]
+        if mode is tb.Mode.RANKED and request.bot_wait_seconds:
+            raise Refused(
+                Reason.INVALID_REQUEST, "ranked matches are humans only: no bot wait", {"field": "bot_wait_seconds"}
+            )
+        party = await self.parties.party_of(player)
+        member = party is not None and party.leader != player
+        if not member:
+            for seated in party.members if party is not None else (pt.Member(player, name),):
+                await self._not_playing(seated.player_id)
+            await self.matchmaker.enqueue(player, name, KINDS[request.game], mode, request.bot_wait_seconds)
+        async for kind, value in self.matchmaker.updates(player, self.draining, until_queued=member):
+            yield queue_update(kind, value, player, self._now())
+
+    async def ConfirmMatch(
+        self, request: lobby_pb2.ConfirmMatchRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.ConfirmMatchResponse:
+        player, _ = await self._player()
+        await self.matchmaker.confirm(player, request.offer_id)
+        return lobby_pb2.ConfirmMatchResponse()
+
+    async def LeaveQueue(
+        self, request: lobby_pb2.LeaveQueueRequest, context: grpc.aio.ServicerContext[Any, Any]
+    ) -> lobby_pb2.LeaveQueueResponse:
+        player, _ = await self._player()
+        await self.matchmaker.withdraw(player)
+        return lobby_pb2.LeaveQueueResponse()
+
     async def close(self) -> None:
         await self.presence.close()
+        await self.matchmaker.close()
+
+
+LEAVE_REASONS = {reason: reason.value for reason in qu.LeaveReason}
+
+
+def queue_update(kind: str, value: Any, player: str, now: int) -> lobby_pb2.FindMatchResponse:
+    """One update of a player's `FindMatch` stream (`paiju.lobby.matchmaking.Matchmaker.updates`)."""
+    if kind == "waiting":
+        entry: qu.Entry = value
+        waiting = lobby_pb2.QueueWaiting(
+            entry_id=entry.entry_id, waited_seconds=max(0, now - entry.at), window=entry.window(now)
+        )
+        for p in entry.players:
+            waiting.players.add(player_id=p.player_id, name=p.name)
+        return lobby_pb2.FindMatchResponse(waiting=waiting)
+    if kind == "offer":
+        offer, entry = value
+        names = {p.player_id: p.name for p in entry.players}
+        message = lobby_pb2.MatchOffer(offer_id=offer.offer_id, confirm_by=offer.confirm_by)
+        for i, seated in enumerate(offer.seats):
+            message.seats.add(player_id=seated, name=names.get(seated, "Player" if seated else "Bot"))
+            if seated == player:
+                message.seat = i
+        message.confirmed.extend(sorted(offer.confirmed))
+        return lobby_pb2.FindMatchResponse(offer=message)
+    if kind == "found":
+        table_id, seat = value
+        return lobby_pb2.FindMatchResponse(found=lobby_pb2.MatchFound(table_id=table_id, seat=seat or 0))
+    if kind == "ended":
+        return lobby_pb2.FindMatchResponse(ended=lobby_pb2.QueueEnded(reason=cast(Any, LEAVE_REASONS[value])))
+    return lobby_pb2.FindMatchResponse(end=engine_pb2.WatchEnd(reason=engine_pb2.WATCH_END_REASON_DRAINING))
 
 
 def engine_client(address: str) -> Callable[[], Any]:

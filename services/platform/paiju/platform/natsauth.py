@@ -56,7 +56,7 @@ def buckets(role: str, streams: Streams = Streams()) -> list[str]:
     if role == "engine":
         return ["paiju-engine-checkpoints", f"paiju-owners-{streams.games}", f"paiju-live-{streams.games}"]
     if role == "lobby":
-        return [f"paiju-presence-{streams.lobby}"]
+        return [f"paiju-presence-{streams.lobby}", f"paiju-matchmaking-{streams.lobby}"]
     return []
 
 

@@ -7,7 +7,8 @@ A handler of the platform's stream consumer (`paiju.platform.consumer`) over the
 tables — a table's mode when it was opened, a match's players and mode when it started (``scoring_rating_tables``)
 —, and for each `LobbyMatchFinished` of a rated match (D-RATE-7, D-RATE-9):
 
-1. reads its players' ratings from ``scoring_ratings`` (a bot: its strategy's fixed rating, D-RATE-8);
+1. reads its players' ratings from ``scoring_ratings`` (a bot: its strength's fixed rating, D-RATE-8, the strength
+   its table seated it at, `LobbyBotSeated`, kept in ``scoring_rating_tables.bots``);
 2. rates the match (`paiju.scoring.rating`) and builds the `RatingUpdated`;
 3. appends it to the ledger ``ratings-v<model>-<game>-<mode>`` at the position ``scoring_rating_ledgers`` holds,
    with the command id ``rate-<table>-<lobby version>`` and every field — the envelope's time too, the lobby's time
@@ -25,6 +26,7 @@ models bit for bit and proves that the model, run again, gives the stored number
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -69,7 +71,7 @@ def consumer_name(model: int = rt.MODEL_VERSION) -> str:
 def finishes_or_opens(recorded: Recorded) -> bool:
     """The LOBBY events the rater reads (the others only move its checkpoint, in batches)."""
     which = lobby_events_pb2.LobbyEnvelope.FromString(recorded.data).event.WhichOneof("event")
-    return which in ("table_opened", "match_started", "match_finished")
+    return which in ("table_opened", "bot_seated", "match_started", "match_finished")
 
 
 def _mode(value: int) -> rt.Mode | None:
@@ -99,12 +101,15 @@ class Match:
     at_ms: int
     players: tuple[str, ...]
     result: rt.Result
+    strengths: tuple[str, ...] = ()
+    """Per seat, the strength a bot is rated at (`rating.bot_strength`); empty for a person (or all empty)."""
 
 
 def rating_event(
     match: Match, before: Sequence[rt.Belief], matches: Sequence[int]
 ) -> tournament_events_pb2.TournamentRatingUpdated:
     """The `RatingUpdated` of one rated match (pure): ``before`` and ``matches`` (rated matches so far) per seat."""
+    strengths = match.strengths or ("",) * len(match.players)
     game, mode, players, result = match.game, match.mode, match.players, match.result
     style = GAMES[game].rating
     fixed = [rt.is_bot(p) for p in players]
@@ -127,7 +132,7 @@ def rating_event(
             seat=seat,
             player_id=player,
             bot=fixed[seat],
-            strategy=rt.BOT_STRATEGY if fixed[seat] else "",
+            strategy=rt.bot_strength(strengths[seat]) if fixed[seat] else "",
             matches=0 if fixed[seat] else matches[seat] + 1,
             weight=shares[seat],
         )
@@ -189,6 +194,16 @@ class Rater:
                     opened.game,
                     int(opened.mode),
                 )
+            elif which == "bot_seated":
+                seated = envelope.event.bot_seated
+                await c.execute(
+                    "UPDATE scoring_rating_tables SET bots = bots || jsonb_build_object($3::text, $4::text) "
+                    "WHERE model = $1 AND table_id = $2",
+                    self.model,
+                    envelope.aggregate,
+                    seated.player_id,
+                    seated.strength,
+                )
             elif which == "match_started":
                 started = envelope.event.match_started
                 await c.execute(
@@ -206,7 +221,7 @@ class Rater:
     async def _finished(self, c: Any, envelope: lobby_events_pb2.LobbyEnvelope, sequence: int) -> None:
         finished = envelope.event.match_finished
         row = await c.fetchrow(
-            "SELECT game, mode, game_id, match_mode, players FROM scoring_rating_tables "
+            "SELECT game, mode, game_id, match_mode, players, bots FROM scoring_rating_tables "
             "WHERE model = $1 AND table_id = $2",
             self.model,
             envelope.aggregate,
@@ -242,11 +257,13 @@ class Rater:
                 humans,
             )
         }
+        seated = json.loads(row["bots"]) if isinstance(row["bots"], str) else dict(row["bots"] or {})
+        strengths = tuple(rt.bot_strength(str(seated.get(p, ""))) if rt.is_bot(p) else "" for p in players)
         before: list[rt.Belief] = []
         matches: list[int] = []
-        for p in players:
+        for p, strength in zip(players, strengths, strict=True):
             if rt.is_bot(p):
-                before.append(rt.BOT_RATINGS[rt.BOT_STRATEGY])
+                before.append(rt.bot_rating(strength))
                 matches.append(0)
             elif p in known:
                 before.append(rt.Belief(known[p]["mu"], known[p]["sigma"]))
@@ -256,7 +273,7 @@ class Rater:
                 matches.append(0)
         at = envelope.recorded_at
         at_ms = at.seconds * 1000 + at.nanos // 1_000_000
-        match = Match(game, mode, envelope.aggregate, finished.game_id, sequence, at_ms, players, result)
+        match = Match(game, mode, envelope.aggregate, finished.game_id, sequence, at_ms, players, result, strengths)
         event = rating_event(match, before, matches)
         ledger = ledger_id(game, mode, self.model)
         stored = await self._record(c, ledger, f"rate-{envelope.aggregate}-{envelope.version}", event, at)

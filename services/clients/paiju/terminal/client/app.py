@@ -12,8 +12,6 @@ token minted by ``paiju token`` (the end-to-end tests use this).
 from __future__ import annotations
 
 import argparse
-import asyncio
-import getpass
 import os
 import sys
 from dataclasses import dataclass
@@ -21,6 +19,7 @@ from typing import Any
 
 from paiju.platform import settings as s
 from paiju.rules.registry import GAMES
+from paiju.terminal.client import queue_options
 
 LOBBY_VARIABLE = s.LOBBY_ADDRESS.name
 ENGINE_VARIABLE = s.ENGINE_ADDRESS.name
@@ -37,6 +36,7 @@ class Addresses(s.Settings):
 
     lobby: str = s.LOBBY_ADDRESS.field()
     engine: str = s.ENGINE_ADDRESS.field()
+    scoring: str = s.SCORING_ADDRESS.field()
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -50,6 +50,12 @@ def _common(p: argparse.ArgumentParser) -> None:
         "--engine",
         default=found.engine,
         help=f"the engine's gRPC address (env {ENGINE_VARIABLE}, default {DEFAULT_ENGINE})",
+    )
+    p.add_argument(
+        "--scoring",
+        default=found.scoring,
+        help=f"scoring's gRPC address, for the ratings after a rated match (env {s.SCORING_ADDRESS.name}, default "
+        f"{s.SCORING_ADDRESS.default})",
     )
     p.add_argument("--name", help="sign in with this account name (default: play as a guest)")
     p.add_argument(
@@ -83,6 +89,7 @@ def add_parsers(subparsers: Any) -> None:
     p.add_argument(
         "--no-bots", dest="bots", action="store_false", help="leave free seats for people (start when all are ready)"
     )
+    queue_options.add_arguments(p)
     p.set_defaults(func=run_play)
 
     p = subparsers.add_parser(
@@ -108,6 +115,8 @@ def _password(args: argparse.Namespace) -> str | None:
             raise SystemExit(f"{PASSWORD_FILE_VARIABLE}: cannot read {path}: {e}") from None
     if os.environ.get(PASSWORD_VARIABLE):
         return os.environ[PASSWORD_VARIABLE]
+    import getpass
+
     return getpass.getpass(f"Password for {args.name}: ")
 
 
@@ -131,12 +140,19 @@ def run_watch(args: argparse.Namespace) -> int:
         print("paiju watch: --game needs --token (development mode)", file=sys.stderr)
         return 2
     password = _password(args) if args.game_id is None else None
+    # said before the client's imports (gRPC, the contract, the rules) and the game's history are loaded
+    if args.game_id is None:
+        print(f"Watching table {args.table} (the lobby at {args.lobby}, the engine at {args.engine})...", flush=True)
+    else:
+        print(f"Watching game {args.game_id} (the engine at {args.engine})...", flush=True)
     from paiju.terminal.client.flows import watch
 
     return _run(watch(args, password))
 
 
 def _run(work: Any) -> int:
+    import asyncio  # not before the command runs: `paiju watch` says what it does first
+
     try:
         code: int = asyncio.run(work)
     except KeyboardInterrupt:

@@ -27,7 +27,11 @@ from paiju.terminal.client.render import FollowOwed
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2
 
 RETRY_SECONDS = 30.0
-"""How long calls and the Watch stream keep retrying a lost engine before giving up."""
+"""How long a move (`Act`) is sent again while the engine cannot be reached before the player is told it was not
+sent (the Watch stream itself never gives up on an engine that does not answer: `RETRY_EVERY`)."""
+RETRY_EVERY = 5.0
+"""The longest pause between two tries to watch again an engine that does not answer: 0.3 s after the first
+failure, doubled after each, up to this; the client keeps trying until the engine answers or the person quits."""
 SEAT_PATIENCE = 300.0
 """How long a player waits for its seat back while a bot covers it (the lobby covers the seat of a player
 who was away longer than its grace time, and hands it back when the player's table watch returns)."""
@@ -37,6 +41,12 @@ START_PATIENCE = 60.0
 CALL_TIMEOUT = 10.0
 WATCH_PAUSE = 0.3
 """Seconds before the Watch stream is opened again after it broke or the engine drained it."""
+
+
+def watch_pause(failures: int) -> float:
+    """Seconds before the Watch stream is opened again after ``failures`` broken or ended streams in a row:
+    `WATCH_PAUSE`, doubled after each, up to `RETRY_EVERY`."""
+    return backoff(failures, base=WATCH_PAUSE, most=RETRY_EVERY)
 
 
 def call_pause(failures: int) -> float:
@@ -67,8 +77,20 @@ def explain(code: grpc.StatusCode, details: str, violation: engine_pb2.RuleViola
     if code == grpc.StatusCode.NOT_FOUND:
         return f"No such game: {reason}"
     if code in RETRYABLE:
-        return f"The engine cannot be reached: {reason}"
+        return "The engine is not answering."
     return f"The engine refused ({code.name}): {reason}"
+
+
+def not_answering(address: str) -> str:
+    """What the client says when the engine at ``address`` stopped answering (the stack stopped, the network broke),
+    in words rather than gRPC's."""
+    return (
+        f"The engine at {address} is not answering; trying again every {RETRY_EVERY:g} s at most "
+        "(it resumes where it left off; q stops)..."
+    )
+
+
+ANSWERING_AGAIN = "The engine is answering again; carrying on from where the game was."
 
 
 class Refused(Exception):
@@ -246,6 +268,9 @@ class EngineClient:
         except Stale:
             raise Refused(grpc.StatusCode.ABORTED, explain(grpc.StatusCode.ABORTED, "")) from None
         except grpc.aio.AioRpcError as e:
+            if e.code() in RETRYABLE:
+                message = f"The engine at {self.address} is not answering: your move was not sent. Try it again."
+                raise Refused(e.code(), message) from None
             raise refused(e) from None
 
 
@@ -285,7 +310,7 @@ class GameFeed:
             on_reconnect=self._reconnected,
             on_turn=self._turned,
             views=True,
-            pause=lambda failures: WATCH_PAUSE,
+            pause=watch_pause,
         )
         self._lost_since: float | None = None
         self._back = ""
@@ -331,12 +356,13 @@ class GameFeed:
         self._lost_since = None
 
     async def _broke(self, error: grpc.aio.AioRpcError) -> bool:
-        """Watch again while the engine cannot be reached (for `RETRY_SECONDS`), a bot covers the seat (for
-        `SEAT_PATIENCE`), or the game is not there yet (the lobby has just started the match; `START_PATIENCE`),
-        telling the player once; otherwise stop with the reason in ``failure``."""
+        """Watch again while the engine cannot be reached (until it answers again or the person quits: the stack may
+        be restarting), a bot covers the seat (for `SEAT_PATIENCE`), or the game is not there yet (the lobby has just
+        started the match; `START_PATIENCE`), telling the player once, in words; otherwise stop with the reason in
+        ``failure``."""
         code = error.code()
         if code in RETRYABLE:
-            lost, back, patience = "Lost the connection to the engine; reconnecting...", "Reconnected.", RETRY_SECONDS
+            lost, back, patience = not_answering(self.engine.address), ANSWERING_AGAIN, float("inf")
         elif code == grpc.StatusCode.PERMISSION_DENIED:  # a bot covers the seat for now
             lost, back, patience = SEAT_AWAY, "You have your seat back.", SEAT_PATIENCE
         elif code == grpc.StatusCode.NOT_FOUND and self.turn is None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 
+from paiju.terminal.client import matchmaking, queue_options
 from paiju.terminal.client.console import Console
 from paiju.terminal.client.engine import EngineClient, Refused
 from paiju.terminal.client.lobby import (
@@ -36,7 +38,9 @@ async def _game(
     watching: bool,
     lobby: LobbyClient | None = None,
     table_id: str | None = None,
+    after: Callable[[], Awaitable[None]] | None = None,
 ) -> int:
+    """Play or watch the game to its end; ``after`` runs once the match is over (not when the person quit)."""
     engine = EngineClient(engine_address, joined.token, joined.game_id)
     session = Session(engine, console, seats)
 
@@ -46,7 +50,11 @@ async def _game(
     # tokens last 15 minutes: the session and the game token are renewed while the game goes on
     fresh = asyncio.ensure_future(lobby.keep_signed_in(table_id, renewed)) if lobby is not None else None
     try:
-        return await (session.watch() if watching else session.play())
+        code = await (session.watch() if watching else session.play())
+        turn = session.feed.turn
+        if code == 0 and after is not None and turn is not None and turn.snap.ended:
+            await after()
+        return code
     finally:
         if fresh is not None:
             fresh.cancel()
@@ -82,7 +90,12 @@ async def _play_through_lobby(args: argparse.Namespace, password: str | None, co
     try:
         session = await lobby.sign_in(args.name, password, args.register)
         console.line(f"Signed in as {session.name}.")
-        table = await _sit_down(lobby, args, console)
+        if queue_options.wanted(args):  # parties and the queue: the lobby seats the player and starts the match
+            table = await matchmaking.matchmade(lobby, args, console)
+            if table is None:
+                return 0
+        else:
+            table = await _sit_down(lobby, args, console)
         if table is None:
             return 1
         seats = Seats(names=seat_names(table))
@@ -101,7 +114,20 @@ async def _play_through_lobby(args: argparse.Namespace, password: str | None, co
             console.line("You have no seat at this table's match; use `paiju watch` to spectate.")
             return 1
         console.line(f"Playing seat {joined.seat} of game {joined.game_id}.")
-        return await _game(args.engine, joined, console, seats, watching=False, lobby=lobby, table_id=table.table_id)
+
+        async def ratings() -> None:  # the match is over: each person's rating change, once scoring has rated it
+            from paiju.terminal.client.ratings import PATIENCE, rating_report
+
+            assert lobby.session is not None and presence is not None
+            game = joined.game or args.kind
+            over = await presence.finished(joined.game_id, PATIENCE)
+            if over is not None:
+                said = await rating_report(args.scoring, lobby.session.token, over, joined.game_id, game, seats=seats)
+                console.lines(said)
+
+        return await _game(
+            args.engine, joined, console, seats, watching=False, lobby=lobby, table_id=table.table_id, after=ratings
+        )
     finally:
         if presence is not None:
             await presence.stop()

@@ -37,10 +37,16 @@ class LobbyFailed(Exception):
         self.message = message
 
 
-def lobby_error(what: str, error: grpc.aio.AioRpcError) -> LobbyFailed:
+def lobby_error(what: str, error: grpc.aio.AioRpcError, address: str = "") -> LobbyFailed:
+    """A failed lobby call in words: the lobby's reason, or, when it did not answer, where it was looked for and
+    what to do (gRPC's own connection text says nothing to a person)."""
     details = error.details() or error.code().name
     if error.code() in RETRYABLE:
-        return LobbyFailed(f"{what}: the lobby cannot be reached ({details})")
+        at = f" at {address}" if address else ""
+        return LobbyFailed(
+            f"{what}: the lobby{at} is not answering. Is the stack running? `make run` starts one; --lobby names "
+            "another address."
+        )
     return LobbyFailed(f"{what}: {details}")
 
 
@@ -94,7 +100,7 @@ class LobbyClient:
                 return await method(request, metadata=self.metadata, timeout=CALL_TIMEOUT)
             return await method(request, timeout=CALL_TIMEOUT)
         except grpc.aio.AioRpcError as e:
-            raise lobby_error(what, e) from None
+            raise lobby_error(what, e, self.address) from None
 
     async def sign_in(self, name: str | None, password: str | None, register: bool) -> lobby_pb2.Session:
         """Register or log in with a name and password, or play as a guest without a name."""
@@ -224,6 +230,22 @@ class TablePresence:
                     return  # e.g. the table is gone: nothing more to watch
             await asyncio.sleep(delay)
             delay = min(delay * 2, 5.0)
+
+    async def finished(self, game_id: str, seconds: float) -> lobby_pb2.Table | None:
+        """The table once it says its match ``game_id`` is over (the lobby's record of the result, which scoring rates
+        from), waited for on the table's watch; ``None`` when it has not said so within ``seconds``."""
+
+        def over() -> bool:
+            table = self.table
+            return table is not None and table.last_result.game_id == game_id
+
+        try:
+            while not over():
+                self.changed.clear()
+                await asyncio.wait_for(self.changed.wait(), timeout=seconds)
+        except TimeoutError:
+            return None
+        return self.table
 
     async def wait_for(self, ready: Callable[[lobby_pb2.Table], bool], console: Console) -> lobby_pb2.Table | None:
         """Wait until the table satisfies ``ready`` (e.g. its match started); ``None`` when the player quits."""

@@ -31,6 +31,26 @@ def rules_dir(start: Path | None = None) -> Path | None:
     return None
 
 
+CARD_TOKEN = re.compile(r"(?<![\w-])(?:10|[2-9TJQKA])[SHCD](?![\w-])|(?<![\w-])[SB]J(?![\w-])")
+"""A card in the rules files' notation (``QS``, ``TD``, ``10D``, ``SJ``)."""
+CARD_SPAN = re.compile(r"`([^`]*)`")
+BETWEEN_CARDS = re.compile(r"[\s()=…,.+]*")
+
+
+def _cards_unquoted(text: str) -> str:
+    """``text`` with its quoted card examples (`` `5S 6S 7S` ``) unquoted and every ten written ``T``, so that the
+    terminal shows them as it shows every other card (suit symbols where it can: ``5♠ 6♠ 7♠``, never ``5S 6♠``); a
+    quoted span that is more than cards (`` `T x` ``, `` `CATCH3` ``) stays as it is."""
+
+    def unquote(span: re.Match[str]) -> str:
+        inside = span.group(1)
+        if CARD_TOKEN.search(inside) is None or BETWEEN_CARDS.fullmatch(CARD_TOKEN.sub("", inside)) is None:
+            return span.group(0)
+        return CARD_TOKEN.sub(lambda card: card.group(0).replace("10", "T"), inside)
+
+    return CARD_SPAN.sub(unquote, text)
+
+
 def _plain(line: str) -> str:
     """A line of Markdown as plain text: no bold or italic markers, links by their text."""
     line = re.sub(r"\[([^\]]+)\]\([^)]*\)", r"\1", line)
@@ -121,7 +141,8 @@ def rule_lines(game: str, rule: str, folder: Path | None = None, most: int = MOS
     if found is None:
         return [f"The engine cited rule {rule}; {where} does not define it."]
     out = [f"Rule {rule} ({where}):"]
-    for indent, text in _logical(found):
+    for indent, said in _logical(found):
+        text = _cards_unquoted(said)
         if not text:
             out.append("")
         elif text.startswith("|"):

@@ -92,6 +92,7 @@ def zlj_board(view: ZljView, names: Names) -> Board:
         facts.append(["Tribute", f"{name_of(names, t.receiver)} took {len(t.cards)} from {name_of(names, t.giver)}"])
     if view.phase is zlj_model.Phase.ENDED:  # who won the match, first: the last deal's winners may be the others
         facts.insert(0, ["Match over", match_winner_words(view.team_points)])
+    doing = zlj_doing(view, deals)
     if view.previous is not None:
         p = view.previous
         won = f"team {p.winners.value} won" if p.winners is not None else "no team won"
@@ -105,6 +106,7 @@ def zlj_board(view: ZljView, names: Names) -> Board:
     return _board(
         "zlj",
         "砸六家",
+        doing=doing,
         dealt=dealt,
         ended=view.phase is zlj_model.Phase.ENDED,
         turn=view.turn,
@@ -157,9 +159,12 @@ def tractor_board(view: TractorView, names: Names) -> Board:
         facts.append(
             ["Last deal", f"attackers took {st.attackers_points} points; {st.winner}: up {level_count(st.levels_up)}"]
         )
+    if view.phase is tractor_model.Phase.ENDED:  # who won the game, first
+        facts.insert(0, ["Match over", tractor_winner_words(view.levels)])
     return _board(
         "tractor",
         "拖拉机",
+        doing=tractor_doing(view),
         dealt=dealt,
         ended=view.phase is tractor_model.Phase.ENDED,
         turn=view.turn,
@@ -173,6 +178,49 @@ BOARDS: dict[type, Callable[[Any, Names], Board]] = {ZljView: zlj_board, Tractor
 """The board of each game's view type."""
 
 
+def zlj_doing(view: ZljView, deals: str = "") -> str:
+    """What a 砸六家 table is doing, in a few words: dealing, tribute, playing deal N, or the match over and who won."""
+    phase = view.phase
+    if phase is zlj_model.Phase.ENDED:
+        return f"Match over: {match_winner_words(view.team_points)} (A {view.team_points[0]} · B {view.team_points[1]})"
+    if phase is zlj_model.Phase.NEW:
+        return "Starting the match"
+    if phase in ZLJ_BEFORE_DEAL:
+        return f"Dealing deal {view.deal + 1 if phase is zlj_model.Phase.CUT else max(1, view.deal)}{deals}"
+    if phase in (zlj_model.Phase.PICK, zlj_model.Phase.RETURN, zlj_model.Phase.TAKE_BACK):
+        return f"Tribute before the play of deal {view.deal}{deals}"
+    return f"Playing deal {view.deal}{deals}"
+
+
+def tractor_winner_words(levels: Sequence[int]) -> str:
+    """Who won a 拖拉机 game and by how much: the team at the higher level (past A wins the game, §2), and by how
+    many levels; equal levels (a match of a set number of deals) are a draw."""
+    a, b = levels[0], levels[1]
+    if a == b:
+        return f"the levels are equal ({level_name(a)})"
+    winner, high, low = ("A", a, b) if a > b else ("B", b, a)
+    return f"team {winner} wins by {level_count(high - low)} ({level_name(high)} against {level_name(low)})"
+
+
+def tractor_doing(view: TractorView) -> str:
+    """What a 拖拉机 table is doing, in a few words: dealing, bidding, playing deal N, or the game over and who won."""
+    phase = view.phase
+    deal = max(1, view.deal)
+    if phase is tractor_model.Phase.ENDED:
+        return f"Match over: {tractor_winner_words(view.levels)}"
+    if phase is tractor_model.Phase.NEW:
+        return "Starting the match"
+    if phase is tractor_model.Phase.FLIP:
+        return f"Nobody bid in deal {deal}: dealing a new deal"
+    if phase in TRACTOR_BEFORE_DEAL:  # (cutting for the next deal: the view still counts the finished one)
+        return f"Dealing deal {view.deal + 1 if phase is tractor_model.Phase.CUT else deal}"
+    if phase in (tractor_model.Phase.BID, tractor_model.Phase.COUNTER):
+        return f"Bidding for trump in deal {deal}"
+    if phase is tractor_model.Phase.REFORM:
+        return f"Deal {deal}: the non-offending team chooses (劳改)"
+    return f"Playing deal {deal}"
+
+
 def _zlj_result(team_points: Sequence[int], winner_team: int | None, levels: Sequence[int]) -> str:
     if len(team_points) != 2:
         return ""
@@ -182,8 +230,13 @@ def _zlj_result(team_points: Sequence[int], winner_team: int | None, levels: Seq
 def _tractor_result(team_points: Sequence[int], winner_team: int | None, levels: Sequence[int]) -> str:
     if len(levels) != 2 or not all(0 <= level <= PAST_A for level in levels) or winner_team not in (None, 0, 1):
         return ""
-    won = "the levels were equal" if winner_team is None else f"team {'AB'[winner_team]} won"
-    return f"{won} (levels A {level_name(levels[0])} · B {level_name(levels[1])})"
+    if winner_team is None:
+        return f"the levels were equal (A {level_name(levels[0])} · B {level_name(levels[1])})"
+    margin = abs(levels[0] - levels[1])
+    return (
+        f"team {'AB'[winner_team]} won by {level_count(margin)} "
+        f"(levels A {level_name(levels[0])} · B {level_name(levels[1])})"
+    )
 
 
 RESULTS: dict[str, Callable[[Sequence[int], int | None, Sequence[int]], str]] = {
@@ -223,6 +276,7 @@ def _board(
     game: str,
     title: str,
     *,
+    doing: str,
     dealt: bool,
     ended: bool,
     turn: int | None,
@@ -233,6 +287,7 @@ def _board(
     return {
         "game": game,
         "title": title,
+        "doing": doing,
         "ended": ended,
         "dealt": dealt,
         "turn": turn,

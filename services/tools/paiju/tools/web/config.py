@@ -29,7 +29,7 @@ HEADER_SECONDS = Setting(
 CACHE_MIB = Setting(
     "PAIJU_WEB_CACHE_MIB",
     32,
-    "the memory the web view's caches of answers (replays, tables) may hold, in MiB",
+    "the memory the web view's caches of answers (replays, tables, ratings) may hold, in MiB",
 )
 
 

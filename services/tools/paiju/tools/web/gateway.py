@@ -13,6 +13,12 @@ Routes (every answer JSON, errors as ``{"reason", "message"}`` with the HTTP sta
   page asks for the deal it shows and a match of a thousand deals is never built whole in memory; a running game is
   not found (404: the engine tells a guest nothing of it);
 - ``GET /api/tournaments/{tournament}``: a tournament, its standings and each round's result sheet;
+- ``GET /api/ratings/{game}?mode=casual|ranked&limit=N``: the leaderboard by rating (μ − 3σ, provisional players
+  marked), from scoring's RatingsService;
+- ``GET /api/players/{player}?game=…&mode=…&before=N``: a player's rating and rated matches, the latest first;
+- ``GET /api/players/{player}/versus/{other}?game=…&mode=…``: two players' rated matches with each other;
+- ``GET /api/tables/{table}/result``: the table's last finished match — who won, by how much, and each player's
+  rating before and after it;
 - ``GET /healthz``.
 
 A crowd costs the services nothing more than one viewer: each table is watched upstream once (`LiveTable`, shared
@@ -22,7 +28,9 @@ read at most every two seconds for every page (`Upstream.table`), and so is the 
 client address has limits of its own (``PAIJU_WEB_RATE_LIMITS``, the rules of `paiju.platform.limits`); the server
 holds at most ``PAIJU_WEB_MAX_CONNECTIONS`` connections and closes one that sends no complete request head within
 ``PAIJU_WEB_HEADER_SECONDS`` (`paiju.tools.web.bounds.ConnectionGuard`); its caches hold at most
-``PAIJU_WEB_CACHE_MIB`` (`paiju.tools.web.bounds.ByteCache`), whatever their clients ask.
+``PAIJU_WEB_CACHE_MIB`` (`paiju.tools.web.bounds.ByteCache`), whatever their clients ask. The ratings' answers are
+kept `RATINGS_SECONDS` in a cache of their own (an eighth of the whole), so a crowd on a leaderboard asks scoring
+once every few seconds.
 """
 
 from __future__ import annotations
@@ -59,7 +67,7 @@ from paiju.tools.analyst.timeline import timeline
 from paiju.tools.web.boards import Board, board, result_words, with_hands
 from paiju.tools.web.bounds import ByteCache, ConnectionGuard
 from paiju.tools.web.upstream import RENEW_BEFORE_SECONDS, TABLES_PER_GUEST, Spectator, Upstream
-from paiju.v1 import engine_pb2, lobby_pb2
+from paiju.v1 import engine_pb2, lobby_events_pb2, lobby_pb2, ratings_pb2
 
 log = structlog.get_logger("paiju.web")
 
@@ -92,10 +100,32 @@ STATUS_WORDS = {
     lobby_pb2.TABLE_STATUS_OPEN: "open",
     lobby_pb2.TABLE_STATUS_PLAYING: "playing",
 }
+MODES = {"casual": lobby_events_pb2.MATCH_MODE_CASUAL, "ranked": lobby_events_pb2.MATCH_MODE_RANKED}
+"""The ratings' modes, as a page names them (docs/rules/ratings.md, D-RATE-7)."""
+DEFAULT_GAME = next(iter(CONTRACT_GAMES))
+"""The game a player's page shows when none is asked for (the first of the contract's)."""
+RATINGS_SECONDS = 5.0
+"""How long an answer of the ratings (a leaderboard, a player, a head-to-head) serves every page that asks."""
+RESULT_PENDING_SECONDS = 5.0
+"""How long a finished match not rated yet (or not rated at all) is answered so without asking scoring again."""
+LEADERBOARD_SECONDS = 10.0
+"""How long a leaderboard serves every page (read whole, `MAX_ROWS`, whatever length a page asks: scoring is asked
+for each game and mode's at most once in this time, within its 60 a minute for the web view's guest)."""
+LEADERBOARD_ROWS = 50
+"""The rows of a leaderboard by default; at most `MAX_ROWS`."""
+MAX_ROWS = 100
+HISTORY_MATCHES = 50
+"""The rated matches a player's page shows at once (the page asks for the next ones with ``before``)."""
+HEAD_TO_HEAD_MATCHES = 20
+RESULT_HISTORY = 10
+"""How far back in each player's rated matches a table's last match is looked for."""
+MAX_MATCH_NUMBER = 10**15
+"""The highest ``before`` a player's page may ask for (a ledger's match numbers are far below)."""
 HTTP_OF_REASON = {
     "GAME_NOT_FOUND": 404,
     "TABLE_NOT_FOUND": 404,
     "TOURNAMENT_NOT_FOUND": 404,
+    "PLAYER_NOT_FOUND": 404,
     "NOT_FOUND": 404,
     "INVALID_REQUEST": 400,
     "RATE_LIMITED": 429,
@@ -297,11 +327,48 @@ def _names(table: lobby_pb2.Table) -> dict[int, str]:
 
 
 def _waiting(table: lobby_pb2.Table, seen_game: str) -> dict[str, Any]:
-    why = "its game has ended; waiting for its next match" if seen_game else "no match has started yet"
+    """The message of a table between matches: what it is doing, in words (`doing_words`)."""
+    last_game = table.last_result.game_id if table.HasField("last_result") else seen_game
     return {
         "event": "waiting",
-        "data": {"table_id": table.table_id, "table": table.name, "message": why, "last_game_id": seen_game},
+        "data": {
+            "table_id": table.table_id,
+            "table": table.name,
+            "message": doing_words(table, ended=seen_game),
+            "last_game_id": last_game,
+            "result": _result_json(_game_name(table), table),
+        },
     }
+
+
+def doing_words(table: lobby_pb2.Table, ended: str = "") -> str:
+    """What a table is doing, as the lobby has it: waiting for players, playing its match, or its match over — who
+    won and by how much — and what the next match waits for. (A match being played is told in more words by its
+    boards' ``doing``: dealing, playing deal N.) ``ended``: a game seen to end, which the lobby may not have
+    recorded yet."""
+    seats = list(table.seats)
+    taken = sum(1 for seat in seats if seat.player_id)
+    result = _result_json(_game_name(table), table)
+    over = f"Match over: {result}. " if table.status == lobby_pb2.TABLE_STATUS_FINISHED and result else ""
+    if table.status == lobby_pb2.TABLE_STATUS_EXPIRED:
+        return f"{over}The table has expired: it plays no more matches"
+    if table.status == lobby_pb2.TABLE_STATUS_PLAYING:
+        if ended and table.game_id == ended:
+            return "Match over: its result is being recorded"
+        return f"Playing match {table.matches}" if table.matches else "Starting the match"
+    if taken < len(seats):
+        return f"{over}Waiting for players: {taken} of {len(seats)} seats taken"
+    unready = sum(1 for seat in seats if not seat.ready)
+    if unready:
+        players = "player" if unready == 1 else "players"
+        return f"{over}Waiting for {unready} {players} to say they are ready"
+    following = "the next match" if table.matches else "the match"
+    return f"{over}Every seat is ready: waiting for the table's owner to start {following}"
+
+
+def _game_name(table: lobby_pb2.Table) -> str:
+    game = of_kind(table.game)
+    return game.name if game is not None else ""
 
 
 # --- the server ---------------------------------------------------------------------------------------------------
@@ -334,6 +401,12 @@ class Gateway:
         """The deals of replays answered lately, as sent, within ``cache_bytes`` (an ended game never changes)."""
         self._building = asyncio.Semaphore(1)
         """One replay read and drawn at a time: however many pages ask, one game's log is in memory at once."""
+        self._ratings: ByteCache[tuple[float, int, bytes]] = ByteCache(max(1 << 16, cache_bytes // 8))
+        """The ratings' answers lately given (until when, the status, the body as sent), within an eighth of
+        ``cache_bytes``: however many pages show a leaderboard, scoring is asked once every `RATINGS_SECONDS`."""
+        self._ratings_calls: dict[str, asyncio.Future[tuple[float, int, bytes]]] = {}
+        self._names: ByteCache[str] = ByteCache(max(1 << 16, cache_bytes // 32))
+        """The players' names seen at the lobby's tables (a player's id to their name), for the ratings' pages."""
         self.guard: ConnectionGuard | None = None
         """The server's connection guard (its counts are on the health page)."""
         self._reaper: asyncio.Task[None] | None = None
@@ -346,6 +419,10 @@ class Gateway:
         app.router.add_get("/api/tables/{table}/live", self.live_table)
         app.router.add_get("/api/games/{game}/replay", self.replay)
         app.router.add_get("/api/tournaments/{tournament}", self.tournament)
+        app.router.add_get("/api/ratings/{game}", self.leaderboard)
+        app.router.add_get("/api/players/{player}", self.player)
+        app.router.add_get("/api/players/{player}/versus/{other}", self.head_to_head)
+        app.router.add_get("/api/tables/{table}/result", self.result)
         app.router.add_get("/static/{name}", self.static)
         from paiju.tools.web.play import install  # sign-in and play (it imports this module: imported here)
 
@@ -444,7 +521,7 @@ class Gateway:
                 "pages": sum(len(live.queues) for live in self.live.values()),
                 "upstream_calls": dict(self.upstream.calls),
                 "boards_drawn": self.drawn["boards"],
-                "cached_bytes": self._replays.bytes,
+                "cached_bytes": self._replays.bytes + self._ratings.bytes + self._names.bytes,
                 "connections": self.guard.open if self.guard is not None else None,
                 "connections_refused": self.guard.refused if self.guard is not None else 0,
                 "connections_timed_out": self.guard.timed_out if self.guard is not None else 0,
@@ -455,7 +532,10 @@ class Gateway:
         async with self._tables_lock:  # the pages asking at once wait for one read
             now = time.monotonic()
             if self._tables is None or now - self._tables[0] > TABLES_CACHE_SECONDS:
-                self._tables = (now, [_table_json(t) for t in await self.upstream.tables()])
+                found = await self.upstream.tables()
+                for table in found:
+                    self._remember_names(table)
+                self._tables = (now, [_table_json(t) for t in found])
         return web.json_response({"tables": self._tables[1]})
 
     async def live_table(self, request: web.Request) -> web.StreamResponse:
@@ -586,6 +666,247 @@ class Gateway:
             dumps=lambda value: json.dumps(value, ensure_ascii=False),
         )
 
+    # --- the ratings (scoring's RatingsService, docs/rules/ratings.md) -------------------------------------------
+
+    def _remember_names(self, table: lobby_pb2.Table) -> None:
+        for seat in table.seats:
+            if seat.player_id and seat.name and not seat.bot and not seat.player_id.startswith(BOT_IDS):
+                self._names.put(seat.player_id, seat.name, len(seat.name.encode()))
+
+    def _person(self, player_id: str) -> dict[str, Any]:
+        """A player as the ratings' pages name them: their name at the lobby's tables when seen, else their id; a
+        bot (a casual match's, at its fixed rating, D-RATE-8) as a bot."""
+        if player_id.startswith(BOT_IDS):
+            return {"player_id": player_id, "name": "a bot", "bot": True}
+        return {"player_id": player_id, "name": self._names.get(player_id) or player_id, "bot": False}
+
+    async def _ratings_answer(
+        self, key: str, make: Callable[[], Awaitable[tuple[dict[str, Any], float]]]
+    ) -> web.Response:
+        """The answer kept under ``key`` while it is fresh, else made by ``make`` (its JSON and how long it stays
+        fresh) once for every page that asks at that moment; a refusal of scoring's is kept as long as an answer."""
+        now = time.monotonic()
+        kept = self._ratings.get(key)
+        if kept is None or kept[0] < now:
+            pending = self._ratings_calls.get(key)
+            if pending is None:
+                pending = asyncio.ensure_future(self._make_ratings_answer(key, make))
+                self._ratings_calls[key] = pending
+                pending.add_done_callback(lambda _: self._ratings_calls.pop(key, None))
+            kept = await asyncio.shield(pending)
+        _, status, body = kept
+        return web.Response(body=body, status=status, content_type="application/json")
+
+    async def _make_ratings_answer(
+        self, key: str, make: Callable[[], Awaitable[tuple[dict[str, Any], float]]]
+    ) -> tuple[float, int, bytes]:
+        try:
+            value, seconds = await make()
+            status = 200
+        except grpc.aio.AioRpcError as e:
+            if e.code() is grpc.StatusCode.UNAUTHENTICATED:
+                self.upstream.forget_session()
+            problem = problem_of(e, "scoring's ratings")
+            if problem.status >= 500 or problem.status == 429:
+                raise problem from None  # not kept: asked again next time
+            value, seconds, status = (
+                {"reason": problem.reason, "message": problem.message},
+                RATINGS_SECONDS,
+                problem.status,
+            )
+        body = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+        kept = (time.monotonic() + seconds, status, body)
+        self._ratings.put(key, kept, len(body))
+        return kept
+
+    async def leaderboard(self, request: web.Request) -> web.StreamResponse:
+        """The players of a game and mode by their conservative estimate, best first, provisional ones marked."""
+        game = _game_of(request.match_info["game"])
+        mode = _mode_of(request.query.get("mode", "casual"))
+        limit = _whole(request.query.get("limit", str(LEADERBOARD_ROWS)), "limit", 1, MAX_ROWS)
+
+        async def make() -> tuple[dict[str, Any], float]:
+            answer = await self.upstream.leaderboard(game, MODES[mode], MAX_ROWS)
+            rows = [{**self._person(r.player_id), **_rating_json(r)} for r in answer.rows]
+            return {"game": game, "mode": mode, "model": answer.model, "rows": rows}, LEADERBOARD_SECONDS
+
+        if limit == MAX_ROWS:
+            return await self._ratings_answer(f"board {game} {mode}", make)
+        whole = await self._ratings_answer(f"board {game} {mode}", make)  # one call for every length asked
+        if whole.status != 200:
+            return whole
+        assert isinstance(whole.body, bytes)
+        found = json.loads(whole.body)
+        found["rows"] = found["rows"][:limit]
+        return web.json_response(found, dumps=lambda value: json.dumps(value, ensure_ascii=False))
+
+    async def player(self, request: web.Request) -> web.StreamResponse:
+        """A player's rating in a game and mode and their rated matches, the latest first (``before``: the next
+        ones, below a match number an earlier answer gave)."""
+        player_id = checked_id(request.match_info["player"], "player")
+        game = _game_of(request.query.get("game", DEFAULT_GAME))
+        mode = _mode_of(request.query.get("mode", "casual"))
+        before = _whole(request.query.get("before", "0"), "before", 0, MAX_MATCH_NUMBER)
+
+        async def make() -> tuple[dict[str, Any], float]:
+            rating = await self.upstream.player_rating(player_id, game, MODES[mode])
+            history = await self.upstream.rating_history(player_id, game, MODES[mode], HISTORY_MATCHES, before)
+            return {
+                **self._person(player_id),
+                "game": game,
+                "mode": mode,
+                "model": rating.model,
+                "rating": _rating_json(rating.rating),
+                "matches": [self._match_json(m) for m in history.matches],
+                "more": len(history.matches) == HISTORY_MATCHES,
+            }, RATINGS_SECONDS
+
+        return await self._ratings_answer(f"player {player_id} {game} {mode} {before}", make)
+
+    async def head_to_head(self, request: web.Request) -> web.StreamResponse:
+        """Two players' rated matches with each other: against each other (won, lost, drawn), as partners, and
+        the latest of them."""
+        player_id = checked_id(request.match_info["player"], "player")
+        other_id = checked_id(request.match_info["other"], "other player")
+        if other_id == player_id:
+            raise Problem(400, "INVALID_REQUEST", "a head-to-head is between two different players")
+        game = _game_of(request.query.get("game", DEFAULT_GAME))
+        mode = _mode_of(request.query.get("mode", "casual"))
+
+        async def make() -> tuple[dict[str, Any], float]:
+            h = await self.upstream.head_to_head(player_id, other_id, game, MODES[mode], HEAD_TO_HEAD_MATCHES)
+            return {
+                "player": {**self._person(player_id), "rating": _rating_json(h.player) if h.player.player_id else None},
+                "other": {**self._person(other_id), "rating": _rating_json(h.other) if h.other.player_id else None},
+                "game": game,
+                "mode": mode,
+                "model": h.model,
+                "against": h.against,
+                "wins": h.wins,
+                "losses": h.losses,
+                "draws": h.draws,
+                "together": h.together,
+                "together_wins": h.together_wins,
+                "matches": [self._match_json(m) for m in h.matches],
+            }, RATINGS_SECONDS
+
+        return await self._ratings_answer(f"versus {player_id} {other_id} {game} {mode}", make)
+
+    async def result(self, request: web.Request) -> web.StreamResponse:
+        """The table's last finished match: who won and by how much, and each of its players' rating before and
+        after it (once scoring has rated it; a match formed as neither ranked nor casual is not rated)."""
+        table_id = checked_id(request.match_info["table"], "table")
+        table = await self.upstream.table(table_id)
+        self._remember_names(table)
+        game = _game_name(table)
+        if not table.HasField("last_result") or not game:
+            return web.json_response(
+                {"table_id": table_id, "game": game, "game_id": "", "result": "", "rated": False, "ratings": []}
+            )
+        game_id = table.last_result.game_id
+
+        async def make() -> tuple[dict[str, Any], float]:
+            mode, rows = await self._match_ratings(table, game, game_id)
+            return {
+                "table_id": table_id,
+                "game": game,
+                "game_id": game_id,
+                "result": _result_json(game, table),
+                "mode": mode,
+                "rated": bool(rows),
+                "ratings": rows,
+            }, (RATINGS_SECONDS * 60 if rows else RESULT_PENDING_SECONDS)  # a rated match's changes never change
+
+        return await self._ratings_answer(f"result {table_id} {game_id}", make)
+
+    async def _match_ratings(self, table: lobby_pb2.Table, game: str, game_id: str) -> tuple[str, list[dict[str, Any]]]:
+        """Each player's rating change in match ``game_id``: found in the rated matches (the latest
+        `RESULT_HISTORY`) of the table's first player who is a person, in the mode it was rated in — casual, or
+        ranked when no bot sat —, then in those of each other person who played it. (Scoring counts the web view's
+        `GetRatingHistory` calls, 60 a minute: a table's result asks one per person, one more for ranked.)"""
+        humans = [s.player_id for s in table.seats if s.player_id and not s.bot and not s.player_id.startswith(BOT_IDS)]
+        modes = ["casual"] if any(s.bot for s in table.seats) else ["casual", "ranked"]
+        for mode in modes:
+            found: dict[str, ratings_pb2.RatedMatch] = {}
+            asked: set[str] = set()
+            for player_id in humans[:1]:
+                asked.add(player_id)
+                history = await self.upstream.rating_history(player_id, game, MODES[mode], RESULT_HISTORY)
+                match = next((m for m in history.matches if m.game_id == game_id), None)
+                if match is None:
+                    continue
+                found[player_id] = match
+                # the match's other players (those who started it, D-RATE-7), asked for too
+                for other in match.others:
+                    if other in asked or other.startswith(BOT_IDS) or not ID.match(other):
+                        continue
+                    asked.add(other)
+                    theirs = await self.upstream.rating_history(other, game, MODES[mode], RESULT_HISTORY)
+                    mine = next((m for m in theirs.matches if m.game_id == game_id), None)
+                    if mine is not None:
+                        found[other] = mine
+                break
+            if found:
+                rows = [
+                    {**self._person(player_id), **self._match_json(match)}
+                    for player_id, match in sorted(found.items(), key=lambda item: item[1].seat)
+                ]
+                return mode, rows
+        return "", []
+
+    def _match_json(self, m: ratings_pb2.RatedMatch) -> dict[str, Any]:
+        before = m.before.mu - 3 * m.before.sigma
+        return {
+            "number": m.number,
+            "game_id": m.game_id,
+            "table_id": m.table_id,
+            "at": m.at.ToMilliseconds(),
+            "seat": m.seat,
+            "team": "AB"[m.team] if m.team in (0, 1) else str(m.team),
+            "result": m.result,
+            "team_scores": list(m.team_scores),
+            "before": {"mu": m.before.mu, "sigma": m.before.sigma, "conservative": before},
+            "after": {"mu": m.after.mu, "sigma": m.after.sigma, "conservative": m.conservative},
+            "change": m.conservative - before,
+            "others": [self._person(other) for other in m.others],
+        }
+
+
+def _game_of(text: str) -> str:
+    """A game's name as the ratings know it (``zlj``, ``tractor``; `Problem` 400 otherwise)."""
+    if text not in CONTRACT_GAMES:
+        raise Problem(400, "INVALID_REQUEST", f"the game must be one of {', '.join(sorted(CONTRACT_GAMES))}")
+    return text
+
+
+def _mode_of(text: str) -> str:
+    """A ratings' mode (``casual``, ``ranked``; `Problem` 400 otherwise)."""
+    if text not in MODES:
+        raise Problem(400, "INVALID_REQUEST", "the mode must be casual or ranked")
+    return text
+
+
+def _whole(text: str, what: str, low: int, high: int) -> int:
+    """A whole number parameter within ``low``..``high`` (`Problem` 400 otherwise)."""
+    if not (text.isascii() and text.isdigit() and len(text) <= len(str(high)) and low <= int(text) <= high):
+        raise Problem(400, "INVALID_REQUEST", f"the {what} must be a whole number from {low} to {high}")
+    return int(text)
+
+
+def _rating_json(r: ratings_pb2.PlayerRating) -> dict[str, Any]:
+    """A player's standing: the conservative estimate shown (μ − 3σ, D-RATE-5), μ, σ, counts, provisional."""
+    return {
+        "place": r.place,
+        "conservative": r.conservative,
+        "mu": r.rating.mu,
+        "sigma": r.rating.sigma,
+        "matches": r.matches,
+        "wins": r.wins,
+        "draws": r.draws,
+        "provisional": r.provisional,
+        "updated_at": r.updated_at.ToMilliseconds(),
+    }
+
 
 def _deal_number(text: str) -> int:
     """A replay's ``deal`` parameter: a whole number 1..`MAX_DEAL` (`Problem` 400 otherwise)."""
@@ -619,6 +940,7 @@ def _table_json(table: lobby_pb2.Table) -> dict[str, Any]:
         "matches": table.matches,
         "last_game_id": table.last_result.game_id if table.HasField("last_result") else "",
         "last_result": _result_json(game.name if game is not None else "", table),
+        "doing": doing_words(table),
         "seats": [{"seat": s.seat, "name": s.name, "bot": s.bot} for s in table.seats],
     }
 

@@ -1,7 +1,8 @@
 """The web view's side of the public gRPC API: a guest of the lobby, a spectator of each table's game, a reader
-of tournaments. It holds no key and no privileged token: what it can read is what any spectator can read, so
-nothing hidden can reach a page through it (a running game is watched with the spectator token the lobby's
-`JoinGame` gives a guest who holds no seat, which the engine redacts for; an ended game's whole record is public).
+of tournaments and of the players' ratings. It holds no key and no privileged token: what it can read is what any
+spectator can read, so nothing hidden can reach a page through it (a running game is watched with the spectator
+token the lobby's `JoinGame` gives a guest who holds no seat, which the engine redacts for; an ended game's whole
+record is public).
 """
 
 from __future__ import annotations
@@ -17,7 +18,17 @@ import grpc
 
 from paiju.platform import tracing
 from paiju.tools.web.bounds import ByteCache
-from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, scoring_pb2_grpc
+from paiju.v1 import (
+    engine_pb2,
+    engine_pb2_grpc,
+    lobby_events_pb2,
+    lobby_pb2,
+    lobby_pb2_grpc,
+    ratings_pb2,
+    ratings_pb2_grpc,
+    scoring_pb2,
+    scoring_pb2_grpc,
+)
 
 CALL_SECONDS = 10.0
 """How long one call to a service may take."""
@@ -57,9 +68,9 @@ class Spectator:
 
 
 class Upstream:
-    """Channels to the lobby, the engine and scoring, and guest sessions of the lobby: guest 0 for reading tables,
-    games and tournaments, and one guest for every `TABLES_PER_GUEST` tables followed (the engine lets one account
-    hold 16 watches open)."""
+    """Channels to the lobby, the engine and scoring (tournaments and ratings), and guest sessions of the lobby:
+    guest 0 for reading tables, games, tournaments and ratings, and one guest for every `TABLES_PER_GUEST` tables
+    followed (the engine lets one account hold 16 watches open)."""
 
     def __init__(self, lobby: str, engine: str, scoring: str) -> None:
         self._channels = [
@@ -69,6 +80,7 @@ class Upstream:
         self.lobby: Any = lobby_pb2_grpc.LobbyServiceStub(self._channels[0])
         self.engine: Any = engine_pb2_grpc.EngineServiceStub(self._channels[1])
         self.scoring: Any = scoring_pb2_grpc.ScoringServiceStub(self._channels[2])
+        self.ratings: Any = ratings_pb2_grpc.RatingsServiceStub(self._channels[2])
         self._sessions: dict[int, lobby_pb2.Session] = {}
         self._lock = asyncio.Lock()
         self._table_cache: ByteCache[tuple[float, lobby_pb2.Table]] = ByteCache(TABLE_CACHE_BYTES)
@@ -199,3 +211,51 @@ class Upstream:
             )
             sheets.append((played.round, sheet))
         return found.tournament, standings, sheets
+
+    async def leaderboard(
+        self, game: str, mode: lobby_events_pb2.MatchMode.ValueType, limit: int
+    ) -> ratings_pb2.GetRatingLeaderboardResponse:
+        """The players of ``game`` and ``mode`` by their conservative estimate, best first (at most ``limit``)."""
+        self.calls["GetRatingLeaderboard"] += 1
+        answer: ratings_pb2.GetRatingLeaderboardResponse = await self.ratings.GetRatingLeaderboard(
+            ratings_pb2.GetRatingLeaderboardRequest(game=game, mode=mode, limit=limit),
+            metadata=await self.metadata(),
+            timeout=CALL_SECONDS,
+        )
+        return answer
+
+    async def player_rating(
+        self, player_id: str, game: str, mode: lobby_events_pb2.MatchMode.ValueType
+    ) -> ratings_pb2.GetPlayerRatingResponse:
+        """One player's rating (refused ``PLAYER_NOT_FOUND`` before their first rated match)."""
+        self.calls["GetPlayerRating"] += 1
+        answer: ratings_pb2.GetPlayerRatingResponse = await self.ratings.GetPlayerRating(
+            ratings_pb2.GetPlayerRatingRequest(player_id=player_id, game=game, mode=mode),
+            metadata=await self.metadata(),
+            timeout=CALL_SECONDS,
+        )
+        return answer
+
+    async def rating_history(
+        self, player_id: str, game: str, mode: lobby_events_pb2.MatchMode.ValueType, limit: int, before: int = 0
+    ) -> ratings_pb2.GetRatingHistoryResponse:
+        """One player's rated matches, the latest first (those numbered below ``before``, when given)."""
+        self.calls["GetRatingHistory"] += 1
+        answer: ratings_pb2.GetRatingHistoryResponse = await self.ratings.GetRatingHistory(
+            ratings_pb2.GetRatingHistoryRequest(player_id=player_id, game=game, mode=mode, limit=limit, before=before),
+            metadata=await self.metadata(),
+            timeout=CALL_SECONDS,
+        )
+        return answer
+
+    async def head_to_head(
+        self, player_id: str, other_id: str, game: str, mode: lobby_events_pb2.MatchMode.ValueType, limit: int
+    ) -> ratings_pb2.GetHeadToHeadResponse:
+        """Two players' rated matches with each other, counted from the first one's side."""
+        self.calls["GetHeadToHead"] += 1
+        answer: ratings_pb2.GetHeadToHeadResponse = await self.ratings.GetHeadToHead(
+            ratings_pb2.GetHeadToHeadRequest(player_id=player_id, other_id=other_id, game=game, mode=mode, limit=limit),
+            metadata=await self.metadata(),
+            timeout=CALL_SECONDS,
+        )
+        return answer
