@@ -70,7 +70,7 @@ from paiju.tools.web.session import (
     json_body,
     same_origin,
 )
-from paiju.v1 import cards_pb2, engine_pb2, lobby_pb2
+from paiju.v1 import cards_pb2, engine_pb2, lobby_events_pb2, lobby_pb2
 
 log = structlog.get_logger("paiju.web")
 
@@ -219,6 +219,7 @@ class Play:
         create = lobby_pb2.CreateTableRequest(
             name=f"{session.name[:40]}'s table", game=engine_pb2.Game.ValueType(contract.kind)
         )
+        create.mode = lobby_events_pb2.MATCH_MODE_CASUAL  # a casual match: rated, bots at their fixed ratings
         options = PRESENTATIONS[game].table_options(deals)  # as `paiju play` asks: a match of so many deals
         if options is not None:
             getattr(create, f"{game}_options").CopyFrom(options)

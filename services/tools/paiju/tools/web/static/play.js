@@ -235,7 +235,7 @@ function multiset(codes, key) {
 }
 
 function tablePage(tableId) {
-  const state = { table: null, turn: null, selected: [], focus: 0, log: [], ended: null, error: null, busy: false };
+  const state = { table: null, turn: null, selected: [], focus: 0, log: [], ended: null, error: null, busy: false, ratings: null };
   const source = new EventSource(`/api/play/tables/${encodeURIComponent(tableId)}/live`);
   let ticking = null;
   closeCurrent = () => {
@@ -259,7 +259,19 @@ function tablePage(tableId) {
     state.log.push(...found.lines);
     state.ended = found;
     draw();
+    ratings(found.game_id, 1);
   });
+
+  async function ratings(gameId, tries) {
+    // the players' rating changes, once scoring has rated the match (asked again a few times, more slowly each)
+    const found = await call("GET", `/api/tables/${encodeURIComponent(tableId)}/result`).catch(() => null);
+    if (found && found.game_id === gameId && found.rated) {
+      state.ratings = found.ratings;
+      draw();
+    } else if (tries < 6) {
+      setTimeout(() => ratings(gameId, tries + 1), 1000 * 2 ** tries);
+    }
+  }
   source.addEventListener("trouble", (e) => { state.error = JSON.parse(e.data).message; draw(); });
   source.addEventListener("gone", (e) => { state.error = JSON.parse(e.data).message; source.close(); draw(); });
   source.onerror = () => { if (source.readyState === EventSource.CLOSED) { state.error = "the connection closed: reload the page"; draw(); } };
@@ -513,12 +525,17 @@ function tablePage(tableId) {
     const result = board.ended || state.ended
       ? el("div", { class: "result", "data-testid": "result", role: "status" }, el("h2", {}, "Match over"),
         board.facts.filter(([k]) => /Match over|Last deal|Team points|Result|Levels/.test(k)).map(([k, v]) => el("p", {}, `${k}: ${v}`)),
+        state.ratings ? el("div", { "data-testid": "ratings" }, el("h2", {}, "Ratings"),
+          state.ratings.filter((r) => !r.bot).map((r) => el("p", {},
+            `${r.player_id === me?.player_id ? "You" : r.name}: ${r.before.conservative.toFixed(1)} → ${r.after.conservative.toFixed(1)} `
+            + `(${r.change >= 0 ? "+" : ""}${r.change.toFixed(1)})`))) : null,
         state.table && state.table.owner
           ? el("button", { type: "button", class: "primary", "data-testid": "again", onclick: async () => {
             try {
               await call("POST", `/api/play/tables/${encodeURIComponent(tableId)}/start`, { bots: true });
               state.turn = null;
               state.log = [];
+              state.ratings = null;
               draw();
             } catch (error) { state.error = error.message; draw(); }
           } }, "Play again")
