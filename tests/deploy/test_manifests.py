@@ -298,7 +298,9 @@ def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[
         "scoring": {"DATABASE_URL_FILE": database, NATS_SEED: ("paiju-nats-scoring", "seed")},
         # the clients of the public API: no NATS at all
         "bots": {"PAIJU_SIGNING_KEY_FILE": (signing["bots"], "key.pem")},
-        "web": {},  # a guest and a spectator of the public API: no secret at all
+        # a guest and a spectator of the public API, and each player with the player's own session: its one secret
+        # is the key that seals those sessions in the browsers' cookies
+        "web": {"PAIJU_WEB_SESSION_KEY_FILE": ("paiju-web-session", "key")},
     }
     references = {"lobby": {"PAIJU_SIGNING_KEY_ID"}, "bots": {"PAIJU_SIGNING_KEY_ID"}}
     for workload, container in paiju_containers(docs):

@@ -17,6 +17,7 @@ they read mounted Secrets in Kubernetes. No secret is passed in an environment v
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import json
@@ -168,6 +169,11 @@ class Credentials:
             self.seed.touch(mode=0o600)
             self.seed.write_text(secrets.token_urlsafe(48))
         self.seed_secret = self.seed.read_text().strip()
+        self.web_session = folder / "web-session"
+        """The web view's key that seals browsers' sign-ins in their cookies (`paiju.tools.web.session`)."""
+        if not self.web_session.exists():
+            self.web_session.touch(mode=0o600)
+            self.web_session.write_text(base64.urlsafe_b64encode(secrets.token_bytes(32)).decode().rstrip("="))
         self.nats = make_keys(folder / "nats")
         self.nats_users = (folder / "nats" / USERS_FILE).read_text()
         self.database_url: Path | None = None
@@ -190,7 +196,9 @@ class Credentials:
         return load_signer(self.keys[issuer], self.key_id(issuer))
 
     def env(self, process: str) -> dict[str, str]:
-        """The credentials of ``process`` (engine, lobby, scoring, bots)."""
+        """The credentials of ``process`` (engine, lobby, scoring, bots, web)."""
+        if process == "web":  # the web view signs nothing and checks no token: its session key alone
+            return {WEB_SESSION_KEY_FILE: str(self.web_session)}
         found = {KEYS_VARIABLE: str(self.jwks)}
         if process == "engine":
             found[SEED_SECRET.variable] = str(self.seed)
@@ -205,6 +213,8 @@ class Credentials:
         return found
 
 
+WEB_SESSION_KEY_FILE = "PAIJU_WEB_SESSION_KEY_FILE"
+"""The web view's session key's file (declared in `paiju.tools.web.config`, a module of the same layer as this one)."""
 FREE_PORTS_VARIABLE = "PAIJU_STACK_PORTS"
 THINK_VARIABLE = THINK.name
 
@@ -593,7 +603,7 @@ def run(
             wait_until_serving(lobby_address, timeout=60, service="paiju.v1.LobbyService")
             wait_until_serving(scoring_address, timeout=60, service="paiju.v1.ScoringService")
             services.start("bots", "bots", env=credentials.env("bots"))
-            services.start("web", "web", "--port", str(web_port))
+            services.start("web", "web", "--port", str(web_port), env=credentials.env("web"))
             tables = asyncio.run(open_bot_tables(lobby_address, credentials.signer(Issuer.ADMIN)))
             # the demo tables start their next match when one ends, for as long as the stack runs
             keeper_log = stack.enter_context((data / "logs" / "tables.log").open("a"))

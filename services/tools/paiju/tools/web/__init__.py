@@ -58,6 +58,7 @@ def _run(args: argparse.Namespace) -> int:
                 max_connections=settings.max_connections,
                 header_seconds=settings.header_seconds,
                 cache_bytes=settings.cache_mib << 20,
+                session_key=settings.session_key,
             )
         )
         loop = asyncio.get_running_loop()

@@ -33,6 +33,34 @@ CACHE_MIB = Setting(
 )
 
 
+def session_key(raw: str) -> bytes:
+    """The session key as its file holds it: 32 bytes in URL-safe base64 (43 or 44 characters) or hexadecimal."""
+    import base64
+    import binascii
+
+    text = raw.strip()
+    if not text:
+        return b""
+    try:
+        key = bytes.fromhex(text) if len(text) == 64 else base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, binascii.Error):
+        raise ValueError("the session key must be 32 bytes in URL-safe base64 or hexadecimal") from None
+    if len(key) != 32:
+        raise ValueError(f"the session key must be 32 bytes (it is {len(key)})")
+    return key
+
+
+SESSION_KEY = Setting(
+    "PAIJU_WEB_SESSION_KEY",
+    b"",
+    "the key (32 random bytes in URL-safe base64; `make run` makes `.data/keys/web-session`) that seals each "
+    "browser's sign-in in its cookie; every replica needs the same one. Unset: nobody can sign in (spectators only)",
+    parse=session_key,
+    secret=True,
+    file_only=True,
+)
+
+
 def networks(raw: str) -> str:
     """Networks separated by commas (``10.0.0.0/8,fd00::/8``), as written once each reads (`ValueError`)."""
     for part in raw.split(","):
@@ -70,6 +98,7 @@ class Settings(s.Settings):
     max_connections: int = MAX_CONNECTIONS.field()
     header_seconds: float = HEADER_SECONDS.field()
     cache_mib: int = CACHE_MIB.field()
+    session_key: bytes = SESSION_KEY.field()
     log_level: str = s.LOG_LEVEL.field()
     otel_service_name: str = s.OTEL_SERVICE_NAME.but(default="paiju-web").field()
     otel_traces_exporter: str = s.OTEL_TRACES_EXPORTER.field()

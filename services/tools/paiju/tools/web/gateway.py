@@ -466,8 +466,11 @@ class Gateway:
         trusted: Sequence[IPv4Network | IPv6Network] = (),
         *,
         cache_bytes: int = CACHE_BYTES,
+        session_key: bytes = b"",
     ) -> None:
         self.upstream = upstream
+        self.session_key = session_key
+        """The key that seals browsers' sign-ins in their cookies (`paiju.tools.web.session`; none: nobody signs in)."""
         self.limits = limits
         self.trusted = tuple(trusted)
         """The proxies whose ``X-Forwarded-For`` names the client."""
@@ -503,6 +506,9 @@ class Gateway:
         app.router.add_get("/api/players/{player}/versus/{other}", self.head_to_head)
         app.router.add_get("/api/tables/{table}/result", self.result)
         app.router.add_get("/static/{name}", self.static)
+        from paiju.tools.web.play import install  # sign-in and play (it imports this module: imported here)
+
+        install(app, self, self.session_key)
         app.on_startup.append(self._start)
         app.on_shutdown.append(self._closing)
         app.on_cleanup.append(self._stop)
@@ -1008,10 +1014,13 @@ async def serve(
     max_connections: int = MAX_CONNECTIONS,
     header_seconds: float = HEADER_SECONDS,
     cache_bytes: int = CACHE_BYTES,
+    session_key: bytes = b"",
 ) -> None:
     """Serve until cancelled (then the pages' streams are ended and the server stops within `SHUTDOWN_SECONDS`):
     at most ``max_connections`` open at once, each request's head read within ``header_seconds``."""
-    gateway = Gateway(Upstream(lobby, engine, scoring), limits, trusted, cache_bytes=cache_bytes)
+    gateway = Gateway(
+        Upstream(lobby, engine, scoring), limits, trusted, cache_bytes=cache_bytes, session_key=session_key
+    )
     runner = web.AppRunner(
         gateway.app(), access_log=None, shutdown_timeout=SHUTDOWN_SECONDS, keepalive_timeout=KEEPALIVE_SECONDS
     )

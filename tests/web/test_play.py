@@ -1,0 +1,560 @@
+"""Playing in a browser, as a person does, against the stack `make run` starts: in a real headless Chromium a guest
+signs in, opens a 砸六家 table with five bots and plays a whole match by clicking — the tribute and its return
+included when a deal calls for them — and another by keyboard alone; a 拖拉机 deal is played with its concealed bids
+and follows that show what they owe; a reload in the middle of a deal takes the game up where it stands. Every turn
+the page received holds exactly its own seat's hand at that version (read from the game's whole log by an analyst)
+and nobody else's.
+
+The session: the cookie is HttpOnly, Secure, SameSite=Strict and sealed (the token inside is never in a page's
+answer, a URL or a log); a changed cookie is refused; a cross-site request that would change something is refused
+before anything is called; every new endpoint answers hostile input with a reason, never a server error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from paiju.rules.cards import format_card
+from paiju.tools.analyst.log import decode
+from paiju.tools.analyst.timeline import timeline
+from paiju.tools.web.config import session_key
+from paiju.tools.web.session import COOKIE, Sealer
+
+from ..support.profiles import profile
+from ..support.waiting import wait_until_blocking
+from .browser import Page, browser
+from .test_web_view import _ended_log, _field, shot
+
+pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("web")]
+
+
+@pytest.fixture(scope="module")
+def stack() -> Iterator[dict[str, Any]]:
+    """`paiju stack` (what `make run` starts) in a folder of its own, on free ports, bots thinking 0.1 s, and this
+    machine's address allowed more calls than a person makes (the tests below send hundreds of hostile requests and
+    sign many guests in)."""
+    folder = Path(tempfile.mkdtemp(prefix="paiju-play-"))
+    folder.chmod(0o755)  # PostgreSQL runs as its own user when root starts it
+    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
+    env.update(
+        PAIJU_STACK_PORTS="free",
+        PAIJU_BOT_THINK_SECONDS="0.1",
+        PAIJU_WEB_RATE_LIMITS="api:address=1000/second; live:address=100/open",
+        # every browser's sign-in reaches the lobby from the web view's address: the tests sign in many guests
+        PAIJU_RATE_LIMITS="Guest:address=1000/minute; Register:address=100/minute; Login:address=100/minute",
+    )
+    log = (folder / "stack.out").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paiju.cli", "stack"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT
+    )
+    try:
+
+        def printed() -> str:
+            return (folder / "stack.out").read_text()
+
+        def banner() -> str | None:
+            assert process.poll() is None, "paiju stack exited:\n" + printed()[-4000:]
+            text = printed()
+            return text if "Ctrl-C stops everything." in text else None
+
+        text = wait_until_blocking(
+            banner, "paiju stack to start", seconds=180, every=0.5, explain=lambda: printed()[-4000:]
+        )
+        yield {
+            "web": _field(r"web view\s+(http://\S+)", text),
+            "engine": _field(r"engine\s+(127\.0\.0\.1:\d+)", text),
+            "tables": re.findall(r"table at (table-[0-9a-f]+)", text),
+            "admin_key": folder / ".data" / "keys" / "admin.pem",
+            "folder": folder,
+        }
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+MATCH_SECONDS = 600
+"""A whole match with bots thinking 0.1 s: the guard against a hang, not a measure."""
+
+
+def post(url: str, body: Any = None, *, origin: str | None = None, cookie: str = "", headers: Any = None) -> Any:
+    """POST JSON (``body``; bytes as they are) to ``url``: (status, JSON answer, the Set-Cookie header)."""
+    data = body if isinstance(body, bytes) else json.dumps(body if body is not None else {}).encode()
+    found = {"Content-Type": "application/json", **(headers or {})}
+    if origin is not None:
+        found["Origin"] = origin
+    if cookie:
+        found["Cookie"] = f"{COOKIE}={cookie}"
+    request = urllib.request.Request(url, data=data, method="POST", headers=found)
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read()), answer.headers.get("Set-Cookie", "")
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}"), e.headers.get("Set-Cookie", "")
+
+
+def get(url: str, cookie: str = "") -> Any:
+    request = urllib.request.Request(url, headers={"Cookie": f"{COOKIE}={cookie}"} if cookie else {})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"{}")
+
+
+def origin(stack: dict[str, Any]) -> str:
+    return str(stack["web"]).rstrip("/")
+
+
+def guest_cookie(stack: dict[str, Any]) -> str:
+    status, body, header = post(stack["web"] + "api/session/guest", origin=origin(stack))
+    assert status == 200 and body["signed_in"], body
+    return str(header).split(";")[0].split("=", 1)[1]
+
+
+def sealer(stack: dict[str, Any]) -> Sealer:
+    return Sealer(session_key((Path(stack["folder"]) / ".data" / "keys" / "web-session").read_text()))
+
+
+# --- the page -----------------------------------------------------------------------------------------------------
+
+MY_TURN = (  # the result; or the player's turn: a newer one, or the same after a move that was refused
+    "document.querySelector('[data-testid=result]') ? 'ended' : "
+    "((+document.querySelector('[data-testid=status]')?.getAttribute('data-version') > {after} || "
+    "/^(?!.*trying again)/.test(document.querySelector('[data-testid=error]')?.textContent ?? 'trying again')) && "
+    "document.querySelector('[data-testid=options] button:not([disabled]), [data-testid=suggestions] button')) "
+    "? document.querySelector('[data-testid=status]').getAttribute('data-version') : null"
+)
+CLICK = """(() => {
+  const chip = document.querySelector('[data-testid=suggestions] button');
+  if (chip) { chip.click(); document.querySelector('[data-testid=play]').click(); return 'cards'; }
+  const button = document.querySelector('[data-testid=options] button:not([disabled])');
+  button.click();
+  return button.getAttribute('data-action') || button.textContent;
+})()"""
+
+
+async def sign_in_and_open(page: Page, stack: dict[str, Any], game: str, deals: int | None = None) -> str:
+    """Sign in as a guest on the page and open a table of ``game`` with bots; the table's id."""
+    await page.goto(stack["web"] + "play#/")
+    await page.wait_for("!!document.querySelector('[data-testid=guest]')", 30, "the sign-in")
+    await page.evaluate("document.querySelector('[data-testid=guest]').click()")
+    await page.wait_for(f"!!document.querySelector('[data-testid=new-{game}]')", 30, "the lobby")
+    if deals is not None:
+        await page.evaluate(f"document.querySelector('[data-testid=deals]').value = {deals}")
+    await page.evaluate(f"document.querySelector('[data-testid=new-{game}]').click()")
+    await page.wait_for("location.hash.startsWith('#/table/')", 30, "the table")
+    return str(await page.evaluate("location.hash.slice('#/table/'.length)"))
+
+
+async def play_to_the_end(page: Page, act: Any, most_moves: int = 2000) -> Counter[str]:
+    """Play every turn of the player's with ``act`` until the page shows the result; the moves made, by kind."""
+    made: Counter[str] = Counter()
+    after = -1
+    for _ in range(most_moves):
+        found = await page.wait_for(MY_TURN.format(after=after), MATCH_SECONDS, "the player's turn or the result")
+        if found == "ended":
+            return made
+        after = int(found)
+        made[str(await act(page))] += 1
+        assert not page.errors, page.errors  # a script that failed leaves the turn unplayed: said at once
+    raise AssertionError(f"no result after {most_moves} moves: {made}")
+
+
+async def by_click(page: Page) -> str:
+    return str(await page.evaluate(CLICK))
+
+
+async def key(page: Page, name: str, code: str, text: str = "") -> None:
+    for kind in ("keyDown", "keyUp"):
+        params: dict[str, Any] = {"type": kind, "key": name, "code": code}
+        if text and kind == "keyDown":
+            params["text"] = text
+        await page.send("Input.dispatchKeyEvent", **params)
+
+
+async def by_keyboard(page: Page) -> str:
+    """A move by keys alone: the cards of the first legal choice chosen with the arrows and the space bar, then
+    Enter; otherwise `p` to pass, or the option's number."""
+    wanted = await page.evaluate(
+        "(() => { const chip = document.querySelector('[data-testid=suggestions] button');"
+        " return chip ? [...chip.querySelectorAll('.card')].map(c => c.getAttribute('data-card')) : null })()"
+    )
+    if wanted:
+        hand = await page.evaluate(
+            "[...document.querySelectorAll('[data-testid=hand] .card')].map(c => c.getAttribute('data-card'))"
+        )
+        by_rank = await page.evaluate("document.querySelector('h1').textContent.includes('Za Liu Jia')")
+
+        def rank(c: str) -> str:  # 砸六家's choices are by rank: suits never matter (§1)
+            return c if not by_rank or c in ("SJ", "BJ") else c[:-1]
+
+        left = [rank(c) for c in wanted]
+        picks = []
+        for i, c in enumerate(hand):
+            if rank(c) in left:
+                left.remove(rank(c))
+                picks.append(i)
+        await page.evaluate("document.querySelector('[data-testid=hand] .card[tabindex=\"0\"]').focus()")
+        for index in picks:
+            at = int(await page.evaluate("+document.activeElement.getAttribute('data-index')"))
+            for _ in range((index - at) % len(hand)):
+                await key(page, "ArrowRight", "ArrowRight")
+            await key(page, " ", "Space", " ")
+        await key(page, "Enter", "Enter", "\r")
+        return "cards"
+    if await page.evaluate("!!document.querySelector('[data-testid=pass]')"):
+        await key(page, "p", "KeyP", "p")
+        return "pass"
+    await page.evaluate("document.activeElement.blur()")
+    await key(page, "1", "Digit1", "1")
+    return "option"
+
+
+async def turns_hold_only_the_players_hand(stack: dict[str, Any], page: Page) -> int:
+    """Every turn the page received shows its own seat's hand as the game's log has it at that version, and no
+    seat of its board carries a hand; the turns checked."""
+    await page.settle()
+    turns = [json.loads(t) for t in page.traffic if t.startswith("{") and '"to_act"' in t]
+    assert turns, "the page received turns"
+    checked = 0
+    for game_id in {t["game_id"] for t in turns}:
+        states = {m.version: m.state for m in timeline(decode(await _ended_log(stack, game_id)))}
+        for turn in (t for t in turns if t["game_id"] == game_id):
+            assert all("hand" not in seat for seat in turn["board"]["seats"]), "no seat's hand on the board"
+            expected = states[turn["version"]].hands[turn["my_seat"]] if turn["board"]["dealt"] else ()
+            assert Counter(c["card"] for c in turn["hand"]) == Counter(format_card(c) for c in expected), (
+                f"the hand at version {turn['version']}"
+            )
+            checked += 1
+    return checked
+
+
+def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        async with browser() as page:
+            before = get(stack["web"] + "healthz")[1]["upstream_calls"]
+            await sign_in_and_open(page, stack, "zlj", deals=2)
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            await page.screenshot(shot("play-zlj-phone.png"), 390, 844)
+            width = await page.evaluate("document.documentElement.scrollWidth")
+            assert width <= 390, f"the table fits a phone's width (it is {width} px wide)"
+            await page.screenshot(shot("play-zlj.png"), 1200, 900)
+            made = await play_to_the_end(page, by_click)
+            result = await page.evaluate("document.querySelector('[data-testid=result]').innerText")
+            assert "Match over" in result and "won" in result, result
+            assert made["cards"] > 0, made
+            rated = await page.wait_for(
+                "document.querySelector('[data-testid=ratings]')?.innerText", 120, "the player's rating change"
+            )
+            assert re.search(r"You: -?\d+\.\d → -?\d+\.\d \([+-]\d+\.\d\)", rated), rated
+            await page.screenshot(shot("play-result.png"), 1200, 900)
+            seats = await page.evaluate("[...document.querySelectorAll('[data-testid=seat]')].length")
+            assert seats == 6
+            log = await page.evaluate("[...document.querySelectorAll('[data-testid=log] p')].map(p => p.textContent)")
+            assert any("(A, you)" in line for line in log), "what happened is told, the player's moves too"
+            assert await turns_hold_only_the_players_hand(stack, page) > 10
+            assert not page.errors, page.errors
+            # what the page cost the services: per move one JoinGame and one Act; for the game followed, one view
+            after = get(stack["web"] + "healthz")[1]["upstream_calls"]
+            cost = {k: after.get(k, 0) - before.get(k, 0) for k in after if k.startswith("player ")}
+            assert cost["player Act"] >= sum(made.values()), cost  # the moves, and the page's parts of the shuffles
+            # (a move tried again after a service could not answer asks for its token again: not one per turn seen,
+            # which would be several times the moves)
+            assert cost["player JoinGame"] < 2 * cost["player Act"], cost
+            assert cost["player GetView"] <= 2 and cost["player Watch"] <= 3, cost
+
+    asyncio.run(body())
+
+
+def test_a_deal_is_played_by_keyboard_alone_and_a_reload_takes_the_game_up(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        async with browser() as page:
+            table = await sign_in_and_open(page, stack, "zlj", deals=1)
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            before = int(await page.wait_for(MY_TURN.format(after=-1), MATCH_SECONDS, "the player's turn"))
+            held = await page.evaluate("document.querySelectorAll('[data-testid=hand] .card').length")
+            await page.goto(stack["web"] + "play#/")  # away, and back: the page takes the game up where it stands
+            await page.goto(f"{stack['web']}play#/table/{table}")
+            again = int(await page.wait_for(MY_TURN.format(after=-1), 60, "the turn again after a reload"))
+            assert again >= before
+            if again == before:
+                assert await page.evaluate("document.querySelectorAll('[data-testid=hand] .card').length") == held
+            made = await play_to_the_end(page, by_keyboard)
+            assert made["cards"] > 0, made
+            assert "Match over" in await page.evaluate("document.querySelector('[data-testid=result]').innerText")
+            assert not page.errors, page.errors
+
+    asyncio.run(body())
+
+
+def test_a_tractor_deal_with_concealed_bids_and_follows_that_show_what_they_owe(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        async with browser() as page:
+            await sign_in_and_open(page, stack, "tractor")
+            await page.wait_for("document.querySelectorAll('[data-testid=seat]').length == 4", 120, "the table")
+            kinds: Counter[str] = Counter()
+            owed: list[str] = []
+            after = -1
+            for _ in range(400):  # until a deal's tricks are under way and one follow has shown what it owes
+                found = await page.wait_for(MY_TURN.format(after=after), MATCH_SECONDS, "the player's turn")
+                assert found != "ended"
+                after = int(found)
+                follow = await page.evaluate("document.querySelector('[data-testid=follow]')?.innerText || ''")
+                if follow:
+                    owed.append(follow)
+                kinds.update(
+                    await page.evaluate(
+                        "[...document.querySelectorAll('[data-action]')].map(b => b.getAttribute('data-action'))"
+                    )
+                )
+                kinds[str(await by_click(page))] += 1
+                if owed and kinds["cards"] >= 4:
+                    break
+            assert owed and "You must follow" in owed[0], owed[:1]
+            assert kinds["pass"] or kinds["make_bid"], f"a bid or a pass in the concealed bidding: {kinds}"
+            await page.screenshot(shot("play-tractor.png"), 1200, 900)
+            assert await turns_hold_only_the_players_hand(stack, page) > 5
+            assert not page.errors, page.errors
+
+    asyncio.run(body())
+
+
+# --- the session --------------------------------------------------------------------------------------------------
+
+
+def test_the_sign_in_cookie_is_httponly_secure_strict_and_sealed(stack: dict[str, Any]) -> None:
+    status, body, header = post(stack["web"] + "api/session/guest", origin=origin(stack))
+    assert status == 200 and set(body) == {"signed_in", "player_id", "name", "expires_at", "renew_at"}, body
+    parts = [p.strip() for p in header.split(";")]
+    assert parts[0].startswith(f"{COOKIE}=")
+    assert {"HttpOnly", "Secure", "SameSite=Strict", "Path=/"} <= set(parts), header
+    value = parts[0].split("=", 1)[1]
+    session = sealer(stack).open(value)
+    assert session is not None and session.player_id == body["player_id"]
+    assert session.token not in json.dumps(body) and session.token not in value, "the token travels sealed only"
+    assert get(stack["web"] + "api/me", value) == (200, body)
+
+
+def test_a_changed_cookie_or_one_sealed_under_another_key_is_refused(stack: dict[str, Any]) -> None:
+    value = guest_cookie(stack)
+    flipped = value[:20] + ("A" if value[20] != "A" else "B") + value[21:]
+    other = Sealer(b"\x01" * 32).seal(sealer(stack).open(value))  # type: ignore[arg-type]
+    for bad in (flipped, other, value[:-4], "x" * 5000, "not-a-cookie"):
+        assert get(stack["web"] + "api/me", bad)[1]["signed_in"] is False
+        status, answer, _ = post(stack["web"] + "api/play/tables", {"game": "zlj"}, origin=origin(stack), cookie=bad)
+        assert (status, answer["reason"]) == (401, "NOT_SIGNED_IN"), answer
+
+
+def test_a_cross_site_request_is_refused_before_anything_is_called(stack: dict[str, Any]) -> None:
+    value = guest_cookie(stack)
+    before = get(stack["web"] + "healthz")[1]["upstream_calls"]
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {},
+        {"Origin": origin(stack), "Sec-Fetch-Site": "cross-site"},
+        {"Origin": origin(stack), "Sec-Fetch-Site": "same-site"},
+        {"Origin": origin(stack).replace("127.0.0.1", "127.0.0.1.evil.example")},
+    ):
+        for path in ("api/session/guest", "api/play/tables", "api/session/logout", "api/play/act"):
+            status, answer, cookie = post(
+                stack["web"] + path, {"game": "zlj", "bots": True}, cookie=value, headers=headers
+            )
+            assert (status, answer["reason"]) == (403, "CROSS_SITE"), (path, headers, answer)
+            assert not cookie
+    assert get(stack["web"] + "api/me", value)[1]["signed_in"], "the cross-site logout signed nobody out"
+    after = get(stack["web"] + "healthz")[1]["upstream_calls"]
+    assert after == before, "nothing was called for the refused requests"
+
+
+def test_a_page_cannot_read_the_cookie_and_no_token_is_in_a_url_or_a_log(stack: dict[str, Any]) -> None:
+    async def body() -> None:
+        async with browser() as page:
+            await sign_in_and_open(page, stack, "zlj", deals=1)
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            assert await page.evaluate("document.cookie") == "", "the cookie is HttpOnly"
+            cookies = (await page.send("Network.getCookies"))["cookies"]
+            found = next(c for c in cookies if c["name"] == COOKIE)
+            assert found["httpOnly"] and found["secure"] and found["sameSite"] == "Strict"
+            session = sealer(stack).open(found["value"])
+            assert session is not None
+            urls = await page.evaluate("[location.href, ...performance.getEntriesByType('resource').map(e => e.name)]")
+            await page.settle()
+            for text in [*urls, *page.traffic]:
+                assert session.token not in text
+            for log in (Path(stack["folder"]) / ".data" / "logs").glob("*.log"):
+                assert session.token not in log.read_text(errors="replace"), f"the token is in {log.name}"
+
+    asyncio.run(body())
+
+
+def test_signing_out_clears_the_cookie_and_revokes_the_session(stack: dict[str, Any]) -> None:
+    value = guest_cookie(stack)
+    status, answer, header = post(stack["web"] + "api/session/logout", origin=origin(stack), cookie=value)
+    assert status == 200 and answer["signed_in"] is False
+    assert header.startswith(f'{COOKIE}=""') or "Max-Age=0" in header, header
+    status, answer, _ = post(stack["web"] + "api/session/renew", origin=origin(stack), cookie=value)
+    assert status == 401, answer
+
+
+def test_register_and_log_in_through_the_lobby(stack: dict[str, Any]) -> None:
+    name = f"webplayer{int(time.time() * 1000) % 10**9}"
+    status, body, header = post(
+        stack["web"] + "api/session/register", {"name": name, "password": "a long pass phrase 42"}, origin=origin(stack)
+    )
+    assert status == 200 and body["name"] == name and header, body
+    status, body, header = post(
+        stack["web"] + "api/session/login", {"name": name, "password": "a long pass phrase 42"}, origin=origin(stack)
+    )
+    assert status == 200 and body["name"] == name and header, body
+    status, body, header = post(
+        stack["web"] + "api/session/login", {"name": name, "password": "the wrong phrase 42"}, origin=origin(stack)
+    )
+    assert status == 401 and body["reason"] and not header, body
+
+
+# --- hostile input ------------------------------------------------------------------------------------------------
+
+
+def _cookie(stack: dict[str, Any]) -> str:
+    """One guest's cookie for the module's hostile-input tests."""
+    if "play_cookie" not in stack:
+        stack["play_cookie"] = guest_cookie(stack)
+    return str(stack["play_cookie"])
+
+
+def _seated_table(stack: dict[str, Any]) -> str:
+    """A table where that guest sits, its match of bots started: hostile commands reach the engine."""
+    if "play_table" not in stack:
+        status, answer, _ = post(
+            stack["web"] + "api/play/tables", {"game": "zlj", "bots": True}, origin=origin(stack), cookie=_cookie(stack)
+        )
+        assert status == 200, answer
+        stack["play_table"] = answer["table"]["table_id"]
+    return str(stack["play_table"])
+
+
+HOSTILE_BODIES = [
+    b"",
+    b"not json",
+    b"[1, 2]",
+    b'"text"',
+    b"\xff\xfe",
+    b'{"name": "a\\u0000b", "password": "p"}',
+    json.dumps({"name": "x" * 5000, "password": "y"}).encode(),
+    json.dumps({"game": "chess"}).encode(),
+    json.dumps({"game": "zlj", "deals": -1}).encode(),
+    json.dumps({"game": "zlj", "deals": True}).encode(),
+    json.dumps({"game": "zlj", "bots": "yes"}).encode(),
+    json.dumps({"seat": 99}).encode(),
+    json.dumps({"table_id": "..", "version": 1, "command": {}}).encode(),
+    json.dumps({"table_id": "table.*", "version": 1, "command": {"zlj": {}}}).encode(),
+    json.dumps({"table_id": "t", "version": -5, "command": {"zlj": {"pass": {"seat": 0}}}}).encode(),
+    json.dumps(
+        {"table_id": "t", "version": 1, "command": {"zlj": {"play": {"seat": 0, "cards": ["CARD_NOPE"]}}}}
+    ).encode(),
+    json.dumps({"table_id": "t", "version": 1, "command": {"nope": 1}}).encode(),
+    json.dumps({"table_id": "t", "version": 1, "command": "pass"}).encode(),
+    b'{"a":' * 2000 + b"1" + b"}" * 2000,
+    b"x" * 40000,
+]
+NEW_POSTS = [
+    "api/session/register",
+    "api/session/login",
+    "api/play/tables",
+    "api/play/tables/no-such-table/sit",
+    "api/play/tables/no-such-table/start",
+    "api/play/tables/no-such-table/leave",
+    "api/play/act",
+]
+
+
+@pytest.mark.parametrize("path", NEW_POSTS)
+def test_hostile_bodies_are_refused_with_a_reason_never_a_server_error(stack: dict[str, Any], path: str) -> None:
+    value = guest_cookie(stack)
+    for raw in HOSTILE_BODIES:
+        status, answer, _ = post(stack["web"] + path, raw, origin=origin(stack), cookie=value)
+        assert 400 <= status < 500, (path, raw[:80], status, answer)
+        assert answer.get("reason") and answer.get("message"), answer
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "api/play/tables/%2E%2E/live",
+        "api/play/tables/" + "x" * 5000 + "/live",
+        "api/play/tables/a%00b/sit",
+        "api/play/tables/table.*/start",
+        "api/play/tables/%3E/leave",
+        "play/../../etc/passwd",
+        "play/index.html",
+    ],
+)
+def test_hostile_ids_on_the_play_routes_are_refused_with_a_reason(stack: dict[str, Any], path: str) -> None:
+    value = guest_cookie(stack)
+    method = post if not path.endswith(("/live", "passwd", ".html")) else None
+    if method is None:
+        status, answer = get(stack["web"] + path, value)
+    else:
+        status, answer, _ = post(stack["web"] + path, {}, origin=origin(stack), cookie=value)
+    assert status in (400, 404), (status, answer)
+    assert answer.get("reason") and answer.get("message"), answer
+
+
+@given(
+    route=st.sampled_from(["api/play/tables/{}/sit", "api/play/tables/{}/start", "api/play/tables/{}/leave"]),
+    value=st.text(min_size=1, max_size=300),
+)
+@profile(40)
+def test_any_text_in_place_of_a_table_is_answered_with_a_reason(stack: dict[str, Any], route: str, value: str) -> None:
+    cookie = _cookie(stack)
+    url = stack["web"] + route.format(urllib.parse.quote(value, safe=""))
+    status, answer, _ = post(url, {}, origin=origin(stack), cookie=cookie)
+    assert 400 <= status < 500, (status, answer, value)
+    assert answer.get("reason") and answer.get("message"), answer
+
+
+@given(
+    command=st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda children: (
+            st.lists(children, max_size=4)
+            | st.dictionaries(
+                st.sampled_from(["zlj", "tractor", "play", "pass", "seat", "cards", "x"]), children, max_size=4
+            )
+        ),
+        max_leaves=12,
+    )
+)
+@profile(40)
+def test_any_command_is_answered_with_a_reason(stack: dict[str, Any], command: Any) -> None:
+    cookie = _cookie(stack)
+    body = {"table_id": _seated_table(stack), "version": 1, "command": command}
+    status, answer, _ = post(stack["web"] + "api/play/act", body, origin=origin(stack), cookie=cookie)
+    assert 400 <= status < 500, (status, answer, command)
+    assert answer.get("reason") and answer.get("message"), answer
