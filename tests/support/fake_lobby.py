@@ -24,7 +24,7 @@ import grpc
 
 from paiju.platform.errors import Refused
 from paiju.platform.tokens import Identity, Role, Verifier
-from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc, zlj_pb2
+from paiju.v1 import engine_pb2, lobby_pb2, lobby_pb2_grpc, spectators_pb2, zlj_pb2
 
 from .credentials import TRUST
 from .tokens import token, token_metadata
@@ -89,8 +89,11 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
     def release(self, game_id: str, seat: int) -> None:
         self.seats.pop((game_id, seat), None)
 
-    def table_with_bots(self, seats: int = 6) -> lobby_pb2.Table:
-        """A table of bots only (owned by nobody the client knows), for spectators."""
+    def table_with_bots(
+        self, seats: int = 6, *, spectators: spectators_pb2.SpectatorPolicy | None = None, turn_seconds: int = 0
+    ) -> lobby_pb2.Table:
+        """A table of bots only (owned by nobody the client knows), for spectators: watched as ``spectators`` says
+        (unset: public, live), with a turn timer of ``turn_seconds`` (0: none)."""
         table = lobby_pb2.Table(
             table_id=f"t{next(self._ids)}",
             name="bots",
@@ -98,6 +101,9 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
             owner_id="owner",
             zlj_options=ZLJ_ONE_DEAL,
         )
+        table.zlj_options.turn_seconds = turn_seconds
+        if spectators is not None:
+            table.spectators.CopyFrom(spectators)
         for s in range(seats):
             table.seats.add(seat=s, player_id=f"bot-{s}", name=f"bot-{s}", bot=True, ready=True)
         table.status = lobby_pb2.TABLE_STATUS_OPEN
@@ -109,6 +115,8 @@ class FakeLobby(lobby_pb2_grpc.LobbyServiceServicer):
         assert self.engine is not None and self.start_bots is not None, "a lobby that starts games needs an engine"
         game_id = f"game-{table.table_id}"
         request = engine_pb2.CreateGameRequest(game_id=game_id, game=table.game, zlj_options=table.zlj_options)
+        if table.HasField("spectators"):  # the table's policy travels with its match (D-SPEC-4)
+            request.spectators.CopyFrom(table.spectators)
         for s in table.seats:
             request.seats.add(seat=s.seat, player_id=s.player_id)
         await self.engine.CreateGame(

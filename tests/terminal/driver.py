@@ -275,11 +275,12 @@ async def zlj_bots(
     rng = random.Random(seed)
     subjects = seats if isinstance(seats, dict) else {s: player_id(s) for s in seats}
     players = {s: token_metadata(role=Role.PLAYER, subject=who, game=game_id, seat=s) for s, who in subjects.items()}
-    spectator = token_metadata(role=Role.SPECTATOR, subject=SPECTATOR, game=game_id)
+    # whose turn it is, from an analyst's view: a spectator's may be moves behind (a delayed table, D-SPEC-2)
+    analyst = token_metadata(role=Role.ANALYST, subject="analyst")
     acts = 0
     while True:
         try:
-            public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator)
+            public = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=analyst)
             if public.zlj.phase == zlj_pb2.ZLJ_PHASE_ENDED or until(public.zlj):
                 return acts
             seat = public.zlj.turn if public.zlj.HasField("turn") else None

@@ -5,13 +5,14 @@ presence) and quits cleanly; `watch TABLE` spectates a running match to its end 
 from __future__ import annotations
 
 import io
+import re
 from typing import Any
 
 import pexpect
 import pytest
 
 from paiju.terminal.client.render import PROMPT
-from paiju.v1 import lobby_pb2, lobby_pb2_grpc
+from paiju.v1 import lobby_pb2, lobby_pb2_grpc, spectators_pb2
 
 from ..support.fake_lobby import FakeLobby
 from ..support.waiting import wait_until_blocking
@@ -85,4 +86,32 @@ def test_watch_spectates_a_running_match_to_its_end() -> None:
         first = output.replace("\r", "").lstrip("\n").splitlines()[0]
         assert first == f"Watching table {table.table_id} (the lobby at {address}, the engine at {engine.address})..."
         assert "Your hand" not in output  # a spectator sees no hand
+        assert "Delayed by" not in output  # a public table is watched live
+        engine.call(lobby.close)
+
+
+def test_watch_of_a_delayed_table_says_its_delay_once_and_counts_no_deadline() -> None:
+    """A spectator of a table delayed by 4 moves (docs/rules/spectators.md, D-SPEC-2) is told so once; the turns it
+    receives carry deadlines that passed moves ago (the table has a turn timer), and none is shown."""
+    with EngineThread(seed=23) as engine:
+        address, lobby = _lobby(engine, pause=0.01)
+        table = lobby.table_with_bots(spectators=spectators_pb2.SpectatorPolicy(delay_moves=4), turn_seconds=60)
+        engine.call(lambda: lobby.start(table))
+        child = spawn_client("watch", table.table_id, "--lobby", address, "--engine", engine.address, timeout=60)
+        log = io.StringIO()
+        child.logfile_read = log
+        try:
+            child.expect_exact("The match is over.", timeout=30)
+            child.expect(pexpect.EOF, timeout=10)
+        except pexpect.TIMEOUT:
+            raise AssertionError(log.getvalue()[-3000:]) from None
+        finally:
+            child.close()
+        output = log.getvalue().replace("\r", "")
+        assert child.exit_code() == 0, output
+        assert lobby.issued[0][1] is None  # a spectator's token: the engine shows it the game 4 moves behind
+        assert output.count("Delayed by 4 moves") == 1, output
+        assert "Delayed by 4 moves: this table's spectators see its game 4 moves behind." in output.splitlines()
+        assert not re.search(r"\d+ s left", output), output
+        assert "Match over, " in output
         engine.call(lobby.close)

@@ -8,19 +8,24 @@ starts a turn's timer, `paiju.engine.timers`) or, if earlier, the time it arrive
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
+import time
 
 import pexpect
 import pytest
 
 from paiju.platform.tokens import Role
+from paiju.rules.registry import GAMES
 from paiju.rules.tractor import model as tm
 from paiju.rules.zlj import model as zm
 from paiju.terminal.client import render
 from paiju.terminal.client.console import Console
+from paiju.terminal.client.engine import EngineClient, Legal, Snapshot, Turn
 from paiju.terminal.client.narrate import TractorNarration, ZljNarration, timed_out_seat
 from paiju.terminal.client.render import PROMPT, PROMPT_AGAIN
+from paiju.terminal.client.session import Session
 
 from .driver import EngineThread, only_acts_and_watches, spawn_client, token, zlj_bots
 
@@ -103,3 +108,28 @@ def test_a_timed_turn_counts_down_then_the_engine_moves_for_the_player() -> None
         output = log.getvalue()
         assert child.exit_code() == 0, output[-3000:]
         only_acts_and_watches(engine.calls(mine) - before)  # the time left came with the turns
+
+
+def test_a_delayed_spectators_session_holds_no_deadline() -> None:
+    """A turn a spectator of a delayed table receives is the game's of ``n`` moves ago (D-SPEC-2): its deadline has
+    passed, so the session holds none, where a live watch holds the turn's."""
+    rules = GAMES["zlj"]
+    state = rules.new_state()
+    events = rules.decide(state, rules.start(5, rules.options(deals=1, turn_seconds=30), 1000))
+    for event in events:
+        state = rules.evolve(state, event)
+    snap = Snapshot(len(events), "zlj", rules.view(state, None))
+    turn = Turn(snap, (), Legal(snap.version, []), deadline=time.time() + 30, contribution=None)
+
+    async def held(delay_moves: int) -> float | None:
+        engine = EngineClient("127.0.0.1:9", "token", "game")  # never called: the turn is handed in as the feed would
+        session = Session(engine, Console(out=io.StringIO(), fd=0), render.Seats(), delay_moves=delay_moves)
+        try:
+            session.feed.turned(turn)  # as the Watch stream hands it in
+            return session.time_left()
+        finally:
+            await engine.close()
+
+    live = asyncio.run(held(0))
+    assert live is not None and 25 < live <= 30
+    assert asyncio.run(held(4)) is None

@@ -39,10 +39,12 @@ async def _game(
     lobby: LobbyClient | None = None,
     table_id: str | None = None,
     after: Callable[[], Awaitable[None]] | None = None,
+    delay_moves: int = 0,
 ) -> int:
-    """Play or watch the game to its end; ``after`` runs once the match is over (not when the person quit)."""
+    """Play or watch the game to its end; ``after`` runs once the match is over (not when the person quit);
+    ``delay_moves``: how far behind a spectator of a delayed table sees it."""
     engine = EngineClient(engine_address, joined.token, joined.game_id)
-    session = Session(engine, console, seats)
+    session = Session(engine, console, seats, delay_moves=delay_moves)
 
     def renewed(token: str) -> None:
         engine.metadata = (("authorization", f"Bearer {token}"),)
@@ -228,7 +230,12 @@ async def _watch_through_lobby(args: argparse.Namespace, password: str | None, c
             if waited is None:
                 return 0
         joined = await _join(lobby, table.table_id)
-        return await _game(args.engine, joined, console, seats, watching=True, lobby=lobby, table_id=table.table_id)
+        # a spectator sees the game as late as the table's policy says (fixed when the table was opened); a seat
+        # holder watching their own table sees it live
+        delay = table.spectators.delay_moves if joined.seat is None else 0
+        return await _game(
+            args.engine, joined, console, seats, watching=True, lobby=lobby, table_id=table.table_id, delay_moves=delay
+        )
     finally:
         if presence is not None:
             await presence.stop()

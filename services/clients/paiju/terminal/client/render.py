@@ -989,6 +989,14 @@ def turn_deadline(deadline: float | None, recorded_at: float | None, received_at
     return min(recorded_at, received_at) + (deadline - recorded_at)
 
 
+def delayed_words(moves: int) -> str:
+    """What a spectator of a delayed table is told once, as the web view says "Delayed by n moves"
+    (docs/rules/spectators.md, D-SPEC-2): each turn comes ``moves`` moves late, its deadline already passed, so none
+    is counted down."""
+    behind = f"{moves} {'move' if moves == 1 else 'moves'}"
+    return f"Delayed by {behind}: this table's spectators see its game {behind} behind."
+
+
 def countdown(left: float | None) -> str:
     """The prompt's status while a turn timer runs: ``[12 s left] ``; nothing without a timer."""
     return "" if left is None else f"[{max(0, math.ceil(left))} s left] "

@@ -39,10 +39,13 @@ TICK = 0.25
 class Session:
     """One client's game: its engine calls, the narrated Watch stream and its turns, and the console."""
 
-    def __init__(self, engine: EngineClient, console: Console, seats: render.Seats) -> None:
+    def __init__(self, engine: EngineClient, console: Console, seats: render.Seats, *, delay_moves: int = 0) -> None:
+        """``delay_moves``: how many moves behind the game this client's Watch stream is (a spectator of a delayed
+        table, docs/rules/spectators.md, D-SPEC-2; 0: live)."""
         self.engine = engine
         self.console = console
         self.seats = seats
+        self.delay_moves = delay_moves
         self._presentation: Presentation | None = None
         self.feed = GameFeed(engine, self._receive, self._turned, console.line)
         self._narration: Narration | None = None
@@ -121,8 +124,11 @@ class Session:
     def _turned(self, turn: Turn) -> None:
         if self._narration is None:
             self._begin(turn)
-        recorded, received = self._last_event if self._last_event is not None else (None, time.time())
-        self._deadline = render.turn_deadline(turn.deadline, recorded, received)
+        if self.delay_moves:  # a delayed turn's deadline passed before it was sent: nothing runs out here
+            self._deadline = None
+        else:
+            recorded, received = self._last_event if self._last_event is not None else (None, time.time())
+            self._deadline = render.turn_deadline(turn.deadline, recorded, received)
         self._contribute(turn)
 
     def _begin(self, turn: Turn) -> None:
@@ -390,6 +396,8 @@ class Session:
         self.console.lines(["", *self.table_lines(turn.snap), ""])
         if turn.snap.view.seat is not None:
             self.console.line(f"(You hold {self.seats.label(turn.snap.view.seat)}: this is that seat's view.)")
+        if self.delay_moves:
+            self.console.line(render.delayed_words(self.delay_moves))
         self.console.line("Watching; type t for the table, q to stop.")
         while True:
             got = await self._line_or_move(self.feed.turn_version)
