@@ -381,7 +381,18 @@ def test_a_cross_site_request_is_refused_before_anything_is_called(stack: dict[s
         {"Origin": origin(stack), "Sec-Fetch-Site": "same-site"},
         {"Origin": origin(stack).replace("127.0.0.1", "127.0.0.1.evil.example")},
     ):
-        for path in ("api/session/guest", "api/play/tables", "api/session/logout", "api/play/act"):
+        for path in (
+            "api/session/guest",
+            "api/play/tables",
+            "api/session/logout",
+            "api/play/act",
+            "api/play/party",
+            "api/play/party/invite",
+            "api/play/party/accept",
+            "api/play/party/leave",
+            "api/play/queue/confirm",
+            "api/play/queue/leave",
+        ):
             status, answer, cookie = post(
                 stack["web"] + path, {"game": "zlj", "bots": True}, cookie=value, headers=headers
             )
@@ -472,6 +483,13 @@ HOSTILE_BODIES = [
     json.dumps({"game": "zlj", "deals": True}).encode(),
     json.dumps({"game": "zlj", "bots": "yes"}).encode(),
     json.dumps({"seat": 99}).encode(),
+    json.dumps({"name": ""}).encode(),
+    json.dumps({"name": 5}).encode(),
+    json.dumps({"name": "a\u0000b"}).encode(),
+    json.dumps({"party_id": "party.*"}).encode(),
+    json.dumps({"party_id": ["p"]}).encode(),
+    json.dumps({"offer_id": ".."}).encode(),
+    json.dumps({"offer_id": "x" * 5000}).encode(),
     json.dumps({"table_id": "..", "version": 1, "command": {}}).encode(),
     json.dumps({"table_id": "table.*", "version": 1, "command": {"zlj": {}}}).encode(),
     json.dumps({"table_id": "t", "version": -5, "command": {"zlj": {"pass": {"seat": 0}}}}).encode(),
@@ -491,6 +509,13 @@ NEW_POSTS = [
     "api/play/tables/no-such-table/start",
     "api/play/tables/no-such-table/leave",
     "api/play/act",
+    "api/play/party",
+    "api/play/party/invite",
+    "api/play/party/accept",
+    "api/play/party/decline",
+    "api/play/party/leave",
+    "api/play/queue/confirm",
+    "api/play/queue/leave",
 ]
 
 
@@ -557,4 +582,179 @@ def test_any_command_is_answered_with_a_reason(stack: dict[str, Any], command: A
     body = {"table_id": _seated_table(stack), "version": 1, "command": command}
     status, answer, _ = post(stack["web"] + "api/play/act", body, origin=origin(stack), cookie=cookie)
     assert 400 <= status < 500, (status, answer, command)
+    assert answer.get("reason") and answer.get("message"), answer
+
+
+# --- parties and the queue ----------------------------------------------------------------------------------------
+
+
+def queue_events(stack: dict[str, Any], cookie: str, query: str, confirm: bool = True) -> list[tuple[str, Any]]:
+    """Follow the queue as a browser's session does, without a page: the events of ``GET /api/play/queue`` until
+    ``found`` or ``ended``, each offer confirmed (``POST /api/play/queue/confirm``)."""
+    request = urllib.request.Request(
+        f"{stack['web']}api/play/queue?{query}",
+        headers={"Cookie": f"{COOKIE}={cookie}", "Sec-Fetch-Site": "same-origin"},
+    )
+    events: list[tuple[str, Any]] = []
+    confirmed: set[str] = set()
+    with urllib.request.urlopen(request, timeout=MATCH_SECONDS) as answer:
+        assert answer.headers["Content-Type"].startswith("text/event-stream")
+        event = ""
+        for raw in answer:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                data = json.loads(line.removeprefix("data: "))
+                events.append((event, data))
+                if event == "offer" and confirm and data["offer_id"] not in confirmed:
+                    confirmed.add(data["offer_id"])
+                    status, body, _ = post(
+                        stack["web"] + "api/play/queue/confirm",
+                        {"offer_id": data["offer_id"]},
+                        origin=origin(stack),
+                        cookie=cookie,
+                    )
+                    assert status == 200, body
+                if event in ("found", "ended", "trouble"):
+                    break
+    return events
+
+
+def test_two_players_form_a_party_queue_for_casual_zlj_and_sit_as_partners_with_bots(stack: dict[str, Any]) -> None:
+    """A player on the page forms a party and invites another (a browser's session used directly: its own cookie)
+    by name; the other accepts; the leader queues for casual 砸六家 with a bot wait of one second; both confirm the
+    offer (the page by itself); they sit at one table in one team's alternating seats, bots in the other four."""
+
+    async def body() -> None:
+        friend = guest_cookie(stack)
+        friend_name = get(stack["web"] + "api/me", friend)[1]["name"]
+        async with browser() as page:
+            await page.goto(stack["web"] + "play#/")
+            await page.wait_for("!!document.querySelector('[data-testid=guest]')", 30, "the sign-in")
+            await page.evaluate("document.querySelector('[data-testid=guest]').click()")
+            await page.wait_for("!!document.querySelector('[data-testid=new-party]')", 30, "the party panel")
+            leader = await page.evaluate("document.querySelector('[data-testid=name]').textContent")
+            await page.evaluate("document.querySelector('[data-testid=new-party]').click()")
+            await page.wait_for("!!document.querySelector('[data-testid=invitee]')", 30, "the party formed")
+            await page.evaluate(
+                f"document.querySelector('[data-testid=invitee]').value = {json.dumps(friend_name)};"
+                "document.querySelector('[data-testid=invite]').requestSubmit()"
+            )
+            await page.wait_for(
+                "document.querySelector('[data-testid=party]').textContent"
+                f".includes('invited: ' + {json.dumps(friend_name)})",
+                30,
+                "the invite shown",
+            )
+            status, found = get(stack["web"] + "api/play/party", friend)
+            assert status == 200 and found["party"] is None, found
+            [invite] = found["invites"]
+            assert (invite["leader_name"], invite["game"]) == (leader, "zlj"), invite
+            status, found, _ = post(
+                stack["web"] + "api/play/party/accept",
+                {"party_id": invite["party_id"]},
+                origin=origin(stack),
+                cookie=friend,
+            )
+            assert status == 200 and [m["name"] for m in found["party"]["members"]] == [leader, friend_name], found
+            assert found["party"]["leader"] is False and found["invites"] == []
+            await page.evaluate("document.querySelector('[data-testid=refresh-party]').click()")
+            await page.wait_for(
+                f"!document.querySelector('[data-testid=party]')?.textContent.includes('invited') && "
+                f"document.querySelector('[data-testid=party]').textContent.includes({json.dumps(friend_name)})",
+                30,
+                "the friend in the party",
+            )
+            # the member follows the party's entry first; then the leader queues on the page
+            following = asyncio.create_task(
+                asyncio.to_thread(queue_events, stack, friend, "game=zlj&mode=casual&bot_wait=1")
+            )
+            await page.evaluate(
+                "const wait = document.querySelector('[data-testid=bot-wait]'); wait.value = 1;"
+                "wait.dispatchEvent(new Event('change')); document.querySelector('[data-testid=find-game]').click()"
+            )
+            await page.wait_for("location.hash.startsWith('#/table/')", 120, "the page at the table")
+            table = await page.evaluate("location.hash.slice('#/table/'.length)")
+            events = await asyncio.wait_for(following, 120)
+            kinds = [kind for kind, _ in events]
+            assert "offer" in kinds and kinds[-1] == "found", events
+            offer = next(data for kind, data in events if kind == "offer")
+            assert [s["bot"] for s in offer["seats"]].count(True) == 4, offer
+            friend_seat = events[-1][1]["seat"]
+            assert events[-1][1]["table_id"] == table
+            leader_seat = next(i for i, s in enumerate(offer["seats"]) if s["name"] == leader)
+            assert leader_seat % 2 == friend_seat % 2 and leader_seat != friend_seat, "partners: one team (D-MM-9)"
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            names = await page.evaluate("[...document.querySelectorAll('[data-testid=seat]')].map(s => s.textContent)")
+            assert len(names) == 6 and any(friend_name in n for n in names), names
+            assert not page.errors, page.errors
+
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize(
+    ("query", "headers"),
+    [
+        ("game=chess&mode=casual", {}),
+        ("mode=casual", {}),
+        ("game=zlj&mode=nope", {}),
+        ("game=zlj&mode=casual&bot_wait=-1", {}),
+        ("game=zlj&mode=casual&bot_wait=601", {}),
+        ("game=zlj&mode=casual&bot_wait=99999999999999999999", {}),
+        ("game=zlj&mode=casual&bot_wait=%00", {}),
+        ("game=zlj&mode=casual&bot_wait=%D9%A3", {}),
+        ("game=zlj&mode=ranked&bot_wait=5", {}),
+        ("game=" + "x" * 5000, {}),
+        ("game=zlj&mode=casual", {"Sec-Fetch-Site": "cross-site"}),
+    ],
+)
+def test_hostile_queue_requests_are_refused_with_a_reason(stack: dict[str, Any], query: str, headers: Any) -> None:
+    before = get(stack["web"] + "healthz")[1]["upstream_calls"].get("player FindMatch", 0)
+    request = urllib.request.Request(
+        f"{stack['web']}api/play/queue?{query}", headers={"Cookie": f"{COOKIE}={_cookie(stack)}", **headers}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    answer = json.loads(refused.value.read())
+    assert refused.value.code in (400, 403), (refused.value.code, answer)
+    assert answer.get("reason") and answer.get("message"), answer
+    assert get(stack["web"] + "healthz")[1]["upstream_calls"].get("player FindMatch", 0) == before, "nobody queued"
+
+
+def test_the_queue_refuses_a_member_queueing_alone_and_answers_nobody_signed_in(stack: dict[str, Any]) -> None:
+    status, answer = get(stack["web"] + "api/play/queue?game=zlj&mode=casual")
+    assert (status, answer["reason"]) == (401, "NOT_SIGNED_IN"), answer
+    status, answer = get(stack["web"] + "api/play/party")
+    assert (status, answer["reason"]) == (401, "NOT_SIGNED_IN"), answer
+    # a party of a player not registered, and an invite to nobody: refused by the lobby with its reasons
+    cookie = guest_cookie(stack)
+    status, answer, _ = post(stack["web"] + "api/play/party", {"game": "tractor"}, origin=origin(stack), cookie=cookie)
+    assert status == 200 and answer["party"]["leader"] and answer["party"]["game"] == "tractor", answer
+    status, answer, _ = post(
+        stack["web"] + "api/play/party/invite", {"name": "nobody-by-this-name"}, origin=origin(stack), cookie=cookie
+    )
+    assert 400 <= status < 500 and answer["reason"] == "PLAYER_NOT_FOUND", answer
+    status, answer, _ = post(stack["web"] + "api/play/party/leave", {}, origin=origin(stack), cookie=cookie)
+    assert status == 200 and answer["party"] is None, answer
+
+
+@given(
+    route=st.sampled_from(
+        [
+            ("api/play/party/invite", "name"),
+            ("api/play/party/accept", "party_id"),
+            ("api/play/party/decline", "party_id"),
+            ("api/play/queue/confirm", "offer_id"),
+        ]
+    ),
+    value=st.text(min_size=0, max_size=300),
+)
+@profile(40)
+def test_any_text_as_a_name_or_an_id_of_the_queue_is_answered_with_a_reason(
+    stack: dict[str, Any], route: tuple[str, str], value: str
+) -> None:
+    path, field = route
+    status, answer, _ = post(stack["web"] + path, {field: value}, origin=origin(stack), cookie=_cookie(stack))
+    assert 400 <= status < 500, (status, answer, value)
     assert answer.get("reason") and answer.get("message"), answer
