@@ -86,6 +86,7 @@ def stack() -> Iterator[dict[str, Any]]:
             "tables": re.findall(r"table at (table-[0-9a-f]+)", text),
             "admin_key": folder / ".data" / "keys" / "admin.pem",
             "folder": folder,
+            "banner": text,
         }
     finally:
         process.send_signal(signal.SIGTERM)
@@ -342,6 +343,13 @@ def test_a_tractor_deal_with_concealed_bids_and_follows_that_show_what_they_owe(
             assert not page.errors, page.errors
 
     asyncio.run(body())
+
+
+def test_make_runs_banner_names_the_play_page(stack: dict[str, Any]) -> None:
+    url = f"{stack['web']}play"
+    assert f"play in a browser at {url} " in stack["banner"], stack["banner"]
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        assert answer.status == 200 and b"/play/play.js" in answer.read()
 
 
 # --- the session --------------------------------------------------------------------------------------------------
