@@ -38,7 +38,7 @@ from paiju.rules.cards import format_card
 from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.timeline import timeline
 from paiju.tools.web.config import session_key
-from paiju.tools.web.session import COOKIE, Sealer
+from paiju.tools.web.session import COOKIE, SEAT_COOKIE, Sealer
 
 from ..support.profiles import profile
 from ..support.waiting import wait_until_blocking
@@ -280,14 +280,24 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
             assert any("(A, you)" in line for line in log), "what happened is told, the player's moves too"
             assert await turns_hold_only_the_players_hand(stack, page) > 10
             assert not page.errors, page.errors
-            # what the page cost the services: per move one JoinGame and one Act; for the game followed, one view
+            # what the page cost the services: per move one Act; the seat's game token taken once by the stream and
+            # once for the moves (kept sealed in the browser), again only when about to expire; for the game, one view
             after = get(stack["web"] + "healthz")[1]["upstream_calls"]
             cost = {k: after.get(k, 0) - before.get(k, 0) for k in after if k.startswith("player ")}
             assert cost["player Act"] >= sum(made.values()), cost  # the moves, and the page's parts of the shuffles
-            # (a move tried again after a service could not answer asks for its token again: not one per turn seen,
-            # which would be several times the moves)
-            assert cost["player JoinGame"] < 2 * cost["player Act"], cost
+            assert cost["player JoinGame"] <= 4 < cost["player Act"], cost
             assert cost["player GetView"] <= 2 and cost["player Watch"] <= 3, cost
+            # the seat's token is kept in a cookie no script reads, sent with moves only, sealed
+            assert await page.evaluate("document.cookie") == ""
+            cookies = (await page.send("Network.getCookies", urls=[stack["web"] + "api/play/act"]))["cookies"]
+            kept = next(c for c in cookies if c["name"] == SEAT_COOKIE)
+            assert kept["httpOnly"] and kept["secure"] and kept["sameSite"] == "Strict", kept
+            assert kept["path"] == "/api/play/act", kept
+            grant = sealer(stack).open_seat(kept["value"])
+            assert grant is not None and grant.token not in kept["value"]
+            await page.settle()
+            assert all(grant.token not in text for text in page.traffic), "the token is never in a page's answer"
+            print(f"\nplay cost: {cost['player Act']} Act, {cost['player JoinGame']} JoinGame")
 
     asyncio.run(body())
 

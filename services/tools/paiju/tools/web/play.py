@@ -37,8 +37,11 @@ Parties and the queue (docs/rules/matchmaking.md), each the lobby's call of the 
 - ``POST /api/play/queue/leave``: leaves the queue (``LeaveQueue``).
 
 What a page costs the services: one lobby ``WatchTable`` and one engine ``Watch`` while it is open (plus one
-``GetView`` and one ``JoinGame`` when a game is taken up), and per move the player makes one ``JoinGame`` (the game
-token is never given to the browser nor kept by the gateway) and one ``Act``.
+``GetView`` and one ``JoinGame`` when a game is taken up), and per move the player makes one ``Act``. The game token
+of the seat a move is made from is taken with ``JoinGame`` at the game's first move and kept by the browser sealed
+in a second ``HttpOnly`` cookie (`paiju.tools.web.session.SeatGrant`: bound to the player and the table, sent with
+moves only, never readable by the page's scripts); it is taken again when it is about to expire, when the table's
+next match began, or when the engine no longer takes it. Leaving the seat clears it.
 """
 
 from __future__ import annotations
@@ -78,6 +81,7 @@ from paiju.tools.web.session import (
     BadBody,
     BrowserSession,
     NotSignedIn,
+    SeatGrant,
     Sessions,
     SignInOff,
     add_routes,
@@ -294,7 +298,9 @@ class Play:
         session = self.sessions.required(request)
         table_id = checked_id(request.match_info["table"], "table")
         table = (await self._lobby("LeaveSeat", lobby_pb2.LeaveSeatRequest(table_id=table_id), session)).table
-        return web.json_response({"table": self._table(table, session)})
+        response = web.json_response({"table": self._table(table, session)})
+        self.sessions.clear_seat(response)  # the seat's game token kept for moves goes with the seat
+        return response
 
     def _table(self, table: lobby_pb2.Table, session: BrowserSession) -> dict[str, Any]:
         found = _table_json(table)
@@ -331,19 +337,55 @@ class Play:
         which = command.WhichOneof("command")
         if which is None:
             raise BadBody("command names no game's command")
+        kept = self.sessions.seat(request)
+        if (
+            kept is None
+            or kept.player_id != session.player_id
+            or kept.table_id != table_id
+            or kept.expires_at - RENEW_BEFORE_SECONDS < time.time()
+        ):
+            kept = None
+        grant = kept if kept is not None else await self._seat(table_id, session)
+        try:
+            answer = await self._act(grant, which, command, version)
+        except grpc.aio.AioRpcError as e:
+            if kept is None:
+                raise
+            # the seat kept may be of the table's previous match, or its token no longer good: the seat taken
+            # again; the move is tried again only when that changed something (a refusal of the same game stands)
+            grant = await self._seat(table_id, session)
+            if grant.game_id == kept.game_id and e.code() is not grpc.StatusCode.UNAUTHENTICATED:
+                raise
+            answer = await self._act(grant, which, command, version)
+        response = web.json_response({"version": int(answer.version)})
+        if grant is not kept:
+            self.sessions.set_seat(response, grant)
+        return response
+
+    async def _seat(self, table_id: str, session: BrowserSession) -> SeatGrant:
+        """The player's seat at the table's match and its game token (the lobby's ``JoinGame``)."""
         join = await self._lobby("JoinGame", lobby_pb2.JoinGameRequest(table_id=table_id), session)
         if not join.HasField("seat"):
             raise Problem(403, "NOT_SEATED", "you hold no seat at this table's match")
-        game = of_kind(join.game)
+        return SeatGrant(
+            join.token, session.player_id, table_id, join.game_id, int(join.game), join.seat, int(join.expires_at)
+        )
+
+    async def _act(
+        self, grant: SeatGrant, which: str, command: engine_pb2.GameCommand, version: int | None
+    ) -> engine_pb2.ActResponse:
+        game = of_kind(grant.game)
         if game is None or game.name != which:
             raise BadBody(f"this table plays {game.name if game else 'another game'}, not {which}")
-        act = engine_pb2.ActRequest(game_id=join.game_id, command_id=new_command_id())
+        act = engine_pb2.ActRequest(game_id=grant.game_id, command_id=new_command_id())
         if version is not None:
             act.expected_version = version
         getattr(act, which).CopyFrom(getattr(command, which))
         self.count("Act")
-        answer = await self.upstream.engine.Act(act, metadata=_bearer(join.token), timeout=CALL_SECONDS)
-        return web.json_response({"version": int(answer.version)})
+        answer: engine_pb2.ActResponse = await self.upstream.engine.Act(
+            act, metadata=grant.metadata, timeout=CALL_SECONDS
+        )
+        return answer
 
     # --- parties and the queue (docs/rules/matchmaking.md) ---------------------------------------------------
 
