@@ -684,6 +684,9 @@ def test_two_players_form_a_party_queue_for_casual_zlj_and_sit_as_partners_with_
                 30,
                 "the friend in the party",
             )
+            await page.screenshot(shot("play-party.png"), 1200, 900)
+            shown = await page.evaluate("document.querySelector('[data-testid=matchmaking]').innerText")
+            assert "null" not in shown and "undefined" not in shown, shown
             # the member follows the party's entry first; then the leader queues on the page
             following = asyncio.create_task(
                 asyncio.to_thread(queue_events, stack, friend, "game=zlj&mode=casual&bot_wait=1")

@@ -290,7 +290,7 @@ async function matchmaking(panel) {
       disabled: QUEUE.mode === "ranked" || !!QUEUE.source, onchange: (e) => { QUEUE.botWait = Math.max(0, Math.min(600, Number(e.target.value) || 0)); } });
     const invitee = el("input", { name: "invitee", maxlength: 64, required: true, "data-testid": "invitee", "aria-label": "name to invite" });
     const member = party && !party.leader;
-    panel.replaceChildren(
+    panel.replaceChildren(...[
       el("h2", {}, "Play with people"),
       el("p", { class: "muted" }, "Queue for a game: the lobby seats you with players of your rating (a party sits together as partners). ",
         "Clicking “Find a game” agrees to the match the queue offers: this page confirms it for you."),
@@ -313,18 +313,21 @@ async function matchmaking(panel) {
             ? el("form", { "data-testid": "invite", onsubmit: attempt(() => call("POST", "/api/play/party/invite", { name: invitee.value })) },
               el("label", {}, "Invite ", invitee), " ", el("button", { type: "submit" }, "Invite"))
             : null,
-          el("button", { type: "button", "data-testid": "leave-party", onclick: attempt(() => call("POST", "/api/play/party/leave")) },
-            party.leader ? "Disband the party" : "Leave the party"))
-        : el("button", { type: "button", "data-testid": "new-party", onclick: attempt(() => call("POST", "/api/play/party", { game: QUEUE.game })) },
-          "Form a party"),
-      " ",
-      el("button", { type: "button", "data-testid": "refresh-party", onclick: refresh }, "Refresh"),
+          el("div", { class: "row" },
+            el("button", { type: "button", "data-testid": "leave-party", onclick: attempt(() => call("POST", "/api/play/party/leave")) },
+              party.leader ? "Disband the party" : "Leave the party"),
+            el("button", { type: "button", "data-testid": "refresh-party", onclick: refresh }, "Refresh")))
+        : el("div", { class: "row" },
+          el("button", { type: "button", "data-testid": "new-party", onclick: attempt(() => call("POST", "/api/play/party", { game: QUEUE.game })) },
+            "Form a party"),
+          el("button", { type: "button", "data-testid": "refresh-party", onclick: refresh }, "Refresh")),
       QUEUE.invites.length
         ? el("ul", { "data-testid": "invites" }, QUEUE.invites.map((i) => el("li", { "data-party": i.party_id },
           `${i.leader_name} invites you to play ${GAMES[i.game] || i.game} `,
           el("button", { type: "button", "data-testid": "accept", onclick: attempt(() => call("POST", "/api/play/party/accept", { party_id: i.party_id })) }, "Accept"), " ",
           el("button", { type: "button", "data-testid": "decline", onclick: attempt(() => call("POST", "/api/play/party/decline", { party_id: i.party_id })) }, "Decline"))))
-        : el("p", { class: "muted" }, "No invite waiting (Refresh to look again)."));
+        : el("p", { class: "muted" }, "No invite waiting (Refresh to look again)."),
+    ].filter((node) => node !== null));
   }
 
   draw();
