@@ -606,9 +606,12 @@ def test_any_command_is_answered_with_a_reason(stack: dict[str, Any], command: A
 # --- parties and the queue ----------------------------------------------------------------------------------------
 
 
-def queue_events(stack: dict[str, Any], cookie: str, query: str, confirm: bool = True) -> list[tuple[str, Any]]:
+def queue_events(
+    stack: dict[str, Any], cookie: str, query: str, confirm: bool = True, leave: bool = False
+) -> list[tuple[str, Any]]:
     """Follow the queue as a browser's session does, without a page: the events of ``GET /api/play/queue`` until
-    ``found`` or ``ended``, each offer confirmed (``POST /api/play/queue/confirm``)."""
+    ``found`` or ``ended``, each offer confirmed (``POST /api/play/queue/confirm``); with ``leave``, leaving the
+    queue (``POST /api/play/queue/leave``) once told the entry waits."""
     request = urllib.request.Request(
         f"{stack['web']}api/play/queue?{query}",
         headers={"Cookie": f"{COOKIE}={cookie}", "Sec-Fetch-Site": "same-origin"},
@@ -634,9 +637,33 @@ def queue_events(stack: dict[str, Any], cookie: str, query: str, confirm: bool =
                         cookie=cookie,
                     )
                     assert status == 200, body
+                if event == "waiting" and leave:
+                    leave = False
+                    status, body, _ = post(
+                        stack["web"] + "api/play/queue/leave", {}, origin=origin(stack), cookie=cookie
+                    )
+                    assert (status, body) == (200, {"queued": False}), body
                 if event in ("found", "ended", "trouble"):
                     break
     return events
+
+
+def test_a_player_waits_in_the_queue_and_leaves_it_and_an_invite_is_declined(stack: dict[str, Any]) -> None:
+    alone = guest_cookie(stack)
+    events = queue_events(stack, alone, "game=tractor&mode=ranked&bot_wait=0", leave=True)
+    assert events[0][0] == "waiting" and events[0][1]["players"], events
+    assert events[-1] == ("ended", {"message": "you (or your party's leader) left the queue"}), events
+    leader, invited = guest_cookie(stack), guest_cookie(stack)
+    name = get(stack["web"] + "api/me", invited)[1]["name"]
+    post(stack["web"] + "api/play/party", {"game": "zlj"}, origin=origin(stack), cookie=leader)
+    status, found, _ = post(stack["web"] + "api/play/party/invite", {"name": name}, origin=origin(stack), cookie=leader)
+    assert status == 200 and [m["name"] for m in found["party"]["invited"]] == [name], found
+    [invite] = get(stack["web"] + "api/play/party", invited)[1]["invites"]
+    status, found, _ = post(
+        stack["web"] + "api/play/party/decline", {"party_id": invite["party_id"]}, origin=origin(stack), cookie=invited
+    )
+    assert status == 200 and found == {"party": None, "invites": []}, found
+    assert get(stack["web"] + "api/play/party", leader)[1]["party"]["invited"] == []
 
 
 def test_two_players_form_a_party_queue_for_casual_zlj_and_sit_as_partners_with_bots(stack: dict[str, Any]) -> None:

@@ -502,6 +502,7 @@ class Play:
             self.count("FindMatch")
             call = self.upstream.lobby.FindMatch(find, metadata=session.metadata)
             response: web.StreamResponse | None = None
+            read: asyncio.Future[Any] | None = None
             try:
                 first = await call.read()  # a refusal is the answer's status, before any event
                 response = web.StreamResponse(
@@ -544,6 +545,10 @@ class Play:
                     await _event(response, "trouble", {"reason": problem.reason, "message": problem.message})
             finally:
                 call.cancel()
+                if read is not None and not read.done():
+                    read.cancel()
+                    with contextlib.suppress(BaseException):
+                        await read
             return response if response is not None else web.Response(status=204)
 
     # --- the live table ---------------------------------------------------------------------------------------
