@@ -38,7 +38,7 @@ from paiju.rules.cards import format_card
 from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.timeline import timeline
 from paiju.tools.web.config import session_key
-from paiju.tools.web.session import COOKIE, Sealer
+from paiju.tools.web.session import COOKIE, SEAT_COOKIE, Sealer
 
 from ..support.profiles import profile
 from ..support.waiting import wait_until_blocking
@@ -86,6 +86,7 @@ def stack() -> Iterator[dict[str, Any]]:
             "tables": re.findall(r"table at (table-[0-9a-f]+)", text),
             "admin_key": folder / ".data" / "keys" / "admin.pem",
             "folder": folder,
+            "banner": text,
         }
     finally:
         process.send_signal(signal.SIGTERM)
@@ -279,14 +280,24 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
             assert any("(A, you)" in line for line in log), "what happened is told, the player's moves too"
             assert await turns_hold_only_the_players_hand(stack, page) > 10
             assert not page.errors, page.errors
-            # what the page cost the services: per move one JoinGame and one Act; for the game followed, one view
+            # what the page cost the services: per move one Act; the seat's game token taken once by the stream and
+            # once for the moves (kept sealed in the browser), again only when about to expire; for the game, one view
             after = get(stack["web"] + "healthz")[1]["upstream_calls"]
             cost = {k: after.get(k, 0) - before.get(k, 0) for k in after if k.startswith("player ")}
             assert cost["player Act"] >= sum(made.values()), cost  # the moves, and the page's parts of the shuffles
-            # (a move tried again after a service could not answer asks for its token again: not one per turn seen,
-            # which would be several times the moves)
-            assert cost["player JoinGame"] < 2 * cost["player Act"], cost
+            assert cost["player JoinGame"] <= 4 < cost["player Act"], cost
             assert cost["player GetView"] <= 2 and cost["player Watch"] <= 3, cost
+            # the seat's token is kept in a cookie no script reads, sent with moves only, sealed
+            assert await page.evaluate("document.cookie") == ""
+            cookies = (await page.send("Network.getCookies", urls=[stack["web"] + "api/play/act"]))["cookies"]
+            kept = next(c for c in cookies if c["name"] == SEAT_COOKIE)
+            assert kept["httpOnly"] and kept["secure"] and kept["sameSite"] == "Strict", kept
+            assert kept["path"] == "/api/play/act", kept
+            grant = sealer(stack).open_seat(kept["value"])
+            assert grant is not None and grant.token not in kept["value"]
+            await page.settle()
+            assert all(grant.token not in text for text in page.traffic), "the token is never in a page's answer"
+            print(f"\nplay cost: {cost['player Act']} Act, {cost['player JoinGame']} JoinGame")
 
     asyncio.run(body())
 
@@ -344,6 +355,13 @@ def test_a_tractor_deal_with_concealed_bids_and_follows_that_show_what_they_owe(
     asyncio.run(body())
 
 
+def test_make_runs_banner_names_the_play_page(stack: dict[str, Any]) -> None:
+    url = f"{stack['web']}play"
+    assert f"play in a browser at {url} " in stack["banner"], stack["banner"]
+    with urllib.request.urlopen(url, timeout=30) as answer:
+        assert answer.status == 200 and b"/play/play.js" in answer.read()
+
+
 # --- the session --------------------------------------------------------------------------------------------------
 
 
@@ -381,7 +399,18 @@ def test_a_cross_site_request_is_refused_before_anything_is_called(stack: dict[s
         {"Origin": origin(stack), "Sec-Fetch-Site": "same-site"},
         {"Origin": origin(stack).replace("127.0.0.1", "127.0.0.1.evil.example")},
     ):
-        for path in ("api/session/guest", "api/play/tables", "api/session/logout", "api/play/act"):
+        for path in (
+            "api/session/guest",
+            "api/play/tables",
+            "api/session/logout",
+            "api/play/act",
+            "api/play/party",
+            "api/play/party/invite",
+            "api/play/party/accept",
+            "api/play/party/leave",
+            "api/play/queue/confirm",
+            "api/play/queue/leave",
+        ):
             status, answer, cookie = post(
                 stack["web"] + path, {"game": "zlj", "bots": True}, cookie=value, headers=headers
             )
@@ -472,6 +501,13 @@ HOSTILE_BODIES = [
     json.dumps({"game": "zlj", "deals": True}).encode(),
     json.dumps({"game": "zlj", "bots": "yes"}).encode(),
     json.dumps({"seat": 99}).encode(),
+    json.dumps({"name": ""}).encode(),
+    json.dumps({"name": 5}).encode(),
+    json.dumps({"name": "a\u0000b"}).encode(),
+    json.dumps({"party_id": "party.*"}).encode(),
+    json.dumps({"party_id": ["p"]}).encode(),
+    json.dumps({"offer_id": ".."}).encode(),
+    json.dumps({"offer_id": "x" * 5000}).encode(),
     json.dumps({"table_id": "..", "version": 1, "command": {}}).encode(),
     json.dumps({"table_id": "table.*", "version": 1, "command": {"zlj": {}}}).encode(),
     json.dumps({"table_id": "t", "version": -5, "command": {"zlj": {"pass": {"seat": 0}}}}).encode(),
@@ -491,6 +527,13 @@ NEW_POSTS = [
     "api/play/tables/no-such-table/start",
     "api/play/tables/no-such-table/leave",
     "api/play/act",
+    "api/play/party",
+    "api/play/party/invite",
+    "api/play/party/accept",
+    "api/play/party/decline",
+    "api/play/party/leave",
+    "api/play/queue/confirm",
+    "api/play/queue/leave",
 ]
 
 
@@ -557,4 +600,209 @@ def test_any_command_is_answered_with_a_reason(stack: dict[str, Any], command: A
     body = {"table_id": _seated_table(stack), "version": 1, "command": command}
     status, answer, _ = post(stack["web"] + "api/play/act", body, origin=origin(stack), cookie=cookie)
     assert 400 <= status < 500, (status, answer, command)
+    assert answer.get("reason") and answer.get("message"), answer
+
+
+# --- parties and the queue ----------------------------------------------------------------------------------------
+
+
+def queue_events(
+    stack: dict[str, Any], cookie: str, query: str, confirm: bool = True, leave: bool = False
+) -> list[tuple[str, Any]]:
+    """Follow the queue as a browser's session does, without a page: the events of ``GET /api/play/queue`` until
+    ``found`` or ``ended``, each offer confirmed (``POST /api/play/queue/confirm``); with ``leave``, leaving the
+    queue (``POST /api/play/queue/leave``) once told the entry waits."""
+    request = urllib.request.Request(
+        f"{stack['web']}api/play/queue?{query}",
+        headers={"Cookie": f"{COOKIE}={cookie}", "Sec-Fetch-Site": "same-origin"},
+    )
+    events: list[tuple[str, Any]] = []
+    confirmed: set[str] = set()
+    with urllib.request.urlopen(request, timeout=MATCH_SECONDS) as answer:
+        assert answer.headers["Content-Type"].startswith("text/event-stream")
+        event = ""
+        for raw in answer:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                data = json.loads(line.removeprefix("data: "))
+                events.append((event, data))
+                if event == "offer" and confirm and data["offer_id"] not in confirmed:
+                    confirmed.add(data["offer_id"])
+                    status, body, _ = post(
+                        stack["web"] + "api/play/queue/confirm",
+                        {"offer_id": data["offer_id"]},
+                        origin=origin(stack),
+                        cookie=cookie,
+                    )
+                    assert status == 200, body
+                if event == "waiting" and leave:
+                    leave = False
+                    status, body, _ = post(
+                        stack["web"] + "api/play/queue/leave", {}, origin=origin(stack), cookie=cookie
+                    )
+                    assert (status, body) == (200, {"queued": False}), body
+                if event in ("found", "ended", "trouble"):
+                    break
+    return events
+
+
+def test_a_player_waits_in_the_queue_and_leaves_it_and_an_invite_is_declined(stack: dict[str, Any]) -> None:
+    alone = guest_cookie(stack)
+    events = queue_events(stack, alone, "game=tractor&mode=ranked&bot_wait=0", leave=True)
+    assert events[0][0] == "waiting" and events[0][1]["players"], events
+    assert events[-1] == ("ended", {"message": "you (or your party's leader) left the queue"}), events
+    leader, invited = guest_cookie(stack), guest_cookie(stack)
+    name = get(stack["web"] + "api/me", invited)[1]["name"]
+    post(stack["web"] + "api/play/party", {"game": "zlj"}, origin=origin(stack), cookie=leader)
+    status, found, _ = post(stack["web"] + "api/play/party/invite", {"name": name}, origin=origin(stack), cookie=leader)
+    assert status == 200 and [m["name"] for m in found["party"]["invited"]] == [name], found
+    [invite] = get(stack["web"] + "api/play/party", invited)[1]["invites"]
+    status, found, _ = post(
+        stack["web"] + "api/play/party/decline", {"party_id": invite["party_id"]}, origin=origin(stack), cookie=invited
+    )
+    assert status == 200 and found == {"party": None, "invites": []}, found
+    assert get(stack["web"] + "api/play/party", leader)[1]["party"]["invited"] == []
+
+
+def test_two_players_form_a_party_queue_for_casual_zlj_and_sit_as_partners_with_bots(stack: dict[str, Any]) -> None:
+    """A player on the page forms a party and invites another (a browser's session used directly: its own cookie)
+    by name; the other accepts; the leader queues for casual 砸六家 with a bot wait of one second; both confirm the
+    offer (the page by itself); they sit at one table in one team's alternating seats, bots in the other four."""
+
+    async def body() -> None:
+        friend = guest_cookie(stack)
+        friend_name = get(stack["web"] + "api/me", friend)[1]["name"]
+        async with browser() as page:
+            await page.goto(stack["web"] + "play#/")
+            await page.wait_for("!!document.querySelector('[data-testid=guest]')", 30, "the sign-in")
+            await page.evaluate("document.querySelector('[data-testid=guest]').click()")
+            await page.wait_for("!!document.querySelector('[data-testid=new-party]')", 30, "the party panel")
+            leader = await page.evaluate("document.querySelector('[data-testid=name]').textContent")
+            await page.evaluate("document.querySelector('[data-testid=new-party]').click()")
+            await page.wait_for("!!document.querySelector('[data-testid=invitee]')", 30, "the party formed")
+            await page.evaluate(
+                f"document.querySelector('[data-testid=invitee]').value = {json.dumps(friend_name)};"
+                "document.querySelector('[data-testid=invite]').requestSubmit()"
+            )
+            await page.wait_for(
+                "document.querySelector('[data-testid=party]').textContent"
+                f".includes('invited: ' + {json.dumps(friend_name)})",
+                30,
+                "the invite shown",
+            )
+            status, found = get(stack["web"] + "api/play/party", friend)
+            assert status == 200 and found["party"] is None, found
+            [invite] = found["invites"]
+            assert (invite["leader_name"], invite["game"]) == (leader, "zlj"), invite
+            status, found, _ = post(
+                stack["web"] + "api/play/party/accept",
+                {"party_id": invite["party_id"]},
+                origin=origin(stack),
+                cookie=friend,
+            )
+            assert status == 200 and [m["name"] for m in found["party"]["members"]] == [leader, friend_name], found
+            assert found["party"]["leader"] is False and found["invites"] == []
+            await page.evaluate("document.querySelector('[data-testid=refresh-party]').click()")
+            await page.wait_for(
+                f"!document.querySelector('[data-testid=party]')?.textContent.includes('invited') && "
+                f"document.querySelector('[data-testid=party]').textContent.includes({json.dumps(friend_name)})",
+                30,
+                "the friend in the party",
+            )
+            await page.screenshot(shot("play-party.png"), 1200, 900)
+            shown = await page.evaluate("document.querySelector('[data-testid=matchmaking]').innerText")
+            assert "null" not in shown and "undefined" not in shown, shown
+            # the member follows the party's entry first; then the leader queues on the page
+            following = asyncio.create_task(
+                asyncio.to_thread(queue_events, stack, friend, "game=zlj&mode=casual&bot_wait=1")
+            )
+            await page.evaluate(
+                "const wait = document.querySelector('[data-testid=bot-wait]'); wait.value = 1;"
+                "wait.dispatchEvent(new Event('change')); document.querySelector('[data-testid=find-game]').click()"
+            )
+            await page.wait_for("location.hash.startsWith('#/table/')", 120, "the page at the table")
+            table = await page.evaluate("location.hash.slice('#/table/'.length)")
+            events = await asyncio.wait_for(following, 120)
+            kinds = [kind for kind, _ in events]
+            assert "offer" in kinds and kinds[-1] == "found", events
+            offer = next(data for kind, data in events if kind == "offer")
+            assert [s["bot"] for s in offer["seats"]].count(True) == 4, offer
+            friend_seat = events[-1][1]["seat"]
+            assert events[-1][1]["table_id"] == table
+            leader_seat = next(i for i, s in enumerate(offer["seats"]) if s["name"] == leader)
+            assert leader_seat % 2 == friend_seat % 2 and leader_seat != friend_seat, "partners: one team (D-MM-9)"
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            names = await page.evaluate("[...document.querySelectorAll('[data-testid=seat]')].map(s => s.textContent)")
+            assert len(names) == 6 and any(friend_name in n for n in names), names
+            assert not page.errors, page.errors
+
+    asyncio.run(body())
+
+
+@pytest.mark.parametrize(
+    ("query", "headers"),
+    [
+        ("game=chess&mode=casual", {}),
+        ("mode=casual", {}),
+        ("game=zlj&mode=nope", {}),
+        ("game=zlj&mode=casual&bot_wait=-1", {}),
+        ("game=zlj&mode=casual&bot_wait=601", {}),
+        ("game=zlj&mode=casual&bot_wait=99999999999999999999", {}),
+        ("game=zlj&mode=casual&bot_wait=%00", {}),
+        ("game=zlj&mode=casual&bot_wait=%D9%A3", {}),
+        ("game=zlj&mode=ranked&bot_wait=5", {}),
+        ("game=" + "x" * 5000, {}),
+        ("game=zlj&mode=casual", {"Sec-Fetch-Site": "cross-site"}),
+    ],
+)
+def test_hostile_queue_requests_are_refused_with_a_reason(stack: dict[str, Any], query: str, headers: Any) -> None:
+    before = get(stack["web"] + "healthz")[1]["upstream_calls"].get("player FindMatch", 0)
+    request = urllib.request.Request(
+        f"{stack['web']}api/play/queue?{query}", headers={"Cookie": f"{COOKIE}={_cookie(stack)}", **headers}
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=30)
+    answer = json.loads(refused.value.read())
+    assert refused.value.code in (400, 403), (refused.value.code, answer)
+    assert answer.get("reason") and answer.get("message"), answer
+    assert get(stack["web"] + "healthz")[1]["upstream_calls"].get("player FindMatch", 0) == before, "nobody queued"
+
+
+def test_the_queue_refuses_a_member_queueing_alone_and_answers_nobody_signed_in(stack: dict[str, Any]) -> None:
+    status, answer = get(stack["web"] + "api/play/queue?game=zlj&mode=casual")
+    assert (status, answer["reason"]) == (401, "NOT_SIGNED_IN"), answer
+    status, answer = get(stack["web"] + "api/play/party")
+    assert (status, answer["reason"]) == (401, "NOT_SIGNED_IN"), answer
+    # a party of a player not registered, and an invite to nobody: refused by the lobby with its reasons
+    cookie = guest_cookie(stack)
+    status, answer, _ = post(stack["web"] + "api/play/party", {"game": "tractor"}, origin=origin(stack), cookie=cookie)
+    assert status == 200 and answer["party"]["leader"] and answer["party"]["game"] == "tractor", answer
+    status, answer, _ = post(
+        stack["web"] + "api/play/party/invite", {"name": "nobody-by-this-name"}, origin=origin(stack), cookie=cookie
+    )
+    assert 400 <= status < 500 and answer["reason"] == "PLAYER_NOT_FOUND", answer
+    status, answer, _ = post(stack["web"] + "api/play/party/leave", {}, origin=origin(stack), cookie=cookie)
+    assert status == 200 and answer["party"] is None, answer
+
+
+@given(
+    route=st.sampled_from(
+        [
+            ("api/play/party/invite", "name"),
+            ("api/play/party/accept", "party_id"),
+            ("api/play/party/decline", "party_id"),
+            ("api/play/queue/confirm", "offer_id"),
+        ]
+    ),
+    value=st.text(min_size=0, max_size=300),
+)
+@profile(40)
+def test_any_text_as_a_name_or_an_id_of_the_queue_is_answered_with_a_reason(
+    stack: dict[str, Any], route: tuple[str, str], value: str
+) -> None:
+    path, field = route
+    status, answer, _ = post(stack["web"] + path, {field: value}, origin=origin(stack), cookie=_cookie(stack))
+    assert 400 <= status < 500, (status, answer, value)
     assert answer.get("reason") and answer.get("message"), answer

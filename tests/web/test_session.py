@@ -14,7 +14,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from paiju.tools.web.config import session_key
-from paiju.tools.web.session import BadBody, BrowserSession, Sealer, json_body, new_key_text, same_origin
+from paiju.tools.web.session import (
+    BadBody,
+    BrowserSession,
+    Sealer,
+    SeatGrant,
+    json_body,
+    new_key_text,
+    same_origin,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -47,6 +55,33 @@ def test_a_session_sealed_under_another_key_or_expired_does_not_open() -> None:
     assert Sealer(bytes(32)).open(sealed, now=1_900_000_000) is None
     assert Sealer(KEY).open(sealed, now=SESSION.expires_at) is None
     assert Sealer(KEY).open(sealed, now=SESSION.expires_at + 1) is None
+
+
+SEAT = SeatGrant("game.token.signature", "account-1", "table-1", "game-1", 1, 3, 2_000_000_000)
+
+
+def test_a_sealed_seat_opens_as_it_was_and_never_as_a_session() -> None:
+    sealed = Sealer(KEY).seal_seat(SEAT)
+    assert Sealer(KEY).open_seat(sealed, now=1_900_000_000) == SEAT
+    assert SEAT.token not in sealed and "table-1" not in sealed, "sealed, not merely encoded"
+    assert Sealer(KEY).open(sealed, now=1_900_000_000) is None, "a seat is no session"
+    assert Sealer(KEY).open_seat(Sealer(KEY).seal(SESSION), now=1_900_000_000) is None, "a session is no seat"
+    assert Sealer(bytes(32)).open_seat(sealed, now=1_900_000_000) is None
+    assert Sealer(KEY).open_seat(sealed, now=SEAT.expires_at) is None
+
+
+@given(position=st.integers(min_value=0), bit=st.integers(min_value=0, max_value=7))
+def test_a_seat_changed_anywhere_does_not_open(position: int, bit: int) -> None:
+    sealed = Sealer(KEY).seal_seat(SEAT)
+    raw = bytearray(base64.urlsafe_b64decode(sealed + "=" * (-len(sealed) % 4)))
+    raw[position % len(raw)] ^= 1 << bit
+    changed = base64.urlsafe_b64encode(bytes(raw)).decode().rstrip("=")
+    assert Sealer(KEY).open_seat(changed, now=1_900_000_000) is None
+
+
+@pytest.mark.parametrize("value", ["", "a", "=" * 10, "é" * 40, "A" * 5000, "\x00" * 30, "not base64!", "AAAA"])
+def test_what_is_not_a_sealed_seat_opens_as_nothing(value: str) -> None:
+    assert Sealer(KEY).open_seat(value) is None
 
 
 @pytest.mark.parametrize("value", ["", "a", "=" * 10, "é" * 40, "A" * 5000, "\x00" * 30, "not base64!", "AAAA"])

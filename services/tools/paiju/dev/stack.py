@@ -650,6 +650,7 @@ Watch them in a browser at {web}, or in the terminal:
 {watch}
 Sit down at a table of your own:
 {play}
+or play in a browser at {web}play   (as a guest: tables with bots, or parties and the queue to play with people)
 
 Replay a game, or export deals and plays, from the streams:
   {reader} {paiju} replay {first}-m1

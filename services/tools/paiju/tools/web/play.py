@@ -22,9 +22,26 @@ Routes (JSON, errors as ``{"reason", "message"}``; every ``POST`` only from the 
 - ``POST /api/play/act``: ``{"table_id", "version", "command"}``: ``command`` is a ``GameCommand`` in the
   contract's JSON form (one of the turn's actions, its cards changed to the ones chosen); the engine judges it.
 
+Parties and the queue (docs/rules/matchmaking.md), each the lobby's call of the same name:
+
+- ``GET /api/play/party``: the player's party and the invites they have not answered (``GetParty``);
+- ``POST /api/play/party``: ``{"game"}`` forms a party the player leads (``CreateParty``);
+- ``POST /api/play/party/invite``: ``{"name"}`` invites a player by name (``InviteToParty``);
+- ``POST /api/play/party/accept`` and ``/decline``: ``{"party_id"}`` answers an invite;
+- ``POST /api/play/party/leave``: leaves the party (its leader leaving disbands it);
+- ``GET /api/play/queue?game=zlj&mode=casual&bot_wait=60``: ``text/event-stream`` relaying ``FindMatch`` —
+  ``waiting``, ``offer``, then ``found`` (the table and seat: the page goes to the table) or ``ended``. A party's
+  leader queues the party; a member follows the party's entry. The stream open is the player's presence in the
+  queue (D-MM-5); a refusal (a running match, ranked with bots, …) is the answer's status, before any event;
+- ``POST /api/play/queue/confirm``: ``{"offer_id"}`` confirms an offered match (``ConfirmMatch``);
+- ``POST /api/play/queue/leave``: leaves the queue (``LeaveQueue``).
+
 What a page costs the services: one lobby ``WatchTable`` and one engine ``Watch`` while it is open (plus one
-``GetView`` and one ``JoinGame`` when a game is taken up), and per move the player makes one ``JoinGame`` (the game
-token is never given to the browser nor kept by the gateway) and one ``Act``.
+``GetView`` and one ``JoinGame`` when a game is taken up), and per move the player makes one ``Act``. The game token
+of the seat a move is made from is taken with ``JoinGame`` at the game's first move and kept by the browser sealed
+in a second ``HttpOnly`` cookie (`paiju.tools.web.session.SeatGrant`: bound to the player and the table, sent with
+moves only, never readable by the page's scripts); it is taken again when it is about to expire, when the table's
+next match began, or when the engine no longer takes it. Leaving the seat clears it.
 """
 
 from __future__ import annotations
@@ -64,6 +81,7 @@ from paiju.tools.web.session import (
     BadBody,
     BrowserSession,
     NotSignedIn,
+    SeatGrant,
     Sessions,
     SignInOff,
     add_routes,
@@ -91,6 +109,16 @@ MAX_DEALS = 50
 RENEW_BEFORE_SECONDS = 90
 """A stream's session is renewed (in the stream's memory only) this long before it expires."""
 HEARTBEAT_SECONDS = 15.0
+MODES = {"casual": lobby_events_pb2.MATCH_MODE_CASUAL, "ranked": lobby_events_pb2.MATCH_MODE_RANKED}
+"""The queue's modes (D-MM-7): ranked humans only, casual with bots after the player's own wait."""
+MAX_BOT_WAIT = 600
+MAX_NAME = 64
+LEAVE_REASONS = {
+    lobby_events_pb2.QUEUE_LEAVE_REASON_WITHDRAWN: "you (or your party's leader) left the queue",
+    lobby_events_pb2.QUEUE_LEAVE_REASON_GONE: "the queue lost sight of you for too long",
+    lobby_events_pb2.QUEUE_LEAVE_REASON_NOT_CONFIRMED: "a player of your entry did not confirm the match in time",
+    lobby_events_pb2.QUEUE_LEAVE_REASON_SEATED: "seated",
+}
 CHANGING = ("POST", "PUT", "PATCH", "DELETE")
 FAIR_STEPS = {
     engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE: "contribute",
@@ -270,7 +298,9 @@ class Play:
         session = self.sessions.required(request)
         table_id = checked_id(request.match_info["table"], "table")
         table = (await self._lobby("LeaveSeat", lobby_pb2.LeaveSeatRequest(table_id=table_id), session)).table
-        return web.json_response({"table": self._table(table, session)})
+        response = web.json_response({"table": self._table(table, session)})
+        self.sessions.clear_seat(response)  # the seat's game token kept for moves goes with the seat
+        return response
 
     def _table(self, table: lobby_pb2.Table, session: BrowserSession) -> dict[str, Any]:
         found = _table_json(table)
@@ -307,19 +337,219 @@ class Play:
         which = command.WhichOneof("command")
         if which is None:
             raise BadBody("command names no game's command")
+        kept = self.sessions.seat(request)
+        if (
+            kept is None
+            or kept.player_id != session.player_id
+            or kept.table_id != table_id
+            or kept.expires_at - RENEW_BEFORE_SECONDS < time.time()
+        ):
+            kept = None
+        grant = kept if kept is not None else await self._seat(table_id, session)
+        try:
+            answer = await self._act(grant, which, command, version)
+        except grpc.aio.AioRpcError as e:
+            if kept is None:
+                raise
+            # the seat kept may be of the table's previous match, or its token no longer good: the seat taken
+            # again; the move is tried again only when that changed something (a refusal of the same game stands)
+            grant = await self._seat(table_id, session)
+            if grant.game_id == kept.game_id and e.code() is not grpc.StatusCode.UNAUTHENTICATED:
+                raise
+            answer = await self._act(grant, which, command, version)
+        response = web.json_response({"version": int(answer.version)})
+        if grant is not kept:
+            self.sessions.set_seat(response, grant)
+        return response
+
+    async def _seat(self, table_id: str, session: BrowserSession) -> SeatGrant:
+        """The player's seat at the table's match and its game token (the lobby's ``JoinGame``)."""
         join = await self._lobby("JoinGame", lobby_pb2.JoinGameRequest(table_id=table_id), session)
         if not join.HasField("seat"):
             raise Problem(403, "NOT_SEATED", "you hold no seat at this table's match")
-        game = of_kind(join.game)
+        return SeatGrant(
+            join.token, session.player_id, table_id, join.game_id, int(join.game), join.seat, int(join.expires_at)
+        )
+
+    async def _act(
+        self, grant: SeatGrant, which: str, command: engine_pb2.GameCommand, version: int | None
+    ) -> engine_pb2.ActResponse:
+        game = of_kind(grant.game)
         if game is None or game.name != which:
             raise BadBody(f"this table plays {game.name if game else 'another game'}, not {which}")
-        act = engine_pb2.ActRequest(game_id=join.game_id, command_id=new_command_id())
+        act = engine_pb2.ActRequest(game_id=grant.game_id, command_id=new_command_id())
         if version is not None:
             act.expected_version = version
         getattr(act, which).CopyFrom(getattr(command, which))
         self.count("Act")
-        answer = await self.upstream.engine.Act(act, metadata=_bearer(join.token), timeout=CALL_SECONDS)
-        return web.json_response({"version": int(answer.version)})
+        answer: engine_pb2.ActResponse = await self.upstream.engine.Act(
+            act, metadata=grant.metadata, timeout=CALL_SECONDS
+        )
+        return answer
+
+    # --- parties and the queue (docs/rules/matchmaking.md) ---------------------------------------------------
+
+    def _party(self, party: lobby_pb2.Party, session: BrowserSession) -> dict[str, Any]:
+        return {
+            "party_id": party.party_id,
+            "game": _game_name(party.game),
+            "leader_id": party.leader_id,
+            "leader": party.leader_id == session.player_id,
+            "members": [{"player_id": m.player_id, "name": m.name} for m in party.members],
+            "invited": [{"player_id": m.player_id, "name": m.name} for m in party.invited],
+        }
+
+    async def _party_now(self, session: BrowserSession) -> dict[str, Any]:
+        found = await self._lobby("GetParty", lobby_pb2.GetPartyRequest(), session)
+        return {
+            "party": self._party(found.party, session) if found.HasField("party") else None,
+            "invites": [
+                {"party_id": i.party_id, "game": _game_name(i.game), "leader_name": i.leader_name}
+                for i in found.invites
+            ],
+        }
+
+    async def party(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        return web.json_response(await self._party_now(session))
+
+    async def party_create(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        body = await _only(request, "game")
+        game = body.get("game")
+        if not isinstance(game, str) or game not in GAMES:
+            raise BadBody(f"the game must be one of {', '.join(GAMES)}")
+        create = lobby_pb2.CreatePartyRequest(game=engine_pb2.Game.ValueType(GAMES[game].kind))
+        await self._lobby("CreateParty", create, session)
+        return web.json_response(await self._party_now(session))
+
+    async def party_invite(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        body = await _only(request, "name")
+        name = body.get("name")
+        if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME or not name.isprintable():
+            raise BadBody(f"name must be a player's name: 1 to {MAX_NAME} printable characters")
+        await self._lobby("InviteToParty", lobby_pb2.InviteToPartyRequest(player_name=name), session)
+        return web.json_response(await self._party_now(session))
+
+    async def _party_id(self, request: web.Request) -> str:
+        body = await _only(request, "party_id")
+        party_id = body.get("party_id")
+        if not isinstance(party_id, str):
+            raise BadBody("party_id must be a party's id")
+        return checked_id(party_id, "party")
+
+    async def party_accept(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        party_id = await self._party_id(request)
+        await self._lobby("AcceptPartyInvite", lobby_pb2.AcceptPartyInviteRequest(party_id=party_id), session)
+        return web.json_response(await self._party_now(session))
+
+    async def party_decline(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        party_id = await self._party_id(request)
+        await self._lobby("DeclinePartyInvite", lobby_pb2.DeclinePartyInviteRequest(party_id=party_id), session)
+        return web.json_response(await self._party_now(session))
+
+    async def party_leave(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        await _only(request)
+        await self._lobby("LeaveParty", lobby_pb2.LeavePartyRequest(), session)
+        return web.json_response(await self._party_now(session))
+
+    async def queue_confirm(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        body = await _only(request, "offer_id")
+        offer_id = body.get("offer_id")
+        if not isinstance(offer_id, str):
+            raise BadBody("offer_id must be an offer's id")
+        checked_id(offer_id, "offer")
+        await self._lobby("ConfirmMatch", lobby_pb2.ConfirmMatchRequest(offer_id=offer_id), session)
+        return web.json_response({"confirmed": offer_id})
+
+    async def queue_leave(self, request: web.Request) -> web.StreamResponse:
+        session = self.sessions.required(request)
+        await _only(request)
+        await self._lobby("LeaveQueue", lobby_pb2.LeaveQueueRequest(), session)
+        return web.json_response({"queued": False})
+
+    async def queue(self, request: web.Request) -> web.StreamResponse:
+        """``FindMatch`` relayed as server-sent events, with the browser's own session. Opening it queues the
+        player (a party's leader: the party), so only the page itself opens it: a browser saying the request comes
+        from another site (``Sec-Fetch-Site``) is refused, as a cross-site ``POST`` is."""
+        site = request.headers.get("Sec-Fetch-Site")
+        if site is not None and site != "same-origin":
+            raise Problem(403, "CROSS_SITE", "the queue opens only from this site's own page")
+        session = self.sessions.required(request)
+        query = request.query
+        game = query.get("game", "")
+        if game not in GAMES:
+            raise BadBody(f"the game must be one of {', '.join(GAMES)}")
+        mode = query.get("mode", "casual")
+        if mode not in MODES:
+            raise BadBody("the mode must be casual or ranked")
+        raw_wait = query.get("bot_wait", "0")
+        if not (raw_wait.isascii() and raw_wait.isdigit() and len(raw_wait) <= 3) or int(raw_wait) > MAX_BOT_WAIT:
+            raise BadBody(f"bot_wait must be a whole number of seconds from 0 to {MAX_BOT_WAIT}")
+        wait = int(raw_wait)
+        if mode == "ranked" and wait:
+            raise BadBody("ranked matches are humans only: no bot wait")
+        find = lobby_pb2.FindMatchRequest(
+            game=engine_pb2.Game.ValueType(GAMES[game].kind), mode=MODES[mode], bot_wait_seconds=wait
+        )
+        gateway = self.gateway
+        async with gateway.limits.stream("live", gateway.client(request), None):
+            self.count("FindMatch")
+            call = self.upstream.lobby.FindMatch(find, metadata=session.metadata)
+            response: web.StreamResponse | None = None
+            read: asyncio.Future[Any] | None = None
+            try:
+                first = await call.read()  # a refusal is the answer's status, before any event
+                response = web.StreamResponse(
+                    headers={
+                        "Content-Type": "text/event-stream",
+                        "Cache-Control": "no-store",
+                        "X-Accel-Buffering": "no",
+                    }
+                )
+                await response.prepare(request)
+                update = first
+                while True:
+                    if update is grpc.aio.EOF:
+                        await _event(response, "ended", {"message": "the queue closed this stream"})
+                        break
+                    kind = update.WhichOneof("update")
+                    if kind == "end":  # the lobby is restarting: the entry waits; follow it again
+                        call.cancel()
+                        self.count("FindMatch")
+                        call = self.upstream.lobby.FindMatch(find, metadata=session.metadata)
+                    else:
+                        event, data = _queue_update(kind, update, session)
+                        await _event(response, event, data)
+                        if event in ("found", "ended"):
+                            break
+                    read = asyncio.ensure_future(call.read())
+                    while True:
+                        done, _ = await asyncio.wait({read}, timeout=HEARTBEAT_SECONDS)
+                        if done:
+                            break
+                        await response.write(b": still here\n\n")
+                    update = read.result()
+            except (ConnectionResetError, asyncio.CancelledError):
+                pass
+            except grpc.aio.AioRpcError as e:
+                if response is None:
+                    raise
+                problem = problem_of(e, "the lobby")
+                with contextlib.suppress(ConnectionResetError):
+                    await _event(response, "trouble", {"reason": problem.reason, "message": problem.message})
+            finally:
+                call.cancel()
+                if read is not None and not read.done():
+                    read.cancel()
+                    with contextlib.suppress(BaseException):
+                        await read
+            return response if response is not None else web.Response(status=204)
 
     # --- the live table ---------------------------------------------------------------------------------------
 
@@ -353,6 +583,54 @@ class Play:
                 with contextlib.suppress(BaseException):
                     await task
             return response
+
+
+async def _only(request: web.Request, *fields: str) -> dict[str, Any]:
+    """A request's JSON body holding no field but ``fields`` (a field the route does not know is refused: a body
+    meant for another route does nothing here)."""
+    body = await json_body(request)
+    unknown = sorted(set(body) - set(fields))
+    if unknown:
+        raise BadBody(f"this request takes {', '.join(fields) or 'no field'}, not {unknown[0][:40]}")
+    return body
+
+
+def _game_name(kind: int) -> str:
+    game = of_kind(kind)
+    return game.name if game is not None else ""
+
+
+async def _event(response: web.StreamResponse, event: str, data: dict[str, Any]) -> None:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    await response.write(f"event: {event}\ndata: {text}\n\n".encode())
+
+
+def _queue_update(kind: str | None, update: lobby_pb2.FindMatchResponse, session: BrowserSession) -> tuple[str, Any]:
+    """One ``FindMatch`` update as the page's event: its name and data."""
+    if kind == "waiting":
+        w = update.waiting
+        return "waiting", {
+            "waited_seconds": int(w.waited_seconds),
+            "window": round(w.window, 1),
+            "players": [m.name for m in w.players],
+        }
+    if kind == "offer":
+        o = update.offer
+        return "offer", {
+            "offer_id": o.offer_id,
+            "seats": [
+                {"name": s.name, "bot": not s.player_id, "me": s.player_id == session.player_id} for s in o.seats
+            ],
+            "seat": o.seat,
+            "confirm_by": int(o.confirm_by),
+            "confirmed": len(o.confirmed),
+            "humans": sum(1 for s in o.seats if s.player_id),
+            "i_confirmed": session.player_id in o.confirmed,
+        }
+    if kind == "found":
+        return "found", {"table_id": update.found.table_id, "seat": update.found.seat}
+    reason = update.ended.reason if kind == "ended" else lobby_events_pb2.QUEUE_LEAVE_REASON_UNSPECIFIED
+    return "ended", {"message": LEAVE_REASONS.get(reason, "you are out of the queue")}
 
 
 class LiveSeat:
@@ -562,6 +840,15 @@ def install(app: web.Application, gateway: Gateway, key: bytes, *, secure: bool 
     app.router.add_post("/api/play/tables/{table}/leave", play.leave)
     app.router.add_get("/api/play/tables/{table}/live", play.live)
     app.router.add_post("/api/play/act", play.act)
+    app.router.add_get("/api/play/party", play.party)
+    app.router.add_post("/api/play/party", play.party_create)
+    app.router.add_post("/api/play/party/invite", play.party_invite)
+    app.router.add_post("/api/play/party/accept", play.party_accept)
+    app.router.add_post("/api/play/party/decline", play.party_decline)
+    app.router.add_post("/api/play/party/leave", play.party_leave)
+    app.router.add_get("/api/play/queue", play.queue)
+    app.router.add_post("/api/play/queue/confirm", play.queue_confirm)
+    app.router.add_post("/api/play/queue/leave", play.queue_leave)
     return play
 
 

@@ -100,6 +100,42 @@ class Sealer:
         nonce = os.urandom(NONCE_BYTES)
         return base64.urlsafe_b64encode(nonce + self._aead.encrypt(nonce, plain, AAD)).decode().rstrip("=")
 
+    def _seal(self, fields: dict[str, Any], aad: bytes) -> str:
+        nonce = os.urandom(NONCE_BYTES)
+        plain = json.dumps(fields, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(nonce + self._aead.encrypt(nonce, plain, aad)).decode().rstrip("=")
+
+    def _open(self, value: str, aad: bytes) -> Any:
+        if not value or len(value) > MAX_COOKIE_CHARS or not value.isascii():
+            return None
+        try:
+            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        except (ValueError, binascii.Error):
+            return None
+        if len(raw) <= NONCE_BYTES:
+            return None
+        try:
+            return json.loads(self._aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], aad))
+        except (InvalidTag, ValueError):
+            return None
+
+    def seal_seat(self, grant: SeatGrant) -> str:
+        g = grant
+        fields = {"t": g.token, "p": g.player_id, "b": g.table_id, "g": g.game_id, "k": g.game, "s": g.seat}
+        return self._seal({**fields, "e": g.expires_at}, SEAT_AAD)
+
+    def open_seat(self, value: str, now: float | None = None) -> SeatGrant | None:
+        """The seat sealed in ``value``; ``None`` when it is not one of ours, was changed, or has expired."""
+        found = self._open(value, SEAT_AAD)
+        try:
+            f = found
+            grant = SeatGrant(str(f["t"]), str(f["p"]), str(f["b"]), str(f["g"]), int(f["k"]), int(f["s"]), int(f["e"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+        if grant.expires_at <= (time.time() if now is None else now):
+            return None
+        return grant
+
     def open(self, value: str, now: float | None = None) -> BrowserSession | None:
         """The session sealed in ``value``; ``None`` when it is not one of ours, was changed, or has expired."""
         if not value or len(value) > MAX_COOKIE_CHARS or not value.isascii():
@@ -119,6 +155,33 @@ class Sealer:
         if session.expires_at <= (time.time() if now is None else now):
             return None
         return session
+
+
+SEAT_COOKIE = "paiju_seat"
+"""The cookie that holds the game token of the seat a browser last played from, sealed (`SeatGrant`)."""
+SEAT_AAD = b"paiju-web-seat.1"
+"""Bound to every sealed seat: a session does not open as a seat, nor a seat as a session."""
+SEAT_PATH = "/api/play/act"
+"""The seat's cookie goes with a move only."""
+
+
+@dataclass(frozen=True, slots=True)
+class SeatGrant:
+    """The game token the lobby's ``JoinGame`` gave a player for their seat at a table's game, kept by their
+    browser sealed in an ``HttpOnly`` cookie so that a move needs no ``JoinGame`` of its own: bound to the player
+    and the table, and good until the token expires."""
+
+    token: str
+    player_id: str
+    table_id: str
+    game_id: str
+    game: int
+    seat: int
+    expires_at: int
+
+    @property
+    def metadata(self) -> tuple[tuple[str, str], ...]:
+        return (("authorization", f"Bearer {self.token}"),)
 
 
 class SignInOff(Exception):
@@ -173,6 +236,29 @@ class Sessions:
 
     def clear_cookie(self, response: web.StreamResponse) -> None:
         response.del_cookie(COOKIE, path="/", secure=self.secure, httponly=True, samesite="Strict")
+        self.clear_seat(response)
+
+    def seat(self, request: web.Request) -> SeatGrant | None:
+        """The seat the browser last played from (its cookie), if still good."""
+        if self.sealer is None:
+            return None
+        return self.sealer.open_seat(request.cookies.get(SEAT_COOKIE, ""))
+
+    def set_seat(self, response: web.StreamResponse, grant: SeatGrant) -> None:
+        if self.sealer is None:
+            raise SignInOff()
+        response.set_cookie(
+            SEAT_COOKIE,
+            self.sealer.seal_seat(grant),
+            max_age=max(0, grant.expires_at - int(time.time())),
+            path=SEAT_PATH,
+            secure=self.secure,
+            httponly=True,
+            samesite="Strict",
+        )
+
+    def clear_seat(self, response: web.StreamResponse) -> None:
+        response.del_cookie(SEAT_COOKIE, path=SEAT_PATH, secure=self.secure, httponly=True, samesite="Strict")
 
     def count(self, method: str) -> None:
         calls = self.upstream.calls

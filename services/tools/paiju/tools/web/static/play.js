@@ -145,9 +145,11 @@ async function lobbyPage() {
     }
   };
   const list = el("tbody");
+  const others = el("div", { class: "panel wide", "data-testid": "matchmaking" });
   show(
     el("h1", {}, "Sit down at a table"),
     problem,
+    others,
     el("div", { class: "panels" },
       el("div", { class: "panel" }, el("h2", {}, GAMES.zlj), el("p", { class: "muted" }, "Six seats, two teams of three; you with five bots."),
         el("label", {}, "Deals ", deals), " ",
@@ -156,6 +158,8 @@ async function lobbyPage() {
         el("button", { type: "button", class: "primary", "data-testid": "new-tractor", onclick: open("tractor") }, "Play with bots"))),
     el("h2", {}, "Open tables"),
     el("table", { class: "tables" }, el("thead", {}, el("tr", {}, el("th", {}, "Table"), el("th", {}, "Game"), el("th", {}, "Seats"), el("th", {}, ""))), list));
+  closeCurrent = () => { leaveQueueStream(); QUEUE.status = null; QUEUE.offer = null; }; // away from the lobby: out of the queue
+  matchmaking(others);
   try {
     const found = await call("GET", "/api/tables");
     for (const t of found.tables) {
@@ -176,6 +180,158 @@ async function lobbyPage() {
   } catch (error) {
     problem.replaceChildren(failure(error));
   }
+}
+
+// --- parties and the queue (docs/rules/matchmaking.md) ------------------------------------------------------------
+
+const QUEUE = { party: null, invites: [], source: null, status: null, offer: null, game: "zlj", mode: "casual", botWait: 30 };
+
+function leaveQueueStream() {
+  if (QUEUE.source) QUEUE.source.close();
+  QUEUE.source = null;
+}
+
+async function matchmaking(panel) {
+  const problem = el("div");
+  const attempt = (fn) => async (event) => {
+    if (event) event.preventDefault();
+    problem.replaceChildren();
+    try {
+      const found = await fn();
+      if (found && "invites" in found) { QUEUE.party = found.party; QUEUE.invites = found.invites; }
+    } catch (error) {
+      problem.replaceChildren(failure(error));
+    }
+    draw();
+  };
+  const refresh = attempt(() => call("GET", "/api/play/party"));
+
+  const find = () => {
+    problem.replaceChildren();
+    leaveQueueStream();
+    const game = QUEUE.party ? QUEUE.party.game : QUEUE.game;
+    const wait = QUEUE.mode === "ranked" ? 0 : QUEUE.botWait;
+    const query = new URLSearchParams({ game, mode: QUEUE.mode, bot_wait: String(wait) });
+    const source = new EventSource(`/api/play/queue?${query}`);
+    QUEUE.source = source;
+    QUEUE.offer = null;
+    QUEUE.status = QUEUE.party && !QUEUE.party.leader ? "Waiting for your party's leader to queue…" : "Joining the queue…";
+    source.addEventListener("waiting", (e) => {
+      const w = JSON.parse(e.data);
+      QUEUE.offer = null;
+      QUEUE.status = `Waiting for a match (${w.waited_seconds} s so far): ${w.players.join(", ")}.`;
+      draw();
+    });
+    source.addEventListener("offer", async (e) => {
+      const offer = JSON.parse(e.data);
+      QUEUE.offer = offer;
+      QUEUE.status = `Match found: ${offer.confirmed} of ${offer.humans} players confirmed.`;
+      draw();
+      if (!offer.i_confirmed && !QUEUE.confirmed?.has(offer.offer_id)) {
+        // clicking "Find a game" agreed to play the match the queue offers: the page confirms it
+        (QUEUE.confirmed ||= new Set()).add(offer.offer_id);
+        try {
+          await call("POST", "/api/play/queue/confirm", { offer_id: offer.offer_id });
+        } catch (error) {
+          problem.replaceChildren(failure(error));
+        }
+      }
+    });
+    source.addEventListener("found", (e) => {
+      const found = JSON.parse(e.data);
+      leaveQueueStream();
+      QUEUE.status = null;
+      QUEUE.offer = null;
+      location.hash = `#/table/${found.table_id}`;
+    });
+    const over = (e) => {
+      leaveQueueStream();
+      QUEUE.offer = null;
+      QUEUE.status = null;
+      try {
+        problem.replaceChildren(failure(new Error(`Out of the queue: ${JSON.parse(e.data).message}.`)));
+      } catch (_) {
+        problem.replaceChildren(failure(new Error("Out of the queue.")));
+      }
+      draw();
+    };
+    source.addEventListener("ended", over);
+    source.addEventListener("trouble", over);
+    source.onerror = () => {
+      if (source.readyState === EventSource.CLOSED && QUEUE.source === source) {
+        leaveQueueStream();
+        QUEUE.status = null;
+        problem.replaceChildren(failure(new Error("The queue refused or the connection closed: check your party, or a match you still sit in.")));
+        draw();
+      }
+    };
+    draw();
+  };
+  const leave = async () => {
+    problem.replaceChildren();
+    leaveQueueStream();
+    QUEUE.status = null;
+    QUEUE.offer = null;
+    await call("POST", "/api/play/queue/leave").catch((error) => problem.replaceChildren(failure(error)));
+    draw();
+  };
+
+  function draw() {
+    if (!panel.isConnected) return;
+    const party = QUEUE.party;
+    const gameChoice = el("select", { "data-testid": "queue-game", "aria-label": "game", disabled: !!party || !!QUEUE.source,
+      onchange: (e) => { QUEUE.game = e.target.value; } },
+      Object.entries(GAMES).map(([key, name]) => el("option", { value: key, selected: key === (party ? party.game : QUEUE.game) }, name)));
+    const mode = el("select", { "data-testid": "queue-mode", "aria-label": "mode", disabled: !!QUEUE.source,
+      onchange: (e) => { QUEUE.mode = e.target.value; draw(); } },
+      el("option", { value: "casual", selected: QUEUE.mode === "casual" }, "Casual"),
+      el("option", { value: "ranked", selected: QUEUE.mode === "ranked" }, "Ranked (people only)"));
+    const botWait = el("input", { type: "number", min: 0, max: 600, value: QUEUE.botWait, "data-testid": "bot-wait", "aria-label": "bot wait",
+      disabled: QUEUE.mode === "ranked" || !!QUEUE.source, onchange: (e) => { QUEUE.botWait = Math.max(0, Math.min(600, Number(e.target.value) || 0)); } });
+    const invitee = el("input", { name: "invitee", maxlength: 64, required: true, "data-testid": "invitee", "aria-label": "name to invite" });
+    const member = party && !party.leader;
+    panel.replaceChildren(...[
+      el("h2", {}, "Play with people"),
+      el("p", { class: "muted" }, "Queue for a game: the lobby seats you with players of your rating (a party sits together as partners). ",
+        "Clicking “Find a game” agrees to the match the queue offers: this page confirms it for you."),
+      problem,
+      el("div", { class: "row" },
+        el("label", {}, "Game ", gameChoice), " ", el("label", {}, "Mode ", mode), " ",
+        el("label", { title: "casual: after this many seconds bots may fill the empty seats (0: never)" }, "Bots after ", botWait, " s"), " ",
+        QUEUE.source
+          ? el("button", { type: "button", "data-testid": "leave-queue", onclick: leave }, "Leave the queue")
+          : el("button", { type: "button", class: "primary", "data-testid": "find-game", onclick: find }, member ? "Follow my party" : "Find a game")),
+      QUEUE.status ? el("p", { "data-testid": "queue-status", role: "status" }, QUEUE.status) : null,
+      QUEUE.offer ? el("ol", { class: "offer", start: 0, "data-testid": "offer" },
+        QUEUE.offer.seats.map((s) => el("li", {}, s.bot ? "a bot" : s.name, s.me ? " (you)" : ""))) : null,
+      el("h3", {}, "Party"),
+      party
+        ? el("div", { "data-testid": "party" },
+          el("p", {}, `${GAMES[party.game] || party.game}: `, party.members.map((m) => m.name).join(", "),
+            party.invited.length ? el("span", { class: "muted" }, ` (invited: ${party.invited.map((m) => m.name).join(", ")})`) : null),
+          party.leader
+            ? el("form", { "data-testid": "invite", onsubmit: attempt(() => call("POST", "/api/play/party/invite", { name: invitee.value })) },
+              el("label", {}, "Invite ", invitee), " ", el("button", { type: "submit" }, "Invite"))
+            : null,
+          el("div", { class: "row" },
+            el("button", { type: "button", "data-testid": "leave-party", onclick: attempt(() => call("POST", "/api/play/party/leave")) },
+              party.leader ? "Disband the party" : "Leave the party"),
+            el("button", { type: "button", "data-testid": "refresh-party", onclick: refresh }, "Refresh")))
+        : el("div", { class: "row" },
+          el("button", { type: "button", "data-testid": "new-party", onclick: attempt(() => call("POST", "/api/play/party", { game: QUEUE.game })) },
+            "Form a party"),
+          el("button", { type: "button", "data-testid": "refresh-party", onclick: refresh }, "Refresh")),
+      QUEUE.invites.length
+        ? el("ul", { "data-testid": "invites" }, QUEUE.invites.map((i) => el("li", { "data-party": i.party_id },
+          `${i.leader_name} invites you to play ${GAMES[i.game] || i.game} `,
+          el("button", { type: "button", "data-testid": "accept", onclick: attempt(() => call("POST", "/api/play/party/accept", { party_id: i.party_id })) }, "Accept"), " ",
+          el("button", { type: "button", "data-testid": "decline", onclick: attempt(() => call("POST", "/api/play/party/decline", { party_id: i.party_id })) }, "Decline"))))
+        : el("p", { class: "muted" }, "No invite waiting (Refresh to look again)."),
+    ].filter((node) => node !== null));
+  }
+
+  draw();
+  await refresh();
 }
 
 // --- fair dealing: the seat's own randomness (docs/fairness.md), drawn and kept in this browser -------------------
