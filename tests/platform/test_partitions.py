@@ -213,6 +213,48 @@ def test_a_stream_stored_before_partitions_keeps_its_games_where_they_are(nats_u
     asyncio.run(main())
 
 
+def test_a_replica_owning_every_partition_reads_the_whole_stream_unfiltered(nats_url: str) -> None:
+    """One replica alone owns every partition: its feed, a subscription and a read of every partition carry the
+    whole stream, the games stored before partitions too, through one consumer the server matches no filter per
+    partition for."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        prefix = f"w.{stream.lower()}"
+        old = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix)
+        await old.append("old-game", Position(), "c1", [b"a"])
+        await old.close()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix, partitions=8)
+        try:
+            every = frozenset(range(8))
+            heard: list[str] = []
+            await store.own(every)
+            await store.follow(functools.partial(hear, heard))
+            games = [ids_in(p, 1)[0] for p in range(8)]
+            for game_id in games:
+                await store.append(game_id, Position(), "c1", [b"n"])
+            await wait_until(lambda: len(heard) >= 8, "every partition's event on the feed")
+            assert heard == games
+            js = store.client.jetstream()
+            filters = [(c.config.filter_subject, c.config.filter_subjects) for c in await js.consumers_info(stream)]
+            assert filters == [(f"{prefix}.>", None)], "the feed: one filter, not one per partition"
+            everything = ["old-game", *games]
+            assert [r.aggregate for r in await store.read_all(partitions=every)] == everything
+            assert [r.aggregate for r in await store.read_all(0, 3, partitions=every)] == everything[:3]
+            following = await store.subscribe(0, partitions=every)
+            try:
+                taken: list[Recorded] = []
+                while len(taken) < len(everything):
+                    taken += await following.take(100, 5.0)
+                assert [r.aggregate for r in taken] == everything
+            finally:
+                await following.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
 def test_read_all_of_some_partitions_reads_only_theirs(two_stores: Callable[[StoreScenario], None]) -> None:
     """Readers in parallel each read their partitions; together they read everything, each event once."""
 

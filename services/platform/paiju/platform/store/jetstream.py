@@ -295,6 +295,11 @@ class JetStreamEventStore:
             self._legacy.add(tokens[0])
         return tokens[-1]
 
+    def _every(self, partitions: frozenset[int] | None) -> bool:
+        """Whether ``partitions`` are the whole stream (``None``, or every partition of a partitioned stream): read
+        with no filter, which the server matches no subject against, rather than a filter per partition."""
+        return partitions is None or (bool(self._partitions) and partitions >= frozenset(range(self._partitions)))
+
     def _subjects(self, partitions: frozenset[int] | None, *, unpartitioned: bool = True) -> list[str]:
         """The subjects of the aggregates in ``partitions`` (``None``: the whole stream), with those of the
         aggregates stored before partitions when ``unpartitioned`` (a feed: every feed carries them) or, for a
@@ -393,7 +398,7 @@ class JetStreamEventStore:
         info = await self._js.stream_info(self._stream)
         if info.state.last_seq <= after_sequence or not info.state.messages or partitions == frozenset():
             return []
-        subjects = None if partitions is None else self._subjects(partitions, unpartitioned=False)
+        subjects = None if self._every(partitions) else self._subjects(partitions, unpartitioned=False)
         if limit is None:
             return await self._consume(subjects, after_sequence, info.state.last_seq)
         if subjects is not None:
@@ -532,7 +537,7 @@ class JetStreamEventStore:
         """(See `EventStore.subscribe` and `JetStreamSubscription`.) ``partitions``: as `read_all` reads them."""
         if partitions is not None and not self._partitions:
             raise StoreError(f"{self._stream} is read by partition, but this store does not know its partitions")
-        subjects = None if partitions is None else self._subjects(partitions, unpartitioned=False)
+        subjects = None if self._every(partitions) else self._subjects(partitions, unpartitioned=False)
         subscription = JetStreamSubscription(self, subjects, after_sequence)
         if subjects != []:
             await subscription.restart()
@@ -580,7 +585,9 @@ class JetStreamEventStore:
                 except Exception as e:  # one follower's failure is its own: the others still get the event
                     report(log, "a follower of the feed failed", e, stream=self._stream)
 
-        subjects = self._subjects(self._owned)
+        # a replica that owns every partition (one alone) reads the whole stream: one filter the server matches at
+        # once, not one per partition (or per layout of the subjects) to try against every event stored
+        subjects = [f"{self._prefix}.>"] if self._every(self._owned) else self._subjects(self._owned)
         # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
         self._feed = await self._js.subscribe(
             subjects[0],
