@@ -43,7 +43,7 @@ from paiju.tools.web.session import COOKIE, SEAT_COOKIE, Sealer
 from ..support.profiles import profile
 from ..support.waiting import wait_until_blocking
 from .browser import Page, browser
-from .test_web_view import _ended_log, _field, shot
+from .test_web_view import LETTER_CARD, _ended_log, _field, shot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("web")]
 
@@ -278,6 +278,14 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
             assert seats == 6
             log = await page.evaluate("[...document.querySelectorAll('[data-testid=log] p')].map(p => p.textContent)")
             assert any("(A, you)" in line for line in log), "what happened is told, the player's moves too"
+            # one notation: the cards told in what happened, the facts and the result are drawn as the hand's are
+            assert await page.evaluate("document.querySelectorAll('[data-testid=log] .card').length") > 0
+            words = await page.evaluate(
+                "[...document.querySelectorAll('[data-testid=log], [data-testid=facts], [data-testid=result]')]"
+                ".map(n => { const c = n.cloneNode(true); c.querySelectorAll('.card').forEach(e => e.remove());"
+                " return c.textContent; }).join(' | ')"
+            )
+            assert not LETTER_CARD.search(words), f"a card in letters beside the drawn ones: {words[:2000]}"
             assert await turns_hold_only_the_players_hand(stack, page) > 10
             assert not page.errors, page.errors
             # what the page cost the services: per move one Act; the seat's game token taken once by the stream and

@@ -24,7 +24,8 @@ function el(tag, attrs = {}, ...children) {
 }
 
 function card(code) {
-  // the notation of docs/rules: rank then suit letter (QS, 10D), SJ and BJ the jokers
+  // the notation of docs/rules: rank then suit letter (QS, TD; 10D read as TD), SJ and BJ the jokers; shown with the
+  // suit's symbol and the ten as T, as the terminal and the play page show them
   if (code === "SJ" || code === "BJ") {
     return el("span", { class: "card joker", "data-card": code, title: code === "BJ" ? "big joker" : "small joker" },
       code === "BJ" ? "大王" : "小王");
@@ -32,7 +33,7 @@ function card(code) {
   const suit = code.slice(-1);
   const rank = code.slice(0, -1);
   const red = suit === "H" || suit === "D";
-  return el("span", { class: red ? "card red" : "card", "data-card": code }, (rank === "T" ? "10" : rank) + (SUITS[suit] || suit));
+  return el("span", { class: red ? "card red" : "card", "data-card": code }, (rank === "10" ? "T" : rank) + (SUITS[suit] || suit));
 }
 
 function cards(codes) {

@@ -27,6 +27,22 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+const CARD_IN_TEXT = /(?<![\w-])([2-9TJQKA][SHCD]|10[SHCD]|SJ|BJ)(?![\w-])/g;
+
+function withCards(text, names = []) {
+  // words with the cards they name (QS, TD, SJ) drawn as the hand draws them, so the page shows one notation in what
+  // happened, the facts and the result (a player named like a card stays a name)
+  const parts = [];
+  let at = 0;
+  for (const found of String(text).matchAll(CARD_IN_TEXT)) {
+    if (names.includes(found[0])) continue;
+    parts.push(String(text).slice(at, found.index), card(found[0].startsWith("10") ? `T${found[0].slice(2)}` : found[0]));
+    at = found.index + found[0].length;
+  }
+  parts.push(String(text).slice(at));
+  return parts;
+}
+
 function card(code, attrs = {}) {
   // the notation of docs/rules: rank then suit letter (QS, 10D); SJ and BJ the jokers
   if (code === "SJ" || code === "BJ") {
@@ -676,11 +692,12 @@ function tablePage(tableId) {
         handKinds().slice(0, 24).map((a) => el("button", { type: "button", class: "chip", "data-action": a.kind, onclick: () => select(a.cards), title: a.label }, a.cards.map((c) => card(c)))))
       : null;
     const whose = turn.mine ? (turn.hint || "Your move.") : (turn.to_act.length ? `Waiting for ${turn.to_act.map((s) => board.seats[s]?.name || `seat ${s}`).join(", ")}…` : "…");
-    const facts = el("dl", { class: "facts", "data-testid": "facts" }, board.facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, v)]));
-    const log = el("div", { class: "log", "data-testid": "log" }, state.log.slice(-300).map((line) => el("p", {}, line)));
+    const names = board.seats.map((s) => s.name);
+    const facts = el("dl", { class: "facts", "data-testid": "facts" }, board.facts.map(([k, v]) => [el("dt", {}, k), el("dd", {}, withCards(v, names))]));
+    const log = el("div", { class: "log", "data-testid": "log" }, state.log.slice(-300).map((line) => el("p", {}, withCards(line, names))));
     const result = board.ended || state.ended
       ? el("div", { class: "result", "data-testid": "result", role: "status" }, el("h2", {}, "Match over"),
-        board.facts.filter(([k]) => /Match over|Last deal|Team points|Result|Levels/.test(k)).map(([k, v]) => el("p", {}, `${k}: ${v}`)),
+        board.facts.filter(([k]) => /Match over|Last deal|Team points|Result|Levels/.test(k)).map(([k, v]) => el("p", {}, `${k}: `, withCards(v, names))),
         state.ratings ? el("div", { "data-testid": "ratings" }, el("h2", {}, "Ratings"),
           state.ratings.filter((r) => !r.bot).map((r) => el("p", {},
             `${r.player_id === me?.player_id ? "You" : r.name}: ${r.before.conservative.toFixed(1)} → ${r.after.conservative.toFixed(1)} `
