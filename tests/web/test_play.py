@@ -14,13 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
-import shutil
-import signal
-import subprocess
-import sys
-import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -41,9 +35,8 @@ from paiju.tools.web.config import session_key
 from paiju.tools.web.session import COOKIE, SEAT_COOKIE, Sealer
 
 from ..support.profiles import profile
-from ..support.waiting import wait_until_blocking
 from .browser import Page, browser
-from .test_web_view import LETTER_CARD, _ended_log, _field, shot
+from .test_web_view import LETTER_CARD, _ended_log, paiju_stack, shot
 
 pytestmark = [pytest.mark.e2e, pytest.mark.xdist_group("web")]
 
@@ -53,49 +46,13 @@ def stack() -> Iterator[dict[str, Any]]:
     """`paiju stack` (what `make run` starts) in a folder of its own, on free ports, bots thinking 0.1 s, and this
     machine's address allowed more calls than a person makes (the tests below send hundreds of hostile requests and
     sign many guests in)."""
-    folder = Path(tempfile.mkdtemp(prefix="paiju-play-"))
-    folder.chmod(0o755)  # PostgreSQL runs as its own user when root starts it
-    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
-    env.update(
-        PAIJU_STACK_PORTS="free",
-        PAIJU_BOT_THINK_SECONDS="0.1",
+    with paiju_stack(
+        "paiju-play-",
         PAIJU_WEB_RATE_LIMITS="api:address=1000/second; live:address=100/open",
         # every browser's sign-in reaches the lobby from the web view's address: the tests sign in many guests
         PAIJU_RATE_LIMITS="Guest:address=1000/minute; Register:address=100/minute; Login:address=100/minute",
-    )
-    log = (folder / "stack.out").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "paiju.cli", "stack"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT
-    )
-    try:
-
-        def printed() -> str:
-            return (folder / "stack.out").read_text()
-
-        def banner() -> str | None:
-            assert process.poll() is None, "paiju stack exited:\n" + printed()[-4000:]
-            text = printed()
-            return text if "Ctrl-C stops everything." in text else None
-
-        text = wait_until_blocking(
-            banner, "paiju stack to start", seconds=180, every=0.5, explain=lambda: printed()[-4000:]
-        )
-        yield {
-            "web": _field(r"web view\s+(http://\S+)", text),
-            "engine": _field(r"engine\s+(127\.0\.0\.1:\d+)", text),
-            "tables": re.findall(r"table at (table-[0-9a-f]+)", text),
-            "admin_key": folder / ".data" / "keys" / "admin.pem",
-            "folder": folder,
-            "banner": text,
-        }
-    finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-        shutil.rmtree(folder, ignore_errors=True)
+    ) as found:
+        yield found
 
 
 MATCH_SECONDS = 600

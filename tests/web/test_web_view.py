@@ -14,6 +14,7 @@ Screenshots of the pages are taken at desktop and phone widths; with ``PAIJU_SCR
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -76,17 +77,22 @@ HIDDEN_KEYS = ("hand", "server_seed", "seed", "my_bid", "tribute_pool")
 @pytest.fixture(scope="module")
 def stack() -> Iterator[dict[str, Any]]:
     """`paiju stack` in a folder of its own, on free ports, bots thinking 0.1 s; what its banner printed."""
-    folder = Path(tempfile.mkdtemp(prefix="paiju-web-"))
-    folder.chmod(0o755)  # PostgreSQL runs as its own user when root starts it
-    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
     # every page of the crowd test comes from this machine: its address may hold more live tables than the default
     # a player who stops watching the table is covered at once (the rated match's players leave it to the bots)
-    env.update(
-        PAIJU_STACK_PORTS="free",
-        PAIJU_BOT_THINK_SECONDS="0.1",
-        PAIJU_WEB_RATE_LIMITS="live:address=100/open",
-        PAIJU_PRESENCE_GRACE_SECONDS="1",
-    )
+    with paiju_stack(
+        "paiju-web-", PAIJU_WEB_RATE_LIMITS="live:address=100/open", PAIJU_PRESENCE_GRACE_SECONDS="1"
+    ) as found:
+        yield found
+
+
+@contextlib.contextmanager
+def paiju_stack(prefix: str, **settings: str) -> Iterator[dict[str, Any]]:
+    """`paiju stack` (what `make run` starts) in a folder of its own (named from ``prefix``), on free ports, bots
+    thinking 0.1 s, with ``settings`` besides; yields what its banner printed, and stops it after."""
+    folder = Path(tempfile.mkdtemp(prefix=prefix))
+    folder.chmod(0o755)  # PostgreSQL runs as its own user when root starts it
+    env = {k: v for k, v in os.environ.items() if k not in ("NATS_URL", "DATABASE_URL")}
+    env.update(PAIJU_STACK_PORTS="free", PAIJU_BOT_THINK_SECONDS="0.1", **settings)
     log = (folder / "stack.out").open("w")
     process = subprocess.Popen(
         [sys.executable, "-m", "paiju.cli", "stack"], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT
@@ -104,7 +110,7 @@ def stack() -> Iterator[dict[str, Any]]:
         text = wait_until_blocking(
             banner, "paiju stack to start", seconds=180, every=0.5, explain=lambda: printed()[-4000:]
         )
-        found = {
+        yield {
             "web": _field(r"web view\s+(http://\S+)", text),
             "lobby": _field(r"lobby\s+(127\.0\.0\.1:\d+)", text),
             "engine": _field(r"engine\s+(127\.0\.0\.1:\d+)", text),
@@ -114,7 +120,6 @@ def stack() -> Iterator[dict[str, Any]]:
             "banner": text,
             "folder": folder,
         }
-        yield found
     finally:
         process.send_signal(signal.SIGTERM)
         try:

@@ -224,15 +224,7 @@ class Sessions:
     def set_cookie(self, response: web.StreamResponse, session: BrowserSession) -> None:
         if self.sealer is None:
             raise SignInOff()
-        response.set_cookie(
-            COOKIE,
-            self.sealer.seal(session),
-            max_age=max(0, session.expires_at - int(time.time())),
-            path="/",
-            secure=self.secure,
-            httponly=True,
-            samesite="Strict",
-        )
+        self._set(response, COOKIE, self.sealer.seal(session), session.expires_at, "/")
 
     def clear_cookie(self, response: web.StreamResponse) -> None:
         response.del_cookie(COOKIE, path="/", secure=self.secure, httponly=True, samesite="Strict")
@@ -247,11 +239,16 @@ class Sessions:
     def set_seat(self, response: web.StreamResponse, grant: SeatGrant) -> None:
         if self.sealer is None:
             raise SignInOff()
+        self._set(response, SEAT_COOKIE, self.sealer.seal_seat(grant), grant.expires_at, SEAT_PATH)
+
+    def _set(self, response: web.StreamResponse, name: str, sealed: str, expires_at: int, path: str) -> None:
+        """A sealed cookie: HttpOnly, Secure (unless the gateway is told otherwise), SameSite=Strict, kept until
+        what it holds expires."""
         response.set_cookie(
-            SEAT_COOKIE,
-            self.sealer.seal_seat(grant),
-            max_age=max(0, grant.expires_at - int(time.time())),
-            path=SEAT_PATH,
+            name,
+            sealed,
+            max_age=max(0, expires_at - int(time.time())),
+            path=path,
             secure=self.secure,
             httponly=True,
             samesite="Strict",
