@@ -1004,7 +1004,7 @@ def test_a_zlj_table_through_two_matches() -> None:
     table, events = step(table, FinishMatch("t1-m1", result))
     assert events == [MatchFinished("t1-m1", result)]
     assert table.status is Status.FINISHED
-    assert table.last_result == result
+    assert (table.last_result, table.last_game_id) == (result, "t1-m1")
     assert [s.ready for s in table.seats] == [False, True, False, True, True, True]
     assert all(not s.covered and not s.runner and not s.lease_until for s in table.seats)
     assert decide(table, FinishMatch("t1-m1", result)) == []
@@ -1018,6 +1018,7 @@ def test_a_zlj_table_through_two_matches() -> None:
     assert (second.game_id, second.match) == ("t1-m2", 2)
     assert second.players == (ANN, "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
     assert (table.status, table.game_id, table.matches, table.last_result) == (Status.PLAYING, "t1-m2", 2, result)
+    assert table.last_game_id == "t1-m1"  # the result shown during the second match is the first match's
 
     assert replay(log) == table
 

@@ -180,13 +180,13 @@ def table_message(table: tb.Table, version: int, rated: mm.RatedMatch | None = N
     if table.last_result is not None:
         r = table.last_result
         result = message.last_result
-        result.game_id = table.game_id
+        result.game_id = table.last_game_id
         result.team_points.extend(r.team_points)
         result.individual_points.extend(r.individual_points)
         result.levels.extend(r.levels)
         if r.winner_team is not None:
             result.winner_team = r.winner_team
-        if rated is not None and rated.updated.game_id == table.game_id and table.status is not tb.Status.PLAYING:
+        if rated is not None and rated.updated.game_id == table.last_game_id:
             _rated_into(result.ratings, rated)
     return message
 
@@ -603,7 +603,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     def _table_message(self, loaded: Loaded[tb.Table]) -> lobby_pb2.Table:
         """A table as GetTable and WatchTable show it: its last result with its ratings once scoring rated it."""
         table = loaded.state
-        return table_message(table, loaded.version, self.matchmaker.ratings.of_match(table.table_id, table.game_id))
+        return table_message(
+            table, loaded.version, self.matchmaker.ratings.of_match(table.table_id, table.last_game_id)
+        )
 
     async def WatchTable(
         self, request: lobby_pb2.WatchTableRequest, context: grpc.aio.ServicerContext[Any, Any]

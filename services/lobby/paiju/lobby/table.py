@@ -130,6 +130,8 @@ class Table:
     game_id: str = ""
     matches: int = 0
     last_result: Result | None = None
+    last_game_id: str = ""
+    """The game ``last_result`` is the result of: ``game_id`` names the next match's game once it has started."""
     spectators: Spectators | None = None
     """Who may watch its games (``None``: public, as every table opened before policies existed)."""
 
@@ -648,7 +650,9 @@ def evolve(table: Table, event: Any) -> Table:
         after = tuple(
             replace(s, ready=s.bot, covered=False, runner="", lease_until=0) if not s.free else s for s in table.seats
         )
-        return replace(table, status=Status.FINISHED, seats=after, last_result=event.result)
+        return replace(
+            table, status=Status.FINISHED, seats=after, last_result=event.result, last_game_id=table.game_id
+        )
     if isinstance(event, TableExpired):
         return replace(table, status=Status.EXPIRED)
     raise TypeError(f"not a lobby event: {type(event).__name__}")
