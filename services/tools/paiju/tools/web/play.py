@@ -41,7 +41,9 @@ What a page costs the services: one lobby ``WatchTable`` and one engine ``Watch`
 of the seat a move is made from is taken with ``JoinGame`` at the game's first move and kept by the browser sealed
 in a second ``HttpOnly`` cookie (`paiju.tools.web.session.SeatGrant`: bound to the player and the table, sent with
 moves only, never readable by the page's scripts); it is taken again when it is about to expire, when the table's
-next match began, or when the engine no longer takes it. Leaving the seat clears it.
+next match began, or when the engine no longer takes it. Leaving the seat clears it, and ends its token at the
+engine: during a match a bot takes the seat over, and the engine refuses a seat's token once its player no longer
+holds the seat (``SEAT_LOST``).
 """
 
 from __future__ import annotations
