@@ -473,8 +473,8 @@ class Edge(grpc.aio.ServerInterceptor):
                 validate(empty)  # the rules of the request's type compiled now, not at its first call
         authenticate = policy.authenticator.identify if policy.authenticator is not None else None
         forwarders = frozenset(policy.forwarders)
+        # who a gateway's token says it is: the same verifier as the callers' own, for public methods too
         vouched = authenticate if forwarders else None
-        """Who a gateway's token says it is (the same verifier as the callers' own, public methods included)."""
         if method in policy.public:
             authenticate = None
         allowed = policy.roles.get(method)
