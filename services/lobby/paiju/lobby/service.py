@@ -104,6 +104,11 @@ ROLES = {
     "ListReservedNames": (Role.ADMIN,),
 }
 """The methods only some roles may call, checked by the edge (ROLE_REQUIRED)."""
+FORWARDERS = (Role.WEB,)
+"""Whose word the lobby takes for the address of the client a call is made for (`paiju.platform.edge.client_peer`):
+the web view's own token (role web, signed with its key) alone, so that the per-address limits — ``Guest``,
+``Register`` and ``Login`` a minute, wrong passwords — count each browser, not the web view all its browsers share.
+The same metadata from anyone else is ignored."""
 ENGINE_SECONDS = 10.0
 """How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
 KINDS = {v: k for k, v in GAMES.items()}
@@ -298,9 +303,14 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._now = now
         self.verifier = Verifier(trust, now, Audience.LOBBY)
         self.policy = Policy(
-            authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits, roles=ROLES
+            authenticator=self.verifier,
+            public=("Register", "Login", "Guest"),
+            limits=limits,
+            roles=ROLES,
+            forwarders=FORWARDERS,
         )
-        """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
+        """What the gRPC edge does for this service (every method but the three that sign in needs a token; the
+        per-address limits count the browser the web view names, `FORWARDERS`)."""
         self.presence = Presence(tables, self._engine_seats, grace_seconds, attendance)
         """Who is at which table; a bot covers an absent player's seat, and hands it back."""
         self.leases = SeatLeases(tables, listing.playing_tables_with_bots)
