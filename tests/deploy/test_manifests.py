@@ -105,7 +105,7 @@ def secret_file(pod: Doc, container: Doc, path: str) -> tuple[str, str] | None:
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     for mount in container.get("volumeMounts", []):
         prefix = mount["mountPath"].rstrip("/") + "/"
-        secret = volumes[mount["name"]].get("secret")
+        secret = volumes.get(mount["name"], {}).get("secret")  # a claim's volume (volumeClaimTemplates) is no Secret
         if secret is None or not path.startswith(prefix):
             continue
         name = path.removeprefix(prefix)
@@ -272,7 +272,8 @@ def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -
                     assert not URL_WITH_PASSWORD.search(variable["value"]), f"{where} holds a password"
                     assert not RANDOM_LOOKING.match(variable["value"]), f"{where} looks like a key"
                 elif SECRET_NAME.search(variable["name"]):
-                    assert "secretKeyRef" in variable["valueFrom"], f"{where} is not read from a Secret"
+                    # a Secret's value in the environment is readable in /proc/<pid>/environ and `kubectl exec env`
+                    raise AssertionError(f"{where} puts a Secret's value in the environment: mount it as a file")
                 if variable["name"] in SECRET_FILES:
                     assert secret_file(pod, container, variable["value"]) == SECRET_FILES[variable["name"]], where
     rendered = yaml.safe_dump_all(docs)
