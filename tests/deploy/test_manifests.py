@@ -6,12 +6,14 @@ images, and stream replicas that match the NATS topology (three nodes and R3 in 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
 import shutil
 import subprocess
 import sysconfig
+import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,8 +23,10 @@ import yaml
 
 from paiju.platform.natsauth import make_keys
 from paiju.platform.partitions import PARTITIONS
+from paiju.platform.probe import free_port
 
-from ..support.tls import make_certificates
+from ..support.tls import Certificates, make_certificates
+from ..support.waiting import wait_until_blocking
 
 pytestmark = pytest.mark.integration  # kubectl renders the manifests and kubeconform checks them, as processes
 
@@ -105,7 +109,7 @@ def secret_file(pod: Doc, container: Doc, path: str) -> tuple[str, str] | None:
     volumes = {v["name"]: v for v in pod.get("volumes", [])}
     for mount in container.get("volumeMounts", []):
         prefix = mount["mountPath"].rstrip("/") + "/"
-        secret = volumes[mount["name"]].get("secret")
+        secret = volumes.get(mount["name"], {}).get("secret")  # a claim's volume (volumeClaimTemplates) is no Secret
         if secret is None or not path.startswith(prefix):
             continue
         name = path.removeprefix(prefix)
@@ -272,7 +276,8 @@ def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -
                     assert not URL_WITH_PASSWORD.search(variable["value"]), f"{where} holds a password"
                     assert not RANDOM_LOOKING.match(variable["value"]), f"{where} looks like a key"
                 elif SECRET_NAME.search(variable["name"]):
-                    assert "secretKeyRef" in variable["valueFrom"], f"{where} is not read from a Secret"
+                    # a Secret's value in the environment is readable in /proc/<pid>/environ and `kubectl exec env`
+                    raise AssertionError(f"{where} puts a Secret's value in the environment: mount it as a file")
                 if variable["name"] in SECRET_FILES:
                     assert secret_file(pod, container, variable["value"]) == SECRET_FILES[variable["name"]], where
     rendered = yaml.safe_dump_all(docs)
@@ -591,3 +596,86 @@ def test_nats_admits_known_users_only_and_production_speaks_tls_and_encrypts_its
         mounts = {m["name"]: m["mountPath"] for m in container.get("volumeMounts", [])}
         if workload in ("engine", "lobby", "scoring"):
             assert config["NATS_TLS_CA"] == mounts["nats-ca"] + "/ca.crt", workload
+
+
+def test_production_routes_speak_tls_and_admit_only_nodes_with_a_certificate_of_the_ca(tmp_path: Path) -> None:
+    """Two nodes of production's nats.conf (its addresses and files moved to this machine) route to each other; a
+    stranger that trusts their CA but shows a certificate another CA signed (a node checks the certificate of a node
+    that connects to it: ``verify: true``), and one that speaks plain NATS on its routes, route to neither."""
+    server_config = nats_conf(render("prod"))
+    make_keys(tmp_path / "keys")
+    shutil.copy(tmp_path / "keys" / "users.conf", tmp_path / "users.conf")
+    (tmp_path / "jetstream-key.conf").write_text(f'key: "{secrets.token_urlsafe(32)}"\n')
+    ours = make_certificates(tmp_path / "ours", ("nats",))
+    other = make_certificates(tmp_path / "theirs", ("nats",))
+    theirs = Certificates(ca=ours.ca, cert=other.cert, key=other.key)  # the stranger trusts ours, shows another's
+    ports = [(free_port(), free_port(), free_port()) for _ in range(4)]  # clients, monitoring, routes
+    routes = ", ".join(f"nats://127.0.0.1:{route}" for _, _, route in ports)
+    binary = Path(sysconfig.get_path("scripts")) / "nats-server"
+    started: list[subprocess.Popen[bytes]] = []
+
+    def node(n: int, certificates: Certificates, *, plain_routes: bool = False) -> Path:
+        client, monitoring, route = ports[n]
+        text = (
+            server_config.replace("/etc/nats-tls/tls.crt", str(certificates.cert))
+            .replace("/etc/nats-tls/tls.key", str(certificates.key))
+            .replace("/etc/nats-tls/ca.crt", str(certificates.ca))
+            .replace("0.0.0.0:4222", f"127.0.0.1:{client}")
+            .replace("http_port: 8222", f"http_port: {monitoring}")
+            .replace("0.0.0.0:6222", f"127.0.0.1:{route}")
+            .replace("store_dir: /data", f"store_dir: {tmp_path / f'data-{n}'}")
+            .replace("pid_file: /var/run/nats/nats.pid", "")
+        )
+        text = re.sub(r"routes: \[[^\]]*\]", f"routes: [{routes}]", text)
+        if plain_routes:
+            cluster = text.index("cluster {")
+            text = text[:cluster] + re.sub(r"\n  tls \{[^}]*\}", "", text[cluster:])
+        assert "/etc/" not in text and "0.0.0.0" not in text and "8222" not in text, text
+        path = tmp_path / f"nats-{n}.conf"
+        path.write_text(text)
+        log = tmp_path / f"nats-{n}.log"
+        with log.open("wb") as out:
+            started.append(
+                subprocess.Popen(
+                    [str(binary), "-c", str(path)],
+                    env={**os.environ, "SERVER_NAME": f"nats-{n}", "JETSTREAM_MAX_FILE_STORE": "1G"},
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            )
+        return log
+
+    def routed(n: int) -> set[str]:
+        """The servers node ``n`` has routes to (its monitoring page ``/routez``)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{ports[n][1]}/routez", timeout=5) as page:  # loopback
+            return {str(r.get("remote_name")) for r in json.load(page).get("routes") or []}
+
+    try:
+        node(0, ours)
+        node(1, ours)
+        wait_until_blocking(
+            lambda: routed(0) == {"nats-1"} and routed(1) == {"nats-0"},
+            "the two nodes of the CA to route to each other",
+            ignoring=(OSError,),
+        )
+        for n, stranger in ((2, node(2, theirs)), (3, node(3, ours, plain_routes=True))):
+
+            def answered(to: int, n: int = n, stranger: Path = stranger) -> bool:
+                """Whether the stranger's route to node ``to`` has been answered: closed by the node (with TLS 1.3,
+                once the node has checked the stranger's certificate), or made."""
+                to_node = f"127.0.0.1:{ports[to][2]} - rid:"
+                lines = stranger.read_text(errors="replace").splitlines()
+                return any(to_node in line and "connection closed" in line for line in lines) or (
+                    f"nats-{n}" in routed(to)
+                )
+
+            wait_until_blocking(
+                lambda: answered(0) and answered(1), f"nats-{n}'s routes to the nodes of the CA to be answered"
+            )
+        assert routed(0) == {"nats-1"} and routed(1) == {"nats-0"}
+    finally:
+        for process in started:
+            process.terminate()
+        for process in started:
+            process.wait(timeout=15)

@@ -278,15 +278,8 @@ async def _equal(value: Any, expected: Any) -> bool:
 
 def test_the_tables_list_shows_tables_in_play_first_and_pages(nats_url: str, database_dsn: str) -> None:
     async def body(s: Stack) -> None:
-        opened = []
-        for n in range(5):
-            opened.append(
-                (
-                    await s.lobby.CreateTable(
-                        lobby_pb2.CreateTableRequest(name=f"open {n}", game=GAME_ZLJ), metadata=ADMIN_TOKEN
-                    )
-                ).table.table_id
-            )
+        # the tables in play are the older ones, then a flood of empty tables is opened after them: newest first
+        # would list the flood first and push the tables in play off the page
         playing = []
         for n in range(2):
             table_id = (
@@ -300,6 +293,16 @@ def test_the_tables_list_shows_tables_in_play_first_and_pages(nats_url: str, dat
             playing.append(table_id)
         for table_id in playing:
             await s.listed(table_id, lambda t: t.status == lobby_pb2.TABLE_STATUS_PLAYING)
+        opened = []
+        for n in range(5):
+            opened.append(
+                (
+                    await s.lobby.CreateTable(
+                        lobby_pb2.CreateTableRequest(name=f"open {n}", game=GAME_ZLJ), metadata=ADMIN_TOKEN
+                    )
+                ).table.table_id
+            )
+        await s.listed(opened[-1], lambda t: True)
         seen: list[str] = []
         token = ""
         for _ in range(10):
