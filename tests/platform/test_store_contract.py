@@ -307,7 +307,8 @@ def test_read_all_returns_every_aggregate_in_stream_order(run_with: Callable[[Sc
         while batch := await store.read_all(after_sequence=after, limit=2):
             batches.append(batch)
             after = batch[-1].sequence
-        assert [r for batch in batches for r in batch] == every and all(len(batch) <= 2 for batch in batches)
+        assert [r for batch in batches for r in batch] == every
+        assert all(len({r.sequence for r in batch}) <= 2 for batch in batches), "two sequences (messages) a batch"
 
     run_with(scenario)
 
@@ -328,7 +329,9 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
     nats_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A subscription too small for the burst drops messages (a slow consumer): the reader sees the gap in the
-    consumer's sequence and reads on from the last event it kept, so the whole log still comes back in order."""
+    consumer's sequence and reads on from the last event it kept, so the whole log still comes back in order. (The
+    commands are written as atomic batches, a message per event, as streams were before a command was one message:
+    a thousand messages.)"""
     from paiju.platform.store import jetstream
 
     monkeypatch.setattr(jetstream, "CONSUME_PENDING", 150)
@@ -344,7 +347,7 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
 
     async def main() -> None:
         stream = "T" + uuid.uuid4().hex[:12].upper()
-        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}", batches=True)
         try:
             written: list[Recorded] = []
             for i in range(40):
@@ -461,18 +464,22 @@ def test_a_subscription_takes_every_event_after_its_start_in_bounded_batches(
     run_with: Callable[[Scenario], None],
 ) -> None:
     """Stored before it or after: every event after the position it started at, in stream order, at most ``limit``
-    per take; a take that waits returns what arrives, or nothing when its timeout passes first."""
+    per take, and never part of a message (the events of one append, all or none); a take that waits returns what
+    arrives, or nothing when its timeout passes first."""
 
     async def scenario(store: EventStore) -> None:
-        a = await store.append("g1", Position(), "c1", events("a", "b", "c"))
-        b = await store.append("g2", Position(), "c2", events("x"))
+        a: list[Recorded] = []
+        for name in ("a", "b", "c"):
+            a += await store.append("g1", a[-1].position if a else Position(), f"c1{name}", events(name))
+        b = await store.append("g2", Position(), "c2", events("x", "y"))
         subscription = await store.subscribe(a[0].sequence)
         try:
             assert subscription.position == a[0].sequence
-            taken = await subscription.take(2, timeout=10)
-            while len(taken) < 3:
-                more = await subscription.take(3 - len(taken), timeout=10)
-                assert more and len(more) <= 3 - len(taken)
+            taken = await subscription.take(1, timeout=10)
+            assert taken == a[1:2]
+            while len(taken) < 4:
+                more = await subscription.take(1, timeout=10)
+                assert more in ([a[2]], b), "one event, or the whole message it is in"
                 taken += more
             assert taken == [*a[1:], *b] and subscription.position == b[-1].sequence
             assert await subscription.take(10, timeout=0.2) == []
@@ -607,12 +614,13 @@ def test_jetstream_a_subscription_reads_on_after_the_server_restarts(tmp_path: P
                 subscription = await store.subscribe()
                 first = await store.append("g1", Position(), "c1", events("a", "b"))
                 taken = await take_all(subscription, 1, limit=1)
+                assert taken == first, "a take of one event takes the whole message it is in"
                 unseen = await store.append("g2", Position(), "c2", events("x", "y", "z"))
                 server.stop()
                 await asyncio.sleep(0.5)
                 server.start()
                 later = await until_stored(lambda: store.append("g1", first[-1].position, "c3", events("c")))
-                taken += await take_all(subscription, 5)
+                taken += await take_all(subscription, 4)
                 assert taken == [*first, *unseen, *later]
                 assert await subscription.take(10, timeout=0.5) == []
                 assert isinstance(subscription, JetStreamSubscription) and subscription.consumers == 2
@@ -627,14 +635,15 @@ def test_jetstream_a_subscription_that_drops_messages_reads_on_from_the_gap(
     nats_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A client subscription too small for a burst drops messages (a slow consumer): the delivery after the gap
-    (or the next heartbeat) shows it, and a new consumer reads on from the last event received."""
+    (or the next heartbeat) shows it, and a new consumer reads on from the last event received. (Atomic batches, a
+    message per event, as streams were written before a command was one message: a thousand messages.)"""
     from paiju.platform.store import jetstream
 
     monkeypatch.setattr(jetstream, "CONSUME_PENDING", 300)
 
     async def main() -> None:
         stream = "T" + uuid.uuid4().hex[:12].upper()
-        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}", batches=True)
         try:
             written: list[Recorded] = []
             for i in range(40):
