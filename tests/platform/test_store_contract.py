@@ -826,7 +826,7 @@ def test_jetstream_a_stream_of_every_stored_form_reads_folds_and_follows_as_the_
 
 
 def test_jetstream_a_message_of_several_events_names_them_in_its_headers(nats_url: str) -> None:
-    """The stored form analysts read (docs/event-log.md): ``Paiju-Events`` and ``Paiju-First-Version`` instead of
+    """The stored form analysts read (docs/analysts.md, "How events are stored"): ``Paiju-Events`` and ``Paiju-First-Version`` instead of
     ``Paiju-Version``, and the events as protobuf's repeated bytes; a single event is stored as it always was."""
     from paiju.platform.store.messages import decode, unpack
 
