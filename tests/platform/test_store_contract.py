@@ -826,8 +826,9 @@ def test_jetstream_a_stream_of_every_stored_form_reads_folds_and_follows_as_the_
 
 
 def test_jetstream_a_message_of_several_events_names_them_in_its_headers(nats_url: str) -> None:
-    """The stored form analysts read (docs/analysts.md, "How events are stored"): ``Paiju-Events`` and ``Paiju-First-Version`` instead of
-    ``Paiju-Version``, and the events as protobuf's repeated bytes; a single event is stored as it always was."""
+    """The stored form analysts read (docs/analysts.md, "How events are stored"): ``Paiju-Events`` and
+    ``Paiju-First-Version`` instead of ``Paiju-Version``, and the events as protobuf's repeated bytes; a single event
+    is stored as it always was."""
     from paiju.platform.store.messages import decode, unpack
 
     async def main() -> None:
@@ -853,6 +854,26 @@ def test_jetstream_a_message_of_several_events_names_them_in_its_headers(nats_ur
                     decode("g1", 9, packed.headers, broken)
             with pytest.raises(StoreError):
                 decode("g1", 9, {"Paiju-Command-Id": "c"}, b"x")
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_command_too_large_for_one_message_is_stored_as_a_batch(nats_url: str) -> None:
+    """Events that together pass the server's largest message (each within it) are stored as an atomic batch, a
+    message per event, and read back as any command."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            size = store.client.max_payload // 2 - 10
+            parts = [bytes([i]) * size for i in range(3)]
+            stored = await store.append("g1", Position(), "large", parts)
+            assert [r.data for r in stored] == parts and len({r.sequence for r in stored}) == 3
+            assert await store.load("g1") == stored and await store.read_all() == stored
+            assert (await store.client.jetstream().stream_info(stream)).state.last_seq == 3
         finally:
             await store.close()
 

@@ -12,7 +12,8 @@ from typing import Protocol
 from paiju.platform.errors import Contention, Unavailable
 
 MAX_BATCH = 1000
-"""Events one append may carry (JetStream's atomic batch limit)."""
+"""Events one append may carry (JetStream's atomic batch limit, which a command too large for one message is
+stored in)."""
 
 
 @dataclass(frozen=True, slots=True)

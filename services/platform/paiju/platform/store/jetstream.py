@@ -700,15 +700,12 @@ class JetStreamEventStore:
             self._room(False)
             last_sequence = int(reply["seq"])
             self._wrote(aggregate, last_sequence)
-            first = last_sequence - len(events) + 1 if self._batches else last_sequence  # one message: one sequence
+            # a batch is a message per event; otherwise the events share the one message's sequence
+            batched = self._batched(events)
+            first = last_sequence - len(events) + 1 if batched else last_sequence
             stored = [
                 Recorded(
-                    aggregate,
-                    expected.version + i,
-                    first + (i - 1 if self._batches else 0),
-                    command_id,
-                    bytes(data),
-                    trace,
+                    aggregate, expected.version + i, first + (i - 1 if batched else 0), command_id, bytes(data), trace
                 )
                 for i, data in enumerate(events, start=1)
             ]
@@ -734,8 +731,9 @@ class JetStreamEventStore:
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes], trace: Trace = ()
     ) -> dict[str, Any]:
         """Publish one command's events as one message (`paiju.platform.store.messages`), with the trace context
-        ``trace`` (when traced). The server's reply."""
-        if self._batches and len(events) > 1:
+        ``trace`` (when traced); as an atomic batch if they would not fit in one message (the server's
+        ``max_payload``, 1 MiB by default), or with ``batches``. The server's reply."""
+        if self._batched(events):
             return await self._publish_batch(aggregate, expected, command_id, events, trace)
         headers = {
             "Nats-Msg-Id": f"{aggregate}:{command_id}:1",
@@ -754,6 +752,11 @@ class JetStreamEventStore:
         msg = await self._nc.request(self.subject(aggregate), body, timeout=self._timeout, headers=headers)
         reply: dict[str, Any] = json.loads(msg.data) if msg.data else {}
         return reply
+
+    def _batched(self, events: Sequence[bytes]) -> bool:
+        """Whether a command's ``events`` are stored as an atomic batch, a message per event: with ``batches``, or
+        when they would not fit in one message (a rare command, stored as streams were before)."""
+        return len(events) > 1 and (self._batches or sum(map(len, events)) + 6 * len(events) > self._nc.max_payload)
 
     async def _publish_batch(
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes], trace: Trace = ()
