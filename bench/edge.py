@@ -77,7 +77,7 @@ async def _take_payloads() -> dict[str, bytes]:
     from paiju.engine.bootstrap import build
     from paiju.platform.serving import build_server
     from paiju.platform.store import MemoryEventStore
-    from paiju.platform.tokens import Identity, Role, Signer, Trust
+    from paiju.platform.tokens import MAX_SECONDS, Identity, Role, Signer, Trust
     from paiju.rules.rng import SeededRandom
 
     signer = Signer(Ed25519PrivateKey.generate(), KEY_ID)
@@ -93,14 +93,15 @@ async def _take_payloads() -> dict[str, bytes]:
     def md(identity: Identity) -> tuple[tuple[str, str], ...]:
         return (("authorization", f"Bearer {signer.mint(identity)}"),)
 
-    seats = [md(Identity(f"p{s}", Role.PLAYER, GAME_ID, s, now + 3600, now)) for s in range(4)]
+    seats = [md(Identity(f"p{s}", Role.PLAYER, GAME_ID, s, now + MAX_SECONDS[Role.PLAYER], now)) for s in range(4)]
     try:
         async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
             stub: Any = engine_pb2_grpc.EngineServiceStub(channel)
             create = engine_pb2.CreateGameRequest(game_id=GAME_ID, game=engine_pb2.GAME_TRACTOR)
             for s in range(4):
                 create.seats.add(seat=s, player_id=f"p{s}")
-            await stub.CreateGame(create, metadata=md(Identity("lobby", Role.SERVICE, expires=now + 3600, issued=now)))
+            lobby = Identity("lobby", Role.SERVICE, expires=now + MAX_SECONDS[Role.SERVICE], issued=now)
+            await stub.CreateGame(create, metadata=md(lobby))
             act_request, act_response = b"", b""
             plays = 0
             while plays < 12:  # a few tricks into the play phase
@@ -321,15 +322,19 @@ async def _measure(
     """Per mode and method, the server's CPU per call (µs) in each round. Within a round each method's calls go to
     the servers in `BLOCKS` blocks, the servers taking turns block by block (the order reversed every other block),
     so that a change in the machine's load falls on every server alike."""
-    from paiju.platform.tokens import Identity, Role, Signer, Trust
+    from paiju.platform.tokens import MAX_SECONDS, Identity, Role, Signer, Trust
 
     signer = Signer(Ed25519PrivateKey.generate(), KEY_ID)
     (folder / "keys.json").write_text(Trust.of([signer]).jwks())
-    now = int(time.time())
-    tokens = [
-        (("authorization", f"Bearer {signer.mint(Identity(f'p{a}', Role.PLAYER, GAME_ID, a % 4, now + 3600, now))}"),)
-        for a in range(ACCOUNTS)
-    ]
+
+    def minted() -> list[tuple[tuple[str, str], ...]]:
+        """The accounts' tokens, fresh: a player's lives 15 minutes at most (`MAX_SECONDS`), less than a whole run."""
+        now = int(time.time())
+        lifetime = MAX_SECONDS[Role.PLAYER]
+        identities = [Identity(f"p{a}", Role.PLAYER, GAME_ID, a % 4, now + lifetime, now) for a in range(ACCOUNTS)]
+        return [(("authorization", f"Bearer {signer.mint(identity)}"),) for identity in identities]
+
+    tokens = minted()
     requests = _requests(payloads)
     servers = [Server(mode, folder, min(channels, concurrency)) for mode in MODES]
     cpu: dict[str, dict[str, list[float]]] = {mode: {m: [] for m in METHODS} for mode in MODES}
@@ -339,6 +344,7 @@ async def _measure(
             for method in METHODS:
                 await _calls(server, method, requests[method], tokens, max(ACCOUNTS, block), concurrency=concurrency)
         for _ in range(rounds):
+            tokens = minted()  # a round takes minutes; the verifiers learn the new tokens in the round's first calls
             for method in METHODS:
                 spent = dict.fromkeys(MODES, 0)
                 for b in range(BLOCKS):

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paiju.engine.games import Games
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.store.jetstream import JetStreamEventStore
-from paiju.platform.tokens import Identity, Issuer, Role, Signer, Trust
+from paiju.platform.tokens import MAX_SECONDS, Identity, Issuer, Role, Signer, Trust
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
@@ -40,15 +40,16 @@ def _md(identity: Identity) -> tuple[tuple[str, str], ...]:
 
 
 async def _table(stub: Any, game_id: str, acts: int, latencies: list[float], seed: int, *, think: float) -> None:
-    expires = int(time.time()) + 3600
-    seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, expires)) for s in range(6)]
+    now = int(time.time())  # tokens as long-lived as their roles allow (MAX_SECONDS): a table's acts take seconds
+    seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, now + MAX_SECONDS[Role.PLAYER], now)) for s in range(6)]
     create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ)
     create.zlj_options.CopyFrom(
         zlj_pb2.ZljOptions(
             deals=0, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL
         )
     )
-    await stub.CreateGame(create, metadata=_md(Identity("lobby", Role.SERVICE, expires=expires)))
+    service = Identity("lobby", Role.SERVICE, expires=now + MAX_SECONDS[Role.SERVICE], issued=now)
+    await stub.CreateGame(create, metadata=_md(service))
     rng = SeededRandom(seed)
     done = 0
     last = 5

@@ -38,7 +38,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from paiju.dev.stack import embedded_nats
 from paiju.platform.partitions import PARTITIONS, partition_of
 from paiju.platform.probe import free_port, wait_until_serving
-from paiju.platform.tokens import Identity, Issuer, Role, Signer, Trust
+from paiju.platform.tokens import MAX_SECONDS, Identity, Issuer, Role, Signer, Trust
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
@@ -70,12 +70,13 @@ def _metrics(port: int) -> dict[str, float]:
 
 
 async def _table(players: Any, spectators: Any, game_id: str, seed: int, watched: list[int]) -> None:
-    expires = int(time.time()) + 3600
-    seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, expires)) for s in range(6)]
+    now = int(time.time())  # tokens as long-lived as their roles allow (MAX_SECONDS): a table's acts take seconds
+    seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, now + MAX_SECONDS[Role.PLAYER], now)) for s in range(6)]
     create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ)
     create.zlj_options.CopyFrom(zlj_pb2.ZljOptions(deals=0))
-    await players.CreateGame(create, metadata=_md(Identity("lobby", Role.SERVICE, expires=expires)))
-    spectator = _md(Identity("watcher", Role.SPECTATOR, game_id, expires=expires))
+    service = Identity("lobby", Role.SERVICE, expires=now + MAX_SECONDS[Role.SERVICE], issued=now)
+    await players.CreateGame(create, metadata=_md(service))
+    spectator = _md(Identity("watcher", Role.SPECTATOR, game_id, expires=now + MAX_SECONDS[Role.SPECTATOR], issued=now))
     watch = spectators.Watch(engine_pb2.WatchRequest(game_id=game_id), metadata=spectator)
 
     async def follow() -> None:

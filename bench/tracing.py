@@ -51,7 +51,7 @@ from paiju.platform import tracing
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.store import messages
 from paiju.platform.store.base import Recorded
-from paiju.platform.tokens import Identity, Issuer, Role, Signer, Trust
+from paiju.platform.tokens import MAX_SECONDS, Identity, Issuer, Role, Signer, Trust
 from paiju.rules.rng import SeededRandom
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
 
@@ -63,11 +63,11 @@ WARM_ACTS = 20
 WATCHERS = 6
 """Watch messages one act sends at a table whose six seats watch."""
 EVENTS_READ = 2
+"""Stored messages read per act: the engine's feed delivers its own append back, and the move's event."""
 SERVER_CALLS = 2
+"""The calls of one act: the mover's `GetLegalActions` and its `Act`."""
 EXPORT_BATCH = 512
 """Spans the exporter sends at a time (OpenTelemetry's batch processor's default)."""
-"""The calls of one act: the mover's `GetLegalActions` and its `Act`."""
-"""Stored messages read per act: the engine's feed delivers its own append back, and the move's event."""
 TARGET = 0.01
 """Tracing off may cost at most 1 % of the engine's CPU per act."""
 
@@ -91,16 +91,18 @@ def _md(identity: Identity) -> tuple[tuple[str, str], ...]:
 
 
 async def _table(stub: Any, game_id: str, acts: int, seed: int) -> int:
-    """Create a table's game, open one seat's Watch, and play ``acts`` random legal acts; the acts made."""
-    expires = int(time.time()) + 3600
-    seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, expires)) for s in range(6)]
+    """Create a table's game, open one seat's Watch, and play ``acts`` random legal acts; the acts made. Its tokens
+    live as long as their roles allow (`MAX_SECONDS`): a table's acts take seconds."""
+    now = int(time.time())
+    seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, now + MAX_SECONDS[Role.PLAYER], now)) for s in range(6)]
+    service = Identity("lobby", Role.SERVICE, expires=now + MAX_SECONDS[Role.SERVICE], issued=now)
     create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ)
     create.zlj_options.CopyFrom(
         zlj_pb2.ZljOptions(
             deals=0, reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL
         )
     )
-    await stub.CreateGame(create, metadata=_md(Identity("lobby", Role.SERVICE, expires=expires)))
+    await stub.CreateGame(create, metadata=_md(service))
     watch = stub.Watch(engine_pb2.WatchRequest(game_id=game_id), metadata=seats[0])
 
     async def watching() -> None:

@@ -281,7 +281,7 @@ def test_no_secret_is_written_in_the_manifests(overlay: tuple[str, list[Doc]]) -
 
 def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[Doc]]) -> None:
     _, docs = overlay
-    signing = {"lobby": "paiju-lobby-key", "bots": "paiju-bots-key"}
+    signing = {"lobby": "paiju-lobby-key", "bots": "paiju-bots-key", "web": "paiju-web-key"}
     database = ("paiju-database", "url")
     # each process reads its secrets from files mounted from the Secrets it needs, and only from those
     files = {
@@ -298,11 +298,14 @@ def test_the_paiju_processes_get_the_secrets_they_need(overlay: tuple[str, list[
         "scoring": {"DATABASE_URL_FILE": database, NATS_SEED: ("paiju-nats-scoring", "seed")},
         # the clients of the public API: no NATS at all
         "bots": {"PAIJU_SIGNING_KEY_FILE": (signing["bots"], "key.pem")},
-        # a guest and a spectator of the public API, and each player with the player's own session: its one secret
-        # is the key that seals those sessions in the browsers' cookies
-        "web": {"PAIJU_WEB_SESSION_KEY_FILE": ("paiju-web-session", "key")},
+        # a guest and a spectator of the public API, and each player with the player's own session: the key that
+        # seals those sessions in the browsers' cookies, and its own key, which vouches for the browsers' addresses
+        "web": {
+            "PAIJU_WEB_SESSION_KEY_FILE": ("paiju-web-session", "key"),
+            "PAIJU_SIGNING_KEY_FILE": (signing["web"], "key.pem"),
+        },
     }
-    references = {"lobby": {"PAIJU_SIGNING_KEY_ID"}, "bots": {"PAIJU_SIGNING_KEY_ID"}}
+    references = {"lobby": {"PAIJU_SIGNING_KEY_ID"}, "bots": {"PAIJU_SIGNING_KEY_ID"}, "web": {"PAIJU_SIGNING_KEY_ID"}}
     for workload, container in paiju_containers(docs):
         pod = next(w for w in workloads(docs) if w["metadata"]["name"] == workload)["spec"]["template"]["spec"]
         volumes = {v["name"]: v for v in pod.get("volumes", [])}

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from paiju.lobby.table import (
     DELAYED_MOVES,
+    QUEUE_OWNER,
     SEATS,
     TOURNAMENT_TURN_SECONDS,
     AddBot,
@@ -55,6 +56,7 @@ from paiju.lobby.table import (
     decide,
     engine_seats,
     evolve,
+    expirable,
     game_id_of,
     match_options,
     new_bot_id,
@@ -1004,7 +1006,7 @@ def test_a_zlj_table_through_two_matches() -> None:
     table, events = step(table, FinishMatch("t1-m1", result))
     assert events == [MatchFinished("t1-m1", result)]
     assert table.status is Status.FINISHED
-    assert table.last_result == result
+    assert (table.last_result, table.last_game_id) == (result, "t1-m1")
     assert [s.ready for s in table.seats] == [False, True, False, True, True, True]
     assert all(not s.covered and not s.runner and not s.lease_until for s in table.seats)
     assert decide(table, FinishMatch("t1-m1", result)) == []
@@ -1018,6 +1020,7 @@ def test_a_zlj_table_through_two_matches() -> None:
     assert (second.game_id, second.match) == ("t1-m2", 2)
     assert second.players == (ANN, "bot-t1-3", CY, "bot-t1-0", "bot-t1-1", "bot-t1-2")
     assert (table.status, table.game_id, table.matches, table.last_result) == (Status.PLAYING, "t1-m2", 2, result)
+    assert table.last_game_id == "t1-m1"  # the result shown during the second match is the first match's
 
     assert replay(log) == table
 
@@ -1295,3 +1298,38 @@ def test_a_table_opened_without_a_mode_keeps_its_stored_digest() -> None:
     before = f"OpenTable(table_id={T!r}, name='Friday table', game='zlj', owner={OWNER!r}, tournament=False, "
     before += "zlj_options=None, tractor_options=None)"
     assert legacy_repr(command) == before
+
+
+# --- expiry ---------------------------------------------------------------------------------------------
+
+
+def _owned_by(owner: str) -> Table:
+    """A table ``owner`` opened, with Ann, Bo and Cy seated and bots in the other seats, everyone ready."""
+    table = run([OpenTable(T, "Friday table", "zlj", owner)])
+    table = run([take(ANN, 0), take(BO, 1), take(CY, 2), *[AddBot(owner) for _ in range(3)]], table)
+    return run([SetReady(p, True) for p in (ANN, BO, CY)], table)
+
+
+def test_a_players_table_expires_only_with_nobody_seated_and_no_match_in_play() -> None:
+    player = "account-olga"
+    assert expirable(run([OpenTable(T, "Friday table", "zlj", player)]))
+    table = _owned_by(player)
+    assert not expirable(table), "people sit there"
+    table = run([StartMatch(player)], table)
+    table = run([FinishMatch(table.game_id, ZLJ_RESULT)], table)
+    assert table.status is Status.FINISHED and not expirable(table), "people still sit there"
+    table = run([LeaveSeat(p) for p in (ANN, BO, CY)], table)
+    assert expirable(table), "only bots are left"
+
+
+def test_an_operators_table_never_expires_and_the_queues_expires_once_its_match_is_over() -> None:
+    operator = _owned_by(OWNER)
+    operator = run([StartMatch(OWNER)], operator)
+    assert not expirable(run([FinishMatch(operator.game_id, ZLJ_RESULT)], operator))
+    queue = run([OpenTable(T, "Casual match", "zlj", QUEUE_OWNER)])
+    assert expirable(queue), "opened and never seated (the queue's seating was cut short)"
+    queue = _owned_by(QUEUE_OWNER)
+    queue = run([StartMatch(QUEUE_OWNER)], queue)
+    assert not expirable(queue), "a match in play"
+    queue = run([FinishMatch(queue.game_id, ZLJ_RESULT)], queue)
+    assert queue.seats[0].player_id == ANN and expirable(queue), "its players queue again; nobody starts another here"

@@ -124,12 +124,14 @@ def test_the_watch_sends_the_table_again_when_its_match_is_rated(nats_url: str, 
             assert replayed is not None and replayed.updated.model == 3 and replayed.number == 5
             assert again.of_match(table_id, f"{table_id}-m0") is None, "only the table's latest rated match"
 
-            # the next match started: the last result's ratings are not shown beside it
+            # the next match started: the last result is still the first match's, with its game and its ratings
             await wait_until(lambda: _ready(s, table_id, owner), "the bots ready again")
             nxt = (await s.lobby.StartMatch(lobby_pb2.StartMatchRequest(table_id=table_id), metadata=owner)).table
-            assert nxt.status == lobby_pb2.TABLE_STATUS_PLAYING and not nxt.last_result.HasField("ratings")
+            assert nxt.status == lobby_pb2.TABLE_STATUS_PLAYING and nxt.game_id != started.game_id
             playing = (await s.lobby.GetTable(lobby_pb2.GetTableRequest(table_id=table_id), metadata=owner)).table
-            assert not playing.last_result.HasField("ratings")
+            for table in (nxt, playing):
+                assert table.last_result.game_id == started.game_id, "the result names the game it is the result of"
+            assert playing.last_result.ratings.model == 3, "GetTable shows the last result's ratings beside it"
 
     asyncio.run(main())
 

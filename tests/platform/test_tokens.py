@@ -124,7 +124,7 @@ def test_keys_on_disk_and_paiju_token(tmp_path: Path, capsys: pytest.CaptureFixt
     assert set(files) == set(Issuer)
     assert all(stat.S_IMODE(path.stat().st_mode) == 0o600 for path in files.values()), "private keys: owner only"
     trust = load_trust(tmp_path / "keys.json")
-    assert set(trust.keys) == {"lobby.1", "bots.1", "admin.1"}
+    assert set(trust.keys) == {"lobby.1", "bots.1", "admin.1", "web.1"}
     again = generate_keys(tmp_path)
     assert load_trust(tmp_path / "keys.json").keys.keys() == trust.keys.keys() and again == files, "keys are kept"
     args = ["token", "ops", "--role", "analyst", "--key", str(files[Issuer.ADMIN]), "--key-id", "admin.1"]

@@ -25,6 +25,7 @@ TRUST = Trust.of(SIGNERS.values())
 LOBBY = SIGNERS[Issuer.LOBBY]
 BOTS = SIGNERS[Issuer.BOTS]
 ADMIN = SIGNERS[Issuer.ADMIN]
+WEB = SIGNERS[Issuer.WEB]
 ISSUER_OF = {
     Role.PLAYER: Issuer.LOBBY,
     Role.SPECTATOR: Issuer.LOBBY,
@@ -33,6 +34,7 @@ ISSUER_OF = {
     Role.ADMIN: Issuer.ADMIN,
     Role.REFEREE: Issuer.ADMIN,
     Role.ANALYST: Issuer.ADMIN,
+    Role.WEB: Issuer.WEB,
 }
 
 

@@ -1,8 +1,8 @@
 """One move traced across every process: the engine, the lobby and scoring run as processes of their own
 (`paiju.dev.stack.Services`, as `make run` starts them) and export their spans over OTLP/gRPC to a receiver of the
-suite (`tests.support.otlp_receiver`); a client in this process, traced as well, makes one move while another seat
-watches the game. The move's spans must join into one trace — the client's call, the engine's server span, its
-append to the stream, the message every watcher is sent — and the batches of the lobby's and scoring's consumers
+suite (`tests.support.otlp_receiver`); a client in this process, traced as well, makes one move while two other seats
+watch the game. The move's spans must join into one trace — the client's call, the engine's server span, its
+append to the stream, the message each watcher is sent — and the batches of the lobby's and scoring's consumers
 that fold the move must link to its append."""
 
 from __future__ import annotations
@@ -117,25 +117,27 @@ async def _one_move(receiver: Receiver, endpoint: str, addresses: dict[str, str]
         legal = await engine.GetLegalActions(
             engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=seat_token(turn), timeout=10
         )
-        watcher_seat = (turn + 1) % 6
-        watch = engine.Watch(engine_pb2.WatchRequest(game_id=game_id), metadata=seat_token(watcher_seat))
+        watches = [
+            engine.Watch(engine_pb2.WatchRequest(game_id=game_id), metadata=seat_token((turn + i) % 6)) for i in (1, 2)
+        ]
         version = (await engine.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=service)).version
-        seen: list[int] = []
+        seen: list[list[int]] = [[] for _ in watches]
 
-        async def watching() -> None:
+        async def watching(watch: Any, into: list[int]) -> None:
             async for message in watch:
                 if message.HasField("envelope"):
-                    seen.append(message.envelope.version)
+                    into.append(message.envelope.version)
                     if message.envelope.version > version:
                         return
 
-        watcher = asyncio.create_task(watching())
+        watchers = [asyncio.create_task(watching(w, into)) for w, into in zip(watches, seen, strict=True)]
         act = engine_pb2.ActRequest(game_id=game_id, command_id=uuid.uuid4().hex)
         act.zlj.CopyFrom(legal.actions[0].zlj)
         answer = await engine.Act(act, metadata=seat_token(turn), timeout=10)
         moved = answer.version
-        await asyncio.wait_for(watcher, 20)
-        watch.cancel()
+        await asyncio.wait_for(asyncio.gather(*watchers), 20)
+        for watch in watches:
+            watch.cancel()
         await engine_channel.close()
     finally:
         tracing.shutdown()  # the client's spans exported
@@ -148,8 +150,11 @@ async def _one_move(receiver: Receiver, endpoint: str, addresses: dict[str, str]
         trace = [s for s in spans if s.trace_id == clients[0].trace_id]
         appends = [s for s in trace if s.name.startswith("append ")]
         linked = [s for s in spans if any(link[1] in {a.span_id for a in appends} for link in s.links)]
-        sends = [s for s in trace if s.name == "send watch message"]
-        if not appends or not sends or {"paiju-lobby", "paiju-scoring"} - {s.service for s in linked}:
+        sends = {link[1] for s in trace if s.name == "send watch message" for link in s.links}
+        watches = {s.span_id for s in spans if s.name == "paiju.v1.EngineService/Watch"}  # ended when cancelled
+        if not appends or len(sends) < 2 or sends - watches:
+            return None  # the move's message to each watcher, and the two Watch calls' own spans
+        if {"paiju-lobby", "paiju-scoring"} - {s.service for s in linked}:
             return None  # the projections of both fold the move: the lobby's game results, scoring's games
         return trace + [s for s in linked if s not in trace]
 
@@ -162,14 +167,15 @@ async def _one_move(receiver: Receiver, endpoint: str, addresses: dict[str, str]
     assert appends and all(a.service == "paiju-engine" and a.kind == "producer" for a in appends), spans
     append = appends[0]
     sends = [s for s in spans if s.name == "send watch message" and s.parent_id == append.span_id]
-    assert sends, "the watcher's message is a child of the append"
+    assert sends, "the watchers' messages are children of the append"
     assert {s.attributes["paiju.version"] for s in sends} & set(range(version + 1, moved + 1))
     assert all(s.trace_id == client.trace_id for s in sends)
     watch_servers = {s.span_id for s in receiver.spans() if s.name == "paiju.v1.EngineService/Watch"}
     assert all(any(link[1] in watch_servers for link in s.links) for s in sends), "linked to the watcher's stream"
+    assert len({link[1] for s in sends for link in s.links}) == 2, "a message to each of the two watchers"
     batches = [s for s in spans if s.kind == "consumer" and (client.trace_id, append.span_id) in s.links]
     assert {b.service for b in batches} == {"paiju-lobby", "paiju-scoring"}, "their batches link to the append"
-    assert seen and max(seen) >= moved
+    assert all(into and max(into) >= moved for into in seen)
     for span in spans:  # every span of the trace hangs from the client's call, or links to its append
         if span.trace_id == client.trace_id and span is not client:
             assert span.parent_id in by_id, span

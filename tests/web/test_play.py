@@ -24,7 +24,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import grpc
 import pytest
+from google.protobuf import json_format
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,7 +35,9 @@ from paiju.tools.analyst.log import decode
 from paiju.tools.analyst.timeline import timeline
 from paiju.tools.web.config import session_key
 from paiju.tools.web.session import COOKIE, SEAT_COOKIE, Sealer
+from paiju.v1 import engine_pb2, engine_pb2_grpc
 
+from ..engine.harness import refusal_of
 from ..support.profiles import profile
 from .browser import Page, browser
 from .test_web_view import LETTER_CARD, _ended_log, paiju_stack, shot
@@ -49,7 +53,8 @@ def stack() -> Iterator[dict[str, Any]]:
     with paiju_stack(
         "paiju-play-",
         PAIJU_WEB_RATE_LIMITS="api:address=1000/second; live:address=100/open",
-        # every browser's sign-in reaches the lobby from the web view's address: the tests sign in many guests
+        # the lobby counts each browser by its own address, and every browser here is at this machine's one address:
+        # the tests sign in many guests
         PAIJU_RATE_LIMITS="Guest:address=1000/minute; Register:address=100/minute; Login:address=100/minute",
     ) as found:
         yield found
@@ -129,13 +134,14 @@ async def sign_in_and_open(page: Page, stack: dict[str, Any], game: str, deals: 
     return str(await page.evaluate("location.hash.slice('#/table/'.length)"))
 
 
-async def play_to_the_end(page: Page, act: Any, most_moves: int = 2000) -> Counter[str]:
-    """Play every turn of the player's with ``act`` until the page shows the result; the moves made, by kind."""
+async def play_to_the_end(page: Page, act: Any, most_moves: int = 2000, until: str = "") -> Counter[str]:
+    """Play every turn of the player's with ``act`` until the page shows the result (or, with ``until``, a script,
+    until it is true at one of the player's turns: the match goes on); the moves made, by kind."""
     made: Counter[str] = Counter()
     after = -1
     for _ in range(most_moves):
         found = await page.wait_for(MY_TURN.format(after=after), MATCH_SECONDS, "the player's turn or the result")
-        if found == "ended":
+        if found == "ended" or (until and await page.evaluate(until)):
             return made
         after = int(found)
         made[str(await act(page))] += 1
@@ -320,6 +326,48 @@ def test_a_tractor_deal_with_concealed_bids_and_follows_that_show_what_they_owe(
     asyncio.run(body())
 
 
+DEAL_OVER = "[...document.querySelectorAll('[data-testid=facts] dt')].some(d => d.textContent === 'Last deal')"
+"""The page tells how the last deal ended: the match's first deal is over."""
+
+
+def test_a_guest_queues_for_casual_zlj_and_plays_a_whole_deal_by_clicking(stack: dict[str, Any]) -> None:
+    """The test of the page as a newcomer meets it: signed in as a guest, the queue (not "Play with bots") for a
+    casual 砸六家 match with a bot wait of one second, the match the queue offers confirmed by the page, and the
+    first deal played to its end by clicking."""
+
+    async def body() -> None:
+        async with browser() as page:
+            await page.goto(stack["web"] + "play#/")
+            await page.wait_for("!!document.querySelector('[data-testid=guest]')", 30, "the sign-in")
+            await page.evaluate("document.querySelector('[data-testid=guest]').click()")
+            await page.wait_for("!!document.querySelector('[data-testid=find-game]')", 30, "the queue")
+            name = await page.evaluate("document.querySelector('[data-testid=name]').textContent")
+            await page.evaluate(
+                "for (const [id, value] of [['queue-game', 'zlj'], ['queue-mode', 'casual'], ['bot-wait', '1']]) {"
+                " const field = document.querySelector(`[data-testid=${id}]`); field.value = value;"
+                " field.dispatchEvent(new Event('change')); }"
+                "document.querySelector('[data-testid=find-game]').click()"
+            )
+            await page.wait_for("location.hash.startsWith('#/table/')", 120, "the table the queue found")
+            table = await page.evaluate("location.hash.slice('#/table/'.length)")
+            await page.settle()
+            events = [json.loads(t) for t in page.traffic if t.startswith("{")]
+            offer = next(e for e in events if "offer_id" in e and "seats" in e)
+            assert any(s["me"] and s["name"] == name for s in offer["seats"]), offer
+            assert any(s["bot"] for s in offer["seats"]), "casual: bots fill the seats after the player's wait"
+            assert {"table_id": table, "seat": offer["seat"]} in events, "found by the queue"
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            assert "Za Liu Jia" in await page.evaluate("document.querySelector('h1').textContent")
+            made = await play_to_the_end(page, by_click, until=DEAL_OVER)
+            assert made["cards"] > 0, made
+            facts = await page.evaluate("document.querySelector('[data-testid=facts]').innerText")
+            assert re.search(r"Last deal\s+.*points A [+-]\d+ · B [+-]\d+", facts), facts
+            assert not page.errors, page.errors
+            print(f"\nqueued deal: {sum(made.values())} moves by clicking ({dict(made)})")
+
+    asyncio.run(body())
+
+
 def test_make_runs_banner_names_the_play_page(stack: dict[str, Any]) -> None:
     url = f"{stack['web']}play"
     assert f"play in a browser at {url} " in stack["banner"], stack["banner"]
@@ -403,6 +451,63 @@ def test_a_page_cannot_read_the_cookie_and_no_token_is_in_a_url_or_a_log(stack: 
                 assert session.token not in text
             for log in (Path(stack["folder"]) / ".data" / "logs").glob("*.log"):
                 assert session.token not in log.read_text(errors="replace"), f"the token is in {log.name}"
+
+    asyncio.run(body())
+
+
+def test_standing_up_ends_the_seat_token_the_browser_kept(stack: dict[str, Any]) -> None:
+    """The game token a browser keeps for its moves (sealed in ``paiju_seat``) ends when its player stands up: a bot
+    takes the seat over in the engine, which refuses the token from then on (``SEAT_LOST``), before it expires; the
+    old cookie sent again with a move acts for nobody."""
+
+    async def body() -> None:
+        async with browser() as page:
+            table = await sign_in_and_open(page, stack, "zlj", deals=1)
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+
+            async def kept() -> dict[str, str] | None:
+                sent = await page.send("Network.getCookies", urls=[stack["web"] + "api/play/act"])  # a move's
+                found = {c["name"]: c["value"] for c in sent["cookies"]}
+                return found if SEAT_COOKIE in found else None
+
+            after = -1
+            while (cookies := await kept()) is None:  # the player's first move (or the page's own, dealing fairly)
+                found = await page.wait_for(MY_TURN.format(after=after), MATCH_SECONDS, "the player's turn")
+                after = int(found)
+                await by_click(page)
+                await asyncio.sleep(0.5)
+            grant = sealer(stack).open_seat(cookies[SEAT_COOKIE])
+            assert grant is not None and grant.table_id == table
+            # the player's turn again: one of its moves is what the old cookie will try to make
+            await page.wait_for(MY_TURN.format(after=after), MATCH_SECONDS, "the player's next turn")
+            await page.settle()
+            command = next(
+                a["command"] for t in reversed(page.traffic) if '"to_act"' in t for a in json.loads(t)["actions"]
+            )
+            view = engine_pb2.GetViewRequest(game_id=grant.game_id)
+            async with grpc.aio.insecure_channel(stack["engine"]) as channel:
+                engine: Any = engine_pb2_grpc.EngineServiceStub(channel)
+                assert await refusal_of(engine.GetView(view, metadata=grant.metadata)) == (grpc.StatusCode.OK, "")
+                status, answer, _ = post(
+                    f"{stack['web']}api/play/tables/{table}/leave", origin=origin(stack), cookie=cookies[COOKIE]
+                )
+                assert status == 200 and answer["table"]["my_seat"] is None, answer
+                assert grant.expires_at > time.time() + 60, "long before the token would have expired"
+                refused = await refusal_of(engine.GetView(view, metadata=grant.metadata))
+                assert refused == (grpc.StatusCode.PERMISSION_DENIED, "SEAT_LOST"), refused
+                move = json_format.ParseDict(command, engine_pb2.GameCommand())
+                which = str(move.WhichOneof("command"))
+                act = engine_pb2.ActRequest(game_id=grant.game_id, command_id="stood-up-1")
+                getattr(act, which).CopyFrom(getattr(move, which))
+                assert await refusal_of(engine.Act(act, metadata=grant.metadata)) == refused
+            both = f"{COOKIE}={cookies[COOKIE]}; {SEAT_COOKIE}={cookies[SEAT_COOKIE]}"
+            status, answer, _ = post(
+                stack["web"] + "api/play/act",
+                {"table_id": table, "version": None, "command": command},
+                origin=origin(stack),
+                headers={"Cookie": both},
+            )
+            assert (status, answer["reason"]) == (403, "NOT_SEATED"), answer
 
     asyncio.run(body())
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -117,3 +118,28 @@ def test_never_runs_as_root(data_dir: Path) -> None:
         else:
             assert uid == os.geteuid()
         assert query(server.dsn, "SELECT current_user") == embedded.SUPERUSER
+
+
+def test_the_server_is_started_without_forking_this_process(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No child of ``start`` is asked to switch user itself: ``subprocess`` would have to ``fork`` (not ``vfork``).
+
+    A fork of a process that has loaded gRPC runs gRPC's fork handlers in the child, which has crashed the child with
+    SIGSEGV before PostgreSQL started. The switch of user is made by ``setpriv`` in the child instead.
+    """
+    arguments: list[dict[str, Any]] = []
+    real = subprocess.Popen
+
+    class Recording(real):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            arguments.append(kwargs)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Recording)
+    with embedded.start(data_dir, durable=False) as server:
+        status = Path(f"/proc/{server.pid}/status").read_text().splitlines()
+        groups = next(line for line in status if line.startswith("Groups:")).split()[1:]
+        if os.geteuid() == 0:
+            assert groups == []
+    assert len(arguments) >= 2  # initdb and the server
+    for kwargs in arguments:
+        assert not {"user", "group", "extra_groups", "preexec_fn"} & {key for key, value in kwargs.items() if value}

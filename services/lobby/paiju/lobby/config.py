@@ -33,7 +33,7 @@ IDLE_TABLE_MINUTES = Setting(
     "PAIJU_IDLE_TABLE_MINUTES",
     30.0,
     "how long a table with no person seated and no match in play stays open before it expires, in minutes (0: "
-    "never); tables an operator opened do not expire",
+    "never); tables an operator opened do not expire; a table the queue opened expires this long after its match",
 )
 
 

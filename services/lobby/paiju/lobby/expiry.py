@@ -8,7 +8,8 @@ expirable (`paiju.lobby.table.expirable`) and nothing has happened to it since, 
 id ``expire:<table>:<version>``: every replica may try, the first append wins and the others find it done); a table
 that is not expirable (someone sits, a match runs) is dropped until its next event sets a deadline again. A starting
 lobby schedules the tables its read model holds as expirable, once, from the time of their last change. Tables an
-operator opened, and tournament tables, never expire.
+operator opened, and tournament tables, never expire; a table the queue opened expires once its match has ended,
+whoever sits at it (`paiju.lobby.table.expirable`).
 """
 
 from __future__ import annotations

@@ -44,8 +44,8 @@ GRACE_SECONDS = 15.0
 """D-MM-5: how long an entry outlives the last stream of its player."""
 QUEUE_ATTENDANCE = "queue"
 """The 'table' under which a `FindMatch` stream marks its player present in the attendance bucket."""
-OWNER = "matchmaking"
-"""The owner of the tables the queue opens (an operator's kind of owner: not a player's, never counted or expired)."""
+OWNER = tb.QUEUE_OWNER
+"""The owner of the tables the queue opens (not a player's: never counted; expired once their match has ended)."""
 GAME_ORDER = tuple(sorted(GAMES))
 """The lease partitions: partition i forms the matches of ``GAME_ORDER[i]``."""
 DEFAULT_MU = 25.0

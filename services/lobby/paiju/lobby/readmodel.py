@@ -221,13 +221,14 @@ class TableReadModel:
         return {str(row["table_id"]) for row in rows}
 
     async def idle_tables(self) -> list[tuple[str, float]]:
-        """The tables that may expire (open or finished, a player's, not a tournament's), each with the time of its
-        row's last change (Unix seconds): what a starting lobby schedules, once."""
+        """The tables that may expire (open or finished, a player's or the queue's, not a tournament's), each with the
+        time of its row's last change (Unix seconds): what a starting lobby schedules, once."""
         rows = await self._pool.fetch(
             """
             SELECT table_id, extract(epoch FROM updated_at) AS at FROM lobby_tables
-            WHERE status IN ('open', 'finished') AND owner LIKE 'account-%'
-            """
+            WHERE status IN ('open', 'finished') AND (owner LIKE 'account-%' OR owner = $1)
+            """,
+            tb.QUEUE_OWNER,
         )
         return [(str(row["table_id"]), float(row["at"])) for row in rows]
 

@@ -104,6 +104,11 @@ ROLES = {
     "ListReservedNames": (Role.ADMIN,),
 }
 """The methods only some roles may call, checked by the edge (ROLE_REQUIRED)."""
+FORWARDERS = (Role.WEB,)
+"""Whose word the lobby takes for the address of the client a call is made for (`paiju.platform.edge.client_peer`):
+the web view's own token (role web, signed with its key) alone, so that the per-address limits — ``Guest``,
+``Register`` and ``Login`` a minute, wrong passwords — count each browser, not the web view all its browsers share.
+The same metadata from anyone else is ignored."""
 ENGINE_SECONDS = 10.0
 """How long the lobby waits for the engine's answer to a seat change before it answers UNAVAILABLE."""
 KINDS = {v: k for k, v in GAMES.items()}
@@ -180,13 +185,13 @@ def table_message(table: tb.Table, version: int, rated: mm.RatedMatch | None = N
     if table.last_result is not None:
         r = table.last_result
         result = message.last_result
-        result.game_id = table.game_id
+        result.game_id = table.last_game_id
         result.team_points.extend(r.team_points)
         result.individual_points.extend(r.individual_points)
         result.levels.extend(r.levels)
         if r.winner_team is not None:
             result.winner_team = r.winner_team
-        if rated is not None and rated.updated.game_id == table.game_id and table.status is not tb.Status.PLAYING:
+        if rated is not None and rated.updated.game_id == table.last_game_id:
             _rated_into(result.ratings, rated)
     return message
 
@@ -298,9 +303,14 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self._now = now
         self.verifier = Verifier(trust, now, Audience.LOBBY)
         self.policy = Policy(
-            authenticator=self.verifier, public=("Register", "Login", "Guest"), limits=limits, roles=ROLES
+            authenticator=self.verifier,
+            public=("Register", "Login", "Guest"),
+            limits=limits,
+            roles=ROLES,
+            forwarders=FORWARDERS,
         )
-        """What the gRPC edge does for this service (every method but the three that sign in needs a token)."""
+        """What the gRPC edge does for this service (every method but the three that sign in needs a token; the
+        per-address limits count the browser the web view names, `FORWARDERS`)."""
         self.presence = Presence(tables, self._engine_seats, grace_seconds, attendance)
         """Who is at which table; a bot covers an absent player's seat, and hands it back."""
         self.leases = SeatLeases(tables, listing.playing_tables_with_bots)
@@ -603,7 +613,9 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
     def _table_message(self, loaded: Loaded[tb.Table]) -> lobby_pb2.Table:
         """A table as GetTable and WatchTable show it: its last result with its ratings once scoring rated it."""
         table = loaded.state
-        return table_message(table, loaded.version, self.matchmaker.ratings.of_match(table.table_id, table.game_id))
+        return table_message(
+            table, loaded.version, self.matchmaker.ratings.of_match(table.table_id, table.last_game_id)
+        )
 
     async def WatchTable(
         self, request: lobby_pb2.WatchTableRequest, context: grpc.aio.ServicerContext[Any, Any]

@@ -130,6 +130,8 @@ class Table:
     game_id: str = ""
     matches: int = 0
     last_result: Result | None = None
+    last_game_id: str = ""
+    """The game ``last_result`` is the result of: ``game_id`` names the next match's game once it has started."""
     spectators: Spectators | None = None
     """Who may watch its games (``None``: public, as every table opened before policies existed)."""
 
@@ -402,12 +404,18 @@ Event = (
 
 
 PLAYER_OWNER = "account-"
+QUEUE_OWNER = "matchmaking"
+"""The owner of the tables the matchmaking queue opens, one match each (`paiju.lobby.matchmaking`)."""
 """The owner ids of the tables players open (account keys): an operator's or the lobby's tables are not theirs."""
 
 
 def expirable(table: Table) -> bool:
     """Whether ``table`` would expire when left alone: a table a player opened (not an operator's, not a tournament
-    round's), open or finished, with no person seated (bots do not keep a table) and no match in play."""
+    round's), open or finished, with no person seated (bots do not keep a table) and no match in play; or a table the
+    queue opened, once its match has ended (or while it is still open), whoever sits at it: only its owner, the
+    queue, could start another match there, and it never does — its players queue again."""
+    if table.owner == QUEUE_OWNER:
+        return table.status in (Status.OPEN, Status.FINISHED) and not table.tournament
     return (
         table.status in (Status.OPEN, Status.FINISHED)
         and not table.tournament
@@ -648,7 +656,7 @@ def evolve(table: Table, event: Any) -> Table:
         after = tuple(
             replace(s, ready=s.bot, covered=False, runner="", lease_until=0) if not s.free else s for s in table.seats
         )
-        return replace(table, status=Status.FINISHED, seats=after, last_result=event.result)
+        return replace(table, status=Status.FINISHED, seats=after, last_result=event.result, last_game_id=table.game_id)
     if isinstance(event, TableExpired):
         return replace(table, status=Status.EXPIRED)
     raise TypeError(f"not a lobby event: {type(event).__name__}")

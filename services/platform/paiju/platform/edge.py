@@ -18,7 +18,9 @@ In order, for each call of a `paiju.v1` service:
    and the caller's identity is made available to the handler (`caller`); a method the service's policy reserves
    for some roles is refused ``ROLE_REQUIRED`` here to anyone else.
 5. **Limits.** The service's rate limits (`paiju.platform.limits`) for the method, by client address and by
-   account; a stream also holds one of a limited number of open streams until it ends.
+   account; a stream also holds one of a limited number of open streams until it ends. The client address is the
+   connection's, unless a gateway the service trusts for it (`Policy.forwarders`: the lobby trusts the web view)
+   names the client it calls for (`client_peer`).
 6. **Answers.** A `Refused` raised by the handler becomes its status: the code that goes with its reason, its
    message, and a `google.rpc.Status` trailer with an `ErrorInfo` and its details. A dependency failing mid-call
    is ``UNAVAILABLE``; anything else unexpected is ``INTERNAL`` / ``INTERNAL_ERROR`` with a reference to quote,
@@ -30,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import ipaddress
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterable, Mapping, Sequence
@@ -51,6 +54,16 @@ from grpc_status import rpc_status
 from paiju.platform.errors import DOMAIN, Contention, Reason, Refused, Unavailable, retry_after
 from paiju.platform.tokens import Role
 from paiju.v1 import errors_pb2
+
+CLIENT_ADDRESS = "paiju-client-address"
+"""Call metadata: the IP address of the client a gateway makes the call for (a browser, for the web view), as text.
+It is believed only when the call also carries `FORWARDER`, a token of a role the service trusts for it; from anyone
+else it is ignored, and the connection's address counts."""
+FORWARDER = "paiju-forwarder"
+"""Call metadata: ``Bearer <token>`` of the gateway vouching for `CLIENT_ADDRESS` (the web view's own token, role
+web). Apart from ``authorization``, which carries the client's own token (a browser's session) when it has one."""
+MAX_ADDRESS_CHARS = 45
+"""The longest IP address in text (an IPv6 address with an IPv4 tail)."""
 
 log = structlog.get_logger("paiju.edge")
 
@@ -115,9 +128,64 @@ def caller() -> Any:
 
 
 def peer() -> str:
-    """The address of the client of the call being handled (gRPC's peer string, e.g. ``ipv4:127.0.0.1:51234``)."""
+    """The address of the client of the call being handled (gRPC's peer string, e.g. ``ipv4:127.0.0.1:51234``):
+    the connection's, or the address a trusted gateway named for the call (``ipv4:203.0.113.7:0``, see
+    `client_peer`)."""
+    forwarded = _PEER.get()
+    if forwarded is not None:
+        return forwarded
     context = _CONTEXT.get()
     return str(context.peer() or "") if context is not None else ""
+
+
+_PEER: contextvars.ContextVar[str | None] = contextvars.ContextVar("paiju_peer", default=None)
+
+
+def forwarded_peer(value: Any) -> str:
+    """A `CLIENT_ADDRESS` value as a peer string (``ipv4:203.0.113.7:0``, ``ipv6:[2001:db8::1]:0``; an IPv4 address
+    written as IPv6, ``::ffff:203.0.113.7``, as the IPv4 one), or `Refused` (INVALID_REQUEST) when it is not one IP
+    address: empty, longer than an address, with a zone, a port or anything else beside it."""
+    text = value if isinstance(value, str) else ""
+    found: ipaddress.IPv4Address | ipaddress.IPv6Address | None = None
+    if 0 < len(text) <= MAX_ADDRESS_CHARS and "%" not in text:
+        with contextlib.suppress(ValueError):
+            found = ipaddress.ip_address(text)
+    if found is None:
+        raise Refused(
+            Reason.INVALID_REQUEST,
+            f"the {CLIENT_ADDRESS} metadata must be one IP address",
+            {"field": CLIENT_ADDRESS},
+        )
+    if isinstance(found, ipaddress.IPv6Address) and found.ipv4_mapped is not None:
+        found = found.ipv4_mapped
+    return f"ipv4:{found}:0" if found.version == 4 else f"ipv6:[{found}]:0"
+
+
+def client_peer(
+    context: Any, identify: Callable[[Iterable[tuple[str, Any]]], Any] | None, forwarders: Collection[Role]
+) -> str:
+    """The peer a call's per-address limits count: the connection's, or the `CLIENT_ADDRESS` of a call whose
+    `FORWARDER` token ``identify`` finds of one of the ``forwarders`` roles. A `CLIENT_ADDRESS` without such a token
+    (none, one that does not verify, a player's, a bot runner's) is ignored: nobody chooses the address they are
+    counted by. A trusted gateway's address that is not one IP address is refused (INVALID_REQUEST)."""
+    connection = str(context.peer() or "")
+    if identify is None or not forwarders:
+        return connection
+    address = forwarder = None
+    for key, value in context.invocation_metadata() or ():
+        if key == CLIENT_ADDRESS:
+            address = value
+        elif key == FORWARDER:
+            forwarder = value
+    if address is None or not isinstance(forwarder, str):
+        return connection
+    try:
+        who = identify((("authorization", forwarder),))
+    except Refused:
+        return connection
+    if getattr(who, "role", None) not in forwarders:
+        return connection
+    return forwarded_peer(address)
 
 
 class Authenticator(Protocol):
@@ -267,6 +335,9 @@ class Policy:
     """The roles a method's caller must have (``CreateGame``: service or admin), checked here once the token is:
     ``ROLE_REQUIRED`` otherwise. Methods not named take any authenticated caller (their handler decides)."""
     limits: Limits | None = None
+    forwarders: Collection[Role] = ()
+    """The roles of the gateways whose `FORWARDER` token makes a call's `CLIENT_ADDRESS` the client's address (the
+    lobby: the web view's, role web); from anyone else that metadata is ignored."""
     ready: Callable[[], str | None] | None = None
     """The dependency the service is waiting for (``None``: all reachable)."""
 
@@ -359,7 +430,7 @@ class Edge(grpc.aio.ServerInterceptor):
                         async for item in streaming(request, context):
                             yield item
                     else:
-                        taken = limits.hold(method, (context.peer() or "") if by_address else "", _account())
+                        taken = limits.hold(method, peer() if by_address else "", _account())
                         try:
                             async for item in streaming(request, context):
                                 yield item
@@ -401,6 +472,9 @@ class Edge(grpc.aio.ServerInterceptor):
                     remembered = {}
                 validate(empty)  # the rules of the request's type compiled now, not at its first call
         authenticate = policy.authenticator.identify if policy.authenticator is not None else None
+        forwarders = frozenset(policy.forwarders)
+        # who a gateway's token says it is: the same verifier as the callers' own, for public methods too
+        vouched = authenticate if forwarders else None
         if method in policy.public:
             authenticate = None
         allowed = policy.roles.get(method)
@@ -436,8 +510,10 @@ class Edge(grpc.aio.ServerInterceptor):
                 _CALLER.set(who)
                 if allowed is not None and getattr(who, "role", None) not in allowed:
                     raise role_required(*allowed)
+            if vouched is not None:
+                _PEER.set(client_peer(context, vouched, forwarders))
             if check is not None:
-                check(method, (context.peer() or "") if by_address else "", _account_of(who), request)
+                check(method, peer() if by_address else "", _account_of(who), request)
             return request
 
         return admit

@@ -11,6 +11,9 @@ Each issuer holds its own private key and may vouch for some roles only (`ROLES`
   own service identity for the engine;
 - **bots** — a bot runner's own identity (role bot_runner), to lease bot seats from the lobby; the seats' tokens
   come from the lobby;
+- **web** — the web view's own identity (role web), which vouches to the lobby for the address of the browser a call
+  is made for (`paiju.platform.edge`, "client addresses"), so that the lobby's per-address limits count browsers,
+  not the web view; it grants nothing else;
 - **admin** — operators, referees and analysts (``paiju token`` with the admin key, kept off the servers).
 
 So a bot runner's key cannot make an admin token, and no service but the lobby can make a player's. Every
@@ -21,7 +24,8 @@ Each token names its audience (claim ``aud``, `Audience`): the services it is fo
 engine takes it for the public replay of an ended game only), a game token the engine, a bot runner's the lobby —
 and each service's verifier refuses a token meant for others only (a token without an audience, issued before tokens
 named one, is accepted until it expires). Lifetimes are capped per role
-(`MAX_SECONDS`: 15 minutes for sessions and game tokens, 5 for services' own, 12 hours for operators'): no issuer
+(`MAX_SECONDS`: 15 minutes for sessions and game tokens, 5 for services' own — the web view's too —, 12 hours for
+operators'): no issuer
 mints a longer one and no verifier accepts one.
 
 A client renews a session with ``LobbyService.RenewSession`` and a game token with ``JoinGame``; a session revoked by
@@ -78,18 +82,21 @@ class Role(StrEnum):
     SERVICE = "service"  # service to service: creates games, changes seats, system commands
     ADMIN = "admin"
     BOT_RUNNER = "bot_runner"  # leases bot seats from the lobby
+    WEB = "web"  # the web view: vouches for the address of the browser a lobby call is made for, nothing else
 
 
 class Issuer(StrEnum):
     LOBBY = "lobby"
     BOTS = "bots"
     ADMIN = "admin"
+    WEB = "web"
 
 
 ROLES: dict[Issuer, frozenset[Role]] = {
     Issuer.LOBBY: frozenset({Role.PLAYER, Role.SPECTATOR, Role.SERVICE}),
     Issuer.BOTS: frozenset({Role.BOT_RUNNER}),
     Issuer.ADMIN: frozenset({Role.ADMIN, Role.REFEREE, Role.ANALYST}),
+    Issuer.WEB: frozenset({Role.WEB}),
 }
 """The roles each issuer may vouch for."""
 GAME_ROLES = frozenset({Role.PLAYER, Role.SPECTATOR})
@@ -99,13 +106,14 @@ MAX_SECONDS: dict[Role, int] = {
     Role.SPECTATOR: GAME_TOKEN_SECONDS,
     Role.SERVICE: SERVICE_TOKEN_SECONDS,
     Role.BOT_RUNNER: SERVICE_TOKEN_SECONDS,
+    Role.WEB: SERVICE_TOKEN_SECONDS,
     Role.ADMIN: OPERATOR_TOKEN_SECONDS,
     Role.REFEREE: OPERATOR_TOKEN_SECONDS,
     Role.ANALYST: OPERATOR_TOKEN_SECONDS,
 }
-"""The longest a token of each role may live: sessions and game tokens 15 minutes, services' and bot runners' own
-tokens 5 minutes, operators' 12 hours. No issuer mints a longer one, and every verifier refuses one that was issued
-for longer or still has longer to live (whoever signed it)."""
+"""The longest a token of each role may live: sessions and game tokens 15 minutes, services', bot runners' and the web
+view's own tokens 5 minutes, operators' 12 hours. No issuer mints a longer one, and every verifier refuses one that
+was issued for longer or still has longer to live (whoever signed it)."""
 
 
 class Audience(StrEnum):
@@ -127,10 +135,10 @@ EVERY_SERVICE = tuple(Audience)
 
 def default_audience(role: Role, game: str | None = None) -> tuple[Audience, ...]:
     """The services a token of ``role`` is for when nothing narrower is asked: an operator's every service, a session
-    every service, a game token and a service's the engine, a bot runner's the lobby."""
+    every service, a game token and a service's the engine, a bot runner's and the web view's the lobby."""
     if role in (Role.ADMIN, Role.REFEREE, Role.ANALYST):
         return EVERY_SERVICE
-    if role is Role.BOT_RUNNER:
+    if role in (Role.BOT_RUNNER, Role.WEB):
         return (Audience.LOBBY,)
     if role is Role.PLAYER and game is None:
         return SESSION_AUDIENCE

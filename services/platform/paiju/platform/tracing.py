@@ -8,9 +8,10 @@ What is traced, when tracing is on:
   `paiju.platform.channels` or with `client_interceptors` (the bot runner, the lobby's calls to the engine, any
   Python client); the W3C trace context (``traceparent``, ``tracestate``) travels in the call's metadata;
 - **every append** to an event store (`appending`): a producer span, child of the call that appended, whose trace
-  context the stored messages carry in their NATS headers (``traceparent``, ``tracestate``) and `Recorded.trace`
-  keeps; the headers mean nothing to the rules (events stored without them replay as before), and they change
-  nothing of an append's idempotency: a retry is recognised by its ``Nats-Msg-Id`` alone;
+  context the stored messages carry in their NATS headers (``traceparent``: the trace and the append's own span)
+  and `Recorded.trace` keeps; a caller's ``tracestate`` (free text of its vendors) stays out of the stored events,
+  which keep nothing a client wrote; the headers mean nothing to the rules (events stored without them replay as
+  before), and they change nothing of an append's idempotency: a retry is recognised by its ``Nats-Msg-Id`` alone;
 - **every message a watcher is sent** about a new event (`sending`): a span child of the append that stored the
   event, linked to the watcher's own stream;
 - **every batch a stream consumer handles** (`batch`: the lobby's and scoring's projections and reactions): a
@@ -211,7 +212,8 @@ def remembered(aggregate: str, version: int) -> Trace:
 
 def appending(stream: str, aggregate: str) -> contextlib.AbstractContextManager[Trace]:
     """A producer span around one append to ``aggregate`` of ``stream``; what it gives is the trace context the
-    stored messages carry in their headers (``()`` when tracing is off)."""
+    stored messages carry in their headers (``()`` when tracing is off): the span's ``traceparent`` alone, never the
+    ``tracestate`` a caller sent (stored events keep no text of a client's)."""
     if _STATE.tracer is None:
         return _NOTHING
     return _appending(stream, aggregate)
@@ -226,7 +228,7 @@ def _appending(stream: str, aggregate: str) -> Iterator[Trace]:
         kind=SpanKind.PRODUCER,
         attributes={"messaging.system": "nats", "messaging.destination.name": stream, "paiju.aggregate": aggregate},
     ):
-        yield _trace_of()
+        yield tuple((key, value) for key, value in _trace_of() if key == TRACEPARENT)
 
 
 def sending(aggregate: str, version: int) -> contextlib.AbstractContextManager[Any]:

@@ -155,7 +155,7 @@ async def _create_database(dsn: str, name: str) -> None:
 
 class Credentials:
     """A development deployment's credentials, made once in ``folder``: a private key per token issuer (lobby, bots,
-    admin; key ids ``<issuer>.1``), the JWKS of their public keys every service trusts, and the engine's seed
+    admin, web; key ids ``<issuer>.1``), the JWKS of their public keys every service trusts, and the engine's seed
     secret, the NKey seeds of the NATS users (``nats/<role>.nk``) and the server's block of those users
     (``nats/users.conf``), each in a file readable by its owner only; and the database's URL once it is known
     (`database`). `env` gives each process only what it needs, as production would, the secrets as files
@@ -197,8 +197,13 @@ class Credentials:
 
     def env(self, process: str) -> dict[str, str]:
         """The credentials of ``process`` (engine, lobby, scoring, bots, web)."""
-        if process == "web":  # the web view signs nothing and checks no token: its session key alone
-            return {WEB_SESSION_KEY_FILE: str(self.web_session)}
+        if process == "web":  # the web view checks no token: its session key, and its own key (it vouches to the
+            # lobby for each browser's address, and for nothing else)
+            return {
+                WEB_SESSION_KEY_FILE: str(self.web_session),
+                SIGNING_KEY_VARIABLE: str(self.keys[Issuer.WEB]),
+                SIGNING_KEY_ID_VARIABLE: self.key_id(Issuer.WEB),
+            }
         found = {KEYS_VARIABLE: str(self.jwks)}
         if process == "engine":
             found[SEED_SECRET.variable] = str(self.seed)

@@ -42,7 +42,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
 from paiju.platform.settings import Setting, Settings
 
@@ -383,17 +383,21 @@ def _child_environment() -> dict[str, str]:
     return environment
 
 
-def _uid(account: _Account | None) -> int | None:
-    return None if account is None else account.uid
+def _as_account(command: list[str], account: _Account | None) -> tuple[list[str], dict[str, Any]]:
+    """``command`` run as ``account`` (no supplementary groups, not root's): the command line and Popen's arguments.
 
-
-def _gid(account: _Account | None) -> int | None:
-    return None if account is None else account.gid
-
-
-def _groups(account: _Account | None) -> list[int] | None:
-    """No supplementary groups (not root's) for a program run as ``account``."""
-    return None if account is None else []
+    The switch of user is done by ``setpriv`` (util-linux) in the child, so that Python can start the child with
+    ``vfork``: given ``user=``/``group=``, ``subprocess`` must ``fork`` instead, and a fork of a process that has
+    loaded gRPC runs gRPC's fork handlers in the child, which can crash it (SIGSEGV) before PostgreSQL starts.
+    Without ``setpriv`` the switch falls back to ``subprocess``'s own arguments.
+    """
+    if account is None:
+        return command, {}
+    setpriv = shutil.which("setpriv")
+    if setpriv is not None:
+        switch = [setpriv, f"--reuid={account.uid}", f"--regid={account.gid}", "--clear-groups", "--"]
+        return [*switch, *command], {}
+    return command, {"user": account.uid, "group": account.gid, "extra_groups": []}
 
 
 def _initdb(bin_dir: Path, data: Path, account: _Account | None, *, durable: bool, timeout: float) -> None:
@@ -413,6 +417,7 @@ def _initdb(bin_dir: Path, data: Path, account: _Account | None, *, durable: boo
     ]
     if not durable:
         command.append("--no-sync")
+    command, switch = _as_account(command, account)
     try:
         result = subprocess.run(
             command,
@@ -423,9 +428,7 @@ def _initdb(bin_dir: Path, data: Path, account: _Account | None, *, durable: boo
             text=True,
             timeout=timeout,
             check=False,
-            user=_uid(account),
-            group=_gid(account),
-            extra_groups=_groups(account),
+            **switch,
         )
     except subprocess.TimeoutExpired as error:
         raise EmbeddedPostgresError(f"initdb on {data} took more than {timeout:.0f} s") from error
@@ -436,16 +439,15 @@ def _initdb(bin_dir: Path, data: Path, account: _Account | None, *, durable: boo
 
 def _check_version(bin_dir: Path, data: Path, account: _Account | None) -> None:
     found = (data / "PG_VERSION").read_text().strip()
+    command, switch = _as_account([str(bin_dir / "postgres"), "--version"], account)
     version = subprocess.run(
-        [str(bin_dir / "postgres"), "--version"],
+        command,
         cwd="/",
         env=_child_environment(),
         capture_output=True,
         text=True,
         check=True,
-        user=_uid(account),
-        group=_gid(account),
-        extra_groups=_groups(account),
+        **switch,
     ).stdout
     match = re.search(r"(\d+)\.\d+", version)
     if match is not None and match.group(1) != found:
@@ -536,17 +538,16 @@ def _launch(
         os.chown(log_path, account.uid, account.gid)
     log.write(f"--- paiju: starting postgres {shlex.join(options)}\n".encode())
     log.flush()
+    command, switch = _as_account([str(bin_dir / "postgres"), "-D", str(data), *options], account)
     process = subprocess.Popen(
-        [str(bin_dir / "postgres"), "-D", str(data), *options],
+        command,
         cwd="/",
         env=_child_environment(),
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # Ctrl-C in a terminal reaches this process, which then stops the server
-        user=_uid(account),
-        group=_gid(account),
-        extra_groups=_groups(account),
+        **switch,
     )
     server = EmbeddedPostgres(data_dir=data, process=process, log=log, port=port, host="127.0.0.1", socket_dir=sockets)
     deadline = time.monotonic() + timeout

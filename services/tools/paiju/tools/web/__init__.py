@@ -35,7 +35,7 @@ def _run(args: argparse.Namespace) -> int:
     from paiju.platform import tracing
     from paiju.platform.limits import RateLimits
     from paiju.platform.observability import configure_logging
-    from paiju.tools.web.config import LIMITS
+    from paiju.tools.web.config import LIMITS, web_signer
     from paiju.tools.web.gateway import serve, trusted_proxies
 
     settings = Settings.from_env(args=args)
@@ -44,6 +44,7 @@ def _run(args: argparse.Namespace) -> int:
     tracing.install(tracing.Config.of(settings))  # the calls to the services traced, when configured
     limits = RateLimits(LIMITS, settings.rate_limits)
     trusted = trusted_proxies(settings.trusted_proxies)
+    signer = web_signer(settings.signing_key, settings.signing_key_id)
 
     async def main() -> None:
         task = asyncio.create_task(
@@ -59,6 +60,7 @@ def _run(args: argparse.Namespace) -> int:
                 header_seconds=settings.header_seconds,
                 cache_bytes=settings.cache_mib << 20,
                 session_key=settings.session_key,
+                signer=signer,
             )
         )
         loop = asyncio.get_running_loop()

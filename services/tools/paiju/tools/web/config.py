@@ -6,9 +6,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from ipaddress import ip_network
+from typing import TYPE_CHECKING
 
 from paiju.platform import settings as s
 from paiju.platform.settings import Setting
+
+if TYPE_CHECKING:
+    from paiju.platform.tokens import Signer
 
 LIMITS = "api:address=20/second; live:address=16/open; page:address=30/second"
 """Each client address's limits: JSON calls per second, live tables open at once, page files per second."""
@@ -69,6 +73,22 @@ def networks(raw: str) -> str:
     return raw
 
 
+def web_signer(key: str, key_id: str) -> Signer | None:
+    """The web view's signer (`paiju.platform.tokens.Signer`) from its key file and key id, or ``None`` when no key
+    is set; `paiju.platform.settings.SettingsError` when the file cannot be read, or the key is not the web view's
+    (``web.<version>``: the web view is given no other issuer's key)."""
+    if not key and not key_id:
+        return None
+    from paiju.platform.tokens import SIGNING_KEY_ID_VARIABLE, SIGNING_KEY_VARIABLE, Issuer, signer_of
+
+    if not key or not key_id:
+        raise s.SettingsError(f"{SIGNING_KEY_VARIABLE} and {SIGNING_KEY_ID_VARIABLE} are set together, or neither")
+    signer = signer_of(key, key_id)
+    if signer.issuer is not Issuer.WEB:
+        raise s.SettingsError(f"{SIGNING_KEY_ID_VARIABLE}: the web view signs as web.<version>, not {key_id}")
+    return signer
+
+
 @dataclass(frozen=True)
 class Settings(s.Settings):
     """The web view's settings (``paiju web --help`` lists them): options, else the environment, else defaults."""
@@ -99,6 +119,14 @@ class Settings(s.Settings):
     header_seconds: float = HEADER_SECONDS.field()
     cache_mib: int = CACHE_MIB.field()
     session_key: bytes = SESSION_KEY.field()
+    signing_key: str = s.SIGNING_KEY.but(
+        required=False,
+        help="the web view's own private key (PEM file, issuer `web`): signs its token, with which it tells the lobby "
+        "the address of the browser each call is made for, so that the lobby's per-address limits on signing in "
+        "count browsers, not the web view (`make run` makes `.data/keys/web.pem`). Unset: every browser's sign-in "
+        "counts against the web view's own address",
+    ).field()
+    signing_key_id: str = s.SIGNING_KEY_ID.but(required=False, help="its key id, `web.<version>`").field()
     log_level: str = s.LOG_LEVEL.field()
     otel_service_name: str = s.OTEL_SERVICE_NAME.but(default="paiju-web").field()
     otel_traces_exporter: str = s.OTEL_TRACES_EXPORTER.field()

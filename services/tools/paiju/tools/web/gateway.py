@@ -58,6 +58,7 @@ from google.protobuf import json_format
 from paiju.platform.edge import refusal_of_rpc_error
 from paiju.platform.errors import Refused
 from paiju.platform.limits import RateLimits
+from paiju.platform.tokens import Signer
 from paiju.sdk.games import GAMES as CONTRACT_GAMES
 from paiju.sdk.games import GameContract, of_kind
 from paiju.terminal.client.games import PRESENTATIONS
@@ -69,6 +70,7 @@ from paiju.tools.analyst.replay import Teller
 from paiju.tools.analyst.timeline import timeline
 from paiju.tools.web.boards import Board, board, result_words, with_hands
 from paiju.tools.web.bounds import ByteCache, ConnectionGuard
+from paiju.tools.web.session import Voucher
 from paiju.tools.web.upstream import RENEW_BEFORE_SECONDS, TABLES_PER_GUEST, Spectator, Upstream
 from paiju.v1 import engine_pb2, lobby_events_pb2, lobby_pb2, ratings_pb2
 
@@ -136,11 +138,13 @@ HTTP_OF_REASON = {
 class Problem(Exception):
     """An HTTP refusal: its status, a stable reason and words for a person."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
         self.message = message
+        self.retry_after = retry_after
+        """Seconds to wait before trying again (a 429's ``Retry-After``)."""
 
 
 def problem_of(error: grpc.aio.AioRpcError, what: str) -> Problem:
@@ -467,9 +471,13 @@ class Gateway:
         *,
         cache_bytes: int = CACHE_BYTES,
         session_key: bytes = b"",
+        signer: Signer | None = None,
     ) -> None:
         self.upstream = upstream
         self.session_key = session_key
+        self.voucher = Voucher(signer)
+        """The web view's own token, which vouches to the lobby for the address of each browser it calls for (none
+        without ``signer``, the web view's key)."""
         """The key that seals browsers' sign-ins in their cookies (`paiju.tools.web.session`; none: nobody signs in)."""
         self.limits = limits
         self.trusted = tuple(trusted)
@@ -585,6 +593,17 @@ class Gateway:
             if hop and not _within(hop, self.trusted):
                 return hop
         return remote
+
+    def browser_address(self, request: web.Request) -> str:
+        """The address the lobby is told a browser's calls come from: `client`'s when it is an IP address (what a
+        proxy puts in ``X-Forwarded-For`` may be anything), else the connection's, written as `ipaddress` writes it
+        (no zone); ``""`` when neither is one."""
+        for candidate in (self.client(request), request.remote or ""):
+            try:
+                return str(ip_address(candidate.partition("%")[0]))
+            except ValueError:
+                continue
+        return ""
 
     async def index(self, request: web.Request) -> web.StreamResponse:
         return web.FileResponse(STATIC / "index.html", headers=_page_headers())
@@ -986,7 +1005,10 @@ def _result_json(game: str, table: lobby_pb2.Table) -> str:
 
 
 def _problem(problem: Problem) -> web.Response:
-    return web.json_response({"reason": problem.reason, "message": problem.message}, status=problem.status)
+    answer = web.json_response({"reason": problem.reason, "message": problem.message}, status=problem.status)
+    if problem.retry_after is not None:
+        answer.headers["Retry-After"] = str(max(1, round(problem.retry_after)))
+    return answer
 
 
 def _page_headers() -> dict[str, str]:
@@ -1015,11 +1037,17 @@ async def serve(
     header_seconds: float = HEADER_SECONDS,
     cache_bytes: int = CACHE_BYTES,
     session_key: bytes = b"",
+    signer: Signer | None = None,
 ) -> None:
     """Serve until cancelled (then the pages' streams are ended and the server stops within `SHUTDOWN_SECONDS`):
     at most ``max_connections`` open at once, each request's head read within ``header_seconds``."""
     gateway = Gateway(
-        Upstream(lobby, engine, scoring), limits, trusted, cache_bytes=cache_bytes, session_key=session_key
+        Upstream(lobby, engine, scoring),
+        limits,
+        trusted,
+        cache_bytes=cache_bytes,
+        session_key=session_key,
+        signer=signer,
     )
     runner = web.AppRunner(
         gateway.app(), access_log=None, shutdown_timeout=SHUTDOWN_SECONDS, keepalive_timeout=KEEPALIVE_SECONDS

@@ -41,7 +41,9 @@ What a page costs the services: one lobby ``WatchTable`` and one engine ``Watch`
 of the seat a move is made from is taken with ``JoinGame`` at the game's first move and kept by the browser sealed
 in a second ``HttpOnly`` cookie (`paiju.tools.web.session.SeatGrant`: bound to the player and the table, sent with
 moves only, never readable by the page's scripts); it is taken again when it is about to expire, when the table's
-next match began, or when the engine no longer takes it. Leaving the seat clears it.
+next match began, or when the engine no longer takes it. Leaving the seat clears it, and ends its token at the
+engine: during a match a bot takes the seat over, and the engine refuses a seat's token once its player no longer
+holds the seat (``SEAT_LOST``).
 """
 
 from __future__ import annotations
@@ -57,7 +59,10 @@ import grpc
 import structlog
 from aiohttp import web
 from google.protobuf import json_format
+from google.protobuf.message import DecodeError
+from google.rpc import error_details_pb2, status_pb2
 
+from paiju.platform.edge import STATUS_DETAILS
 from paiju.rules.cards import Card, format_card
 from paiju.rules.zlj.combos import order as zlj_order
 from paiju.sdk import new_command_id
@@ -171,7 +176,9 @@ class Play:
     def __init__(self, gateway: Gateway, key: bytes, secure: bool = True) -> None:
         self.gateway = gateway
         self.upstream = gateway.upstream
-        self.sessions = Sessions(key, gateway.upstream, secure=secure)
+        self.sessions = Sessions(
+            key, gateway.upstream, secure=secure, voucher=gateway.voucher, address_of=gateway.browser_address
+        )
         """The sign-ins; the calls made with browsers' sessions are counted with the gateway's own, as ``player
         <method>`` (the health page's ``upstream_calls``)."""
 
@@ -199,6 +206,10 @@ class Play:
         except grpc.aio.AioRpcError as e:
             if not request.path.startswith(("/api/play/", "/api/session/", "/api/me")):
                 raise
+            if e.code() is grpc.StatusCode.RESOURCE_EXHAUSTED:
+                # the lobby counts a browser's calls by its session's account or by its own address (which the web
+                # view tells it): a limit met is the browser's own, said as the lobby says it
+                raise Problem(429, "RATE_LIMITED", (e.details() or "too many calls")[:500], _retry_after(e)) from None
             problem = problem_of(e, "a Paiju service")
             if e.code() is grpc.StatusCode.UNAUTHENTICATED:
                 problem.status = 401
@@ -229,7 +240,8 @@ class Play:
 
     async def _lobby(self, method: str, request: Any, session: BrowserSession) -> Any:
         self.count(method)
-        return await getattr(self.upstream.lobby, method)(request, metadata=session.metadata, timeout=CALL_SECONDS)
+        metadata = self.sessions.metadata(session)
+        return await getattr(self.upstream.lobby, method)(request, metadata=metadata, timeout=CALL_SECONDS)
 
     async def create(self, request: web.Request) -> web.StreamResponse:
         session = self.sessions.required(request)
@@ -500,7 +512,7 @@ class Play:
         gateway = self.gateway
         async with gateway.limits.stream("live", gateway.client(request), None):
             self.count("FindMatch")
-            call = self.upstream.lobby.FindMatch(find, metadata=session.metadata)
+            call = self.upstream.lobby.FindMatch(find, metadata=self.sessions.metadata(session))
             response: web.StreamResponse | None = None
             read: asyncio.Future[Any] | None = None
             try:
@@ -522,7 +534,7 @@ class Play:
                     if kind == "end":  # the lobby is restarting: the entry waits; follow it again
                         call.cancel()
                         self.count("FindMatch")
-                        call = self.upstream.lobby.FindMatch(find, metadata=session.metadata)
+                        call = self.upstream.lobby.FindMatch(find, metadata=self.sessions.metadata(session))
                     else:
                         event, data = _queue_update(kind, update, session)
                         await _event(response, event, data)
@@ -595,6 +607,18 @@ async def _only(request: web.Request, *fields: str) -> dict[str, Any]:
     return body
 
 
+def _retry_after(error: grpc.aio.AioRpcError) -> float:
+    """How long a rate-limited call's `google.rpc.RetryInfo` says to wait (1 s when it says nothing)."""
+    for key, value in error.trailing_metadata() or ():
+        if key == STATUS_DETAILS and isinstance(value, bytes):
+            with contextlib.suppress(DecodeError):
+                for detail in status_pb2.Status.FromString(value).details:
+                    retry = error_details_pb2.RetryInfo()
+                    if detail.Unpack(retry):
+                        return float(retry.retry_delay.ToTimedelta().total_seconds())
+    return 1.0
+
+
 def _game_name(kind: int) -> str:
     game = of_kind(kind)
     return game.name if game is not None else ""
@@ -658,11 +682,13 @@ class LiveSeat:
             self.play.count("RenewSession")
             s = (
                 await self.play.upstream.lobby.RenewSession(
-                    lobby_pb2.RenewSessionRequest(), metadata=self.session.metadata, timeout=CALL_SECONDS
+                    lobby_pb2.RenewSessionRequest(),
+                    metadata=self.play.sessions.metadata(self.session),
+                    timeout=CALL_SECONDS,
                 )
             ).session
-            self.session = BrowserSession(s.token, s.player_id, s.name, int(s.expires_at))
-        return self.session.metadata
+            self.session = BrowserSession(s.token, s.player_id, s.name, int(s.expires_at), self.session.address)
+        return self.play.sessions.metadata(self.session)
 
     async def run(self) -> None:
         watching = asyncio.create_task(self._watch_table())

@@ -10,6 +10,12 @@ Every request that changes something (``POST``) must come from the page itself: 
 form or script is refused (403, ``CROSS_SITE``) before anything is called. No token is put in a URL, in a page's
 answer or in a log: the page learns who it is signed in as (`GET /api/me`), never its token.
 
+Every lobby call made for a browser — its sign-in, and every call with its session — carries the browser's address
+(`paiju.platform.edge.CLIENT_ADDRESS`: the connection's, or the one a trusted proxy names in ``X-Forwarded-For``),
+vouched for by the web view's own token (role web, `Voucher`), so that the lobby's per-address limits (10 ``Guest``
+a minute and so on) count each browser and not the web view that all of them share. Without the web view's key the
+address is not sent, and the lobby counts the web view's.
+
 Routes (`add_routes`):
 
 - ``GET /api/me``: who the browser is signed in as (``signed_in`` false without a valid cookie);
@@ -27,7 +33,8 @@ import binascii
 import json
 import os
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -36,6 +43,8 @@ from aiohttp import web
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from paiju.platform.edge import CLIENT_ADDRESS, FORWARDER
+from paiju.platform.tokens import SERVICE_TOKEN_SECONDS, Audience, Identity, Issuer, Role, Signer
 from paiju.v1 import lobby_pb2
 
 COOKIE = "paiju_session"
@@ -67,6 +76,8 @@ class BrowserSession:
     player_id: str
     name: str
     expires_at: int
+    address: str = field(default="", compare=False)
+    """The browser's address in the request being answered (never sealed: each request has its own)."""
 
     @property
     def metadata(self) -> tuple[tuple[str, str], ...]:
@@ -184,6 +195,40 @@ class SeatGrant:
         return (("authorization", f"Bearer {self.token}"),)
 
 
+VOUCHER_SUBJECT = "web"
+RENEW_VOUCHER_SECONDS = 60
+"""The web view's token is minted afresh this long before it expires."""
+
+
+class Voucher:
+    """The web view's own token (role web, issuer web, for the lobby), with which it vouches for the address of the
+    browser a lobby call is made for (`metadata`): minted with the web view's key, and again a minute before its
+    5 minutes are up. Without a key it vouches for nobody (`metadata` is empty), and the lobby counts every browser's
+    calls against the web view's own address."""
+
+    def __init__(self, signer: Signer | None, now: Callable[[], float] = time.time) -> None:
+        if signer is not None and signer.issuer is not Issuer.WEB:
+            raise ValueError(f"the web view signs with a web key (web.<version>), not {signer.key_id}")
+        self._signer = signer
+        self._now = now
+        self._header = ""
+        self._expires = 0
+
+    def metadata(self, address: str) -> tuple[tuple[str, str], ...]:
+        """The metadata that tells the lobby a call is made for the browser at ``address`` (none without a key or an
+        address)."""
+        if self._signer is None or not address:
+            return ()
+        now = int(self._now())
+        if self._expires - RENEW_VOUCHER_SECONDS <= now:
+            expires = now + SERVICE_TOKEN_SECONDS
+            identity = Identity(
+                VOUCHER_SUBJECT, Role.WEB, expires=expires, issued=now, audience=(Audience.LOBBY.value,)
+            )
+            self._header, self._expires = f"Bearer {self._signer.mint(identity)}", expires
+        return ((FORWARDER, self._header), (CLIENT_ADDRESS, address))
+
+
 class SignInOff(Exception):
     """The web view has no session key: nobody can sign in through it."""
 
@@ -204,12 +249,31 @@ def same_origin(request: web.Request) -> bool:
 class Sessions:
     """The browsers' sessions of one gateway: sealing, the cookie, the checks, and the sign-in routes."""
 
-    def __init__(self, key: bytes, upstream: Any, secure: bool = True) -> None:
+    def __init__(
+        self,
+        key: bytes,
+        upstream: Any,
+        secure: bool = True,
+        *,
+        voucher: Voucher | None = None,
+        address_of: Callable[[web.Request], str] | None = None,
+    ) -> None:
         self.sealer = Sealer(key) if key else None
         self.upstream = upstream
         """The gateway's channels (`paiju.tools.web.upstream.Upstream`): its lobby stub, and its count of calls, to
         which the calls made with browsers' sessions are added as ``player <method>``."""
         self.secure = secure
+        self.voucher = voucher if voucher is not None else Voucher(None)
+        self._address_of = address_of or (lambda request: "")
+        """The browser's address in a request (`paiju.tools.web.gateway.Gateway.browser_address`)."""
+
+    def metadata(self, session: BrowserSession) -> tuple[tuple[str, str], ...]:
+        """The metadata of a lobby call made with a browser's session: its token, and its address vouched for."""
+        return session.metadata + self.voucher.metadata(session.address)
+
+    def vouched(self, request: web.Request) -> tuple[tuple[str, str], ...]:
+        """The metadata of a sign-in made for the browser of ``request``: its address vouched for."""
+        return self.voucher.metadata(self._address_of(request))
 
     @property
     def lobby(self) -> Any:
@@ -219,7 +283,8 @@ class Sessions:
         """The browser's session, from its cookie (``None``: none, changed, sealed elsewhere, or expired)."""
         if self.sealer is None:
             return None
-        return self.sealer.open(request.cookies.get(COOKIE, ""))
+        found = self.sealer.open(request.cookies.get(COOKIE, ""))
+        return replace(found, address=self._address_of(request)) if found is not None else None
 
     def set_cookie(self, response: web.StreamResponse, session: BrowserSession) -> None:
         if self.sealer is None:
@@ -267,11 +332,11 @@ class Sessions:
             return web.json_response({"signed_in": False, "sign_in": self.sealer is not None})
         return web.json_response(session.public())
 
-    async def _signed_in(self, method: str, call: Any, body: Any) -> web.StreamResponse:
+    async def _signed_in(self, method: str, call: Any, body: Any, request: web.Request) -> web.StreamResponse:
         if self.sealer is None:
             raise SignInOff()
         self.count(method)
-        answer = await call(body, timeout=CALL_SECONDS)
+        answer = await call(body, metadata=self.vouched(request), timeout=CALL_SECONDS)
         s = answer.session
         session = BrowserSession(s.token, s.player_id, s.name, int(s.expires_at))
         response = web.json_response(session.public())
@@ -279,23 +344,24 @@ class Sessions:
         return response
 
     async def guest(self, request: web.Request) -> web.StreamResponse:
-        return await self._signed_in("Guest", self.lobby.Guest, lobby_pb2.GuestRequest())
+        return await self._signed_in("Guest", self.lobby.Guest, lobby_pb2.GuestRequest(), request)
 
     async def register(self, request: web.Request) -> web.StreamResponse:
         name, password = await _credentials(request)
         return await self._signed_in(
-            "Register", self.lobby.Register, lobby_pb2.RegisterRequest(name=name, password=password)
+            "Register", self.lobby.Register, lobby_pb2.RegisterRequest(name=name, password=password), request
         )
 
     async def login(self, request: web.Request) -> web.StreamResponse:
         name, password = await _credentials(request)
-        return await self._signed_in("Login", self.lobby.Login, lobby_pb2.LoginRequest(name=name, password=password))
+        login = lobby_pb2.LoginRequest(name=name, password=password)
+        return await self._signed_in("Login", self.lobby.Login, login, request)
 
     async def renew(self, request: web.Request) -> web.StreamResponse:
         session = self.required(request)
         self.count("RenewSession")
         answer = await self.lobby.RenewSession(
-            lobby_pb2.RenewSessionRequest(), metadata=session.metadata, timeout=CALL_SECONDS
+            lobby_pb2.RenewSessionRequest(), metadata=self.metadata(session), timeout=CALL_SECONDS
         )
         s = answer.session
         renewed = BrowserSession(s.token, s.player_id, s.name, int(s.expires_at))
@@ -308,7 +374,9 @@ class Sessions:
         if session is not None:
             self.count("Logout")
             try:
-                await self.lobby.Logout(lobby_pb2.LogoutRequest(), metadata=session.metadata, timeout=CALL_SECONDS)
+                await self.lobby.Logout(
+                    lobby_pb2.LogoutRequest(), metadata=self.metadata(session), timeout=CALL_SECONDS
+                )
             except grpc.aio.AioRpcError as e:  # a session already revoked or expired is signed out all the same
                 if e.code() is not grpc.StatusCode.UNAUTHENTICATED:
                     raise

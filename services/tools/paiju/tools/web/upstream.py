@@ -1,5 +1,6 @@
 """The web view's side of the public gRPC API: a guest of the lobby, a spectator of each table's game, a reader
-of tournaments and of the players' ratings. It holds no key and no privileged token: what it can read is what any
+of tournaments and of the players' ratings. It holds no privileged token (the web view's own key, used by
+`paiju.tools.web.session.Voucher`, vouches for browsers' addresses and grants nothing): what it can read is what any
 spectator can read, so nothing hidden can reach a page through it (a running game is watched with the spectator
 token the lobby's `JoinGame` gives a guest who holds no seat, which the engine redacts for; an ended game's whole
 record is public).
