@@ -672,7 +672,7 @@ class JetStreamEventStore:
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
     ) -> list[Recorded]:
         """(See `EventStore.append`.) When the process traces, in a producer span whose trace context every message
-        of the append carries in its headers (``traceparent``; `_recorded` also reads a ``tracestate`` stored with
+        of the append carries in its headers (``traceparent``; `messages.decode` also reads a ``tracestate`` stored with
         it): no part of the message id, so a retry is recognised whatever trace it comes in."""
         with tracing.appending(self._stream, aggregate) as trace:
             return await self._append(aggregate, expected, command_id, events, trace)
