@@ -181,6 +181,7 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/run.py --rlcard-python $(BENCH_VENV)/bin/python $(ARGS)
 	$(BIN)/python bench/codec.py
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/append.py
 	$(BIN)/python bench/scoring.py
 	$(BIN)/python bench/swiss.py
 	$(BIN)/python bench/fair_dealing.py

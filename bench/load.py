@@ -22,9 +22,10 @@ Besides the bots, a probe plays one more 砸六家 table of six guests through t
 version with one of the turn's actions): the latencies a client sees. For each configuration, after a
 warm-up, during a fixed window (`--window`, 60 s):
 
-- events stored per second (the GAMES stream's last sequence, read from NATS), per table (median, counted on the
-  games' subjects ``paiju.game.<partition>.<game>``, or ``paiju.game.<game>`` for a game stored before the stream
-  had partitions), and how many tables stored none;
+- events stored per second, per table (median) and in all, counted on the games' subjects
+  ``paiju.game.<partition>.<game>`` (or ``paiju.game.<game>`` for a game stored before the stream had partitions):
+  each game's version, read from its last message (a command's events are one message, so the stream's sequence
+  counts commands, not events), and how many tables stored none;
 - `Act` latency p50 / p99 as the probe sees it, and `Act` and `GetLegalActions` as the engine's histogram
   ``paiju_grpc_call_seconds`` (all callers, bots included; interpolated within its buckets) has them;
 - the CPU of each process (``/proc/<pid>/stat``, % of one core): engine, bot runner, lobby, scoring, NATS,
@@ -97,6 +98,7 @@ from paiju.dev import stack as dev_stack
 from paiju.dev.stack import Services, embedded_database, embedded_nats
 from paiju.platform.partitions import partition_of
 from paiju.platform.probe import free_port, wait_until_serving
+from paiju.platform.store.messages import versions
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, zlj_pb2
 
 if TYPE_CHECKING:  # mypy reads bench/ as a package; `python bench/load.py` has bench/ itself on its path
@@ -820,11 +822,14 @@ class Run:
 
     async def stored(self) -> tuple[int, dict[str, int]]:
         """The GAMES stream's last sequence and the events of each game (on its subject
-        ``paiju.game.<partition>.<game>``, or ``paiju.game.<game>`` if stored before the stream had partitions)."""
+        ``paiju.game.<partition>.<game>``, or ``paiju.game.<game>`` if stored before the stream had partitions): the
+        version of its last event, from its last message's headers (`paiju.platform.store.messages.versions`)."""
         info = await self.stream.stream_info("GAMES", subjects_filter=f"{GAMES_PREFIX}.>")
+        subjects = list(info.state.subjects or {})
+        lasts = await asyncio.gather(*(self.stream.get_last_msg("GAMES", subject, direct=True) for subject in subjects))
         events: Counter[str] = Counter()
-        for subject, n in (info.state.subjects or {}).items():
-            events[subject.rpartition(".")[2]] += int(n)
+        for subject, last in zip(subjects, lasts, strict=True):
+            events[subject.rpartition(".")[2]] += versions(last.seq or 0, last.headers)[1]
         return int(info.state.last_seq), dict(events)
 
     async def subject(self, game_id: str) -> str:
@@ -962,7 +967,7 @@ class Run:
         seconds = after.at - before.at
         row: dict[str, Any] = dict(label)
         row["window_s"] = round(seconds, 1)
-        events = after.last_sequence - before.last_sequence
+        events = sum(after.events.values()) - sum(before.events.values())
         row["events_per_s"] = round(events / seconds, 1)
         games = [t.game_id for t in self.tables]
         if games:

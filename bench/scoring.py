@@ -29,7 +29,8 @@ from paiju.platform.partitions import PARTITIONS, partition_of
 from paiju.platform.postgres import embedded
 from paiju.platform.postgres.pool import connect
 from paiju.platform.store import MemoryEventStore
-from paiju.platform.store.jetstream import COMMAND, VERSION, JetStreamEventStore
+from paiju.platform.store.jetstream import JetStreamEventStore
+from paiju.platform.store.messages import COMMAND, VERSION
 from paiju.scoring.bootstrap import rebuild
 from paiju.scoring.config import Settings
 from paiju.scoring.projector import Projector

@@ -30,7 +30,8 @@ from paiju.engine.live import KeyValueLiveGames
 from paiju.engine.timers import expire_turns
 from paiju.platform.partitions import PARTITIONS, partition_of
 from paiju.platform.store import MemoryEventStore
-from paiju.platform.store.jetstream import COMMAND, VERSION, JetStreamEventStore
+from paiju.platform.store.jetstream import JetStreamEventStore
+from paiju.platform.store.messages import COMMAND, VERSION
 from paiju.platform.tokens import Issuer, Signer, Trust
 from paiju.rules import registry
 from paiju.rules.zlj import Options, StartMatch

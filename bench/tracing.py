@@ -10,7 +10,7 @@ Two measures, in one run:
   each run, `ROUNDS` runs each; medians and their ratio.
 - **The hooks tracing leaves on the hot paths when off**, against the same code without them: the producer span
   around an append (`tracing.appending`), the span around a watcher's message (`tracing.sending`), the trace
-  header looked for in each stored message read (`paiju.platform.store.jetstream._recorded`). Each in µs per call
+  header looked for in each stored message read (`paiju.platform.store.messages.decode`). Each in µs per call
   (medians of `REPEATS` timings), and what one act pays for them — one append, the `WATCHERS` messages of a table's
   six watchers, `EVENTS_READ` stored messages read — as a share of the engine's CPU per act measured with tracing
   off. The target: at most 1 %.
@@ -49,7 +49,7 @@ from opentelemetry.sdk.trace import SpanProcessor
 from paiju.dev.stack import embedded_nats
 from paiju.platform import tracing
 from paiju.platform.probe import free_port, wait_until_serving
-from paiju.platform.store import jetstream
+from paiju.platform.store import messages
 from paiju.platform.store.base import Recorded
 from paiju.platform.tokens import MAX_SECONDS, Identity, Issuer, Role, Signer, Trust
 from paiju.rules.rng import SeededRandom
@@ -215,10 +215,10 @@ def engine_cpu(acts: int) -> dict[str, Any]:
 
 
 def _recorded_before(aggregate: str, sequence: int, headers: dict[str, str] | None, data: bytes | None) -> Recorded:
-    """`paiju.platform.store.jetstream._recorded` as it was before tracing: the baseline of its hook."""
-    if not headers or jetstream.VERSION not in headers or jetstream.COMMAND not in headers:
+    """The decoding of a stored message of one event as it was before tracing: the baseline of its hook."""
+    if not headers or messages.VERSION not in headers or messages.COMMAND not in headers:
         raise ValueError("not a Paiju event")
-    version, command = int(headers[jetstream.VERSION]), headers[jetstream.COMMAND]
+    version, command = int(headers[messages.VERSION]), headers[messages.COMMAND]
     return Recorded(aggregate, version, sequence, command, bytes(data or b""))
 
 
@@ -234,8 +234,8 @@ def hooks() -> dict[str, float]:
     assert not tracing.enabled()
     headers = {
         "Nats-Msg-Id": "g1:c1:1",
-        jetstream.VERSION: "12",
-        jetstream.COMMAND: "0123456789abcdef0123456789abcdef",
+        messages.VERSION: "12",
+        messages.COMMAND: "0123456789abcdef0123456789abcdef",
         "Nats-Expected-Last-Subject-Sequence": "4411",
     }
     data = b"x" * 300
@@ -256,7 +256,7 @@ def hooks() -> dict[str, float]:
         "appending_us": _per_call_us(appending),
         "sending_us": _per_call_us(sending),
         "recorded_before_us": _per_call_us(lambda: _recorded_before("g1", 4412, headers, data)),
-        "recorded_us": _per_call_us(lambda: jetstream._recorded("g1", 4412, headers, data)),
+        "recorded_us": _per_call_us(lambda: messages.decode("g1", 4412, headers, data)),
     }
     return {key: round(value, 4) for key, value in figures.items()}
 
@@ -323,15 +323,15 @@ def traced_hooks() -> dict[str, float]:
 
         headers = {
             "Nats-Msg-Id": "g1:c1:1",
-            jetstream.VERSION: "12",
-            jetstream.COMMAND: "0123456789abcdef0123456789abcdef",
+            messages.VERSION: "12",
+            messages.COMMAND: "0123456789abcdef0123456789abcdef",
             **dict(trace),
         }
         figures = {
             "on_server_span_us": _per_call_us(server_call, 20_000),
             "on_appending_us": _per_call_us(appending, 20_000),
             "on_sending_us": _per_call_us(sending, 20_000),
-            "on_recorded_us": _per_call_us(lambda: jetstream._recorded("g1", 4412, headers, b"x" * 300), 20_000),
+            "on_recorded_us": _per_call_us(lambda: messages.decode("g1", 4412, headers, b"x" * 300), 20_000),
         }
         batch = list(kept.spans)
         figures["on_export_us_per_span"] = _per_call_us(lambda: encode_spans(batch).SerializeToString(), 20) / len(

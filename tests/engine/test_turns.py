@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import uuid
 from collections import Counter
 from typing import Any, cast
@@ -266,5 +267,40 @@ def test_a_retry_of_a_command_older_than_the_games_memory_is_answered_as_the_fir
                 await stub.Act(other, metadata=auth(token(Role.PLAYER, game_id, seat)))
             assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
             assert (await games.load(game_id)).version == game.version
+
+    run(body)
+
+
+def test_a_watch_resumed_at_a_version_inside_a_command_of_several_events_gets_exactly_the_events_after_it(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A command of several events is stored as one message, one stream sequence for several versions: a watch
+    resumed at any version, one inside such a message included, gets exactly the events after that version, in
+    order, then the turn — from the engine's memory and from the store alike (the game is longer than the events
+    the engine keeps)."""
+
+    async def body() -> None:
+        async with engine(store_kind, request) as (stub, games):
+            game_id = "inside"
+            await stub.CreateGame(_create("zlj", game_id), metadata=auth(token(Role.SERVICE)))
+            rng = SeededRandom(5)
+            game = await games.load(game_id)
+            while game.version < RECENT + 40:
+                seat = game.state.turn
+                actions = game.rules.game.legal_actions(game.state, seat)
+                game, _ = await games.act(game_id, actions[rng.below(len(actions))], uuid.uuid4().hex, "p")
+            stored = await games.repository.store.load(game_id)
+            assert [r.version for r in stored] == list(range(1, game.version + 1))
+            inside = [a.version for a, b in itertools.pairwise(stored) if a.sequence == b.sequence]
+            assert inside, "commands of several events share one message's sequence"
+            md = auth(token(Role.PLAYER, game_id, 1))
+            for start in sorted({*inside[:6], *inside[-6:]}):
+                stream = stub.Watch(engine_pb2.WatchRequest(game_id=game_id, from_version=start), metadata=md)
+                replies: list[Any] = []
+                while not replies or not replies[-1].HasField("turn"):
+                    replies.append(await asyncio.wait_for(stream.read(), 10))
+                stream.cancel()
+                assert [r.envelope.version for r in replies] == list(range(start + 1, game.version + 1)), start
+                assert replies[-1].turn.version == game.version
 
     run(body)

@@ -32,6 +32,7 @@ import nats
 from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 
+from paiju.platform.store.messages import decode
 from paiju.v1 import engine_pb2, errors_pb2, lobby_events_pb2, tournament_events_pb2
 
 from .generate import MAX_REQUEST_BYTES, Generator, Known, Method, Planned
@@ -137,7 +138,7 @@ class Report:
 
 @dataclass(frozen=True)
 class Stored:
-    """One message a stream holds."""
+    """One event a stream holds (the events of a message share its sequence)."""
 
     stream: str
     sequence: int
@@ -210,8 +211,9 @@ class Streams:
         for name, envelope in STREAMS.items():
             for sequence in range(before[name] + 1, after[name] + 1):
                 msg = await self._js.get_msg(name, seq=sequence)
-                decoded: Any = envelope.FromString(msg.data or b"")
-                found.append(Stored(name, sequence, msg.subject, decoded.actor, decoded.command_id))
+                for recorded in decode(msg.subject, sequence, msg.headers, msg.data):  # every event of the message
+                    decoded: Any = envelope.FromString(recorded.data)
+                    found.append(Stored(name, sequence, msg.subject, decoded.actor, decoded.command_id))
         return found
 
     async def close(self) -> None:

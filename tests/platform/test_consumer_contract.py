@@ -43,26 +43,32 @@ class Rig:
     tracking: Tracking
     transactional: bool
     pool: Any = None
-    written: list[tuple[str, int]] = field(default_factory=list)
+    written: list[tuple[str, int, str, int]] = field(default_factory=list)
 
-    async def write(self, tracked: Tracked, consumer: str, sequence: int) -> None:
+    async def write(self, tracked: Tracked, consumer: str, recorded: Recorded) -> None:
+        """The effect of one event: its stream sequence, with its aggregate and version (the events of one message
+        share its sequence)."""
+        event = (recorded.sequence, recorded.aggregate, recorded.version)
         if self.transactional:
-            await tracked.connection.execute("INSERT INTO effects VALUES ($1, $2)", consumer, sequence)
+            await tracked.connection.execute("INSERT INTO effects VALUES ($1, $2, $3, $4)", consumer, *event)
         else:
-            self.written.append((consumer, sequence))
+            self.written.append((consumer, *event))
 
     async def effects(self, consumer: str = "recorder") -> list[int]:
-        """The sequences ``consumer`` handled, in order, a sequence handled twice twice."""
+        """The sequences of the events ``consumer`` handled, in order, an event handled twice twice (and a sequence
+        once per event of its message)."""
         if self.transactional:
-            rows = await self.pool.fetch("SELECT sequence FROM effects WHERE consumer = $1 ORDER BY 1", consumer)
+            rows = await self.pool.fetch(
+                "SELECT sequence FROM effects WHERE consumer = $1 ORDER BY sequence, version", consumer
+            )
             return [int(r["sequence"]) for r in rows]
-        return sorted(s for c, s in self.written if c == consumer)
+        return sorted(s for c, s, _, _ in self.written if c == consumer)
 
     async def clear(self, tracked: Tracked, consumer: str) -> None:
         if self.transactional:
             await tracked.connection.execute("DELETE FROM effects WHERE consumer = $1", consumer)
         else:
-            self.written[:] = [(c, s) for c, s in self.written if c != consumer]
+            self.written[:] = [w for w in self.written if w[0] != consumer]
 
 
 class Recorder:
@@ -78,7 +84,7 @@ class Recorder:
         self.batches.append([r.sequence for r in batch])
         assert all(r.sequence > tracked.sequence for r in batch)
         for recorded in batch:
-            await self.rig.write(tracked, self.name, recorded.sequence)
+            await self.rig.write(tracked, self.name, recorded)
             if recorded.sequence == self.fail_at:
                 self.fail_at = None
                 raise RuntimeError("the handler failed")
@@ -87,6 +93,11 @@ class Recorder:
         await self.rig.clear(tracked, self.name)
 
 
+EFFECTS = (
+    "CREATE TABLE effects (consumer text, sequence bigint, aggregate text, version bigint,"
+    " PRIMARY KEY (consumer, aggregate, version))"
+)
+"""Each event's effect, once: an event is its aggregate and version (its stream sequence is its message's)."""
 SERVERS = pytest.mark.integration
 """A rig with NATS or PostgreSQL is of the integration tier (the fixtures start them through the request)."""
 RIGS = [
@@ -119,8 +130,7 @@ def run_with(request: pytest.FixtureRequest) -> Callable[[Callable[[Rig], Awaita
             elif tracking_kind == "postgres":
                 pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
                 await pool.execute(
-                    "CREATE TABLE checkpoints (projection text PRIMARY KEY, sequence bigint NOT NULL);"
-                    "CREATE TABLE effects (consumer text, sequence bigint, PRIMARY KEY (consumer, sequence))"
+                    "CREATE TABLE checkpoints (projection text PRIMARY KEY, sequence bigint NOT NULL);" + EFFECTS
                 )
                 yield Rig(store, PostgresTracking(pool, "checkpoints"), transactional=True, pool=pool)
             else:
@@ -272,13 +282,13 @@ def watch_subscriptions(store: EventStore) -> list[Subscription]:
 
 
 async def has(rig: Rig, sequences: list[int], consumer: str = "recorder") -> bool:
-    return sorted(set(await rig.effects(consumer))) == sequences
+    return sorted(set(await rig.effects(consumer))) == sorted(set(sequences))
 
 
-async def until_handled(rig: Rig, sequences: list[int]) -> None:
+async def until_handled(rig: Rig, sequences: list[int], consumer: str = "recorder") -> None:
     """Wait until the recorder's effects are exactly the events ``sequences``."""
     await wait_until(
-        lambda: has(rig, sequences),
+        lambda: has(rig, sequences, consumer),
         f"the effects of exactly the events {sequences}",
         explain=rig.effects,
     )
@@ -405,6 +415,74 @@ def test_a_running_consumer_killed_between_its_fold_and_its_commit_loses_nothing
         if rig.transactional:
             assert await rig.effects() == [s for s in sequences if s <= held], "the fold was rolled back"
         async with running(Consumer(rig.store, rig.tracking, Recorder(rig), batch=4)):
+            await until_handled(rig, sequences)
+        assert await first.checkpoint() == sequences[-1]
+        if rig.transactional:
+            assert await rig.effects() == sequences
+
+    run_with(scenario)
+
+
+async def append_commands(store: EventStore, sizes: list[int], prefix: str = "m") -> list[int]:
+    """Commands of ``sizes`` events each, over two aggregates; the stream sequence of each event (a command's
+    events share one: its message's)."""
+    positions: dict[str, Position] = {}
+    sequences: list[int] = []
+    for i, size in enumerate(sizes):
+        aggregate = f"{prefix}{i % 2}"
+        stored = await store.append(
+            aggregate, positions.get(aggregate, Position()), f"c{i}", [f"e{i}-{j}".encode() for j in range(size)]
+        )
+        positions[aggregate] = stored[-1].position
+        sequences += [r.sequence for r in stored]
+    return sequences
+
+
+def test_a_batch_never_ends_inside_a_message(run_with: Any) -> None:
+    """Commands of several events, each one message: a batch smaller than a message takes the whole message, and
+    a batch ends at a message's end, so the checkpoint (a stream sequence) never passes over part of one."""
+
+    async def scenario(rig: Rig) -> None:
+        sequences = await append_commands(rig.store, [3, 1, 2, 5, 1, 4])
+        handler = Recorder(rig)
+        assert await Consumer(rig.store, rig.tracking, handler, batch=2).catch_up() == len(sequences)
+        assert await rig.effects() == sequences
+        assert [s for batch in handler.batches for s in batch] == sequences
+        for batch in handler.batches:  # whole messages: every event of each sequence a batch holds
+            assert all(batch.count(s) == sequences.count(s) for s in batch)
+        handler = Recorder(rig, "running")
+        async with running(Consumer(rig.store, rig.tracking, handler, batch=2, linger=0)):
+            more = await append_commands(rig.store, [4, 1, 3], prefix="n")
+            await until_handled(rig, [*sequences, *more], "running")
+        assert await rig.effects("running") == [*sequences, *more]
+        for batch in handler.batches:
+            assert all(batch.count(s) == [*sequences, *more].count(s) for s in batch)
+
+    run_with(scenario)
+
+
+def test_a_consumer_killed_between_fold_and_commit_inside_commands_of_several_events_loses_nothing(
+    run_with: Any,
+) -> None:
+    """As above, with commands of several events (one message each): the batch folded and not committed is
+    handled again whole by the next consumer, and every event of every message exactly once in all."""
+
+    async def scenario(rig: Rig) -> None:
+        sequences = await append_commands(rig.store, [2, 3, 1, 4, 2, 3])
+        gate = Gate()
+        at = sorted(set(sequences))[3]  # the message of four events
+        first = Consumer(rig.store, rig.tracking, Stalling(rig, at, gate), batch=3, linger=0)
+        task = asyncio.create_task(first.run(asyncio.Event()))
+        await asyncio.wait_for(gate.reached.wait(), 30)
+        held = await first.checkpoint()
+        assert held < at
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await first.checkpoint() == held
+        if rig.transactional:
+            assert await rig.effects() == [s for s in sequences if s <= held], "the fold was rolled back"
+        async with running(Consumer(rig.store, rig.tracking, Recorder(rig), batch=3)):
             await until_handled(rig, sequences)
         assert await first.checkpoint() == sequences[-1]
         if rig.transactional:
@@ -633,8 +711,7 @@ def test_a_running_consumer_loses_nothing_when_nats_restarts(
                 else:
                     pool = await asyncpg.create_pool(dsn, min_size=1, max_size=4)
                     await pool.execute(
-                        "CREATE TABLE checkpoints (projection text PRIMARY KEY, sequence bigint NOT NULL);"
-                        "CREATE TABLE effects (consumer text, sequence bigint, PRIMARY KEY (consumer, sequence))"
+                        "CREATE TABLE checkpoints (projection text PRIMARY KEY, sequence bigint NOT NULL);" + EFFECTS
                     )
                     rig = Rig(store, PostgresTracking(pool, "checkpoints"), True, pool=pool)
                 async with running(Consumer(store, rig.tracking, Recorder(rig), batch=5, linger=0.01)):

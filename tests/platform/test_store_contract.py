@@ -307,7 +307,8 @@ def test_read_all_returns_every_aggregate_in_stream_order(run_with: Callable[[Sc
         while batch := await store.read_all(after_sequence=after, limit=2):
             batches.append(batch)
             after = batch[-1].sequence
-        assert [r for batch in batches for r in batch] == every and all(len(batch) <= 2 for batch in batches)
+        assert [r for batch in batches for r in batch] == every
+        assert all(len({r.sequence for r in batch}) <= 2 for batch in batches), "two sequences (messages) a batch"
 
     run_with(scenario)
 
@@ -328,7 +329,9 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
     nats_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A subscription too small for the burst drops messages (a slow consumer): the reader sees the gap in the
-    consumer's sequence and reads on from the last event it kept, so the whole log still comes back in order."""
+    consumer's sequence and reads on from the last event it kept, so the whole log still comes back in order. (The
+    commands are written as atomic batches, a message per event, as streams were before a command was one message:
+    a thousand messages.)"""
     from paiju.platform.store import jetstream
 
     monkeypatch.setattr(jetstream, "CONSUME_PENDING", 150)
@@ -344,7 +347,7 @@ def test_jetstream_a_reader_that_drops_messages_reads_on_from_the_gap(
 
     async def main() -> None:
         stream = "T" + uuid.uuid4().hex[:12].upper()
-        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}", batches=True)
         try:
             written: list[Recorded] = []
             for i in range(40):
@@ -461,18 +464,22 @@ def test_a_subscription_takes_every_event_after_its_start_in_bounded_batches(
     run_with: Callable[[Scenario], None],
 ) -> None:
     """Stored before it or after: every event after the position it started at, in stream order, at most ``limit``
-    per take; a take that waits returns what arrives, or nothing when its timeout passes first."""
+    per take, and never part of a message (the events of one append, all or none); a take that waits returns what
+    arrives, or nothing when its timeout passes first."""
 
     async def scenario(store: EventStore) -> None:
-        a = await store.append("g1", Position(), "c1", events("a", "b", "c"))
-        b = await store.append("g2", Position(), "c2", events("x"))
+        a: list[Recorded] = []
+        for name in ("a", "b", "c"):
+            a += await store.append("g1", a[-1].position if a else Position(), f"c1{name}", events(name))
+        b = await store.append("g2", Position(), "c2", events("x", "y"))
         subscription = await store.subscribe(a[0].sequence)
         try:
             assert subscription.position == a[0].sequence
-            taken = await subscription.take(2, timeout=10)
-            while len(taken) < 3:
-                more = await subscription.take(3 - len(taken), timeout=10)
-                assert more and len(more) <= 3 - len(taken)
+            taken = await subscription.take(1, timeout=10)
+            assert taken == a[1:2]
+            while len(taken) < 4:
+                more = await subscription.take(1, timeout=10)
+                assert more in ([a[2]], b), "one event, or the whole message it is in"
                 taken += more
             assert taken == [*a[1:], *b] and subscription.position == b[-1].sequence
             assert await subscription.take(10, timeout=0.2) == []
@@ -607,12 +614,13 @@ def test_jetstream_a_subscription_reads_on_after_the_server_restarts(tmp_path: P
                 subscription = await store.subscribe()
                 first = await store.append("g1", Position(), "c1", events("a", "b"))
                 taken = await take_all(subscription, 1, limit=1)
+                assert taken == first, "a take of one event takes the whole message it is in"
                 unseen = await store.append("g2", Position(), "c2", events("x", "y", "z"))
                 server.stop()
                 await asyncio.sleep(0.5)
                 server.start()
                 later = await until_stored(lambda: store.append("g1", first[-1].position, "c3", events("c")))
-                taken += await take_all(subscription, 5)
+                taken += await take_all(subscription, 4)
                 assert taken == [*first, *unseen, *later]
                 assert await subscription.take(10, timeout=0.5) == []
                 assert isinstance(subscription, JetStreamSubscription) and subscription.consumers == 2
@@ -627,14 +635,15 @@ def test_jetstream_a_subscription_that_drops_messages_reads_on_from_the_gap(
     nats_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A client subscription too small for a burst drops messages (a slow consumer): the delivery after the gap
-    (or the next heartbeat) shows it, and a new consumer reads on from the last event received."""
+    (or the next heartbeat) shows it, and a new consumer reads on from the last event received. (Atomic batches, a
+    message per event, as streams were written before a command was one message: a thousand messages.)"""
     from paiju.platform.store import jetstream
 
     monkeypatch.setattr(jetstream, "CONSUME_PENDING", 300)
 
     async def main() -> None:
         stream = "T" + uuid.uuid4().hex[:12].upper()
-        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}", batches=True)
         try:
             written: list[Recorded] = []
             for i in range(40):
@@ -675,6 +684,196 @@ def test_jetstream_a_slow_subscriber_holds_a_bounded_queue_not_the_backlog(nats_
             assert subscription.consumers == 1, "nothing was dropped"
             assert 0 < subscription.most_queued < backlog // 2, subscription.most_queued
             await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+# --- a command's events in one message, and streams of every stored form ------------------------------------------
+
+
+def test_a_command_of_several_events_is_one_message_read_back_identical(run_with: Callable[[Scenario], None]) -> None:
+    """Several events of one command share one stream sequence (one message) and read back exactly as appended —
+    empty events, events past a one-byte length and NUL bytes included — by every way of reading."""
+
+    async def scenario(store: EventStore) -> None:
+        parts = [b"a", b"", b"\x00\x0a" * 3000, bytes(range(256)), b"z"]
+        stored = await store.append("g1", Position(), "c1", parts)
+        assert [(r.version, r.command_id, r.data) for r in stored] == [(i, "c1", d) for i, d in enumerate(parts, 1)]
+        assert len({r.sequence for r in stored}) == 1, "one message"
+        one = await store.append("g1", stored[-1].position, "c2", events("after"))
+        assert one[0].sequence == stored[-1].sequence + 1 and one[0].version == len(parts) + 1
+        assert await store.load("g1") == [*stored, *one]
+        assert await store.read_all() == [*stored, *one]
+        subscription = await store.subscribe()
+        try:
+            assert await subscription.take(1, timeout=10) == stored, "a take never splits a message"
+        finally:
+            await subscription.close()
+        heard: list[Recorded] = []
+        await store.follow(heard.append)
+        later = await store.append("g1", one[0].position, "c3", events("x", "y", "z"))
+        await wait_until(lambda: len(heard) == 3, "the feed's three events")
+        assert heard == later and [r.version for r in later] == [7, 8, 9]
+        assert await store.append("g1", one[0].position, "c3", events("x", "y", "z")) == later, "an exact retry"
+        with pytest.raises(ConcurrencyConflict):
+            await store.append("g1", one[0].position, "c4", events("p", "q"))
+        assert await store.load("g1") == [*stored, *one, *later]
+
+    run_with(scenario)
+
+
+def test_load_after_a_version_inside_a_message_returns_exactly_the_events_after_it(
+    run_with: Callable[[Scenario], None],
+) -> None:
+    """A reader that counts versions (a watch resumed, a delayed spectator) may hold a position inside a message
+    of several events: what it loads is exactly what follows that version, from any position inside any message."""
+
+    async def scenario(store: EventStore) -> None:
+        every: list[Recorded] = []
+        for n, size in enumerate([3, 1, 2, 4]):
+            every += await store.append("g1", every[-1].position if every else Position(), f"c{n}", [b"e"] * size)
+        for r in every:
+            assert await store.load("g1", r.position) == every[r.version :], r.version
+        for version in range(len(every) + 1):  # a version alone, without the sequence
+            assert await store.load("g1", Position(version, 0)) == every[version:], version
+
+    run_with(scenario)
+
+
+def mixed_commands() -> list[tuple[str, list[bytes], bool]]:
+    """Commands of one aggregate, each with whether it is written as an atomic batch (the older form)."""
+    return [
+        ("c1", events("a1", "a2", "a3"), True),
+        ("c2", events("b1"), False),
+        ("c3", events("c1", "c2"), False),
+        ("c4", events("d1", "d2"), True),
+        ("c5", events("e1"), True),
+        ("c6", events("f1", "f2", "f3", "f4"), False),
+    ]
+
+
+def test_jetstream_a_stream_of_every_stored_form_reads_folds_and_follows_as_the_fake(nats_url: str) -> None:
+    """One aggregate written in every form — atomic batches of a message per event (as streams were written
+    before), single messages, and messages of several events — beside another aggregate written raw with the
+    older headers: every way of reading gives the same events (versions, command ids, bytes) as the in-memory
+    fake given the same commands, from any position, and a conflict and a retry across forms are still told."""
+
+    def identity(recorded: list[Recorded]) -> list[tuple[str, int, str, bytes]]:
+        return [(r.aggregate, r.version, r.command_id, r.data) for r in recorded]
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        prefix = f"t.{stream.lower()}"
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix)
+        older = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix, batches=True)
+        fake = MemoryEventStore()
+        heard: list[Recorded] = []
+        try:
+            await store.follow(heard.append)
+            js = store.client.jetstream()
+            raw = Position()
+            for i in range(1, 4):  # raw, as an earlier store wrote a single event: no batch headers
+                headers = {"Nats-Msg-Id": f"raw:c{i}:1", "Paiju-Version": str(i), "Paiju-Command-Id": f"c{i}"}
+                await js.publish(f"{prefix}.raw", f"r{i}".encode(), headers=headers)
+                raw = (await fake.append("raw", raw, f"c{i}", [f"r{i}".encode()]))[-1].position
+            written: list[Recorded] = []
+            faked: list[Recorded] = []
+            for command, data, older_form in mixed_commands():
+                writer = older if older_form else store
+                written += await writer.append("g1", written[-1].position if written else Position(), command, data)
+                faked += await fake.append("g1", faked[-1].position if faked else Position(), command, data)
+            info = await js.stream_info(stream)
+            assert info.state.last_seq == 3 + 3 + 1 + 1 + 2 + 1 + 1, "batches a message per event, the rest one"
+            loaded = await store.load("g1")
+            assert loaded == written and identity(loaded) == identity(faked)
+            assert identity(await store.load("raw")) == identity(await fake.load("raw"))
+            assert identity(await store.read_all()) == identity(await fake.read_all())
+            for r in loaded:  # from every position, any form
+                assert identity(await store.load("g1", r.position)) == identity(faked[r.version :])
+            batches, after = [], 0
+            while batch := await store.read_all(after_sequence=after, limit=2):
+                batches.append(batch)
+                after = batch[-1].sequence
+            assert identity([r for b in batches for r in b]) == identity(await fake.read_all())
+            subscription = await store.subscribe()
+            try:
+                assert identity(await take_all(subscription, len(faked) + 3, limit=2)) == identity(
+                    await fake.read_all()
+                )
+            finally:
+                await subscription.close()
+            await wait_until(lambda: len(heard) == len(faked) + 3, "the feed's events")
+            assert identity(heard) == identity(await fake.read_all())
+            # a command retried by a writer of the other form is the same command, stored once
+            at = written[-1].position
+            last = await older.append("g1", at, "c7", events("g1", "g2"))
+            assert await store.append("g1", at, "c7", events("g1", "g2")) == last
+            at, written = last[-1].position, [*written, *last]
+            last = await store.append("g1", at, "c8", events("h1", "h2", "h3"))
+            assert await older.append("g1", at, "c8", events("h1", "h2", "h3")) == last
+            written += last
+            for writer in (store, older):  # and a stale position is a conflict, whatever the form
+                with pytest.raises(ConcurrencyConflict):
+                    await writer.append("g1", at, "other", events("o1", "o2"))
+            assert await store.load("g1") == written
+        finally:
+            await older.close()
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_message_of_several_events_names_them_in_its_headers(nats_url: str) -> None:
+    """The stored form analysts read (docs/analysts.md, "How events are stored"): ``Paiju-Events`` and
+    ``Paiju-First-Version`` instead of ``Paiju-Version``, and the events as protobuf's repeated bytes; a single event
+    is stored as it always was."""
+    from paiju.platform.store.messages import decode, unpack
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        prefix = f"t.{stream.lower()}"
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=prefix)
+        try:
+            first = await store.append("g1", Position(), "c1", events("one"))
+            several = await store.append("g1", first[-1].position, "c2", events("two", "three"))
+            js = store.client.jetstream()
+            single = await js.get_msg(stream, first[0].sequence)
+            assert single.data == b"one" and single.headers is not None
+            assert single.headers["Paiju-Version"] == "1" and "Paiju-Events" not in single.headers
+            packed = await js.get_msg(stream, several[0].sequence)
+            assert packed.headers is not None and "Paiju-Version" not in packed.headers
+            assert packed.headers["Paiju-Events"] == "2" and packed.headers["Paiju-First-Version"] == "2"
+            assert packed.headers["Paiju-Command-Id"] == "c2" and packed.headers["Nats-Msg-Id"] == "g1:c2:1"
+            assert packed.data == b"\x0a\x03two\x0a\x05three"
+            assert unpack(packed.data or b"", 2) == [b"two", b"three"]
+            assert decode("g1", several[0].sequence, packed.headers, packed.data) == several
+            for broken in (b"\x0a\x09two", b"\x0b\x03two\x0a\x05three", b"\x0a\x03two"):
+                with pytest.raises(StoreError):
+                    decode("g1", 9, packed.headers, broken)
+            with pytest.raises(StoreError):
+                decode("g1", 9, {"Paiju-Command-Id": "c"}, b"x")
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_command_too_large_for_one_message_is_stored_as_a_batch(nats_url: str) -> None:
+    """Events that together pass the server's largest message (each within it) are stored as an atomic batch, a
+    message per event, and read back as any command."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            size = store.client.max_payload // 2 - 10
+            parts = [bytes([i]) * size for i in range(3)]
+            stored = await store.append("g1", Position(), "large", parts)
+            assert [r.data for r in stored] == parts and len({r.sequence for r in stored}) == 3
+            assert await store.load("g1") == stored and await store.read_all() == stored
+            assert (await store.client.jetstream().stream_info(stream)).state.last_seq == 3
         finally:
             await store.close()
 

@@ -152,9 +152,10 @@ class NatsCluster:
 
 
 async def messages_on(url: str, node: str, stream: str, prefix: str) -> list[tuple[int, str, bytes]]:
-    """Every message of ``stream`` as node ``node`` stores it: the stream's leadership is moved to that node (a
+    """Every event of ``stream`` as node ``node`` stores it: the stream's leadership is moved to that node (a
     leader step-down naming it as preferred), then the whole stream is read through a one-replica consumer, which
-    the stream's leader serves from its own copy. (sequence, aggregate, data) in stream order."""
+    the stream's leader serves from its own copy, and decoded by the store (`paiju.platform.store.messages`).
+    (sequence of its message, aggregate, data) in stream order."""
     import asyncio
 
     from paiju.platform.store.jetstream import JetStreamEventStore

@@ -12,7 +12,8 @@ from typing import Protocol
 from paiju.platform.errors import Contention, Unavailable
 
 MAX_BATCH = 1000
-"""Events one append may carry (JetStream's atomic batch limit)."""
+"""Events one append may carry (JetStream's atomic batch limit, which a command too large for one message is
+stored in)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +51,19 @@ class Recorded:
         return Position(self.version, self.sequence)
 
 
+def whole(events: Sequence[Recorded], limit: int) -> int:
+    """How many of ``events`` (in stream order) a batch of at most ``limit`` takes without splitting a message: the
+    first ``limit``, and the rest of the message the last of them is in (events stored by one append share a
+    stream sequence, and a consumer's checkpoint is a stream sequence: a batch ending inside a message would pass
+    over the rest of it). At least one message's events, all of them when there are fewer than ``limit``."""
+    count = min(limit, len(events))
+    if count:
+        last = events[count - 1].sequence
+        while count < len(events) and events[count].sequence == last:
+            count += 1
+    return count
+
+
 class StoreError(Exception):
     """The store could not do what was asked (the reason says why)."""
 
@@ -71,8 +85,9 @@ class Subscription(Protocol):
         ...
 
     async def take(self, limit: int, timeout: float | None = None) -> list[Recorded]:
-        """The next events, at most ``limit`` of them, in stream order: those that have arrived, or, when none has,
-        the first to arrive within ``timeout`` seconds (``None``: however long that takes). Empty when none arrived
+        """The next events, at most ``limit`` of them and the rest of the message the last of them is in (`whole`:
+        never part of a message), in stream order: those that have arrived, or, when none has, the first to arrive
+        within ``timeout`` seconds (``None``: however long that takes). Empty when none arrived
         in time, after `interrupt`, or once closed. `StoreUnavailable` (or a NATS error) when the store cannot be
         read just now: the next call tries again from the same position."""
         ...
@@ -94,7 +109,8 @@ class EventStore(Protocol):
     async def append(
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
     ) -> list[Recorded]:
-        """Append the events of one command atomically, if the aggregate still ends at ``expected``.
+        """Append the events of one command atomically, if the aggregate still ends at ``expected``: one message,
+        so the events share one stream sequence (`paiju.platform.store.messages`).
 
         Idempotent per command: appending the same ``command_id`` again right after it was stored returns
         the stored events and writes nothing. Raises `ConcurrencyConflict` when another writer got there first.
@@ -130,7 +146,9 @@ class EventStore(Protocol):
         ``limit``, the events of at most the next ``limit`` stream sequences that hold any (a bounded batch: a
         consumer reads a long backlog batch by batch, never all of it in memory; an empty batch means nothing is
         left). ``partitions``: only the events of aggregates in these partitions (readers in parallel), and with
-        ``limit`` at most ``limit`` of them."""
+        ``limit`` at most ``limit`` of them and the rest of the message the last is in (`whole`). A batch never
+        ends inside a message: a consumer's checkpoint, the stream sequence of the last event it handled, covers
+        every event of that message."""
         ...
 
     async def subscribe(self, after_sequence: int = 0, *, partitions: frozenset[int] | None = None) -> Subscription:

@@ -1,13 +1,15 @@
 """The event store on NATS JetStream: one file-backed stream per domain, one subject per aggregate.
 
-An append publishes the events of one command as one message, or, for several, as one atomic batch
-(JetStream's atomic batch publish, server 2.12+, stream option ``allow_atomic``): ``Nats-Batch-Id``,
-``Nats-Batch-Sequence`` on every message and ``Nats-Batch-Commit`` on the last, all or nothing; when the
-server has too many batches open it is retried shortly. The first message carries
-``Nats-Expected-Last-Subject-Sequence``, checked by the server when the batch commits, and every message a
-``Nats-Msg-Id`` of ``<aggregate>:<command id>:<index>`` (the duplicate window spans the whole stream, and a
-command id is unique only within its aggregate). So a crash can never leave half a command in the log, and
-of two writers that expected the same position exactly one wins.
+An append publishes the events of one command as one message (`paiju.platform.store.messages`: one event as it
+always was, several in the form of a message of several), with ``Nats-Expected-Last-Subject-Sequence``, checked
+by the server, and a ``Nats-Msg-Id`` of ``<aggregate>:<command id>:1`` (the duplicate window spans the whole
+stream, and a command id is unique only within its aggregate). One publish, one acknowledgement: a crash can never
+leave half a command in the log, and of two writers that expected the same position exactly one wins. Streams
+written earlier hold commands of several events as atomic batches (JetStream's atomic batch publish: a message per
+event with ``Nats-Batch-Id``, ``Nats-Batch-Sequence`` and ``Nats-Batch-Commit``); they read as they always did, in
+any mix with the newer form, since every read goes through `paiju.platform.store.messages.decode`. ``batches=True``
+writes that older form still (the tests' streams of every form; a stream read by services too old to read a
+message of several).
 
 A partitioned stream (the games) keeps each aggregate on ``<prefix>.<partition>.<aggregate>``
 (`paiju.platform.partitions`), so that a replica's feed carries only the partitions it owns (`own`); the number of
@@ -57,12 +59,12 @@ from paiju.platform.store.base import (
     StoreUnavailable,
     check_aggregate,
     check_batch,
+    whole,
 )
-from paiju.platform.tracing import TRACEPARENT, TRACESTATE, Trace
+from paiju.platform.store.messages import COMMAND, EVENTS, FIRST_VERSION, VERSION, decode, pack, versions
+from paiju.platform.tracing import Trace
 
 log = structlog.get_logger("paiju.store")
-VERSION = "Paiju-Version"
-COMMAND = "Paiju-Command-Id"
 BUSY_RETRIES = 200
 WRITES_KEPT = 10_000
 """How many aggregates a store remembers its last append to (read your own writes on a replicated stream, whose
@@ -113,8 +115,20 @@ SINCE_KEY = "paiju-partitioned-after"
 class JetStreamEventStore:
     """Aggregates as subjects ``<prefix>.<aggregate>`` of the stream ``stream``."""
 
-    def __init__(self, client: Client, stream: str, prefix: str, *, timeout: float = 5.0, partitions: int = 0) -> None:
+    def __init__(
+        self,
+        client: Client,
+        stream: str,
+        prefix: str,
+        *,
+        timeout: float = 5.0,
+        partitions: int = 0,
+        batches: bool = False,
+    ) -> None:
         self._nc = client
+        self._batches = batches
+        """Whether a command of several events is written as an atomic batch, a message per event (the older form),
+        instead of one message."""
         self._partitions = partitions
         self._legacy: set[str] = set()
         self._written: dict[str, int] = {}
@@ -149,15 +163,17 @@ class JetStreamEventStore:
         access: Access | None = None,
         create: bool = True,
         wait: bool = True,
+        batches: bool = False,
     ) -> JetStreamEventStore:
         """Connect and make sure the stream exists (created idempotently, file storage, no rollup or purge).
         ``partitions``: for a stream created now (or one stored before partitions), how many partitions its
         aggregates fall in (0: none); a partitioned stream keeps the number it was created with. ``access``: the
         process's NATS credentials. ``create=False``: a reader, which never creates or changes the stream (its
         owner does, and only its owner may): it waits for the stream to exist (`wait_for_stream`), unless ``wait`` is
-        false (then its caller waits when it needs the stream)."""
+        false (then its caller waits when it needs the stream). ``batches``: write a command of several events as
+        an atomic batch, a message per event, as streams were written before (see the module)."""
         client = await connect(url, f"paiju-store-{stream.lower()}", access=access)
-        store = cls(client, stream, prefix)
+        store = cls(client, stream, prefix, batches=batches)
         if create:
             await store.ensure_stream(replicas, partitions)
         elif wait:
@@ -219,7 +235,7 @@ class JetStreamEventStore:
     def sibling(self) -> JetStreamEventStore:
         """Another store over the same stream and connection, partitioned alike, with a feed of its own (stopped
         without stopping this one's)."""
-        other = JetStreamEventStore(self._nc, self._stream, self._prefix, timeout=self._timeout)
+        other = JetStreamEventStore(self._nc, self._stream, self._prefix, timeout=self._timeout, batches=self._batches)
         other._partitions, other._before = self._partitions, self._before
         return other
 
@@ -373,15 +389,20 @@ class JetStreamEventStore:
             del self._written[next(iter(self._written))]
 
     async def load(self, aggregate: str, after: Position = NEW) -> list[Recorded]:
+        """(See `EventStore.load`.) The events after ``after``'s version: a position inside a message of several
+        events (a reader that counted versions) reads the rest of that message first."""
         last = await self._last(aggregate)
-        if last is None or last.seq is None or last.seq <= after.sequence:
+        if last is None or last.seq is None or last.seq < after.sequence:
             return []
+        first, final = versions(last.seq, last.headers)
+        if final <= after.version:
+            return []
+        if first <= after.version + 1:  # what is new is all in the last message: no more to get
+            return [r for r in decode(aggregate, last.seq, last.headers, last.data) if r.version > after.version]
         direct = last.seq > self._written.get(aggregate, 0)  # else a replica may not hold all of it yet
         if after.sequence:
-            if last.headers and last.headers.get(VERSION) == str(after.version + 1):
-                return [_recorded(aggregate, last.seq, last.headers, last.data)]  # the one new event: no more to get
-            return await self._tail(aggregate, after.sequence, last.seq, direct=direct)
-        return await self._replay(aggregate, last.seq)
+            return await self._tail(aggregate, after, last.seq, direct=direct)
+        return [r for r in await self._replay(aggregate, last.seq) if r.version > after.version]
 
     async def _replay(self, aggregate: str, last_sequence: int) -> list[Recorded]:
         """Every event of an aggregate up to ``last_sequence``."""
@@ -403,7 +424,8 @@ class JetStreamEventStore:
             return await self._consume(subjects, after_sequence, info.state.last_seq)
         if subjects is not None:
             read = await self._consume(subjects, after_sequence, info.state.last_seq, bounded=True, count=limit)
-            return [r for r in read if r.sequence <= info.state.last_seq][:limit]
+            read = [r for r in read if r.sequence <= info.state.last_seq]
+            return read[: whole(read, limit)]
         # window after window of ``limit`` sequences, until one holds events (a purged stretch holds none); the
         # consumer may deliver past a window's end (the next event, when the end is no event): not kept
         after = max(after_sequence, info.state.first_seq - 1)
@@ -477,7 +499,7 @@ class JetStreamEventStore:
                 return
             delivered = consumer_sequence
             reached = stream_sequence
-            stored.append(_recorded(self._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data))
+            stored.extend(decode(self._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data))
             enough = count is not None and len(stored) >= count
             if stream_sequence >= last_sequence or delivery_pending(msg.reply) == 0 or enough:
                 # the end, or the last one of the subjects read (a filter whose last event comes before the end)
@@ -576,14 +598,20 @@ class JetStreamEventStore:
         async def receive(msg: Msg) -> None:
             sequence = msg.metadata.sequence.stream
             self._fed = sequence
-            recorded = _recorded(self._aggregate_of(msg.subject), sequence, msg.headers, msg.data)
-            if recorded.trace:
-                tracing.remember(recorded.aggregate, recorded.version, recorded.trace)
-            for follower in list(self._followers):
-                try:
-                    follower(recorded)
-                except Exception as e:  # one follower's failure is its own: the others still get the event
-                    report(log, "a follower of the feed failed", e, stream=self._stream)
+            try:
+                stored = decode(self._aggregate_of(msg.subject), sequence, msg.headers, msg.data)
+            except StoreError as e:  # not an event of this store: nothing to tell the followers
+                report(log, "the feed passed over a message that is no event", e, stream=self._stream)
+                return
+            followers = list(self._followers)
+            for recorded in stored:  # the events of one message, one after another with nothing between them
+                if recorded.trace:
+                    tracing.remember(recorded.aggregate, recorded.version, recorded.trace)
+                for follower in followers:
+                    try:
+                        follower(recorded)
+                    except Exception as e:  # one follower's failure is its own: the others still get the event
+                        report(log, "a follower of the feed failed", e, stream=self._stream)
 
         # a replica that owns every partition (one alone) reads the whole stream: one filter the server matches at
         # once, not one per partition (or per layout of the subjects) to try against every event stored
@@ -604,8 +632,8 @@ class JetStreamEventStore:
         the subscriber as it reaches the stream, filtered by the server (nothing crosses while nothing happens)."""
 
         async def heard(msg: Msg) -> None:
-            with contextlib.suppress(KeyError, TypeError, ValueError):  # not a Paiju event: nothing to tell
-                on_append(int(msg.headers[VERSION]))  # type: ignore[index]
+            with contextlib.suppress(StoreError):  # not a Paiju event: nothing to tell
+                on_append(versions(0, msg.headers)[1])  # the last event's version
 
         sub = await self._nc.subscribe(self.subject(aggregate), cb=heard)
 
@@ -616,19 +644,26 @@ class JetStreamEventStore:
         return stop
 
     async def _tail(
-        self, aggregate: str, after_sequence: int, last_sequence: int, *, direct: bool = True
+        self, aggregate: str, after: Position, last_sequence: int, *, direct: bool = True
     ) -> list[Recorded]:
         """The few events after a known position, by gets (no consumer to create and delete): direct ones, which
-        any replica answers, or the leader's."""
+        any replica answers, or the leader's. A position inside a message of several events (the next message
+        starts past the version after it) reads the rest of that message first."""
         stored: list[Recorded] = []
-        sequence = after_sequence
+        sequence = after.sequence
+        subject = self.subject(aggregate)
         while sequence < last_sequence:
-            msg = await self._js.get_msg(
-                self._stream, seq=sequence + 1, subject=self.subject(aggregate), direct=direct, next=True
-            )
+            msg = await self._js.get_msg(self._stream, seq=sequence + 1, subject=subject, direct=direct, next=True)
             assert msg.seq is not None
             sequence = msg.seq
-            stored.append(_recorded(aggregate, sequence, msg.headers, msg.data))
+            found = decode(aggregate, sequence, msg.headers, msg.data)
+            if not stored and found[0].version > after.version + 1:
+                held = await self._js.get_msg(
+                    self._stream, seq=after.sequence, subject=subject, direct=direct, next=True
+                )
+                assert held.seq is not None
+                stored = [r for r in decode(aggregate, held.seq, held.headers, held.data) if r.version > after.version]
+            stored.extend(found)
         return stored
 
     # --- appending ----------------------------------------------------------------------------------
@@ -637,7 +672,7 @@ class JetStreamEventStore:
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes]
     ) -> list[Recorded]:
         """(See `EventStore.append`.) When the process traces, in a producer span whose trace context every message
-        of the append carries in its headers (``traceparent``; `_recorded` also reads a ``tracestate`` stored with
+        of the append carries in its headers (``traceparent``; `messages.decode` also reads a ``tracestate`` stored with
         it): no part of the message id, so a retry is recognised whatever trace it comes in."""
         with tracing.appending(self._stream, aggregate) as trace:
             return await self._append(aggregate, expected, command_id, events, trace)
@@ -665,9 +700,13 @@ class JetStreamEventStore:
             self._room(False)
             last_sequence = int(reply["seq"])
             self._wrote(aggregate, last_sequence)
-            first = last_sequence - len(events) + 1
+            # a batch is a message per event; otherwise the events share the one message's sequence
+            batched = self._batched(events)
+            first = last_sequence - len(events) + 1 if batched else last_sequence
             stored = [
-                Recorded(aggregate, expected.version + i, first + i - 1, command_id, bytes(data), trace)
+                Recorded(
+                    aggregate, expected.version + i, first + (i - 1 if batched else 0), command_id, bytes(data), trace
+                )
                 for i, data in enumerate(events, start=1)
             ]
             if trace:
@@ -691,8 +730,39 @@ class JetStreamEventStore:
     async def _publish(
         self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes], trace: Trace = ()
     ) -> dict[str, Any]:
-        """Publish one command's events: one plain message, or an atomic batch for several, each with the trace
-        context ``trace`` (when traced). The server's reply."""
+        """Publish one command's events as one message (`paiju.platform.store.messages`), with the trace context
+        ``trace`` (when traced); as an atomic batch if they would not fit in one message (the server's
+        ``max_payload``, 1 MiB by default), or with ``batches``. The server's reply."""
+        if self._batched(events):
+            return await self._publish_batch(aggregate, expected, command_id, events, trace)
+        headers = {
+            "Nats-Msg-Id": f"{aggregate}:{command_id}:1",
+            COMMAND: command_id,
+            "Nats-Expected-Last-Subject-Sequence": str(expected.sequence),
+        }
+        if len(events) == 1:  # one event: the form every reader has always read
+            headers[VERSION] = str(expected.version + 1)
+            body = bytes(events[0])
+        else:
+            headers[EVENTS] = str(len(events))
+            headers[FIRST_VERSION] = str(expected.version + 1)
+            body = pack(events)
+        if trace:
+            headers.update(trace)
+        msg = await self._nc.request(self.subject(aggregate), body, timeout=self._timeout, headers=headers)
+        reply: dict[str, Any] = json.loads(msg.data) if msg.data else {}
+        return reply
+
+    def _batched(self, events: Sequence[bytes]) -> bool:
+        """Whether a command's ``events`` are stored as an atomic batch, a message per event: with ``batches``, or
+        when they would not fit in one message (a rare command, stored as streams were before)."""
+        return len(events) > 1 and (self._batches or sum(map(len, events)) + 6 * len(events) > self._nc.max_payload)
+
+    async def _publish_batch(
+        self, aggregate: str, expected: Position, command_id: str, events: Sequence[bytes], trace: Trace = ()
+    ) -> dict[str, Any]:
+        """Publish one command's events as an atomic batch, a message per event (the form streams were written in
+        before a command's events were one message: ``batches=True``). The server's reply."""
         subject = self.subject(aggregate)
         batch = uuid.uuid4().hex if len(events) > 1 else ""
         reply: dict[str, Any] = {}
@@ -779,7 +849,7 @@ class JetStreamSubscription:
             if self._failure is not None:
                 raise self._failure
             if queue := self._queue:
-                count = min(limit, len(queue))
+                count = whole(queue, limit)
                 reached = queue[count - 1].sequence
                 while self._flow and self._flow[0][0] <= reached:  # answered first: a take cancelled takes nothing
                     await self._answer(self._flow.popleft()[1])
@@ -886,13 +956,13 @@ class JetStreamSubscription:
                     return
                 self._delivered = consumer_sequence
                 try:
-                    recorded = _recorded(self._store._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data)
+                    stored = decode(self._store._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data)
                 except StoreError as e:
                     self._failure = e  # not an event of this store: every take says so
                     self._arrivals.wake()
                     return
                 self._received = stream_sequence
-                self._queue.append(recorded)
+                self._queue.extend(stored)  # a message's events together: a take never splits them
                 self.most_queued = max(self.most_queued, len(self._queue))
                 self._arrivals.wake()
                 return
@@ -940,17 +1010,6 @@ def delivery_pending(reply: str) -> int:
     """How many messages the consumer had left to deliver after this one (the ack subject's last number)."""
     tokens = reply.split(".")
     return int(tokens[8] if len(tokens) == 9 else tokens[10])
-
-
-def _recorded(aggregate: str, sequence: int, headers: dict[str, str] | None, data: bytes | None) -> Recorded:
-    if not headers or VERSION not in headers or COMMAND not in headers:
-        raise StoreError(f"message {sequence} of {aggregate} is not a Paiju event (its headers are missing)")
-    parent = headers.get(TRACEPARENT)
-    trace: Trace = ()
-    if parent is not None:  # stored by a traced append (events stored without it are read exactly as before)
-        state = headers.get(TRACESTATE)
-        trace = ((TRACEPARENT, parent), (TRACESTATE, state)) if state else ((TRACEPARENT, parent),)
-    return Recorded(aggregate, int(headers[VERSION]), sequence, headers[COMMAND], bytes(data or b""), trace)
 
 
 class StoreFull(StoreUnavailable):

@@ -17,11 +17,13 @@ from paiju.platform.store.base import (
     StoreError,
     check_aggregate,
     check_batch,
+    whole,
 )
 
 
 class MemoryEventStore:
-    """All aggregates in one process's memory, with stream sequences shared across aggregates like a stream."""
+    """All aggregates in one process's memory, with stream sequences shared across aggregates like a stream: one
+    sequence per append, shared by its events, as JetStream stores a command's events in one message."""
 
     def __init__(self, partitions: int = 0) -> None:
         self._logs: dict[str, list[Recorded]] = {}
@@ -64,9 +66,9 @@ class MemoryEventStore:
                 f"{aggregate} is at version {current.version}, not {expected.version}: another writer appended"
             )
         stored = []
+        self._sequence += 1
         with tracing.appending("memory", aggregate) as trace:
             for i, data in enumerate(events, start=1):
-                self._sequence += 1
                 stored.append(Recorded(aggregate, expected.version + i, self._sequence, command_id, bytes(data), trace))
                 if trace:
                     tracing.remember(aggregate, expected.version + i, trace)
@@ -103,7 +105,7 @@ class MemoryEventStore:
         if limit is None or not every:
             return every
         if partitions is not None:
-            return every[:limit]  # a reader of some partitions: at most ``limit`` of their events
+            return every[: whole(every, limit)]  # a reader of some partitions: at most ``limit`` of their events
         # the next window of ``limit`` sequences that holds any of them (as JetStream reads it)
         first = every[0].sequence
         start = after_sequence + (first - after_sequence - 1) // limit * limit
@@ -158,8 +160,10 @@ class MemorySubscription:
 
     def _next(self, limit: int) -> list[Recorded]:
         stream, found = self._store._stream, list[Recorded]()
-        while self._index < len(stream) and len(found) < limit:
+        while self._index < len(stream):
             recorded = stream[self._index]
+            if len(found) >= limit and recorded.sequence != found[-1].sequence:
+                break  # never part of a message (`whole`)
             self._index += 1
             if self._partitions is None or self._store.partition(recorded.aggregate) in self._partitions:
                 found.append(recorded)
