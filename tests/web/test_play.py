@@ -475,7 +475,7 @@ def test_standing_up_ends_the_seat_token_the_browser_kept(stack: dict[str, Any])
                 found = await page.wait_for(MY_TURN.format(after=after), MATCH_SECONDS, "the player's turn")
                 after = int(found)
                 await by_click(page)
-                await asyncio.sleep(0.5)
+                await page.settle()  # the move's answer read: it sets the seat's cookie (else the next turn does)
             grant = sealer(stack).open_seat(cookies[SEAT_COOKIE])
             assert grant is not None and grant.table_id == table
             # the player's turn again: one of its moves is what the old cookie will try to make
