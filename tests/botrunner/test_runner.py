@@ -11,6 +11,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
+from structlog.testing import capture_logs
 
 from paiju.botrunner.cli import load_agent
 from paiju.botrunner.leases import SeatLease, StaticSeatSource
@@ -305,6 +306,66 @@ def test_bots_commit_then_reveal_and_every_deal_counts_every_seat() -> None:
                 assert len(cuts) == len(dealt) - 1, "each later deal's cutter revealed the cut it committed to"
             assert total([runner], "altered") == 0
             assert total([runner], "fallbacks") == 0 and total([runner], "refused") == 0
+
+    run(body)
+
+
+class AlteringEngine:
+    """An engine stub whose Watch streams show one seat's commitment with one bit changed, as an engine (or whoever
+    stored the log) that altered the seat's part would show it; every other call goes to ``stub``."""
+
+    def __init__(self, stub: Any, seat: int) -> None:
+        self._stub = stub
+        self._seat = seat
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stub, name)
+
+    def Watch(self, request: Any, **kwargs: Any) -> AlteredStream:
+        return AlteredStream(self._stub.Watch(request, **kwargs), self._seat)
+
+
+class AlteredStream:
+    def __init__(self, call: Any, seat: int) -> None:
+        self._call = call
+        self._seat = seat
+
+    def cancel(self) -> bool:
+        return bool(self._call.cancel())
+
+    def __aiter__(self) -> Any:
+        return self._replies()
+
+    async def _replies(self) -> Any:
+        async for reply in self._call:
+            if reply.HasField("envelope") and reply.envelope.zlj.HasField("contribution_committed"):
+                event = reply.envelope.zlj.contribution_committed
+                if event.seat == self._seat:
+                    event.commitment = bytes([event.commitment[0] ^ 1]) + event.commitment[1:]
+            yield reply
+
+
+def test_a_seats_part_altered_in_the_log_is_logged_as_an_error_and_counted() -> None:
+    """Protocol version 2: the log a seat reads shows its commitment changed; that seat's player logs an error
+    naming the game and the deal and counts it (`SeatStats.altered`, and the runner's `total_altered`, kept after
+    the seat is forgotten); the other seats, whose parts are shown as sent, count nothing, and the game plays on."""
+
+    async def body() -> None:
+        async with engine(fair=True, protocol=2) as e:
+            await create_zlj(e, "alt", deals=1)
+            source = StaticSeatSource(leases("alt", "zlj", range(6)))
+            stub, channel = e.runner_stub()
+            runner = BotRunner(source, AlteringEngine(stub, seat=2), runner_id="altered", think=0)
+            with capture_logs() as logs:
+                await play_out(e, [runner], ["alt"], timeout=240)
+            await channel.close()
+            assert runner.stats[("alt", 2)].altered == 1, "the seat's commitment, once"
+            assert all(runner.stats[("alt", s)].altered == 0 for s in range(6) if s != 2)
+            errors = [r for r in logs if r["log_level"] == "error" and "fair dealing" in r["event"]]
+            assert [(r["game"], r["seat"], r["deal"]) for r in errors] == [("alt", 2, 1)], errors
+            assert "commitment" in errors[0]["what"]
+            runner._forget(("alt", 2))
+            assert runner.total_altered == 1, "counted after the seat is forgotten"
 
     run(body)
 

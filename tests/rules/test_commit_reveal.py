@@ -308,3 +308,16 @@ def test_a_live_version_2_log_as_a_client_receives_it_names_its_version_and_cont
     assert verdict.failure is None and verdict.hidden == 1
     first = verdict.shuffles[0]
     assert first.version == 2 and first.contributors == tuple(range(6)) and first.status == "hands hidden"
+
+
+def test_a_shuffle_committed_and_not_yet_dealt_is_named_by_its_games_version() -> None:
+    """The next shuffle is committed as soon as a deal is over: until its seats commit, it is still a version-2
+    shuffle, in the whole log as in a client's (a game ended there names protocol 2 alone, never "1 and 2")."""
+    table = play(Table(ZLJ, zm.Options(deals=0)), deals=1, close=False)
+    assert isinstance(table.log[-1][1], fair.SeedCommitted) and table.log[-1][1].number == 2, "shuffle 2 waits"
+    for log in (table.log, [(v, ZLJ.redact(e, 0)) for v, e in table.log]):
+        verdict = verify(ZLJ, log)
+        assert verdict.failure is None
+        assert [(s.number, s.version) for s in verdict.shuffles] == [(1, 2), (2, 2)]
+    table.act(zm.EndMatch())
+    assert [s.version for s in verify(ZLJ, table.log).shuffles] == [2, 2]

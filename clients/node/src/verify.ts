@@ -128,6 +128,8 @@ interface Shuffle {
   version: 1 | 2;
   cutter?: number;
   contributions: Uint8Array[];
+  /** Version 1: the seat of each contribution, in log order. */
+  contributors: number[];
   pledges: Map<number, Buffer>;
   reveals: Map<number, { salt: Buffer; contribution: Buffer; cut?: number; matches: boolean }>;
   commitsClosed: boolean;
@@ -176,30 +178,39 @@ export function verifyGame(gameId: string, envelopes: Json[]): GameVerdict {
         }
         current = {
           number: int(e.number), deal: int(e.deal), commitment: bytes(e.commitment), version: commitReveal ? 2 : 1,
-          contributions: [], pledges: new Map(), reveals: new Map(), commitsClosed: false, revealsClosed: false,
+          contributions: [], contributors: [], pledges: new Map(), reveals: new Map(), commitsClosed: false, revealsClosed: false,
         };
         shuffles.push(current);
         break;
       case "seed_contributed":
-        if (current === undefined || current.dealt !== undefined || current.version !== 1) return fail(version, "a contribution to no shuffle waiting for one");
+        if (current === undefined || current.dealt !== undefined || current.version !== 1 || current.number !== int(e.number)) {
+          return fail(version, "a contribution to no shuffle waiting for one");
+        }
         current.contributions.push(bytes(e.contribution));
+        current.contributors.push(int(e.seat));
         if (e.cut !== undefined) current.cutter = int(e.seat);
         break;
       case "contribution_committed": {
-        if (current === undefined || current.version !== 2 || current.commitsClosed) return fail(version, "a commitment after the commitments closed");
+        if (current === undefined || current.version !== 2 || current.commitsClosed || current.number !== int(e.number)) {
+          return fail(version, "a commitment to no shuffle taking commitments");
+        }
         if (current.pledges.has(int(e.seat))) return fail(version, `seat ${int(e.seat)} commits twice`);
         current.pledges.set(int(e.seat), bytes(e.commitment));
         break;
       }
       case "commits_closed": {
-        if (current === undefined || current.version !== 2 || current.commitsClosed) return fail(version, "commitments closed twice");
+        if (current === undefined || current.version !== 2 || current.commitsClosed || current.number !== int(e.number)) {
+          return fail(version, "commitments closed twice, or for another shuffle");
+        }
         const listed = ((e.committed as number[] | undefined) ?? []).map(Number);
         if (listed.join() !== [...current.pledges.keys()].sort((a, b) => a - b).join()) return fail(version, "the commitments close with other seats than committed");
         current.commitsClosed = true;
         break;
       }
       case "contribution_revealed": {
-        if (current === undefined || !current.commitsClosed || current.revealsClosed) return fail(version, "a reveal while the commitments are still taken");
+        if (current === undefined || !current.commitsClosed || current.revealsClosed || current.number !== int(e.number)) {
+          return fail(version, "a reveal while the commitments are still taken, or to another shuffle");
+        }
         const seat = int(e.seat);
         const pledged = current.pledges.get(seat);
         if (pledged === undefined || current.reveals.has(seat)) return fail(version, `seat ${seat} reveals without a commitment, or twice`);
@@ -212,7 +223,9 @@ export function verifyGame(gameId: string, envelopes: Json[]): GameVerdict {
         break;
       }
       case "reveals_closed": {
-        if (current === undefined || !current.commitsClosed || current.revealsClosed) return fail(version, "reveals closed out of order");
+        if (current === undefined || !current.commitsClosed || current.revealsClosed || current.number !== int(e.number)) {
+          return fail(version, "reveals closed out of order");
+        }
         const pledged = [...current.pledges.keys()].sort((a, b) => a - b);
         const matching = pledged.filter((s) => current?.reveals.get(s)?.matches === true);
         const withheld = pledged.filter((s) => !current?.reveals.has(s));
@@ -257,7 +270,7 @@ export function verifyGame(gameId: string, envelopes: Json[]): GameVerdict {
         if (reason !== "") return fail(version, `deal ${shuffle.deal} (shuffle ${shuffle.number}): ${reason}`);
         const contributors = shuffle.version === 2
           ? [...shuffle.reveals.entries()].filter(([, r]) => r.matches).map(([s]) => s).sort((a, b) => a - b)
-          : shuffle.contributions.map((_, i) => i);
+          : [...new Set(shuffle.contributors)].sort((a, b) => a - b);
         verdict.versions.add(shuffle.version);
         verdict.verified += 1;
         if (contributors.length === 0) verdict.alone += 1;
@@ -279,8 +292,11 @@ function checkDeal(shuffle: Shuffle, seed: Buffer, kind: string, seats: number):
   if (shuffle.version === 2) {
     const counted = [...shuffle.reveals.entries()].filter(([, r]) => r.matches).map(([s, r]) => [s, r.contribution] as [number, Uint8Array]);
     key = keyV2(seed, counted);
-    if (!dealt.first && shuffle.cutter !== undefined) {
-      const reveal = shuffle.reveals.get(shuffle.cutter);
+    if (!dealt.first) {
+      // the cutter: 砸六家 records it with the hands; 拖拉机's is the seat whose reveal carries a cut. One that
+      // committed nothing, withheld or revealed a mismatch cuts what the server's commitment names.
+      const cutter = dealt.cutter ?? shuffle.cutter;
+      const reveal = cutter === undefined ? undefined : shuffle.reveals.get(cutter);
       const expected = reveal?.matches === true && reveal.cut !== undefined ? reveal.cut : 1 + (shuffle.commitment.readUInt32BE(0) % (kind === "zlj" ? 107 : 323));
       if (cut !== expected) return `cut ${cut} where the reveals give ${expected}`;
     }

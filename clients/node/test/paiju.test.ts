@@ -263,6 +263,73 @@ test("the watch-and-act loop contributes, acts at each turn's version, takes sta
   );
 });
 
+/** Protocol version 2 scripted: the seat commits and reveals; the log shows its commitment changed (when `alter`)
+ * and its matching reveal not counted. */
+function pledgingEngine(alter: boolean) {
+  const acts: ActRequest[] = [];
+  const fair = (version: bigint, value: Record<string, unknown>) =>
+    ({ gameId: "g", version, payload: { case: "zlj", value: { event: value } } }) as Message["envelope"];
+  const transport = createRouterTransport(({ service }) =>
+    service(EngineService, {
+      async *watch(): AsyncIterable<Message> {
+        const until = async (n: number) => {
+          while (acts.length < n) await new Promise((resolve) => setTimeout(resolve, 5));
+        };
+        yield {
+          envelope: fair(1n, { case: "seedCommitted", value: { number: 2, deal: 2, commitment: new Uint8Array(32) } }),
+          turn: { version: 1n, seats: [0], fairStep: { kind: FairDealingStepKind.COMMIT, shuffle: 2, maxCut: 107 } },
+        };
+        await until(1);
+        const sent = acts[0]?.command.case === "zlj" ? acts[0].command.value.command : undefined;
+        const commitment = Uint8Array.from(sent?.case === "commitContribution" ? sent.value.commitment : new Uint8Array(32));
+        if (alter) commitment[0] = (commitment[0] ?? 0) ^ 1;
+        yield { envelope: fair(2n, { case: "contributionCommitted", value: { number: 2, seat: 0, commitment } }) };
+        yield {
+          envelope: fair(3n, { case: "commitsClosed", value: { number: 2, committed: [0] } }),
+          turn: { version: 3n, seats: [0], fairStep: { kind: FairDealingStepKind.REVEAL, shuffle: 2 } },
+        };
+        await until(2);
+        const reveal = acts[1]?.command.case === "zlj" ? acts[1].command.value.command : undefined;
+        const revealed = reveal?.case === "revealContribution" ? reveal.value : undefined;
+        yield {
+          envelope: fair(4n, {
+            case: "contributionRevealed",
+            value: { number: 2, seat: 0, salt: revealed?.salt, contribution: revealed?.contribution, cut: revealed?.cut, matches: true },
+          }),
+        };
+        yield { envelope: fair(5n, { case: "revealsClosed", value: { number: 2, contributors: [], withheld: [], mismatched: [] } }) };
+        yield { end: { reason: WatchEndReason.GAME_ENDED, version: 5n } };
+      },
+      act(request: ActRequest) {
+        acts.push(request);
+        return create(ActResponseSchema, { version: BigInt(acts.length) + 1n });
+      },
+    }),
+  );
+  return { acts, engine: createClient(EngineService, transport) };
+}
+
+test("the loop checks the seat's own commitment and reveal in the log: each change is told, or rejects naming the deal", async () => {
+  const told: string[] = [];
+  const { acts, engine } = pledgingEngine(true);
+  const result = await playSeat(engine, ticket(0), "zlj", {
+    decide: () => undefined,
+    onAltered: (deal, shuffle, what) => void told.push(`deal ${deal} shuffle ${shuffle}: ${what}`),
+  });
+  assert.deepEqual(acts.map((a) => (a.command.case === "zlj" ? a.command.value.command.case : "")), ["commitContribution", "revealContribution"]);
+  const revealed = acts[1]?.command.case === "zlj" ? acts[1].command.value.command : undefined;
+  assert.ok(revealed?.case === "revealContribution" && revealed.value.cut >= 1 && revealed.value.cut <= 107, "the cutter's cut");
+  assert.deepEqual(told, [
+    "deal 2 shuffle 2: seat 0's commitment is recorded changed",
+    "deal 2 shuffle 2: seat 0's contribution, revealed and taken, is not counted",
+  ]);
+  assert.equal(result.altered, 2);
+  await assert.rejects(
+    playSeat(pledgingEngine(true).engine, ticket(0), "zlj", { decide: () => undefined }),
+    /game g, deal 2 \(shuffle 2\): seat 0's commitment is recorded changed/,
+  );
+});
+
 test("a move refused by the rules stops the loop with the refusal; a ticket of the other game is refused", async () => {
   const ended: number[] = [];
   const transport = createRouterTransport(({ service }) =>

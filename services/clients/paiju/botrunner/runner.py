@@ -191,7 +191,7 @@ class SeatPlayer:
             on_turn=self._new_turn,
         )
         await watch.run()
-        self.log.info("game over", version=self.watched, acts=self.stats.acts)
+        self.log.info("game over", version=self.watched, acts=self.stats.acts, altered=self.stats.altered)
         return "ended"
 
     async def _received(self, envelope: Envelope) -> None:
@@ -420,6 +420,9 @@ class BotRunner:
         """Seats taken up since the runner started."""
         self.acts = 0
         """Moves the engine applied for the seats this runner no longer holds (`total_acts` adds the others')."""
+        self.altered = 0
+        """Fair dealing: events that did not show a seat's part as it sent it, for the seats this runner no longer
+        holds (`total_altered` adds the others')."""
         self.log = log.bind(runner=runner_id)
 
     @property
@@ -448,7 +451,9 @@ class BotRunner:
                         await stopping.wait()
         finally:
             await self.close()
-            self.log.info("bot runner stopped", seats=self.seats_played, acts=self.total_acts)
+            self.log.info(
+                "bot runner stopped", seats=self.seats_played, acts=self.total_acts, altered=self.total_altered
+            )
 
     async def _refresh_unless(self, stopping: asyncio.Event, long_polls: bool) -> tuple[float, bool]:
         """`refresh`, cut short when the runner stops (a long-polling call may be waiting at the lobby); the wait
@@ -506,6 +511,12 @@ class BotRunner:
         """Moves the engine applied for this runner's seats since it started."""
         return self.acts + sum(s.acts for s in self.stats.values())
 
+    @property
+    def total_altered(self) -> int:
+        """Fair dealing: events, since the runner started, that did not show one of its seats' commitment or reveal
+        as the seat sent it (each also logged as an error naming the game and the deal)."""
+        return self.altered + sum(s.altered for s in self.stats.values())
+
     def _forget(self, key: tuple[str, int]) -> None:
         """A seat done with and no longer leased: nothing about it is kept (a runner's memory follows the seats it
         plays now, not every seat it ever played)."""
@@ -515,6 +526,7 @@ class BotRunner:
         stats = self.stats.pop(key, None)
         if stats is not None:
             self.acts += stats.acts
+            self.altered += stats.altered
 
     def _next(self, now: float, most: float) -> float:
         """Ask again within ``most`` seconds, and by half the time left of the first lease to expire."""

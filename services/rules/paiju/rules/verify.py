@@ -157,8 +157,9 @@ def verify(rules: GameRules, log: Sequence[tuple[int, Any]]) -> Verdict:
                 fail(index, "a commitment in a game not dealt from committed shuffles")
             elif shuffle is not None or event.number != state.commitments + 1:
                 fail(index, f"commitment number {event.number} out of order (the next is {state.commitments + 1})")
-            else:
-                checks[event.number] = DealCheck(event.number, event.deal, event.commitment)
+            else:  # a shuffle committed and not dealt yet is named by its game's protocol version too
+                version = 2 if getattr(state, "commit_reveal", False) else 1
+                checks[event.number] = DealCheck(event.number, event.deal, event.commitment, version=version)
         elif isinstance(event, SeedContributed):
             if shuffle is None or shuffle.dealt or event.number != shuffle.number:
                 fail(index, f"a contribution to shuffle {event.number}, which is not committed and waiting for one")
@@ -228,7 +229,11 @@ def _seeds_only(log: Sequence[tuple[int, Any]], committed: dict[int, SeedCommitt
     pledges: dict[int, list[ContributionCommitted]] = {}
     reveals: dict[int, list[ContributionRevealed]] = {}
     versions: dict[int, int] = {}
+    protocol = 1
+    """The game's protocol version, from its start event: a shuffle with no commitment yet is named by it."""
     for index, (version, event) in enumerate(log):
+        if getattr(event, "commit_reveal", False) is True:
+            protocol = 2
         if isinstance(event, ContributionCommitted | CommitsClosed | ContributionRevealed | RevealsClosed):
             versions[event.number] = 2
             if isinstance(event, ContributionCommitted):
@@ -260,7 +265,7 @@ def _seeds_only(log: Sequence[tuple[int, Any]], committed: dict[int, SeedCommitt
             tuple(contributions.get(n, ())),
             c.server_seed,
             c.status,
-            versions.get(n, 1),
+            versions.get(n, protocol),
             tuple(pledges.get(n, ())),
             tuple(reveals.get(n, ())),
         )
