@@ -13,6 +13,7 @@ analysts' `paiju export` of every game (JSON Lines), its partitions read and fol
 from __future__ import annotations
 
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
@@ -43,10 +44,14 @@ ROUNDS = 2
 
 
 async def _record(count: int) -> list[Any]:
+    """``count`` games played by the bots, a tenth of them 拖拉机 (`TRACTOR_GAMES` of `GAMES`; one at least), their
+    events as the engine stored them."""
     store = MemoryEventStore()
     games = Games(store)
+    tractor = max(1, count * TRACTOR_GAMES // GAMES)
+    every = max(1, count // tractor)
     for n in range(count):
-        if n % (count // TRACTOR_GAMES) == 0 and n // (count // TRACTOR_GAMES) < TRACTOR_GAMES:
+        if n % every == 0 and n // every < tractor:
             await record_tractor(games, f"bench-t{n}", [f"t{n % 37}-{i}" for i in range(4)], seed=n)
         else:
             await record_zlj(games, f"bench-z{n}", [f"z{n % 53}-{i}" for i in range(6)], seed=n, deals=1)
@@ -56,6 +61,9 @@ async def _record(count: int) -> list[Any]:
 async def _publish(nats_url: str, recorded: list[Any]) -> None:
     store = await JetStreamEventStore.connect(nats_url, partitions=PARTITIONS)  # creates GAMES as the engine does
     await store.close()
+    # the lobby's stream, empty, as the lobby creates it: scoring reads it (matches to rate) and waits for it
+    lobby = await JetStreamEventStore.connect(nats_url, stream="LOBBY", prefix="paiju.lobby")
+    await lobby.close()
     client = await nats.connect(nats_url)
     js = client.jetstream()
     for r in recorded:
@@ -148,6 +156,7 @@ def run(games: int = GAMES) -> dict[str, Any]:
 
 def main() -> None:
     r = run(int(sys.argv[1]) if len(sys.argv) > 1 else GAMES)
+    print(json.dumps({"bench": "scoring", **r}))
     print("Scoring, GAMES projection into an embedded PostgreSQL (one process, batches of 500 events)")
     print(
         f"  {r['games']} games ({r['matches']} matches, {r['deals']} deals, {r['events']} events; "
