@@ -126,7 +126,7 @@ async def _owners(url: str, stream: str) -> dict[int, int]:
         kv = await client.jetstream().key_value(f"paiju-owners-{stream}")
         owners = {}
         for p in range(PARTITIONS):
-            member = (await kv.get(f"p.{p}")).value.decode()
+            member = ((await kv.get(f"p.{p}")).value or b"").decode()
             owners[p] = int(member.removeprefix("engine").split("-")[0])
         return owners
     finally:
@@ -204,7 +204,7 @@ def _configuration(
             process.terminate()
         for process, _, _ in engines:
             process.wait(timeout=30)
-    per = [
+    per: list[dict[str, float]] = [
         {
             "feed_events": int(a[1]["paiju_engine_feed_events_total"] - b[1]["paiju_engine_feed_events_total"]),
             "acts": int(a[1]["paiju_engine_acts_total"] - b[1]["paiju_engine_acts_total"]),
@@ -213,7 +213,7 @@ def _configuration(
         for b, a in zip(before, after, strict=True)
     ]
     events = asyncio.run(_events(url, stream))
-    acts = sum(p["acts"] for p in per)
+    made = sum(p["acts"] for p in per)
     return {
         "replicas": replicas,
         "calls_to": "the owner" if to_owner else "any replica",
@@ -221,8 +221,8 @@ def _configuration(
         "events_total": events,
         "feed_events_max_replica": max(p["feed_events"] for p in per),
         "feed_share_bound": round(1.25 * events / replicas),
-        "cpu_s_per_act": round(sum(p["cpu_s"] for p in per) / acts, 5),
-        "acts_per_s": round(acts / elapsed, 1),
+        "cpu_s_per_act": round(sum(p["cpu_s"] for p in per) / made, 5),
+        "acts_per_s": round(made / elapsed, 1),
         "spectator_events": watched,
         "per_replica": per,
     }
