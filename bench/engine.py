@@ -135,6 +135,12 @@ def _seed_file(keys: Path, secret: str) -> Path:
     return path
 
 
+async def _lobby_stream(nats_url: str) -> None:
+    """The lobby's stream, empty, made as the lobby makes it: the engine reads its match starts and waits for it."""
+    store = await JetStreamEventStore.connect(nats_url, stream="LOBBY", prefix="paiju.lobby")
+    await store.close()
+
+
 def run(acts_per_table: int = 150) -> dict[str, Any]:
     import sysconfig
 
@@ -177,6 +183,7 @@ def run(acts_per_table: int = 150) -> dict[str, Any]:
         }
         engine = subprocess.Popen([sys.executable, "-m", "paiju.cli", "engine"], env=env)
         try:
+            asyncio.run(_lobby_stream(nats_url))
             wait_until_serving(address)
             results["load"] = [asyncio.run(_load(address, tables, acts_per_table)) for tables in (1, 16, 64)]
             # tables whose bots take a moment between acts, as bot runners and people do: latency below saturation
