@@ -10,10 +10,14 @@ Then `paiju watch TABLE` against the stack `make run` starts (its bots at full s
 history of ``HISTORY`` events or ``PATIENCE`` seconds passed): the CPU (user + system, from ``/proc/PID/stat``) the
 command has spent when it prints its first line, and when it has shown the table (its ``Watching;`` line), median
 of ``ROUNDS`` watches of each table. Target: the first line ≤ 0.3 s of CPU. ``--no-stack`` leaves it out.
+
+Run: ``.venv/bin/python bench/commands.py [--no-stack] [--rounds N] [--history EVENTS]`` (a quick run: ``--rounds 1
+--history 0``, the watches as soon as the stack is up).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import json
@@ -48,16 +52,16 @@ def cpu_of(argv: list[str]) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def median_cpu(argv: list[str]) -> float:
-    return statistics.median(cpu_of(argv) for _ in range(ROUNDS))
+def median_cpu(argv: list[str], rounds: int = ROUNDS) -> float:
+    return statistics.median(cpu_of(argv) for _ in range(rounds))
 
 
-def main() -> None:
-    bare = median_cpu([sys.executable, "-c", "pass"])
+def main(rounds: int = ROUNDS) -> None:
+    bare = median_cpu([sys.executable, "-c", "pass"], rounds)
     rows = []
     for command in ("", *COMMANDS):
         argv = [str(Path(sys.executable).parent / "paiju"), *([command] if command else []), "--help"]
-        seconds = median_cpu(argv)
+        seconds = median_cpu(argv, rounds)
         row = {
             "bench": "commands",
             "command": f"paiju {command} --help".replace("  ", " "),
@@ -68,7 +72,7 @@ def main() -> None:
         }
         rows.append(row)
         print(json.dumps(row, ensure_ascii=False), flush=True)
-    print(f"\n| command | CPU s (median of {ROUNDS}) | target |\n|---|---:|---|")
+    print(f"\n| command | CPU s (median of {rounds}) | target |\n|---|---:|---|")
     print(f"| `python -c pass` | {bare:.3f} | |")
     for row in rows:
         target = f"≤ {TARGET_SECONDS}: {'PASS' if row['pass'] else 'FAIL'}" if row["gated"] else ""
@@ -107,8 +111,9 @@ def watch_cpu(argv: list[str], env: dict[str, str]) -> tuple[float, float, str]:
     return first[0], shown, first[1]
 
 
-def watches(rounds: int) -> list[dict[str, Any]]:
-    """`paiju watch` of each of the stack's bot tables, ``rounds`` times each, once their games have a history."""
+def watches(rounds: int, events: int = HISTORY) -> list[dict[str, Any]]:
+    """`paiju watch` of each of the stack's bot tables, ``rounds`` times each, once their games have a history of
+    ``events`` events (or `PATIENCE` seconds passed)."""
     import grpc
 
     from paiju.dev.stack import run
@@ -142,7 +147,7 @@ def watches(rounds: int) -> list[dict[str, Any]]:
 
         deadline = time.monotonic() + PATIENCE
         history = asyncio.run(histories())
-        while min(history.values()) < HISTORY and time.monotonic() < deadline:
+        while min(history.values()) < events and time.monotonic() < deadline:
             time.sleep(2)
             history = asyncio.run(histories())
         paiju = str(Path(sys.executable).parent / "paiju")
@@ -173,9 +178,14 @@ def watches(rounds: int) -> list[dict[str, Any]]:
 
 
 if __name__ == "__main__":
-    main()
-    if "--no-stack" not in sys.argv[1:]:
-        found = watches(ROUNDS)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--no-stack", action="store_true", help="the commands' --help only, not paiju watch")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="runs of each command (the median is reported)")
+    parser.add_argument("--history", type=int, default=HISTORY, help="events the watched games have first")
+    args = parser.parse_args()
+    main(args.rounds)
+    if not args.no_stack:
+        found = watches(args.rounds, args.history)
         print("\n| command | events before | CPU s to the first line | CPU s to the table | target |")
         print("|---|---:|---:|---:|---|")
         for row in found:

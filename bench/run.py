@@ -213,7 +213,7 @@ def main() -> int:
     parser.add_argument("--positions", type=int, default=3000)
     parser.add_argument("--tractor-deals", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--json", action="store_true", help="print the JSON line only, not the figures in words")
     args = parser.parse_args()
 
     self_play(3, args.seed)  # warm-up
@@ -257,8 +257,8 @@ def main() -> int:
                 "ratio_zlj_deals_to_rlcard_games": round(statistics.median(ours) / median_theirs, 2),
             }
         )
+    print(json.dumps(report))
     if args.json:
-        print(json.dumps(report))
         return 0
     print(f"砸六家 self-play, random-legal bots ({args.matches} matches x {DEALS_PER_MATCH} deals per run)")
     print(f"  deals/s per run:      {report['zlj_deals_per_second_runs']}")

@@ -14,10 +14,14 @@ design's (a process with less to do batches less per wake-up; five busy processe
 each configuration with several replicas is run a second time with every call sent to the game's owner (read from
 the leases), which costs nothing for a replica that does not own the game: ``cpu_s_per_act_calls_to_owner`` beside
 ``cpu_s_per_act`` isolates what serving another replica's game costs.
+
+Run: ``.venv/bin/python bench/scale.py [--tables N] [--acts N] [--rounds N] [--replicas R ...]`` (a quick run:
+``--tables 4 --acts 4 --rounds 1 --replicas 1 2``).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -69,7 +73,15 @@ def _metrics(port: int) -> dict[str, float]:
     return found
 
 
-async def _table(players: Any, spectators: Any, game_id: str, seed: int, watched: list[int]) -> None:
+def _seed_file(keys: Path, secret: str) -> Path:
+    """The engine's seed secret, as a file beside the token keys (a secret is never given in the environment)."""
+    path = keys.parent / "seed-secret"
+    path.write_text(secret)
+    path.chmod(0o600)
+    return path
+
+
+async def _table(players: Any, spectators: Any, game_id: str, seed: int, watched: list[int], *, acts: int) -> None:
     now = int(time.time())  # tokens as long-lived as their roles allow (MAX_SECONDS): a table's acts take seconds
     seats = [_md(Identity(f"p{s}", Role.PLAYER, game_id, s, now + MAX_SECONDS[Role.PLAYER], now)) for s in range(6)]
     create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ)
@@ -87,7 +99,7 @@ async def _table(players: Any, spectators: Any, game_id: str, seed: int, watched
     following = asyncio.create_task(follow())
     rng = SeededRandom(seed)
     done, last = 0, 5
-    while done < ACTS:
+    while done < acts:
         for seat in ((last + 1 + i) % 6 for i in range(6)):
             legal = await players.GetLegalActions(
                 engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=seats[seat]
@@ -114,34 +126,36 @@ async def _owners(url: str, stream: str) -> dict[int, int]:
         kv = await client.jetstream().key_value(f"paiju-owners-{stream}")
         owners = {}
         for p in range(PARTITIONS):
-            member = (await kv.get(f"p.{p}")).value.decode()
+            member = ((await kv.get(f"p.{p}")).value or b"").decode()
             owners[p] = int(member.removeprefix("engine").split("-")[0])
         return owners
     finally:
         await client.close()
 
 
-async def _play(addresses: list[str], owners: dict[int, int] | None) -> tuple[float, int]:
-    """Play the tables: table i through engine i mod R, watched through i+1 mod R (``owners``: both through the
-    game's owner)."""
+async def _play(addresses: list[str], owners: dict[int, int] | None, tables: int, acts: int) -> tuple[float, int]:
+    """Play ``tables`` tables of ``acts`` acts: table i through engine i mod R, watched through i+1 mod R
+    (``owners``: both through the game's owner)."""
     channels = [grpc.aio.insecure_channel(a) for a in addresses]
     stubs = [engine_pb2_grpc.EngineServiceStub(c) for c in channels]
     watched = [0]
     r = len(stubs)
-    tables = []
-    for i in range(TABLES):
+    played = []
+    for i in range(tables):
         game_id = f"s{i}-{uuid.uuid4().hex[:8]}"
         play, watch = (i % r, (i + 1) % r) if owners is None else (owners[partition_of(game_id, PARTITIONS)],) * 2
-        tables.append(_table(stubs[play], stubs[watch], game_id, i, watched))
+        played.append(_table(stubs[play], stubs[watch], game_id, i, watched, acts=acts))
     started = time.perf_counter()
-    await asyncio.gather(*tables)
+    await asyncio.gather(*played)
     elapsed = time.perf_counter() - started - 0.5
     for channel in channels:
         await channel.close()
     return elapsed, watched[0]
 
 
-def _configuration(url: str, keys: Path, replicas: int, *, to_owner: bool = False) -> dict[str, Any]:
+def _configuration(
+    url: str, keys: Path, replicas: int, tables: int, acts: int, *, to_owner: bool = False
+) -> dict[str, Any]:
     stream = f"SCALE{replicas}{uuid.uuid4().hex[:4].upper()}"
     engines: list[tuple[subprocess.Popen[bytes], str, int]] = []
     try:
@@ -159,6 +173,10 @@ def _configuration(url: str, keys: Path, replicas: int, *, to_owner: bool = Fals
                 "PAIJU_SEED_SECRET_FILE": str(_seed_file(keys, "scale-bench-seeds-" * 3)),
                 "PAIJU_RATE_LIMITS": "off",
                 "PAIJU_LOG_LEVEL": "warning",
+                # dealt fairly (the default), with windows that wait for nobody: these bots send no contributions,
+                # and a window that waited for them would stall every table
+                "PAIJU_FIRST_DEAL_SECONDS": "0",
+                "PAIJU_CONTRIBUTION_SECONDS": "0",
             }
             process = subprocess.Popen(  # its log is quiet but for warnings; its stop's are not the benchmark's
                 [sys.executable, "-m", "paiju.cli", "engine"],
@@ -179,14 +197,14 @@ def _configuration(url: str, keys: Path, replicas: int, *, to_owner: bool = Fals
             time.sleep(0.2)
         before = [(_cpu_seconds(p.pid), _metrics(m)) for p, _, m in engines]
         owners = asyncio.run(_owners(url, stream)) if to_owner else None
-        elapsed, watched = asyncio.run(_play([a for _, a, _ in engines], owners))
+        elapsed, watched = asyncio.run(_play([a for _, a, _ in engines], owners, tables, acts))
         after = [(_cpu_seconds(p.pid), _metrics(m)) for p, _, m in engines]
     finally:
         for process, _, _ in engines:
             process.terminate()
         for process, _, _ in engines:
             process.wait(timeout=30)
-    per = [
+    per: list[dict[str, float]] = [
         {
             "feed_events": int(a[1]["paiju_engine_feed_events_total"] - b[1]["paiju_engine_feed_events_total"]),
             "acts": int(a[1]["paiju_engine_acts_total"] - b[1]["paiju_engine_acts_total"]),
@@ -195,16 +213,16 @@ def _configuration(url: str, keys: Path, replicas: int, *, to_owner: bool = Fals
         for b, a in zip(before, after, strict=True)
     ]
     events = asyncio.run(_events(url, stream))
-    acts = sum(p["acts"] for p in per)
+    made = sum(p["acts"] for p in per)
     return {
         "replicas": replicas,
         "calls_to": "the owner" if to_owner else "any replica",
-        "tables": TABLES,
+        "tables": tables,
         "events_total": events,
         "feed_events_max_replica": max(p["feed_events"] for p in per),
         "feed_share_bound": round(1.25 * events / replicas),
-        "cpu_s_per_act": round(sum(p["cpu_s"] for p in per) / acts, 5),
-        "acts_per_s": round(acts / elapsed, 1),
+        "cpu_s_per_act": round(sum(p["cpu_s"] for p in per) / made, 5),
+        "acts_per_s": round(made / elapsed, 1),
         "spectator_events": watched,
         "per_replica": per,
     }
@@ -221,25 +239,34 @@ async def _events(url: str, stream: str) -> int:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tables", type=int, default=TABLES)
+    parser.add_argument("--acts", type=int, default=ACTS, help="acts per table")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="runs of each configuration")
+    parser.add_argument("--replicas", type=int, nargs="+", default=list(REPLICAS))
+    args = parser.parse_args()
+    rounds = args.rounds
     print(
-        f"Engine replicas over one NATS: {TABLES} tables of random-legal bots, {ACTS} acts each, a spectator each; "
-        f"medians of {ROUNDS} runs (the largest feed of any run)"
+        f"Engine replicas over one NATS: {args.tables} tables of random-legal bots, {args.acts} acts each, a "
+        f"spectator each; medians of {rounds} runs (the largest feed of any run)"
     )
     with tempfile.TemporaryDirectory() as folder, embedded_nats(Path(folder) / "nats") as url:
         keys = Path(folder) / "keys.json"
         keys.write_text(Trust.of([LOBBY]).jwks())
         lines = []
-        for r in REPLICAS:
+        for r in args.replicas:
             runs, controls = [], []
-            for _ in range(ROUNDS):
-                runs.append(_configuration(url, keys, r))
+            for _ in range(rounds):
+                runs.append(_configuration(url, keys, r, args.tables, args.acts))
                 if r > 1:
-                    controls.append(_configuration(url, keys, r, to_owner=True)["cpu_s_per_act"])
+                    controls.append(
+                        _configuration(url, keys, r, args.tables, args.acts, to_owner=True)["cpu_s_per_act"]
+                    )
             line = sorted(runs, key=lambda run: run["cpu_s_per_act"])[len(runs) // 2]  # the median run
             line["acts_per_s"] = statistics.median(run["acts_per_s"] for run in runs)
             line["feed_events_max_replica"] = max(run["feed_events_max_replica"] for run in runs)
             line["feed_share_bound"] = min(run["feed_share_bound"] for run in runs)
-            line["runs"] = ROUNDS
+            line["runs"] = rounds
             if controls:
                 line["cpu_s_per_act_calls_to_owner"] = statistics.median(controls)
             print(json.dumps(line), flush=True)
@@ -259,11 +286,3 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
-
-
-def _seed_file(keys: Path, secret: str) -> Path:
-    """The engine's seed secret, as a file beside the token keys (a secret is never given in the environment)."""
-    path = keys.parent / "seed-secret"
-    path.write_text(secret)
-    path.chmod(0o600)
-    return path

@@ -8,13 +8,18 @@ an embedded PostgreSQL: first as the running service does (from an empty databas
 messages applied per second, every event of every game. Last, `paiju scoring rebuild` itself, its four shards of
 the games projection read and applied in one process and in two, alternately (``ROUNDS`` each, medians); and the
 analysts' `paiju export` of every game (JSON Lines), its partitions read and folded in one process and in two.
+One JSON line of the figures, then the same in words.
+
+Run: ``.venv/bin/python bench/scoring.py [games] [--rounds N]`` (1,000 games and 2 rounds by default; a quick run:
+``10 --rounds 1``).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -44,10 +49,14 @@ ROUNDS = 2
 
 
 async def _record(count: int) -> list[Any]:
+    """``count`` games played by the bots, a tenth of them 拖拉机 (`TRACTOR_GAMES` of `GAMES`; one at least), their
+    events as the engine stored them."""
     store = MemoryEventStore()
     games = Games(store)
+    tractor = max(1, count * TRACTOR_GAMES // GAMES)
+    every = max(1, count // tractor)
     for n in range(count):
-        if n % (count // TRACTOR_GAMES) == 0 and n // (count // TRACTOR_GAMES) < TRACTOR_GAMES:
+        if n % every == 0 and n // every < tractor:
             await record_tractor(games, f"bench-t{n}", [f"t{n % 37}-{i}" for i in range(4)], seed=n)
         else:
             await record_zlj(games, f"bench-z{n}", [f"z{n % 53}-{i}" for i in range(6)], seed=n, deals=1)
@@ -57,6 +66,9 @@ async def _record(count: int) -> list[Any]:
 async def _publish(nats_url: str, recorded: list[Any]) -> None:
     store = await JetStreamEventStore.connect(nats_url, partitions=PARTITIONS)  # creates GAMES as the engine does
     await store.close()
+    # the lobby's stream, empty, as the lobby creates it: scoring reads it (matches to rate) and waits for it
+    lobby = await JetStreamEventStore.connect(nats_url, stream="LOBBY", prefix="paiju.lobby")
+    await lobby.close()
     client = await nats.connect(nats_url)
     js = client.jetstream()
     for r in recorded:
@@ -102,11 +114,11 @@ async def _project(nats_url: str, database_url: str) -> dict[str, float]:
     }
 
 
-def _rebuilds(nats_url: str, database_url: str) -> dict[str, float]:
+def _rebuilds(nats_url: str, database_url: str, rounds: int = ROUNDS) -> dict[str, float]:
     """`paiju scoring rebuild` in one process and in two, alternately: the games' events per second (medians)."""
     settings = Settings(nats_url=nats_url, database_url=database_url, log_level="warning")
     speeds: dict[int, list[float]] = {1: [], 2: []}
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         for processes in (1, 2):
             figures = asyncio.run(rebuild(settings, processes=processes))
             speeds[processes].append(figures["games_events_per_second"])
@@ -114,12 +126,12 @@ def _rebuilds(nats_url: str, database_url: str) -> dict[str, float]:
     return {"rebuild_1_process": round(one), "rebuild_2_processes": round(two), "rebuild_2_over_1": round(two / one, 2)}
 
 
-def _exports(nats_url: str, events: int) -> dict[str, float]:
+def _exports(nats_url: str, events: int, rounds: int = ROUNDS) -> dict[str, float]:
     """`paiju export` of every game in one process and in two, alternately: events per second (medians)."""
     source = Source(nats_url, "GAMES", "paiju.game")
     speeds: dict[int, list[float]] = {1: [], 2: []}
     with tempfile.TemporaryDirectory() as folder:
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             for processes in (1, 2):
                 started = time.perf_counter()
                 asyncio.run(export_games(None, Path(folder) / str(processes), source=source, processes=processes))
@@ -128,7 +140,7 @@ def _exports(nats_url: str, events: int) -> dict[str, float]:
     return {"export_1_process": round(one), "export_2_processes": round(two), "export_2_over_1": round(two / one, 2)}
 
 
-def run(games: int = GAMES) -> dict[str, Any]:
+def run(games: int = GAMES, rounds: int = ROUNDS) -> dict[str, Any]:
     started = time.perf_counter()
     recorded = asyncio.run(_record(games))
     played = time.perf_counter() - started
@@ -140,15 +152,20 @@ def run(games: int = GAMES) -> dict[str, Any]:
             server = embedded.start(data / "postgres", durable=True)
             try:
                 figures = asyncio.run(_project(nats_url, server.dsn))
-                figures.update(_rebuilds(nats_url, server.dsn))
-                figures.update(_exports(nats_url, int(figures["events"])))
+                figures.update(_rebuilds(nats_url, server.dsn, rounds))
+                figures.update(_exports(nats_url, int(figures["events"]), rounds))
             finally:
                 server.stop()
-    return {"games": games, "played_seconds": round(played, 1), **figures}
+    return {"games": games, "rounds": rounds, "played_seconds": round(played, 1), **figures}
 
 
 def main() -> None:
-    r = run(int(sys.argv[1]) if len(sys.argv) > 1 else GAMES)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("games", type=int, nargs="?", default=GAMES, help="games played and projected")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="runs of the rebuilds and the exports each")
+    args = parser.parse_args()
+    r = run(args.games, args.rounds)
+    print(json.dumps({"bench": "scoring", **r}))
     print("Scoring, GAMES projection into an embedded PostgreSQL (one process, batches of 500 events)")
     print(
         f"  {r['games']} games ({r['matches']} matches, {r['deals']} deals, {r['events']} events; "
@@ -158,11 +175,11 @@ def main() -> None:
     print(f"  rebuild (emptied, replayed): {r['rebuild_seconds']} s, {r['rebuild_events_per_second']} events/s")
     print(
         f"  `paiju scoring rebuild`, games projection in 4 shards: {r['rebuild_1_process']} events/s in one process, "
-        f"{r['rebuild_2_processes']} in two ({r['rebuild_2_over_1']}x; medians of {ROUNDS})"
+        f"{r['rebuild_2_processes']} in two ({r['rebuild_2_over_1']}x; medians of {r['rounds']})"
     )
     print(
         f"  `paiju export` of every game: {r['export_1_process']} events/s in one process, "
-        f"{r['export_2_processes']} in two ({r['export_2_over_1']}x; medians of {ROUNDS})"
+        f"{r['export_2_processes']} in two ({r['export_2_over_1']}x; medians of {r['rounds']})"
     )
 
 

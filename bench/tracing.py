@@ -19,11 +19,13 @@ Two measures, in one run:
   watchers' messages, the trace context read back from its stored messages. The same share of an act, without the
   noise of a shared machine that the engine runs above carry.
 
-Run: ``.venv/bin/python bench/tracing.py [acts per table]``.
+Run: ``.venv/bin/python bench/tracing.py [acts per table] [--rounds N] [--quick]`` (``--quick``: the timings of the
+hooks a hundredth as long and two warm-up acts; with ``2 --rounds 1``, a run that only shows the benchmark works).
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import json
@@ -143,14 +145,15 @@ def process_cpu(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def engine_run(env: dict[str, str], address: str, acts: int) -> tuple[float, int]:
-    """Start an engine, warm it up, measure its CPU over ``TABLES`` tables of ``acts`` acts; (µs per act, acts)."""
+def engine_run(env: dict[str, str], address: str, acts: int, warm: int = WARM_ACTS) -> tuple[float, int]:
+    """Start an engine, warm it up (``warm`` acts), measure its CPU over ``TABLES`` tables of ``acts`` acts; (µs per
+    act, acts)."""
     engine = subprocess.Popen(
         [sys.executable, "-m", "paiju.cli", "engine"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
         wait_until_serving(address)
-        asyncio.run(_load(address, 1, WARM_ACTS))
+        asyncio.run(_load(address, 1, warm))
         before = process_cpu(engine.pid)
         made = asyncio.run(_load(address, TABLES, acts))
         used = process_cpu(engine.pid) - before
@@ -160,8 +163,8 @@ def engine_run(env: dict[str, str], address: str, acts: int) -> tuple[float, int
     return used / made * 1e6, made
 
 
-def engine_cpu(acts: int) -> dict[str, Any]:
-    """The engine's CPU per act, tracing off and on, alternating (medians of `ROUNDS` runs each)."""
+def engine_cpu(acts: int, rounds: int = ROUNDS, warm: int = WARM_ACTS) -> dict[str, Any]:
+    """The engine's CPU per act, tracing off and on, alternating (medians of ``rounds`` runs each)."""
     receiver = Receiver()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     trace_service_pb2_grpc.add_TraceServiceServicer_to_server(receiver, server)  # type: ignore[no-untyped-call]
@@ -176,7 +179,7 @@ def engine_cpu(acts: int) -> dict[str, Any]:
             seed = Path(data) / "seed-secret"
             seed.write_text("bench-seeds-" * 4)
             seed.chmod(0o600)
-            for round_ in range(ROUNDS):
+            for round_ in range(rounds):
                 for mode in ("off", "on"):
                     address = f"127.0.0.1:{free_port()}"
                     env = {
@@ -191,13 +194,17 @@ def engine_cpu(acts: int) -> dict[str, Any]:
                         "PAIJU_RATE_LIMITS": "off",
                         "PAIJU_LOG_LEVEL": "warning",
                         "PAIJU_TIMER_SECONDS": "5",
+                        # dealt fairly (the default), with windows that wait for nobody: these bots send no
+                        # contributions, and a window that waited for them would stall every table
+                        "PAIJU_FIRST_DEAL_SECONDS": "0",
+                        "PAIJU_CONTRIBUTION_SECONDS": "0",
                     }
                     for variable in [v for v in env if v.startswith("OTEL_")]:
                         del env[variable]
                     if mode == "on":
                         env["OTEL_EXPORTER_OTLP_ENDPOINT"] = f"http://127.0.0.1:{otlp}"
                         env["OTEL_TRACES_SAMPLER"] = "always_on"
-                    per_act, made = engine_run(env, address, acts)
+                    per_act, made = engine_run(env, address, acts, warm)
                     runs[mode].append(per_act)
                     acts_made += made
     finally:
@@ -224,13 +231,16 @@ def _recorded_before(aggregate: str, sequence: int, headers: dict[str, str] | No
 
 def _per_call_us(statement: Any, number: int = 200_000) -> float:
     """CPU µs per call of ``statement`` (this thread's CPU time: what others running on the machine take is not
-    counted): the median of `REPEATS` timings."""
+    counted): the median of `REPEATS` timings of ``number`` calls."""
+    number = max(1, number)
     timings = timeit.repeat(statement, number=number, repeat=REPEATS, timer=time.thread_time)
     return statistics.median(timings) / number * 1e6
 
 
-def hooks() -> dict[str, float]:
-    """µs per call of each off-path hook and of the same code without it (tracing off in this process)."""
+def hooks(scale: float = 1.0) -> dict[str, float]:
+    """µs per call of each off-path hook and of the same code without it (tracing off in this process); each timing
+    ``scale`` times its usual number of calls."""
+    number = int(200_000 * scale)
     assert not tracing.enabled()
     headers = {
         "Nats-Msg-Id": "g1:c1:1",
@@ -252,11 +262,11 @@ def hooks() -> dict[str, float]:
             pass
 
     figures = {
-        "empty_call_us": _per_call_us(bare),
-        "appending_us": _per_call_us(appending),
-        "sending_us": _per_call_us(sending),
-        "recorded_before_us": _per_call_us(lambda: _recorded_before("g1", 4412, headers, data)),
-        "recorded_us": _per_call_us(lambda: messages.decode("g1", 4412, headers, data)),
+        "empty_call_us": _per_call_us(bare, number),
+        "appending_us": _per_call_us(appending, number),
+        "sending_us": _per_call_us(sending, number),
+        "recorded_before_us": _per_call_us(lambda: _recorded_before("g1", 4412, headers, data), number),
+        "recorded_us": _per_call_us(lambda: messages.decode("g1", 4412, headers, data), number),
     }
     return {key: round(value, 4) for key, value in figures.items()}
 
@@ -285,9 +295,11 @@ class _Context:
         return grpc.StatusCode.OK
 
 
-def traced_hooks() -> dict[str, float]:
+def traced_hooks(scale: float = 1.0) -> dict[str, float]:
     """CPU µs per call of each hook with tracing on, every span sampled; and the CPU µs per span of encoding them as
-    the OTLP exporter sends them, a batch at a time (the protobuf request, serialized; the network not counted)."""
+    the OTLP exporter sends them, a batch at a time (the protobuf request, serialized; the network not counted); each
+    timing ``scale`` times its usual number of calls."""
+    number = int(20_000 * scale)
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 
     provider = tracing.new_provider(tracing.Config("bench", sampler="always_on"))
@@ -328,25 +340,31 @@ def traced_hooks() -> dict[str, float]:
             **dict(trace),
         }
         figures = {
-            "on_server_span_us": _per_call_us(server_call, 20_000),
-            "on_appending_us": _per_call_us(appending, 20_000),
-            "on_sending_us": _per_call_us(sending, 20_000),
-            "on_recorded_us": _per_call_us(lambda: messages.decode("g1", 4412, headers, b"x" * 300), 20_000),
+            "on_server_span_us": _per_call_us(server_call, number),
+            "on_appending_us": _per_call_us(appending, number),
+            "on_sending_us": _per_call_us(sending, number),
+            "on_recorded_us": _per_call_us(lambda: messages.decode("g1", 4412, headers, b"x" * 300), number),
         }
         batch = list(kept.spans)
-        figures["on_export_us_per_span"] = _per_call_us(lambda: encode_spans(batch).SerializeToString(), 20) / len(
-            batch
-        )
+        figures["on_export_us_per_span"] = _per_call_us(
+            lambda: encode_spans(batch).SerializeToString(), int(20 * scale)
+        ) / len(batch)
     finally:
         tracing.shutdown()
     return {key: round(value, 3) for key, value in figures.items()}
 
 
 def main() -> None:
-    acts = int(sys.argv[1]) if len(sys.argv) > 1 else 60
-    measured = hooks()
-    traced = traced_hooks()
-    cpu = engine_cpu(acts)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("acts", type=int, nargs="?", default=60, help="acts per table and run")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help="engine runs of each mode")
+    parser.add_argument("--quick", action="store_true", help="hooks timed a hundredth as long, two warm-up acts")
+    args = parser.parse_args()
+    scale = 0.01 if args.quick else 1.0
+    measured = hooks(scale)
+    traced = traced_hooks(scale)
+    cpu = engine_cpu(args.acts, args.rounds, 2 if args.quick else WARM_ACTS)
+    rounds = args.rounds
     # the hooks' cost beyond the code without them, per act
     appending = measured["appending_us"] - measured["empty_call_us"]
     sending = measured["sending_us"] - measured["empty_call_us"]
@@ -375,7 +393,7 @@ def main() -> None:
     }
     print(json.dumps(result))
     print()
-    print(f"| engine, {TABLES} tables flat out, one Watch each | CPU per act (median of {ROUNDS}) | ratio |")
+    print(f"| engine, {TABLES} tables flat out, one Watch each | CPU per act (median of {rounds}) | ratio |")
     print("|---|---|---|")
     print(f"| tracing off (the default) | {cpu['off_us_per_act']} µs | 1 |")
     print(f"| tracing on, every span exported | {cpu['on_us_per_act']} µs | {cpu['on_over_off']} |")
