@@ -32,6 +32,7 @@ from paiju.platform.postgres import close as close_pool
 from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.settings import batches
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import signer_of, trust_of
@@ -100,7 +101,12 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         raise SystemExit("DATABASE_URL_FILE must name a file holding the lobby's PostgreSQL database URL")
     access = Access("lobby", settings.nats_seed, settings.nats_ca)
     lobby_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas, access=access
+        settings.nats_url,
+        stream=settings.stream,
+        prefix=settings.prefix,
+        replicas=settings.replicas,
+        access=access,
+        batches=batches(settings.store_command_form),  # the form services of an older release read, while they run
     )
     # the engine's stream (match results) and scoring's (the tables of paired tournament rounds): read only, made by
     # their owners, which may start later
