@@ -2,7 +2,8 @@
 started with ``batch`` writes an atomic batch, a message per event (the form services of releases before 2026-12
 read: the first roll of an upgrade); one started with ``message``, the default, writes one message; and the games
 written either way, in one stream, read alike — the stream a rolling upgrade leaves (docs/operations.md, "Upgrade").
-A value that is neither is refused at start, naming the variable."""
+The lobby's and scoring's own streams, as their bootstraps open them, are written in the form set too. A value that
+is neither is refused at start, naming the variable."""
 
 from __future__ import annotations
 
@@ -20,13 +21,17 @@ from typing import Any
 
 import grpc
 import nats
+import pytest
 
 from paiju.engine.config import Settings as EngineSettings
+from paiju.lobby.bootstrap import own_stream
 from paiju.lobby.config import Settings as LobbySettings
 from paiju.platform import settings as s
 from paiju.platform.probe import free_port
+from paiju.platform.store.base import NEW
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Identity, Role
+from paiju.scoring.bootstrap import connections
 from paiju.scoring.config import ReadModels as ScoringReadModels
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
@@ -180,3 +185,48 @@ def test_a_command_form_that_is_neither_is_refused_at_start() -> None:
     assert "PAIJU_STORE_COMMAND_FORM='batches': must be message (a command's events in one message) or batch" in (
         started.stderr.decode()
     )
+
+
+@pytest.mark.parametrize("form", ["batch", "message"])
+def test_the_lobby_and_scoring_write_their_own_streams_in_the_form_set(
+    nats_url: str, database_dsn: str, form: str
+) -> None:
+    suffix = uuid.uuid4().hex[:10].upper()
+    lobby = LobbySettings(nats_url=nats_url, stream=f"L{suffix}", prefix=f"l.{suffix.lower()}", store_command_form=form)
+    scoring = ScoringReadModels(
+        nats_url=nats_url,
+        database_url=database_dsn,
+        stream=f"T{suffix}",
+        prefix=f"t.{suffix.lower()}",
+        games_stream=f"G{suffix}",
+        games_prefix=f"g.{suffix.lower()}",
+        lobby_stream=lobby.stream,
+        lobby_prefix=lobby.prefix,
+        store_command_form=form,
+    )
+
+    async def write() -> dict[str, list[bytes]]:
+        lobby_store = await own_stream(lobby)
+        games = await JetStreamEventStore.connect(nats_url, stream=scoring.games_stream, prefix=scoring.games_prefix)
+        try:
+            async with connections(scoring) as c:
+                loaded = {}
+                for store in (lobby_store, c.tournaments_store):
+                    await store.append("a1", NEW, "two", [b"first", b"second"])
+                    loaded[store.stream] = [r.data for r in await store.load("a1")]
+                return loaded
+        finally:
+            await asyncio.gather(lobby_store.close(), games.close())
+
+    assert asyncio.run(write()) == {lobby.stream: [b"first", b"second"], scoring.stream: [b"first", b"second"]}
+    for stream in (lobby.stream, scoring.stream):
+        stored = [headers for _, headers in asyncio.run(raw_messages(nats_url, stream))]
+        if form == "batch":
+            assert [(h["Paiju-Version"], h["Nats-Batch-Sequence"], h.get("Nats-Batch-Commit")) for h in stored] == [
+                ("1", "1", None),
+                ("2", "2", "1"),
+            ], stream
+        else:
+            assert [(h["Paiju-Events"], h["Paiju-First-Version"], "Nats-Batch-Id" in h) for h in stored] == [
+                ("2", "1", False)
+            ], stream
