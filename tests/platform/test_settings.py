@@ -228,6 +228,39 @@ def test_rate_limits_are_checked_when_read() -> None:
         Limited.from_env({"PAIJU_RATE_LIMITS": "Act=5"})
 
 
+@dataclass(frozen=True)
+class Writer(Settings):
+    form: str = s.STORE_COMMAND_FORM.field()
+
+
+@pytest.mark.parametrize(
+    ("given", "form", "batches"),
+    [
+        (None, "message", False),
+        ("", "message", False),
+        ("message", "message", False),
+        ("batch", "batch", True),
+        (" Batch ", "batch", True),
+        ("MESSAGE", "message", False),
+    ],
+)
+def test_the_command_form_reads_message_or_batch(given: str | None, form: str, batches: bool) -> None:
+    """``message`` unless set (an empty variable is unset); ``batch`` makes the store write atomic batches."""
+    env = {} if given is None else {"PAIJU_STORE_COMMAND_FORM": given}
+    read = Writer.from_env(env).form
+    assert (read, s.batches(read)) == (form, batches)
+
+
+@pytest.mark.parametrize(
+    "given", ["batches", "messages", "atomic", "on", "1", "message,batch", "batch\x00", "b" * 5000]
+)
+def test_any_other_command_form_is_refused_naming_the_variable_and_both_forms(given: str) -> None:
+    with pytest.raises(SettingsError) as refused:
+        Writer.from_env({"PAIJU_STORE_COMMAND_FORM": given})
+    assert str(refused.value).startswith(f"PAIJU_STORE_COMMAND_FORM={given!r}: must be message (a command's events in")
+    assert "or batch (an atomic batch, a message per event" in str(refused.value)
+
+
 def test_without_drops_every_name_of_the_settings_a_process_sets_itself() -> None:
     env = {"PAIJU_PORT": "1", "PAIJU_TEST_PORT": "2", "PAIJU_TEST_TOKEN": "x", "PAIJU_TEST_TOKEN_FILE": "y"}
     port = next(setting for name, setting in Sample.declarations() if name == "port")

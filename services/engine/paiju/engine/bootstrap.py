@@ -28,6 +28,7 @@ from paiju.platform.observability import configure_logging
 from paiju.platform.ownership import Ownership
 from paiju.platform.retry import report
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.settings import batches
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Revocations, Trust, trust_of
@@ -133,6 +134,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         prefix=settings.prefix,
         replicas=settings.replicas,
         partitions=settings.partitions,
+        batches=batches(settings.store_command_form),  # the form services of an older release read, while they run
     )
     # the lobby's stream, whose match starts the engine turns into games: made by the lobby, which may start later;
     # the engine serves meanwhile (its games need no lobby), and starts matches once the stream is there

@@ -70,6 +70,7 @@ class Settings(s.Settings):
     ).field()
     lobby_prefix: str = s.LOBBY_PREFIX.field()
     replicas: int = s.STREAM_REPLICAS.but(help="replicas of a stream the engine creates").field()
+    store_command_form: str = s.STORE_COMMAND_FORM.field()
     metrics_port: int = METRICS_PORT.field()
     metrics_host: str = s.METRICS_HOST.field()
     timer_seconds: float = TIMER_SECONDS.field()

@@ -32,6 +32,7 @@ from paiju.platform.postgres import close as close_pool
 from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.settings import batches
 from paiju.platform.store import EventStore
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import signer_of, trust_of
@@ -90,6 +91,19 @@ async def build(
     return Lobby(tables, accounts, listing, service_, consumers, expiry)
 
 
+async def own_stream(settings: Settings, access: Access | None = None) -> JetStreamEventStore:
+    """The lobby's own stream, which it creates and writes: a command of several events stored in the form
+    ``PAIJU_STORE_COMMAND_FORM`` says (an atomic batch while services of an older release still read it)."""
+    return await JetStreamEventStore.connect(
+        settings.nats_url,
+        stream=settings.stream,
+        prefix=settings.prefix,
+        replicas=settings.replicas,
+        access=access,
+        batches=batches(settings.store_command_form),
+    )
+
+
 async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: asyncio.Event | None = None) -> None:
     """Run the lobby until ``stop`` is set or the process gets SIGTERM / SIGINT; then drain and close."""
     configure_logging(settings.log_level)
@@ -99,9 +113,7 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     if not settings.database_url:
         raise SystemExit("DATABASE_URL_FILE must name a file holding the lobby's PostgreSQL database URL")
     access = Access("lobby", settings.nats_seed, settings.nats_ca)
-    lobby_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas, access=access
-    )
+    lobby_store = await own_stream(settings, access)
     # the engine's stream (match results) and scoring's (the tables of paired tournament rounds): read only, made by
     # their owners, which may start later
     games_store = await JetStreamEventStore.connect(

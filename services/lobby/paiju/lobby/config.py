@@ -59,6 +59,7 @@ class Settings(s.Settings):
     ).field()
     tournaments_prefix: str = s.TOURNAMENTS_PREFIX.field()
     replicas: int = s.STREAM_REPLICAS.but(help="replicas of a stream the lobby creates").field()
+    store_command_form: str = s.STORE_COMMAND_FORM.field()
     grace_seconds: float = GRACE_SECONDS.field()
     metrics_port: int = METRICS_PORT.field()
     metrics_host: str = s.METRICS_HOST.field()

@@ -436,6 +436,37 @@ TOURNAMENTS_PREFIX = Setting(
     "paiju.tournament",
     "the tournaments' subject prefix: one subject `<prefix>.<tournament id>` each",
 )
+MESSAGE_FORM = "message"
+"""A command of several events stored as one message (``Paiju-Events``), the form this release writes."""
+BATCH_FORM = "batch"
+"""A command of several events stored as an atomic batch, a message per event: the form releases before 2026-12
+wrote, and the only one they read."""
+
+
+def command_form(raw: str) -> str:
+    """How the store writes a command of several events: `MESSAGE_FORM` or `BATCH_FORM` (any case)."""
+    word = raw.strip().lower()
+    if word not in (MESSAGE_FORM, BATCH_FORM):
+        raise ValueError(
+            f"must be {MESSAGE_FORM} (a command's events in one message) or {BATCH_FORM} (an atomic batch, a message "
+            "per event, which services of releases before 2026-12 read: for the first roll of an upgrade)"
+        )
+    return word
+
+
+def batches(form: str) -> bool:
+    """Whether the store writes a command of several events as an atomic batch (``batches=`` of the store)."""
+    return form == BATCH_FORM
+
+
+STORE_COMMAND_FORM = Setting(
+    "PAIJU_STORE_COMMAND_FORM",
+    MESSAGE_FORM,
+    "how the streams this process writes store a command of several events: `message` (one message) or `batch` (an "
+    "atomic batch, a message per event, the only form services of releases before 2026-12 read: set it for the first "
+    "roll of an upgrade from such a release, see *Upgrade*); every reader reads both",
+    parse=command_form,
+)
 ENGINE_ADDRESS = Setting("PAIJU_ENGINE_ADDRESS", "127.0.0.1:50051", "the engine's gRPC address")
 LOBBY_ADDRESS = Setting("PAIJU_LOBBY_ADDRESS", "127.0.0.1:50052", "the lobby's gRPC address")
 SCORING_ADDRESS = Setting("PAIJU_SCORING_ADDRESS", "127.0.0.1:50053", "scoring's gRPC address")
@@ -534,6 +565,7 @@ OTEL_BSP_SCHEDULE_DELAY = Setting(
 
 
 __all__ = [
+    "BATCH_FORM",
     "DATABASE_URL",
     "ENGINE_ADDRESS",
     "GAMES_PREFIX",
@@ -543,6 +575,7 @@ __all__ = [
     "LOBBY_PREFIX",
     "LOBBY_STREAM",
     "LOG_LEVEL",
+    "MESSAGE_FORM",
     "METRICS_HOST",
     "NATS_CA",
     "NATS_SEED",
@@ -558,6 +591,7 @@ __all__ = [
     "SCORING_ADDRESS",
     "SIGNING_KEY",
     "SIGNING_KEY_ID",
+    "STORE_COMMAND_FORM",
     "STREAM_REPLICAS",
     "TOURNAMENTS_PREFIX",
     "TOURNAMENTS_STREAM",
@@ -567,7 +601,9 @@ __all__ = [
     "Settings",
     "SettingsError",
     "add_options",
+    "batches",
     "choice",
+    "command_form",
     "describe",
     "help_text",
     "metrics_port",

@@ -27,6 +27,7 @@ from paiju.platform.postgres import close as close_pool
 from paiju.platform.postgres import connect
 from paiju.platform.repository import Aggregates
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
+from paiju.platform.settings import batches
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.tokens import Revocations, Trust, trust_of
 from paiju.scoring import rater, results
@@ -77,7 +78,12 @@ async def connections(settings: ReadModels) -> AsyncIterator[Connections]:
         raise SystemExit("DATABASE_URL_FILE must name a file holding scoring's PostgreSQL database URL")
     access = Access("scoring", settings.nats_seed, settings.nats_ca)
     tournaments_store = await JetStreamEventStore.connect(
-        settings.nats_url, stream=settings.stream, prefix=settings.prefix, replicas=settings.replicas, access=access
+        settings.nats_url,
+        stream=settings.stream,
+        prefix=settings.prefix,
+        replicas=settings.replicas,
+        access=access,
+        batches=batches(settings.store_command_form),  # the form services of an older release read, while they run
     )
     # the engine's and the lobby's streams: read only, made by their owners, which may start later
     games_store = await JetStreamEventStore.connect(

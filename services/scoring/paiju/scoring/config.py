@@ -44,6 +44,7 @@ class ReadModels(s.Settings):
     lobby_stream: str = s.LOBBY_STREAM.but(help="the lobby's stream, read for tournament match results").field()
     lobby_prefix: str = s.LOBBY_PREFIX.field()
     replicas: int = s.STREAM_REPLICAS.but(help="replicas of a stream scoring creates").field()
+    store_command_form: str = s.STORE_COMMAND_FORM.field()
     batch: int = BATCH.field()
     linger_ms: int = LINGER_MS.field()
     shards: int = SHARDS_SETTING.field()

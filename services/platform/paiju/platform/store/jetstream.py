@@ -9,7 +9,8 @@ written earlier hold commands of several events as atomic batches (JetStream's a
 event with ``Nats-Batch-Id``, ``Nats-Batch-Sequence`` and ``Nats-Batch-Commit``); they read as they always did, in
 any mix with the newer form, since every read goes through `paiju.platform.store.messages.decode`. ``batches=True``
 writes that older form still (the tests' streams of every form; a stream read by services too old to read a
-message of several).
+message of several: the services' ``PAIJU_STORE_COMMAND_FORM=batch``, `paiju.platform.settings.STORE_COMMAND_FORM`,
+for the first roll of an upgrade).
 
 A partitioned stream (the games) keeps each aggregate on ``<prefix>.<partition>.<aggregate>``
 (`paiju.platform.partitions`), so that a replica's feed carries only the partitions it owns (`own`); the number of
