@@ -279,3 +279,47 @@ def test_a_player_who_does_not_confirm_is_dropped_and_the_others_keep_their_plac
             await forming
 
     run(nats_url, database_dsn, body, confirm_seconds=1)
+
+
+def test_a_party_that_changes_while_queued_leaves_the_queue_and_queues_again_whole(
+    nats_url: str, database_dsn: str
+) -> None:
+    """The entry holds the party as it queued: a player who joins it afterwards would be left out of the match, so
+    the party's entry leaves the queue (WITHDRAWN, told on the leader's stream) and the leader queues it again with
+    every member; a member who leaves takes the entry out the same way."""
+
+    async def body(s: Stack) -> None:
+        ann_id, ann = await s.player("Annabel")
+        bob_id, bob = await s.player("Bobby")
+        cy_id, cy = await s.player("Cyrus")
+        party = (await s.lobby.CreateParty(lobby_pb2.CreatePartyRequest(game=engine_pb2.GAME_ZLJ), metadata=ann)).party
+        await s.lobby.InviteToParty(lobby_pb2.InviteToPartyRequest(player_name="Bobby"), metadata=ann)
+        queue = s.lobby_service.matchmaker.queue
+        find = lobby_pb2.FindMatchRequest(game=engine_pb2.GAME_ZLJ, mode=lobby_events_pb2.MATCH_MODE_CASUAL)
+        leader = s.lobby.FindMatch(find, metadata=ann)
+        waiting = await leader.read()
+        assert [p.player_id for p in waiting.waiting.players] == [ann_id]
+        # Bobby accepts while the party waits: the entry of Annabel alone leaves the queue
+        await s.lobby.AcceptPartyInvite(lobby_pb2.AcceptPartyInviteRequest(party_id=party.party_id), metadata=bob)
+        ended = await asyncio.wait_for(leader.read(), 60)  # (a party's entry left waiting would never end)
+        assert ended.WhichOneof("update") == "ended", ended
+        assert ended.ended.reason == lobby_events_pb2.QUEUE_LEAVE_REASON_WITHDRAWN
+        assert (await queue.load("queue")).state.entry_of(ann_id) is None
+        # queued again, the entry holds both
+        again = s.lobby.FindMatch(find, metadata=ann)
+        waiting = await again.read()
+        assert [p.player_id for p in waiting.waiting.players] == [ann_id, bob_id]
+        # a member leaves while it waits: out of the queue again, and the leader's stream says so
+        await s.lobby.LeaveParty(lobby_pb2.LeavePartyRequest(), metadata=bob)
+        assert (await asyncio.wait_for(again.read(), 60)).WhichOneof("update") == "ended"
+        assert (await queue.load("queue")).state.entry_of(ann_id) is None
+        # a player of no party, queued alone, is refused a party's invite until they leave the queue (unchanged)
+        await s.lobby.InviteToParty(lobby_pb2.InviteToPartyRequest(player_name="Cyrus"), metadata=ann)
+        alone = s.lobby.FindMatch(find, metadata=cy)
+        assert [p.player_id for p in (await alone.read()).waiting.players] == [cy_id]
+        refused = s.lobby.AcceptPartyInvite(lobby_pb2.AcceptPartyInviteRequest(party_id=party.party_id), metadata=cy)
+        assert await refusal_of(refused) == (Code.FAILED_PRECONDITION, "ALREADY_QUEUED")
+        for stream in (leader, again, alone):
+            stream.cancel()
+
+    run(nats_url, database_dsn, body)

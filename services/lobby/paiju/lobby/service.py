@@ -931,7 +931,18 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         if (await self.matchmaker.queue.load(qu.QUEUE)).state.entry_of(player) is not None:
             raise Refused(Reason.ALREADY_QUEUED, "you are in the queue: leave it before you join a party")
         party = await self.parties.accept(player, name, request.party_id)
+        # a queued party leaves the queue (it is no longer the party that queued): its leader queues it again, whole
+        await self._withdraw_party(party.party_id, party.leader, player)
         return lobby_pb2.AcceptPartyInviteResponse(party=party_message(party))
+
+    async def _withdraw_party(self, party_id: str, leader: str, actor: str) -> None:
+        """Take the party's entry out of the queue, if it has one (its members are told on their FindMatch streams)."""
+        entry = (await self.matchmaker.queue.load(qu.QUEUE)).state.entry_of(leader)
+        if entry is not None and entry.party_id == party_id:
+            with contextlib.suppress(Refused):  # gone meanwhile (seated, withdrawn): nothing to take out
+                await self.matchmaker.queue.act(
+                    qu.QUEUE, qu.Withdraw(leader, entry_id=entry.entry_id), uuid.uuid4().hex, actor
+                )
 
     async def DeclinePartyInvite(
         self, request: lobby_pb2.DeclinePartyInviteRequest, context: grpc.aio.ServicerContext[Any, Any]
@@ -946,11 +957,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         player, _ = await self._player()
         party = await self.parties.party_of(player)
         if party is not None:  # a queued party leaves the queue first (it would not be the party that queued)
-            entry = (await self.matchmaker.queue.load(qu.QUEUE)).state.entry_of(player)
-            if entry is not None and entry.party_id == party.party_id:
-                await self.matchmaker.queue.act(
-                    qu.QUEUE, qu.Withdraw(entry.players[0].player_id), uuid.uuid4().hex, player
-                )
+            await self._withdraw_party(party.party_id, party.leader, player)
         await self.parties.leave(player)
         return lobby_pb2.LeavePartyResponse()
 
