@@ -251,7 +251,9 @@ class Changes:
             changed.set()
 
     async def wait(self, aggregate: str, timeout: float | None = None) -> None:
-        changed = self._waiting.setdefault(aggregate, asyncio.Event())
+        changed = self._waiting.get(aggregate)
+        if changed is None:  # (not setdefault: it would build an event, and look up the loop, on every wait)
+            changed = self._waiting[aggregate] = asyncio.Event()
         if timeout is None:
             await changed.wait()
             return
