@@ -8,6 +8,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from paiju.engine.bootstrap import YOUNG_COLLECTION
 
 CHECK = """
@@ -20,6 +22,7 @@ print(json.dumps({"before": before, "after": gc.get_threshold(), "frozen": gc.ge
 """
 
 
+@pytest.mark.integration  # runs a Python process
 def test_a_serving_engine_freezes_what_it_started_with_and_collects_its_young_generation_less_often() -> None:
     out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, timeout=60, check=True)
     seen = json.loads(out.stdout.strip().splitlines()[-1])

@@ -171,6 +171,7 @@ async def replay(address: str, game_id: str) -> list[str]:
         ]
 
 
+@pytest.mark.integration  # starts `paiju engine`
 def test_a_command_form_that_is_neither_is_refused_at_start() -> None:
     """Before it reaches for NATS (there is none at this address: an engine that read the value would wait)."""
     address = f"127.0.0.1:{free_port()}"

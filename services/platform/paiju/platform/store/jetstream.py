@@ -630,13 +630,19 @@ class JetStreamEventStore:
 
     async def notice(self, aggregate: str, on_append: Callable[[int], None]) -> Callable[[], Awaitable[None]]:
         """(See `EventStore.notice`.) A plain subscription to the aggregate's subject: every publish to it reaches
-        the subscriber as it reaches the stream, filtered by the server (nothing crosses while nothing happens)."""
+        the subscriber as it reaches the stream, filtered by the server (nothing crosses while nothing happens). It
+        returns once the server holds the subscription (a flush: a round trip after it), so every append from then
+        on is noticed — not only those that reach the server after its SUB does."""
 
         async def heard(msg: Msg) -> None:
             with contextlib.suppress(StoreError):  # not a Paiju event: nothing to tell
                 on_append(versions(0, msg.headers)[1])  # the last event's version
 
         sub = await self._nc.subscribe(self.subject(aggregate), cb=heard)
+        try:
+            await self._nc.flush(timeout=5)
+        except Exception:  # a connection that is down: the notices come once it is back (nats-py resubscribes)
+            log.debug("notice subscription not confirmed", aggregate=aggregate)
 
         async def stop() -> None:
             with contextlib.suppress(Exception):  # a connection that is down has nothing left to unsubscribe
