@@ -26,10 +26,16 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from paiju.dev.stack import embedded_nats
 from paiju.platform.store import Position
 from paiju.platform.store.jetstream import JetStreamEventStore
+
+if TYPE_CHECKING:  # mypy reads bench/ as a package; `python bench/append.py` has bench/ itself on its path
+    from bench.floor import nats_server_pid
+else:
+    from floor import nats_server_pid
 
 SIZES = (1, 2, 4, 8)
 """Events per command measured."""
@@ -53,18 +59,6 @@ def threads_cpu(pid: int) -> float:
         with contextlib.suppress(OSError, IndexError, ValueError):
             total += int(Path(f"/proc/{pid}/task/{task}/schedstat").read_text().split()[0])
     return total / 1e9
-
-
-def nats_server_pid(folder: Path) -> int:
-    """The nats-server whose store is under ``folder``."""
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError):
-            command = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
-            if command and command[0].endswith(b"nats-server") and str(folder).encode() in command:
-                return int(entry.name)
-    raise RuntimeError(f"no nats-server with its store in {folder}")
 
 
 async def rounds(url: str, pid: int, size: int, *, batches: bool, commands: int, count: int) -> dict[str, float]:

@@ -224,7 +224,8 @@ class _Unwritable(Exception):
     """A shape the wire writer does not write (its items are built through protobuf instead)."""
 
 
-def _length(n: int) -> bytes:
+def varint(n: int) -> bytes:
+    """``n`` (not negative: a length, a tag) as a protobuf varint; those below `_SMALL` made once."""
     return _VARINTS[n] if n < _SMALL else _varint(n)
 
 
@@ -300,9 +301,9 @@ def _item_encoder(
             except Exception:
                 pass
             else:
-                return tag + _length(len(wire)) + wire
+                return tag + varint(len(wire)) + wire
         wire = message_class(**build(item)).SerializeToString()
-        return tag + _length(len(wire)) + wire
+        return tag + varint(len(wire)) + wire
 
     return encode
 
@@ -367,7 +368,7 @@ class _Compiled:
             "_Slow": _Slow,
             "_number": _number,
             "_packed": _packed,
-            "_length": _length,
+            "_length": varint,
             "_card_bytes": _card_bytes,
             "_card_lists": _card_lists,
             "VI": _VARINTS,
@@ -712,18 +713,18 @@ class _Compiled:
             return [
                 f"{indent}if type({v}) is not {tp.__name__}:",
                 f"{indent}    raise _Slow",
-                *guarded(f"{deeper}b = {encoded}", f"{deeper}ap({self._tag(field, 2)} + _length(len(b)) + b)"),
+                *guarded(f"{deeper}b = {encoded}", f"{deeper}ap({self._tag(field, 2)} + varint(len(b)) + b)"),
             ]
         if (_is_enum(tp) or _is_card(tp)) and kind == FieldDescriptor.TYPE_ENUM and not field.is_repeated:
             numbers = "CN" if _is_card(tp) else self.enum_numbers(tp)
-            return [f"{indent}ap({self._tag(field, 0)} + _length({numbers}[{v}]))"]
+            return [f"{indent}ap({self._tag(field, 0)} + varint({numbers}[{v}]))"]
         if dataclasses.is_dataclass(tp) and kind == FieldDescriptor.TYPE_MESSAGE and not field.is_repeated:
             sub = _nested(message_class, field.name)
             cls = typing.cast(type, tp)
             if not self.always_touches(cls, sub):
                 raise _Unwritable(field.name)
             writer = self.function("B", cls, sub)
-            return [f"{indent}b = {writer}({v})", f"{indent}ap({self._tag(field, 2)} + _length(len(b)) + b)"]
+            return [f"{indent}b = {writer}({v})", f"{indent}ap({self._tag(field, 2)} + varint(len(b)) + b)"]
         item = _homogeneous(tp)
         parts = _fixed(tp)
         if parts is not None and all(p is int for p in parts) and field.is_repeated:
@@ -746,7 +747,7 @@ class _Compiled:
                 return [f"{indent}if {v}:", f"{indent}    ap(_card_lists({seq}, {tag}, {self._tag(cards, 2)}))"]
             else:
                 raise _Unwritable(field.name)
-            return [f"{indent}if {v}:", f"{indent}    b = {body}", f"{indent}    ap({tag} + _length(len(b)) + b)"]
+            return [f"{indent}if {v}:", f"{indent}    b = {body}", f"{indent}    ap({tag} + varint(len(b)) + b)"]
         raise _Unwritable(field.name)
 
     # --- decoding -----------------------------------------------------------------------------------------

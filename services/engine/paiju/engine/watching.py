@@ -28,6 +28,7 @@ from typing import Any
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
 
+from paiju.contract.codec import varint
 from paiju.engine.dealing import FairDealing
 from paiju.engine.games import Game
 from paiju.rules import fair
@@ -143,18 +144,8 @@ _WATCH_TURN = 3
 """The field number of `WatchResponse.turn`."""
 
 
-def _varint(value: int) -> bytes:
-    """``value`` (not negative) as a protobuf varint."""
-    out = bytearray()
-    while value > 0x7F:
-        out.append(value & 0x7F | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _tag(field: int) -> bytes:
-    return _varint(field << 3 | 2)
+    return varint(field << 3 | 2)
 
 
 _ACTION_TAG = _tag(_TURN_ACTION)
@@ -179,8 +170,8 @@ def action_bytes(game: Game, action: Any) -> bytes:
 
 
 def _action_entry(name: str, command: bytes) -> bytes:
-    wrapped = _COMMAND_TAGS[name] + _varint(len(command)) + command
-    return _ACTION_TAG + _varint(len(wrapped)) + wrapped
+    wrapped = _COMMAND_TAGS[name] + varint(len(command)) + command
+    return _ACTION_TAG + varint(len(wrapped)) + wrapped
 
 
 def _deadline(
@@ -214,7 +205,7 @@ def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_second
     body = b"".join(
         (head.SerializeToString(), *(action_bytes(game, action) for action in actions), tail.SerializeToString())
     )
-    return _TURN_TAG + _varint(len(body)) + body
+    return _TURN_TAG + varint(len(body)) + body
 
 
 class Encodings:

@@ -104,12 +104,7 @@ class Sealer:
         self._aead = AESGCM(key)
 
     def seal(self, session: BrowserSession) -> str:
-        plain = json.dumps(
-            {"t": session.token, "p": session.player_id, "n": session.name, "e": session.expires_at},
-            separators=(",", ":"),
-        ).encode()
-        nonce = os.urandom(NONCE_BYTES)
-        return base64.urlsafe_b64encode(nonce + self._aead.encrypt(nonce, plain, AAD)).decode().rstrip("=")
+        return self._seal({"t": session.token, "p": session.player_id, "n": session.name, "e": session.expires_at}, AAD)
 
     def _seal(self, fields: dict[str, Any], aad: bytes) -> str:
         nonce = os.urandom(NONCE_BYTES)
@@ -149,19 +144,10 @@ class Sealer:
 
     def open(self, value: str, now: float | None = None) -> BrowserSession | None:
         """The session sealed in ``value``; ``None`` when it is not one of ours, was changed, or has expired."""
-        if not value or len(value) > MAX_COOKIE_CHARS or not value.isascii():
-            return None
+        found = self._open(value, AAD)
         try:
-            raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
-        except (ValueError, binascii.Error):
-            return None
-        if len(raw) <= NONCE_BYTES:
-            return None
-        try:
-            plain = self._aead.decrypt(raw[:NONCE_BYTES], raw[NONCE_BYTES:], AAD)
-            found = json.loads(plain)
             session = BrowserSession(str(found["t"]), str(found["p"]), str(found["n"]), int(found["e"]))
-        except (InvalidTag, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             return None
         if session.expires_at <= (time.time() if now is None else now):
             return None
