@@ -67,6 +67,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paiju.platform.grpc_io import grpc_environment
+
 HERE = Path(__file__).resolve()
 ROUNDS = 5
 """Rounds of each part; medians reported."""
@@ -523,6 +525,7 @@ class Worker:
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
             [sys.executable, str(HERE), "--role", *args],
+            env=grpc_environment(os.environ),  # the bare parts run gRPC's I/O path as Paiju's processes do
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

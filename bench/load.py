@@ -96,6 +96,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from paiju.dev import stack as dev_stack
 from paiju.dev.stack import Services, embedded_database, embedded_nats
+from paiju.platform.grpc_io import grpc_environment
 from paiju.platform.partitions import partition_of
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.store.messages import versions
@@ -675,6 +676,7 @@ class Watchers:
             stack.engine,
             str(count),
             *tables,
+            env=grpc_environment(os.environ),  # the spectators are gRPC clients like the services' own
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=log,
@@ -940,13 +942,13 @@ class Run:
         return self._row(label, before, after)
 
     def _py_spy(self, label: dict[str, Any], window: float) -> list[subprocess.Popen[bytes]]:
-        """py-spy recording the engine (idle samples too: the share of time its event loop waits), the bot runner
-        and the lobby during the window: folded stacks (``--format raw``) in the run's folder."""
+        """py-spy recording the engine (idle samples too: the share of time its event loop waits), the bot runner,
+        the lobby and scoring during the window: folded stacks (``--format raw``) in the run's folder."""
         if not self.py_spy:
             return []
         name = str(label["config"]).replace(" ", "").replace(",", "-").replace("+", "-")
         recorders = []
-        for process in ("engine", "bots", "lobby"):
+        for process in ("engine", "bots", "lobby", "scoring"):
             out = self.stack.folder / f"py-spy-{process}-{name}-{int(time.time())}.txt"
             options = ["--idle"] if process == "engine" else []
             recorders.append(
@@ -960,7 +962,7 @@ class Run:
                     stderr=subprocess.DEVNULL,
                 )
             )
-        note(f"py-spy records the engine, bot runner and lobby into {self.stack.folder}")
+        note(f"py-spy records the engine, bot runner, lobby and scoring into {self.stack.folder}")
         return recorders
 
     def _row(self, label: dict[str, Any], before: Snapshot, after: Snapshot) -> dict[str, Any]:

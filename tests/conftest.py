@@ -35,6 +35,10 @@ from typing import Any
 
 import pytest
 
+from paiju.platform.grpc_io import choose_grpc_io
+
+GRPC_IO_CHOSEN = choose_grpc_io()
+"""The suite's processes run gRPC's I/O path as the services do (set before any test module imports grpc)."""
 TIERS = ("unit", "integration", "e2e")
 SERVER_FIXTURES = frozenset({"nats_url", "nats_server", "postgres_dsn", "database_dsn"})
 SERVER_MODULES = frozenset({"platform/postgres/test_embedded.py"})

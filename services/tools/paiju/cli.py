@@ -9,6 +9,8 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from paiju.platform.grpc_io import choose_grpc_io
+
 if TYPE_CHECKING:
     Subparsers = argparse._SubParsersAction[argparse.ArgumentParser]
 
@@ -265,6 +267,7 @@ def complete_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    choose_grpc_io()  # before any command imports grpc: gRPC reads its I/O path once, when it loads
     arguments = list(sys.argv[1:] if argv is None else argv)
     command = next((a for a in arguments[:1] if a in COMMANDS), None)
     args = parser_for(command).parse_args(arguments)
