@@ -273,3 +273,27 @@ def test_an_old_single_aggregate_queue_loads_rolls_over_and_plays_on(nats_url: s
         await store.close()
 
     asyncio.run(main())
+
+
+def test_a_rollover_left_halfway_is_finished_by_the_next_lobby_and_zero_never_rolls_over(nats_url: str) -> None:
+    async def main() -> None:
+        stream, prefix = streams()
+        clock = [100]
+        store, maker = await replica(nats_url, stream, prefix, clock, events=0)
+        for i in range(6):
+            await maker.history.act(enqueue(f"entry-{i}", "zlj", tb.Mode.CASUAL, f"p{i}"), f"c{i}", f"p{i}")
+        assert maker.history.current == qu.QUEUE and maker.history.rollovers == 0
+        written = (await maker.history.load()).state
+        # a lobby sealed the queue and stopped before carrying it over
+        await maker.queue.act(qu.QUEUE, qu.Seal(0), "queue:seal:0", "lobby")
+        await store.close()
+
+        store, again = await replica(nats_url, stream, prefix, clock, events=0)
+        loaded = await again.history.load()
+        assert loaded.aggregate == "queue-1" and loaded.version == 1
+        same_queue(loaded.state, written)
+        assert set(loaded.state.recent) == {f"c{i}" for i in range(6)}
+        assert [e.generation for e in await events_of(store, qu.GENERATIONS)] == [1]
+        await store.close()
+
+    asyncio.run(main())

@@ -43,7 +43,8 @@ GENERATION_EVENTS = Setting(
     "PAIJU_QUEUE_GENERATION_EVENTS",
     10_000,
     "how many events one generation of the matchmaking queue's history holds before the queue goes on in the next "
-    "(a starting lobby reads the current generation only)",
+    "(a starting lobby reads the current generation only); 0: never (for the first roll of an upgrade from a release "
+    "without generations, whose lobbies cannot read a sealed queue, see *The matchmaking queue's history*)",
 )
 RETRIES_KEPT = Setting(
     "PAIJU_QUEUE_RETRIES_KEPT",
@@ -75,7 +76,7 @@ class Generations:
             queue.store, LOBBY_EVENTS, int, qu.decide_generation, qu.evolve_generation
         )
         """``queue-generations``: which generation is the current one (read, not followed: it moves rarely)."""
-        self._events = max(2, events)
+        self._events = max(2, events) if events > 0 else 1 << 62
         self._kept = max(0, retries_kept)
         self._current = 0
         self._located = False
