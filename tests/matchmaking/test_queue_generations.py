@@ -69,7 +69,11 @@ def same_queue(a: qu.Queue, b: qu.Queue) -> None:
     assert a.outcomes == b.outcomes
 
 
-def test_the_queue_rolls_over_at_its_size_and_carries_its_state_over_exactly(nats_url: str) -> None:
+def test_the_queue_rolls_over_at_its_size_and_carries_its_state_over_exactly(
+    nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(qu, "CARRIED_ITEMS", 2)  # the carried queue in parts of two entries, offers, commands each
+
     async def main() -> None:
         stream, prefix = streams()
         clock = [100]
@@ -102,7 +106,7 @@ def test_the_queue_rolls_over_at_its_size_and_carries_its_state_over_exactly(nat
         old = await events_of(store, qu.QUEUE)
         assert len(old) == 13 and isinstance(old[-1], qu.QueueSealed) and old[-1].successor == "queue-1"
         new = await events_of(store, "queue-1")
-        assert len(new) == 1 and isinstance(new[0], qu.QueueCarried) and new[0].previous == qu.QUEUE
+        assert len(new) == 6 and all(isinstance(e, qu.QueueCarried) and e.previous == qu.QUEUE for e in new)
         assert [type(e) for e in await events_of(store, qu.GENERATIONS)] == [qu.QueueGenerationBegun]
         sealed = (await new_queue(store).load(qu.QUEUE)).state
         carried = (await new_queue(store).load("queue-1")).state

@@ -9,10 +9,11 @@ it and the queue goes on in the next (``queue-1``, ``queue-2``...):
    it was decided from, so of lobbies racing to seal one wins; every later command there is refused (`qu.Sealed`)
    and decided again in the successor. A command that won its append before the seal is in the queue the
    successor carries over.
-2. `QueueCarried` begins the successor: the sealed queue's entries, offers and recent outcomes, and the ids and
-   digests of its latest `RETRIES_KEPT` commands (with those it carried itself). It is the same event whichever
-   lobby writes it (the same sealed queue, the same command id ``queue:carry:<n+1>``, appended at the successor's
-   start): of lobbies racing, one appends it and the others are answered as its retries.
+2. `QueueCarried` events begin the successor (`qu.CARRIED_ITEMS` items of each kind an event): the sealed queue's
+   entries, offers and recent outcomes, and the ids and digests of its latest `RETRIES_KEPT` commands (with those
+   it carried itself). They are the same events whichever lobby writes them (the same sealed queue, the same command
+   id ``queue:carry:<n+1>``, appended at the successor's start): of lobbies racing, one appends them and the others
+   are answered as its retries.
 3. `QueueGenerationBegun` is appended to ``queue-generations``, the one small aggregate a starting lobby reads to
    find the current generation (one event per generation). A lobby that stopped between the steps leaves a sealed
    generation that the pointer still names: the next lobby to read it carries it over and moves the pointer.

@@ -45,6 +45,10 @@ CONFIRM_SECONDS = 20
 """D-MM-6: how long the players of an offered match have to confirm it."""
 OUTCOMES_KEPT = 1000
 """How many recent ends of entries (seated, dropped) the queue remembers, for the streams that follow them."""
+CARRIED_ITEMS = 256
+"""How many entries (and as many offers, outcomes and commands) one `QueueCarried` event holds at most: a queue
+carried over is as many events as it needs, so that each stays far below a message's size limit (an append of
+several is stored as an atomic batch when they are too large together for one message)."""
 
 
 class LeaveReason(Enum):
@@ -155,7 +159,8 @@ class QueueCommand:
 
 @dataclass(frozen=True, slots=True)
 class QueueCarried:
-    """The first event of a generation: the queue as the one before left it (`carried`)."""
+    """The first events of a generation: the queue as the one before left it (`carried`), in parts of at most
+    `CARRIED_ITEMS` items of each kind (each part adds to the ones before)."""
 
     generation: int
     previous: str
@@ -323,7 +328,7 @@ class Seal:
 class Carry:
     """Begin a generation with the queue as its predecessor was sealed (`carried`)."""
 
-    carried: QueueCarried
+    parts: tuple[QueueCarried, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,11 +351,11 @@ def aggregate_of(generation: int) -> str:
     return QUEUE if generation == 0 else f"{QUEUE}-{generation}"
 
 
-def carried(queue: Queue, previous: str, commands: Iterable[tuple[str, bytes]]) -> QueueCarried:
+def carried(queue: Queue, previous: str, commands: Iterable[tuple[str, bytes]]) -> tuple[QueueCarried, ...]:
     """What the generation after ``queue`` (sealed, the aggregate ``previous``) begins with: its entries, offers and
     outcomes, and ``commands`` (the latest commands applied, oldest first), in a deterministic order (two lobbies
-    carrying the same sealed queue over write the same event)."""
-    return QueueCarried(
+    carrying the same sealed queue over write the same events), in parts of at most `CARRIED_ITEMS` of each."""
+    whole = QueueCarried(
         queue.generation + 1,
         previous,
         tuple(
@@ -364,6 +369,17 @@ def carried(queue: Queue, previous: str, commands: Iterable[tuple[str, bytes]]) 
         tuple(QueueOutcome(o.entry_id, o.reason, o.table_id, o.offer_id) for o in queue.outcomes),
         tuple(QueueCommand(c, d) for c, d in commands),
     )
+    items = max(len(whole.entries), len(whole.offers), len(whole.outcomes), len(whole.commands), 1)
+    return tuple(
+        replace(
+            whole,
+            entries=whole.entries[at : at + CARRIED_ITEMS],
+            offers=whole.offers[at : at + CARRIED_ITEMS],
+            outcomes=whole.outcomes[at : at + CARRIED_ITEMS],
+            commands=whole.commands[at : at + CARRIED_ITEMS],
+        )
+        for at in range(0, items, CARRIED_ITEMS)
+    )
 
 
 # --- decide ---------------------------------------------------------------------------------------------
@@ -373,7 +389,7 @@ def decide(queue: Queue, command: Any) -> list[Any]:
     """The events of ``command`` in ``queue``, or `LobbyError` saying why not; `Sealed` when the queue goes on in
     another generation."""
     if isinstance(command, Carry):
-        return [] if queue.begun else [command.carried]
+        return [] if queue.begun else list(command.parts)
     if queue.successor:
         if isinstance(command, Seal):
             return []
@@ -475,26 +491,26 @@ def _without(
 def evolve(queue: Queue, event: Any) -> Queue:
     if isinstance(event, QueueSealed):
         return replace(queue, successor=event.successor)
-    if isinstance(event, QueueCarried):
-        entries = {
+    if isinstance(event, QueueCarried):  # the first part starts the generation, the others add to it
+        base = queue if queue.begun and queue.generation == event.generation else Queue()
+        added = {
             e.entry_id: Entry(
                 e.entry_id, e.game, e.mode, e.players, e.party_id, e.bot_wait_seconds, e.at, e.front, e.offer_id
             )
             for e in event.entries
         }
+        offers = {
+            o.offer_id: Offer(o.offer_id, o.game, o.mode, o.entry_ids, o.seats, o.confirm_by, frozenset(o.confirmed))
+            for o in event.offers
+        }
         return Queue(
-            entries,
-            {
-                o.offer_id: Offer(
-                    o.offer_id, o.game, o.mode, o.entry_ids, o.seats, o.confirm_by, frozenset(o.confirmed)
-                )
-                for o in event.offers
-            },
-            {p.player_id: e.entry_id for e in entries.values() for p in e.players},
-            tuple(Outcome(o.entry_id, o.reason, o.table_id, o.offer_id) for o in event.outcomes),
+            {**base.entries, **added},
+            {**base.offers, **offers},
+            {**base.players, **{p.player_id: e.entry_id for e in added.values() for p in e.players}},
+            (*base.outcomes, *(Outcome(o.entry_id, o.reason, o.table_id, o.offer_id) for o in event.outcomes)),
             event.generation,
             "",
-            {c.command_id: c.digest for c in event.commands},
+            {**base.recent, **{c.command_id: c.digest for c in event.commands}},
             True,
         )
     if isinstance(event, QueueJoined):
