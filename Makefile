@@ -173,7 +173,8 @@ $(BENCH_VENV)/.installed: bench/requirements-rlcard.txt
 # and replay speed; scoring's projection throughput and rebuild time; a Swiss round of 64 teams paired; how fast a
 # new player's rating settles; the bot strengths against each other; a fair deal by commit–reveal beside version 1;
 # JetStream's appends/s per durability setting;
-# the command line's start-up CPU; engine start-up with and without 100,000 stored games; the edge's CPU per call
+# the command line's start-up CPU; engine start-up with and without 100,000 stored games; a lobby reading the
+# matchmaking queue after 50,000 commands, in one aggregate and in generations; the edge's CPU per call
 # against a bare server; what traces cost the engine, off and on; the whole stack loaded with bot tables and
 # spectators, per Act against the floor of its parts (bench/floor.py), and a 30-minute memory soak; the full fuzz of
 # every method (100,000 requests); the web view under a crowd; the environments beside RLCard's.
@@ -189,6 +190,7 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/bots.py
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/startup.py
+	$(BIN)/python bench/queue_history.py
 	$(BIN)/python bench/commands.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/edge.py

@@ -62,6 +62,12 @@ BENCHES: dict[str, Bench] = {
         ("--writers", "2", "--appends", "5", "--rounds", "1"), ("sync_interval", "appends_per_s"), lines=3
     ),
     "startup.py": Bench(("20",), ("stored_games", "first_act_seconds"), lines=2),
+    "queue_history.py": Bench(
+        ("--commands", "600", "--generation", "200", "--repeat", "1"),
+        ("form", "load_ms_median", "events_read", "memory_bytes"),
+        lines=2,
+        values=(("bench", "queue_history"),),
+    ),
     # the commands' --help once each, then paiju watch of make run's stack as soon as it is up
     "commands.py": Bench(("--rounds", "1", "--history", "0"), ("command", "cpu_s", "shown_cpu_s"), lines=2),
     "scale.py": Bench(

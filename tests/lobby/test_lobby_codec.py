@@ -132,6 +132,22 @@ EVENTS: list[Any] = [
     queue.MatchOffered("offer-1", table.Mode.CASUAL, ("entry-1",), ("account-a", "", "account-b", "", "", ""), 20),
     queue.MatchConfirmed("offer-1", "account-a"),
     queue.MatchSeated("offer-1", "table-0123456789ab"),
+    queue.QueueSealed("queue-3", 3),
+    queue.QueueCarried(
+        3,
+        "queue-2",
+        (
+            queue.QueueEntry("entry-1", "zlj", table.Mode.CASUAL, QUEUED, "party-1", 30, 1_700_000_000, True, ""),
+            queue.QueueEntry("entry-2", "tractor", table.Mode.RANKED, QUEUED[:1], "", 0, 5, False, "offer-1"),
+        ),
+        (queue.QueueOffer("offer-1", "tractor", table.Mode.RANKED, ("entry-2",), ("a", "", "b", ""), 9, ("a",)),),
+        (
+            queue.QueueOutcome("entry-0", queue.LeaveReason.SEATED, "table-0123456789ab", "offer-0"),
+            queue.QueueOutcome("entry-9", queue.LeaveReason.GONE, "", ""),
+        ),
+        (queue.QueueCommand("queue:offer:offer-1", bytes(range(32))),),
+    ),
+    queue.QueueGenerationBegun(3),
 ]
 
 
@@ -179,8 +195,8 @@ def test_the_wire_names_the_event() -> None:
 
 
 def test_the_oneof_numbers_stay() -> None:
-    """Stored events are read by their field numbers: the name claim, the revocation, the parties and the queue took
-    new ones, nothing was renumbered."""
+    """Stored events are read by their field numbers: the name claim, the revocation, the parties, the queue and its
+    generations took new ones, nothing was renumbered."""
     fields = lobby_events_pb2.LobbyEvent.DESCRIPTOR.oneofs_by_name["event"].fields
     numbers = {field.name: field.number for field in fields}
     assert numbers["account_registered"] == 13
@@ -189,7 +205,9 @@ def test_the_oneof_numbers_stay() -> None:
     assert numbers["table_expired"] == 16
     assert numbers["party_formed"] == 17
     assert numbers["match_seated"] == 26
-    assert sorted(numbers.values()) == list(range(1, 27))
+    assert numbers["queue_sealed"] == 27
+    assert numbers["queue_generation_begun"] == 29
+    assert sorted(numbers.values()) == list(range(1, 30))
 
 
 def test_an_empty_wrapper_is_refused() -> None:

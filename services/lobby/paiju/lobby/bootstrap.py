@@ -147,6 +147,8 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
         attendance=attendance,
         tables_per_player=settings.tables_per_player,
         idle_table_seconds=settings.idle_table_minutes * 60,
+        queue_generation_events=settings.queue_generation_events,
+        queue_retries_kept=settings.queue_retries_kept,
     )
     service = lobby.service
     dependencies = Dependencies()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from paiju.lobby.generations import GENERATION_EVENTS, RETRIES_KEPT
 from paiju.platform import settings as s
 from paiju.platform.limits import LOGIN_FAILURES, failures_text
 from paiju.platform.settings import Setting
@@ -68,6 +69,8 @@ class Settings(s.Settings):
     login_failures: str = LOGIN_FAILURE_LIMITS.field()
     tables_per_player: int = TABLES_PER_PLAYER.field()
     idle_table_minutes: float = IDLE_TABLE_MINUTES.field()
+    queue_generation_events: int = GENERATION_EVENTS.field()
+    queue_retries_kept: int = RETRIES_KEPT.field()
     signing_key: str = s.SIGNING_KEY.but(
         help="the lobby's private key (PEM file): signs sessions and game tokens"
     ).field()

@@ -30,6 +30,7 @@ from paiju.lobby import parties as pt
 from paiju.lobby import queue as qu
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance, LocalAttendance
+from paiju.lobby.generations import GENERATION_EVENTS, RETRIES_KEPT, Generations
 from paiju.platform.aio import unless
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
 from paiju.platform.errors import Reason, Refused
@@ -267,8 +268,13 @@ class Matchmaker:
         attendance: Attendance | None = None,
         grace_seconds: float = GRACE_SECONDS,
         confirm_seconds: int = qu.CONFIRM_SECONDS,
+        generation_events: int = GENERATION_EVENTS.default,
+        retries_kept: int = RETRIES_KEPT.default,
     ) -> None:
         self.queue = queue
+        """The queue's aggregates (every generation's; the store's feed keeps them current)."""
+        self.history = Generations(queue, events=generation_events, retries_kept=retries_kept)
+        """The queue as its current generation (`paiju.lobby.generations`)."""
         self._tables = tables
         self._parties = parties
         self.ratings = ratings
@@ -280,14 +286,13 @@ class Matchmaker:
         """The games this replica forms the matches of now (its lease)."""
         self._lease_moved = asyncio.Event()
         self._checks: set[asyncio.Task[None]] = set()
-        self._fanout = Fanout(queue)
+        self._fanout = Fanout(self.history)
 
     async def _state(self) -> Loaded[qu.Queue]:
-        return await self.queue.load(qu.QUEUE)
+        return await self.history.load()
 
     async def _act(self, command: Any, actor: str, command_id: str = "") -> Loaded[qu.Queue]:
-        loaded, _ = await self.queue.act(qu.QUEUE, command, command_id or uuid.uuid4().hex, actor)
-        return loaded
+        return await self.history.act(command, command_id or uuid.uuid4().hex, actor)
 
     # --- the players' calls
 
@@ -425,7 +430,7 @@ class Matchmaker:
                 log.warning("matches could not be formed", error=str(e))
             waiting = any(e.game in self.forming for e in loaded.state.entries.values())
             self._lease_moved.clear()
-            change = asyncio.ensure_future(self.queue.next_change(qu.QUEUE, loaded.version))
+            change = asyncio.ensure_future(self.history.next_change(loaded))
             stop = asyncio.ensure_future(stopping.wait())
             lease = asyncio.ensure_future(self._lease_moved.wait())
             done, pending = await asyncio.wait(
@@ -525,7 +530,7 @@ class Fanout:
     offer changed: a change costs a pass over the queue's maps (by identity), not a wake of every stream
     (bench/matchmaking.py). Runs while some stream watches."""
 
-    def __init__(self, queue: Aggregates[qu.Queue]) -> None:
+    def __init__(self, queue: Generations) -> None:
         self._queue = queue
         self._watching: dict[str, set[asyncio.Event]] = {}
         self._task: asyncio.Task[None] | None = None
@@ -554,9 +559,9 @@ class Fanout:
         while self._watching:
             try:
                 if loaded is None:
-                    loaded = await self._queue.load(qu.QUEUE)
+                    loaded = await self._queue.load()
                     self._wake(list(self._watching))  # (again) from a fresh read: everyone looks
-                moved = await self._queue.next_change(qu.QUEUE, loaded.version)
+                moved = await self._queue.next_change(loaded)
                 self._wake(touched(loaded.state, moved.state))
                 loaded = moved
             except asyncio.CancelledError:

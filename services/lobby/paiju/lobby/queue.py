@@ -6,10 +6,12 @@ append, and an entry can be offered to one match only — two replicas forming a
 and the second's append is refused and decided again, where the entries it wanted are taken.
 
 What that costs (bench/matchmaking.py): every replica holds the state, about 470 bytes per waiting entry, and
-the aggregate repository remembers every command id applied to the aggregate for the life of the process (some
-370 bytes each, a few per queued player), and a starting lobby reads the aggregate's whole history: a queue that
-has seated millions of players wants its history rolled over into a fresh aggregate, which this one does not do
-yet.
+the aggregate repository remembers every command id applied to the aggregate (some 370 bytes each, a few per
+queued player). So the queue's history comes in generations (`paiju.lobby.generations`): the first is the
+aggregate ``queue``, the n-th ``queue-<n>``; once one holds the lobby's `PAIJU_QUEUE_GENERATION_EVENTS` events it
+is sealed (`QueueSealed`, refusing every later command with `Sealed`) and its successor begins with the queue as it
+left it (`QueueCarried`: entries, offers, recent outcomes, and the ids and digests of the latest commands, whose
+retries are answered as the first time). A starting lobby reads only the current generation.
 
 `decide` refuses with a `LobbyError`; `evolve` trusts. `form` is the matchmaker's choice: pure, given the queue, the
 time and the entries' ratings, it proposes the matches to offer (`Proposal`: the entries and the player of each
@@ -30,7 +32,9 @@ from paiju.platform.errors import Reason
 from paiju.rules.registry import GAMES
 
 QUEUE = "queue"
-"""The queue's aggregate (D-MM-4)."""
+"""The queue's aggregate (D-MM-4): its first generation (the later ones: `aggregate_of`)."""
+GENERATIONS = "queue-generations"
+"""The aggregate that says which generation of the queue is the current one (`QueueGenerationBegun`)."""
 BASE_WINDOW = 3.0
 """D-MM-3: how far apart (in rating μ points, the model's scale: 25 at first) two entries may be at once."""
 WIDEN_PER_SECOND = 0.2
@@ -41,6 +45,10 @@ CONFIRM_SECONDS = 20
 """D-MM-6: how long the players of an offered match have to confirm it."""
 OUTCOMES_KEPT = 1000
 """How many recent ends of entries (seated, dropped) the queue remembers, for the streams that follow them."""
+CARRIED_ITEMS = 256
+"""How many entries (and as many offers, outcomes and commands) one `QueueCarried` event holds at most: a queue
+carried over is as many events as it needs, so that each stays far below a message's size limit (an append of
+several is stored as an atomic batch when they are too large together for one message)."""
 
 
 class LeaveReason(Enum):
@@ -103,7 +111,82 @@ class MatchSeated:
     table_id: str
 
 
-Event = QueueJoined | QueueLeft | MatchOffered | MatchConfirmed | MatchSeated
+@dataclass(frozen=True, slots=True)
+class QueueSealed:
+    """The generation takes no more commands: the queue goes on in ``successor``."""
+
+    successor: str
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueEntry:
+    entry_id: str
+    game: str
+    mode: Mode
+    players: tuple[QueuedPlayer, ...]
+    party_id: str
+    bot_wait_seconds: int
+    at: int
+    front: bool
+    offer_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOffer:
+    offer_id: str
+    game: str
+    mode: Mode
+    entry_ids: tuple[str, ...]
+    seats: tuple[str, ...]
+    confirm_by: int
+    confirmed: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueOutcome:
+    entry_id: str
+    reason: LeaveReason
+    table_id: str
+    offer_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class QueueCommand:
+    command_id: str
+    digest: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class QueueCarried:
+    """The first events of a generation: the queue as the one before left it (`carried`), in parts of at most
+    `CARRIED_ITEMS` items of each kind (each part adds to the ones before)."""
+
+    generation: int
+    previous: str
+    entries: tuple[QueueEntry, ...]
+    offers: tuple[QueueOffer, ...]
+    outcomes: tuple[QueueOutcome, ...]
+    commands: tuple[QueueCommand, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class QueueGenerationBegun:
+    """(`GENERATIONS`) The queue goes on in ``generation``."""
+
+    generation: int
+
+
+Event = (
+    QueueJoined
+    | QueueLeft
+    | MatchOffered
+    | MatchConfirmed
+    | MatchSeated
+    | QueueSealed
+    | QueueCarried
+    | QueueGenerationBegun
+)
 
 # --- state ----------------------------------------------------------------------------------------------
 
@@ -164,6 +247,15 @@ class Queue:
     players: Mapping[str, str] = field(default_factory=dict)
     """Player id -> their entry."""
     outcomes: tuple[Outcome, ...] = ()
+    generation: int = 0
+    """Which generation of the queue's history this aggregate is (`aggregate_of`)."""
+    successor: str = ""
+    """Sealed: the aggregate the queue goes on in (every command here is refused with `Sealed`)."""
+    recent: Mapping[str, bytes] = field(default_factory=dict)
+    """The latest commands of the generations before (command id -> digest): their retries are answered here as the
+    first time (`paiju.lobby.generations`)."""
+    begun: bool = False
+    """A later generation: carried over already (`Carry` does nothing again)."""
 
     def entry_of(self, player_id: str) -> Entry | None:
         entry_id = self.players.get(player_id)
@@ -225,11 +317,85 @@ class Seat:
     table_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class Seal:
+    """Close the generation (the ``generation``-th): the queue goes on in the next."""
+
+    generation: int
+
+
+@dataclass(frozen=True, slots=True)
+class Carry:
+    """Begin a generation with the queue as its predecessor was sealed (`carried`)."""
+
+    parts: tuple[QueueCarried, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BeginGeneration:
+    """(`GENERATIONS`) The queue goes on in ``generation`` (carried over already)."""
+
+    generation: int
+
+
+class Sealed(Exception):
+    """A command reached a generation of the queue that is sealed: it is decided again in ``successor``."""
+
+    def __init__(self, successor: str) -> None:
+        super().__init__(f"the queue goes on in {successor}")
+        self.successor = successor
+
+
+def aggregate_of(generation: int) -> str:
+    """The aggregate of the queue's ``generation``: ``queue``, then ``queue-1``, ``queue-2``..."""
+    return QUEUE if generation == 0 else f"{QUEUE}-{generation}"
+
+
+def carried(queue: Queue, previous: str, commands: Iterable[tuple[str, bytes]]) -> tuple[QueueCarried, ...]:
+    """What the generation after ``queue`` (sealed, the aggregate ``previous``) begins with: its entries, offers and
+    outcomes, and ``commands`` (the latest commands applied, oldest first), in a deterministic order (two lobbies
+    carrying the same sealed queue over write the same events), in parts of at most `CARRIED_ITEMS` of each."""
+    whole = QueueCarried(
+        queue.generation + 1,
+        previous,
+        tuple(
+            QueueEntry(e.entry_id, e.game, e.mode, e.players, e.party_id, e.bot_wait_seconds, e.at, e.front, e.offer_id)
+            for e in queue.entries.values()
+        ),
+        tuple(
+            QueueOffer(o.offer_id, o.game, o.mode, o.entry_ids, o.seats, o.confirm_by, tuple(sorted(o.confirmed)))
+            for o in queue.offers.values()
+        ),
+        tuple(QueueOutcome(o.entry_id, o.reason, o.table_id, o.offer_id) for o in queue.outcomes),
+        tuple(QueueCommand(c, d) for c, d in commands),
+    )
+    items = max(len(whole.entries), len(whole.offers), len(whole.outcomes), len(whole.commands), 1)
+    return tuple(
+        replace(
+            whole,
+            entries=whole.entries[at : at + CARRIED_ITEMS],
+            offers=whole.offers[at : at + CARRIED_ITEMS],
+            outcomes=whole.outcomes[at : at + CARRIED_ITEMS],
+            commands=whole.commands[at : at + CARRIED_ITEMS],
+        )
+        for at in range(0, items, CARRIED_ITEMS)
+    )
+
+
 # --- decide ---------------------------------------------------------------------------------------------
 
 
 def decide(queue: Queue, command: Any) -> list[Any]:
-    """The events of ``command`` in ``queue``, or `LobbyError` saying why not."""
+    """The events of ``command`` in ``queue``, or `LobbyError` saying why not; `Sealed` when the queue goes on in
+    another generation."""
+    if isinstance(command, Carry):
+        return [] if queue.begun else list(command.parts)
+    if queue.successor:
+        if isinstance(command, Seal):
+            return []
+        raise Sealed(queue.successor)
+    if isinstance(command, Seal):
+        return [QueueSealed(aggregate_of(command.generation + 1), command.generation + 1)]
     if isinstance(command, Enqueue):
         if not command.players or command.game not in GAMES:
             raise LobbyError(Reason.INVALID_REQUEST, "an entry names a game and its players")
@@ -246,6 +412,8 @@ def decide(queue: Queue, command: Any) -> list[Any]:
                 f"{player.name} is queued already ({entry.game}, {entry.mode.value}): leave the queue first",
                 {"game": entry.game, "mode": entry.mode.value},
             )
+        if queue.outcome(command.entry_id) is not None:
+            return []  # the entry was queued and has left: a late retry queues it again no more
         bot_wait = command.bot_wait_seconds if command.mode is Mode.CASUAL else 0  # D-MM-7: ranked, humans only
         return [
             QueueJoined(
@@ -267,6 +435,8 @@ def decide(queue: Queue, command: Any) -> list[Any]:
             return []
         return [QueueLeft((entry.entry_id,), command.reason, entry.offer_id)]
     if isinstance(command, Propose):
+        if command.offer_id in queue.offers:
+            return []  # offered already
         entries = [queue.entries.get(e) for e in command.entry_ids]
         if any(e is None or e.offer_id for e in entries):
             raise LobbyError(Reason.NOT_QUEUED, "an entry of this offer left the queue or is offered another match")
@@ -319,6 +489,30 @@ def _without(
 
 
 def evolve(queue: Queue, event: Any) -> Queue:
+    if isinstance(event, QueueSealed):
+        return replace(queue, successor=event.successor)
+    if isinstance(event, QueueCarried):  # the first part starts the generation, the others add to it
+        base = queue if queue.begun and queue.generation == event.generation else Queue()
+        added = {
+            e.entry_id: Entry(
+                e.entry_id, e.game, e.mode, e.players, e.party_id, e.bot_wait_seconds, e.at, e.front, e.offer_id
+            )
+            for e in event.entries
+        }
+        offers = {
+            o.offer_id: Offer(o.offer_id, o.game, o.mode, o.entry_ids, o.seats, o.confirm_by, frozenset(o.confirmed))
+            for o in event.offers
+        }
+        return Queue(
+            {**base.entries, **added},
+            {**base.offers, **offers},
+            {**base.players, **{p.player_id: e.entry_id for e in added.values() for p in e.players}},
+            (*base.outcomes, *(Outcome(o.entry_id, o.reason, o.table_id, o.offer_id) for o in event.outcomes)),
+            event.generation,
+            "",
+            {**base.recent, **{c.command_id: c.digest for c in event.commands}},
+            True,
+        )
     if isinstance(event, QueueJoined):
         entry = Entry(
             event.entry_id,
@@ -343,7 +537,7 @@ def evolve(queue: Queue, event: Any) -> Queue:
             for entry_id in offer.entry_ids:
                 if entry_id in entries:
                     entries[entry_id] = replace(entries[entry_id], offer_id="", front=True)
-        return Queue(entries, offers, players, outcomes)
+        return replace(queue, entries=entries, offers=offers, players=players, outcomes=outcomes)
     if isinstance(event, MatchOffered):
         entries = dict(queue.entries)
         for entry_id in event.entry_ids:
@@ -363,8 +557,21 @@ def evolve(queue: Queue, event: Any) -> Queue:
             offer.entry_ids,
             lambda e: Outcome(e, LeaveReason.SEATED, event.table_id, event.offer_id),
         )
-        return Queue(entries, offers, players, outcomes)
+        return replace(queue, entries=entries, offers=offers, players=players, outcomes=outcomes)
     raise TypeError(f"not a queue event: {type(event).__name__}")
+
+
+def decide_generation(current: int, command: Any) -> list[Any]:
+    """(`GENERATIONS`) The queue goes on in a later generation; never back."""
+    if not isinstance(command, BeginGeneration):
+        raise LobbyError(Reason.INVALID_REQUEST, f"not a queue generation command: {type(command).__name__}")
+    return [] if command.generation <= current else [QueueGenerationBegun(command.generation)]
+
+
+def evolve_generation(current: int, event: Any) -> int:
+    if not isinstance(event, QueueGenerationBegun):
+        raise TypeError(f"not a queue generation event: {type(event).__name__}")
+    return max(current, event.generation)
 
 
 # --- forming --------------------------------------------------------------------------------------------

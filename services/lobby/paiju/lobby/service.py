@@ -34,6 +34,7 @@ from paiju.lobby import queue as qu
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance
 from paiju.lobby.contract import LOBBY_EVENTS
+from paiju.lobby.generations import GENERATION_EVENTS, RETRIES_KEPT
 from paiju.lobby.leases import SeatLeases, SeatTokens
 from paiju.lobby.presence import Presence
 from paiju.lobby.spectating import admit_spectator, chosen_spectators, show_spectators
@@ -285,6 +286,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         matchmaker: mm.Matchmaker | None = None,
         queue_grace_seconds: float = mm.GRACE_SECONDS,
         confirm_seconds: int = qu.CONFIRM_SECONDS,
+        queue_generation_events: int = GENERATION_EVENTS.default,
+        queue_retries_kept: int = RETRIES_KEPT.default,
     ) -> None:
         self._tables_per_player = tables_per_player
         self._opening = asyncio.Lock()
@@ -328,6 +331,8 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
             attendance=attendance,
             grace_seconds=queue_grace_seconds,
             confirm_seconds=confirm_seconds,
+            generation_events=queue_generation_events,
+            retries_kept=queue_retries_kept,
         )
         """The matchmaking queue (docs/rules/matchmaking.md)."""
 
@@ -928,7 +933,7 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
         self, request: lobby_pb2.AcceptPartyInviteRequest, context: grpc.aio.ServicerContext[Any, Any]
     ) -> lobby_pb2.AcceptPartyInviteResponse:
         player, name = await self._player()
-        if (await self.matchmaker.queue.load(qu.QUEUE)).state.entry_of(player) is not None:
+        if (await self.matchmaker.history.load()).state.entry_of(player) is not None:
             raise Refused(Reason.ALREADY_QUEUED, "you are in the queue: leave it before you join a party")
         party = await self.parties.accept(player, name, request.party_id)
         # a queued party leaves the queue (it is no longer the party that queued): its leader queues it again, whole
@@ -937,12 +942,10 @@ class LobbyService(lobby_pb2_grpc.LobbyServiceServicer):
 
     async def _withdraw_party(self, party_id: str, leader: str, actor: str) -> None:
         """Take the party's entry out of the queue, if it has one (its members are told on their FindMatch streams)."""
-        entry = (await self.matchmaker.queue.load(qu.QUEUE)).state.entry_of(leader)
+        entry = (await self.matchmaker.history.load()).state.entry_of(leader)
         if entry is not None and entry.party_id == party_id:
             with contextlib.suppress(Refused):  # gone meanwhile (seated, withdrawn): nothing to take out
-                await self.matchmaker.queue.act(
-                    qu.QUEUE, qu.Withdraw(leader, entry_id=entry.entry_id), uuid.uuid4().hex, actor
-                )
+                await self.matchmaker.history.act(qu.Withdraw(leader, entry_id=entry.entry_id), uuid.uuid4().hex, actor)
 
     async def DeclinePartyInvite(
         self, request: lobby_pb2.DeclinePartyInviteRequest, context: grpc.aio.ServicerContext[Any, Any]
