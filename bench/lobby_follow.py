@@ -10,8 +10,9 @@ message), at ``--rate`` events per second, so that events arrive one by one as d
 next ``--events`` events; the lobby's process CPU (`time.process_time`: every thread of this process, none of the
 appender's) from the round's first append until its checkpoint covers the round's last, less what the process
 spends idle in as long (measured first, nothing appended), divided by the events: the CPU the lobby spends per
-game event followed. Then ``replay``: the checkpoint set back to 0 and the whole stream read again by a consumer
-starting from it (a replica taking over far behind), CPU per event. Medians of ``--rounds`` rounds.
+game event followed (the lobby holds none of the tables: a match's result is refused, logged and passed over,
+where the lobby would record it). Then ``replay``: the checkpoint set back to 0 and the whole stream read again by a
+consumer starting from it (a replica taking over far behind), CPU per event. Medians of ``--rounds`` rounds.
 
 Run: ``.venv/bin/python bench/lobby_follow.py [--events N] [--rate R] [--rounds K]`` (1,000 events at 250 a second,
 5 rounds by default; a quick run: ``--events 100 --rounds 1``). One JSON line of the figures, then a small table.
@@ -37,6 +38,7 @@ from paiju.engine.selfplay import record_zlj
 from paiju.lobby.readmodel import CHECKPOINTS, migrate_lobby
 from paiju.lobby.results import PROJECTION, match_results
 from paiju.lobby.service import new_tables
+from paiju.platform.observability import configure_logging
 from paiju.platform.partitions import PARTITIONS
 from paiju.platform.postgres import embedded
 from paiju.platform.postgres.pool import connect
@@ -150,6 +152,7 @@ async def _follow(
 
 
 def run(events: int = EVENTS, rate: float = RATE, rounds: int = ROUNDS) -> dict[str, Any]:
+    configure_logging("critical")  # the results of tables the lobby does not hold are refused, each logged
     commands = asyncio.run(_record(events * rounds))
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder)
