@@ -566,6 +566,12 @@ def test_a_take_with_wake_returns_early_only_for_an_event_that_wakes_or_a_full_t
             waiting = asyncio.create_task(subscription.take(10, 30))
             anything = await one(b"g")
             assert await asyncio.wait_for(waiting, 10) == [anything], "without wake, any event ends the wait"
+
+            waiting = asyncio.create_task(subscription.take(10, 30, ends))
+            held = await one(b"h")
+            await asyncio.sleep(0.1)
+            subscription.interrupt()
+            assert await asyncio.wait_for(waiting, 10) == [held], "interrupted, it returns what it held"
         finally:
             await subscription.close()
 

@@ -100,7 +100,8 @@ class Subscription(Protocol):
         ...
 
     def interrupt(self) -> None:
-        """Make a waiting `take` (or, when none waits, the next one that would wait) return nothing at once."""
+        """Make a waiting `take` (or, when none waits, the next one that would wait) return at once: nothing, or,
+        for a take with ``wake``, the events that arrived while it waited."""
         ...
 
     async def close(self) -> None:
