@@ -184,6 +184,7 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/append.py
 	$(BIN)/python bench/scoring.py
+	$(BIN)/python bench/lobby_follow.py
 	$(BIN)/python bench/swiss.py
 	$(BIN)/python bench/fair_dealing.py
 	$(BIN)/python bench/ratings.py

@@ -54,6 +54,11 @@ BENCHES: dict[str, Bench] = {
         ("events_per_second", "rebuild_2_over_1", "export_2_over_1"),
         values=(("bench", "scoring"),),
     ),
+    "lobby_follow.py": Bench(
+        ("--events", "60", "--rounds", "1"),
+        ("us_per_event_median", "replay_us_per_event"),
+        values=(("bench", "lobby_follow"),),
+    ),
     "swiss.py": Bench(("--repeat", "1"), ("teams", "round_median_ms"), lines=2, values=(("bench", "swiss"),)),
     "fair_dealing.py": Bench(("--rounds", "1"), ("protocol", "deal_ms"), lines=2, values=(("bench", "fair_dealing"),)),
     "ratings.py": Bench(("--repeat", "1"), ("game", "mu_settled_median"), lines=2, values=(("bench", "ratings"),)),

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import asyncpg
 import pytest
@@ -355,6 +355,67 @@ def test_events_that_wake_nobody_wait_for_one_that_does(run_with: Any, monkeypat
             end = (await rig.store.append("z", Position(), "end", [b"end"]))[0].sequence
             await until_handled(rig, [*quiet, end])
         assert handler.batches == [[*quiet, end]]
+
+    run_with(scenario)
+
+
+class Counted:
+    """A store whose subscriptions count their takes that returned events (how often the consumer was woken with
+    something to hold)."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._store = store
+        self.takes = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    async def subscribe(self, after_sequence: int = 0, **kwargs: Any) -> Subscription:
+        subscription = await self._store.subscribe(after_sequence, **kwargs)
+        counted = self
+
+        class Counting:
+            position = property(lambda _: subscription.position)
+
+            async def take(self, *args: Any, **kwargs: Any) -> list[Recorded]:
+                taken = await subscription.take(*args, **kwargs)
+                counted.takes += bool(taken)
+                return taken
+
+            def interrupt(self) -> None:
+                subscription.interrupt()
+
+            async def close(self) -> None:
+                await subscription.close()
+
+        return Counting()
+
+
+def test_events_that_wake_nobody_arriving_one_by_one_are_taken_together(
+    run_with: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A running consumer waiting lazily is not woken by each event that wakes nobody: the subscription holds them
+    until one that does arrives (or the batch fills up, or its time is over), and they are taken together."""
+    monkeypatch.setattr(consumer_module, "LAZY_SECONDS", 600.0)
+
+    async def scenario(rig: Rig) -> None:
+        handler = Recorder(rig)
+        counted = Counted(rig.store)
+
+        def ends(recorded: Recorded) -> bool:
+            return recorded.data == b"end"
+
+        consumer = Consumer(cast(EventStore, counted), rig.tracking, handler, batch=1000, linger=0.05, wake=ends)
+        async with running(consumer):
+            await asyncio.sleep(0.2)  # its subscription made
+            quiet = []
+            for i in range(6):
+                quiet += await append(rig.store, 1, prefix=f"quiet{i}-")
+                await asyncio.sleep(0.05)  # each arrives on its own
+            end = (await rig.store.append("z", Position(), "end", [b"end"]))[0].sequence
+            await until_handled(rig, [*quiet, end])
+        assert handler.batches == [[*quiet, end]]
+        assert counted.takes <= 2, f"woken {counted.takes} times for one batch of {len(quiet) + 1} events"
 
     run_with(scenario)
 

@@ -515,6 +515,69 @@ def test_an_interrupted_take_returns_at_once(run_with: Callable[[Scenario], None
     run_with(scenario)
 
 
+def test_a_take_with_wake_returns_early_only_for_an_event_that_wakes_or_a_full_take(
+    run_with: Callable[[Scenario], None],
+) -> None:
+    """``wake``: events that arrive and wake nobody are held until the take's timeout and then returned together;
+    an event ``wake`` accepts (or cannot judge) ends the wait at once, with the events before it; so does reaching
+    ``limit``. Without ``wake`` the first event to arrive ends it, as always."""
+
+    def ends(recorded: Recorded) -> bool:
+        if recorded.data == b"?":
+            raise ValueError("not an event it can judge")
+        return recorded.data == b"end"
+
+    async def scenario(store: EventStore) -> None:
+        subscription = await store.subscribe()
+        loop = asyncio.get_running_loop()
+        try:
+            position = Position()
+
+            async def one(data: bytes) -> Recorded:
+                nonlocal position
+                stored = await store.append("g1", position, f"c{position.version}", [data])
+                position = stored[-1].position
+                return stored[0]
+
+            quiet = [await one(b"a"), await one(b"b")]  # stored before the take: judged when it starts
+            started = loop.time()
+            waiting = asyncio.create_task(subscription.take(10, 0.8, ends))
+            await asyncio.sleep(0.1)
+            quiet.append(await one(b"c"))  # arrives while it waits: held
+            assert await waiting == quiet
+            assert loop.time() - started >= 0.75, "events that wake nobody wait for the take's timeout"
+
+            waiting = asyncio.create_task(subscription.take(10, 30, ends))
+            await asyncio.sleep(0.1)
+            first = await one(b"d")
+            await asyncio.sleep(0.2)
+            assert not waiting.done(), "an event that wakes nobody does not end the wait"
+            end = await one(b"end")
+            assert await asyncio.wait_for(waiting, 10) == [first, end]
+
+            waiting = asyncio.create_task(subscription.take(10, 30, ends))
+            unreadable = await one(b"?")
+            assert await asyncio.wait_for(waiting, 10) == [unreadable], "one it cannot judge wakes it"
+
+            waiting = asyncio.create_task(subscription.take(2, 30, ends))
+            full = [await one(b"e"), await one(b"f")]
+            assert await asyncio.wait_for(waiting, 10) == full, "as many as asked for end the wait"
+
+            waiting = asyncio.create_task(subscription.take(10, 30))
+            anything = await one(b"g")
+            assert await asyncio.wait_for(waiting, 10) == [anything], "without wake, any event ends the wait"
+
+            waiting = asyncio.create_task(subscription.take(10, 30, ends))
+            held = await one(b"h")
+            await asyncio.sleep(0.1)
+            subscription.interrupt()
+            assert await asyncio.wait_for(waiting, 10) == [held], "interrupted, it returns what it held"
+        finally:
+            await subscription.close()
+
+    run_with(scenario)
+
+
 @pytest.fixture(params=["memory", pytest.param("jetstream", marks=pytest.mark.integration)])
 def partitioned_store(request: pytest.FixtureRequest) -> Callable[[Scenario], None]:
     """A store with partitions, of either kind, for a scenario."""

@@ -14,11 +14,13 @@ no other), so
 A running consumer (`Consumer.run`) follows its stream with one long-lived subscription (`EventStore.subscribe`,
 on JetStream one push consumer with flow control: `paiju.platform.store.jetstream.JetStreamSubscription`), started
 after its checkpoint, and cuts what arrives into batches: a batch closes when it holds ``batch`` events or
-``linger`` seconds after its first event, whichever comes first. So a batch costs one transaction, and reading it
-costs nothing but the events' delivery: no JetStream consumer made, no stream information asked, per batch; an
-idle consumer costs its subscription's heartbeat. The subscription is told nothing of the checkpoint, which other
-replicas and rebuilds move too: each batch's transaction reads the checkpoint and compares it with where the
-batch starts —
+``linger`` seconds after its first event, whichever comes first. While none of a batch's events wakes the consumer
+(``wake``), the subscription holds what arrives until one does, the batch is full or its time is over
+(`Subscription.take`'s ``wake``), so events the consumer only passes over do not wake it one by one. So a batch
+costs one transaction, and reading it costs nothing but the events' delivery: no JetStream consumer made, no stream
+information asked, per batch; an idle consumer costs its subscription's heartbeat. The subscription is told
+nothing of the checkpoint, which other replicas and rebuilds move too: each batch's transaction reads the checkpoint
+and compares it with where the batch starts —
 
 - at or past the batch's start (another replica handled some or all of it): the events up to the checkpoint are
   passed over, the rest handled;
@@ -267,8 +269,8 @@ class Consumer:
             left = deadline - loop.time()
             if left <= 0:
                 break
-            try:
-                more = await following.take(self._batch - len(held), left)
+            try:  # while no event of the batch wakes the consumer, the subscription holds the others until one does
+                more = await following.take(self._batch - len(held), left, None if woken else self._wakes)
             except Exception:  # the events taken are handled first; the next take meets the failure again
                 break
             if not more:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -84,16 +84,24 @@ class Subscription(Protocol):
         """The stream sequence of the last event taken (at first, the one the subscription started after)."""
         ...
 
-    async def take(self, limit: int, timeout: float | None = None) -> list[Recorded]:
+    async def take(
+        self, limit: int, timeout: float | None = None, wake: Callable[[Recorded], bool] | None = None
+    ) -> list[Recorded]:
         """The next events, at most ``limit`` of them and the rest of the message the last of them is in (`whole`:
         never part of a message), in stream order: those that have arrived, or, when none has, the first to arrive
         within ``timeout`` seconds (``None``: however long that takes). Empty when none arrived
         in time, after `interrupt`, or once closed. `StoreUnavailable` (or a NATS error) when the store cannot be
-        read just now: the next call tries again from the same position."""
+        read just now: the next call tries again from the same position.
+
+        ``wake``: which events end the wait early. Events that arrived are then returned before ``timeout`` only
+        when they are ``limit`` or more, or one of them is one ``wake`` accepts (or cannot judge: it raises);
+        otherwise the take waits on and returns what arrived when ``timeout`` is over. So a reader that needs few
+        events soon (a reaction to a game's end) is not woken by each of the others: they are taken together."""
         ...
 
     def interrupt(self) -> None:
-        """Make a waiting `take` (or, when none waits, the next one that would wait) return nothing at once."""
+        """Make a waiting `take` (or, when none waits, the next one that would wait) return at once: nothing, or,
+        for a take with ``wake``, the events that arrived while it waited."""
         ...
 
     async def close(self) -> None:
@@ -200,6 +208,15 @@ class Arrivals:
             self._waiter = None
             if timer is not None:
                 timer.cancel()
+
+
+def rouses(wake: Callable[[Recorded], bool], events: Iterable[Recorded]) -> bool:
+    """Whether any of ``events`` is one ``wake`` accepts, or one it cannot judge (it raises: the event is handled
+    as one that wakes, never held back for it)."""
+    try:
+        return any(map(wake, events))
+    except Exception:
+        return True
 
 
 def _settle(waiter: asyncio.Future[None] | None) -> None:

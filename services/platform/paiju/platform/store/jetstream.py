@@ -60,6 +60,7 @@ from paiju.platform.store.base import (
     StoreUnavailable,
     check_aggregate,
     check_batch,
+    rouses,
     whole,
 )
 from paiju.platform.store.messages import COMMAND, EVENTS, FIRST_VERSION, VERSION, decode, pack, versions
@@ -842,12 +843,23 @@ class JetStreamSubscription:
         """How many consumers it made (the first, then one after each gap or silence)."""
         self.most_queued = 0
         """The longest its queue of events not taken yet has been."""
+        self._waiting: Callable[[Recorded], bool] | None = None
+        """The ``wake`` of the take waiting (``None``: none waits, or it waits for any event)."""
+        self._wanted = 0
+        """How many events the take waiting asks for: as many queued end its wait."""
+        self._judge: Callable[[Recorded], bool] | None = None
+        self._judged = 0
+        """How many of the queued events ``_judge`` found not waking (judged once each, not at every arrival)."""
+        self._roused = False
+        """Whether one of the queued events wakes ``_judge``'s take."""
 
     @property
     def position(self) -> int:
         return self._position
 
-    async def take(self, limit: int, timeout: float | None = None) -> list[Recorded]:
+    async def take(
+        self, limit: int, timeout: float | None = None, wake: Callable[[Recorded], bool] | None = None
+    ) -> list[Recorded]:
         if limit < 1:
             raise ValueError("a take asks for at least one event")
         loop = asyncio.get_running_loop()
@@ -855,12 +867,19 @@ class JetStreamSubscription:
         while not self._closed:
             if self._failure is not None:
                 raise self._failure
-            if queue := self._queue:
+            if (queue := self._queue) and (
+                wake is None
+                or len(queue) >= limit
+                or self._interrupted
+                or (deadline is not None and loop.time() >= deadline)
+                or self._rouses(wake)
+            ):
                 count = whole(queue, limit)
                 reached = queue[count - 1].sequence
                 while self._flow and self._flow[0][0] <= reached:  # answered first: a take cancelled takes nothing
                     await self._answer(self._flow.popleft()[1])
                 taken = [queue.popleft() for _ in range(min(count, len(queue)))]
+                self._judged, self._roused = 0, False  # what is left is judged again by the next take
                 if not taken:
                     continue  # closed meanwhile
                 self._position = taken[-1].sequence
@@ -878,9 +897,23 @@ class JetStreamSubscription:
             if watching:
                 silent = self._heard + SUBSCRIPTION_SILENCE_SECONDS - now + 0.01
                 left = silent if left is None else min(left, silent)
-            await self._arrivals.wait(left)
+            self._waiting, self._wanted = wake, limit
+            try:
+                await self._arrivals.wait(left)
+            finally:
+                self._waiting = None
         self._interrupted = False
         return []
+
+    def _rouses(self, wake: Callable[[Recorded], bool]) -> bool:
+        """Whether an event queued is one ``wake`` accepts (`rouses`): each judged once, while it waits."""
+        if not self._roused and self._judge is not wake:
+            self._judge, self._judged = wake, 0
+        queue = self._queue
+        while not self._roused and self._judged < len(queue):
+            self._roused = rouses(wake, (queue[self._judged],))
+            self._judged += 1
+        return self._roused
 
     def interrupt(self) -> None:
         self._interrupted = True
@@ -891,6 +924,7 @@ class JetStreamSubscription:
         self._arrivals.wake()
         await self._stop()
         self._queue.clear()
+        self._judged, self._roused = 0, False
         self._flow.clear()
 
     async def restart(self) -> None:
@@ -971,7 +1005,9 @@ class JetStreamSubscription:
                 self._received = stream_sequence
                 self._queue.extend(stored)  # a message's events together: a take never splits them
                 self.most_queued = max(self.most_queued, len(self._queue))
-                self._arrivals.wake()
+                waiting = self._waiting
+                if waiting is None or len(self._queue) >= self._wanted or self._rouses(waiting):
+                    self._arrivals.wake()  # (a take waiting for rare events sleeps on through the others)
                 return
             headers = msg.headers or {}
             if headers.get("Status") != "100":

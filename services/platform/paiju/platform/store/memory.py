@@ -17,6 +17,7 @@ from paiju.platform.store.base import (
     StoreError,
     check_aggregate,
     check_batch,
+    rouses,
     whole,
 )
 
@@ -158,30 +159,40 @@ class MemorySubscription:
     def arrived(self) -> None:
         self._arrivals.wake()
 
-    def _next(self, limit: int) -> list[Recorded]:
-        stream, found = self._store._stream, list[Recorded]()
-        while self._index < len(stream):
-            recorded = stream[self._index]
+    def _next(self, limit: int) -> tuple[list[Recorded], int]:
+        """The next events (at most ``limit``, whole messages) and the index after them, the position unmoved."""
+        stream, found, index = self._store._stream, list[Recorded](), self._index
+        while index < len(stream):
+            recorded = stream[index]
             if len(found) >= limit and recorded.sequence != found[-1].sequence:
                 break  # never part of a message (`whole`)
-            self._index += 1
+            index += 1
             if self._partitions is None or self._store.partition(recorded.aggregate) in self._partitions:
                 found.append(recorded)
-        return found
+        return found, index
 
-    async def take(self, limit: int, timeout: float | None = None) -> list[Recorded]:
+    async def take(
+        self, limit: int, timeout: float | None = None, wake: Callable[[Recorded], bool] | None = None
+    ) -> list[Recorded]:
         if limit < 1:
             raise ValueError("a take asks for at least one event")
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while not self._closed:
-            found = self._next(limit)
-            if found:
+            found, index = self._next(limit)
+            left = None if deadline is None else deadline - loop.time()
+            if found and (
+                wake is None
+                or len(found) >= limit
+                or self._interrupted
+                or (left is not None and left <= 0)
+                or rouses(wake, found)
+            ):
+                self._index = index
                 self._position = found[-1].sequence
                 return found
             if self._interrupted:
                 break
-            left = None if deadline is None else deadline - loop.time()
             if left is not None and left <= 0:
                 return []
             await self._arrivals.wait(left)
