@@ -10,7 +10,8 @@ the tables and the checkpoint in one transaction and replays the stream.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import asyncpg
@@ -44,6 +45,42 @@ class Projection(Protocol):
     async def clear(self, tracked: Tracked) -> None:
         """Empty the projection's tables (a rebuild)."""
         ...
+
+
+class Remembering(Protocol):
+    """A projection that keeps what it wrote in memory between batches (`paiju.scoring.readmodels.GamesProjection`
+    its folds): it hears which of its batches committed, and whenever one may not have."""
+
+    def committed(self, sequence: int) -> None:
+        """The batch the projection applied last committed, moving its checkpoint to ``sequence``."""
+        ...
+
+    def forget(self) -> None:
+        """A batch's transaction failed or was abandoned: drop everything kept from it (and from before)."""
+        ...
+
+
+class CommitTracking(PostgresTracking):
+    """`PostgresTracking` that tells a `Remembering` projection how each of its batches ended: `committed` once the
+    commit returned, `forget` when the batch's block or its commit failed, or was cancelled. A projection that keeps
+    nothing hears nothing; the checkpoints, their locks and their transactions are `PostgresTracking`'s."""
+
+    def __init__(self, pool: Any, table: str, projection: object) -> None:
+        super().__init__(pool, table)
+        self._committed = getattr(projection, "committed", None)
+        self._forget = getattr(projection, "forget", None)
+
+    @asynccontextmanager
+    async def batch(self, name: str) -> AsyncIterator[Tracked]:
+        try:
+            async with super().batch(name) as tracked:
+                yield tracked
+        except BaseException:
+            if self._forget is not None:
+                self._forget()
+            raise
+        if tracked.advanced is not None and self._committed is not None:
+            self._committed(tracked.advanced)
 
 
 class _Measured:
@@ -87,7 +124,7 @@ class Projector(Consumer):
         self._stream = store or JetStreamEventStore(client, projection.stream, projection.prefix)
         super().__init__(
             self._stream,
-            PostgresTracking(pool, CHECKPOINTS),
+            CommitTracking(pool, CHECKPOINTS, projection),
             _Measured(projection),
             batch=batch or BATCH,
             linger=linger,
