@@ -7,9 +7,10 @@ an embedded PostgreSQL: first as the running service does (from an empty databas
 `paiju scoring rebuild` does (read models emptied, the stream replayed). Events per second are stream
 messages applied per second, every event of every game. Then the CPU scoring spends per event as it runs under
 load: the events of `LIVE_TABLES` games interleaved as tables playing at once store them, applied by a running
-projector (`Consumer._handle`, the path of `Consumer.run`) in batches of `LIVE_BATCH` events, as a quarter of a
-second's linger gathers them at about 108 events a second; this process's CPU time (``time.process_time``, not
-PostgreSQL's) per event, the median of ``ROUNDS`` runs, each from emptied read models. Last, `paiju scoring
+projector (`Consumer._handle`, the path of `Consumer.run`) in batches of `LIVE_BATCHES` events, what a quarter of a
+second's linger gathers at about 108 events a second for one of the four shards and for one projection of every
+game; this process's CPU time (``time.process_time``, not PostgreSQL's) per event, the median of ``ROUNDS`` runs,
+each from emptied read models. Last, `paiju scoring
 rebuild` itself, its four shards of the games projection read and applied in one process and in two, alternately
 (``ROUNDS`` each, medians); and the analysts' `paiju export` of every game (JSON Lines), its partitions read and
 folded in one process and in two.
@@ -55,8 +56,9 @@ TRACTOR_GAMES = 100
 ROUNDS = 2
 LIVE_TABLES = 30
 """Games played at once for the CPU per event (the tables of ``bench/load.py --tables 30``)."""
-LIVE_BATCH = 27
-"""Events per batch for the CPU per event: about 108 events a second gathered for `LINGER_SECONDS`."""
+LIVE_BATCHES = (7, 27)
+"""Events per batch for the CPU per event: about 108 events a second gathered for `LINGER_SECONDS` by one of four
+shards, and by one projection."""
 
 
 async def _record(count: int) -> list[Any]:
@@ -153,14 +155,15 @@ def _interleaved(recorded: list[Any], tables: int) -> list[Recorded]:
 
 
 async def _cpu_per_event(
-    nats_url: str, database_url: str, recorded: list[Any], rounds: int = ROUNDS
+    nats_url: str, database_url: str, recorded: list[Any], size: int, rounds: int = ROUNDS
 ) -> dict[str, float]:
-    """Scoring's CPU per event as it runs under load (see the module): microseconds, medians of ``rounds``."""
+    """Scoring's CPU per event as it runs under load, in batches of ``size`` events (see the module):
+    microseconds, medians of ``rounds``."""
     events = _interleaved(recorded, LIVE_TABLES)
     batches: list[tuple[int, list[Recorded]]] = []
     start = 0
     while start < len(events):
-        end = start + whole(events[start:], LIVE_BATCH)
+        end = start + whole(events[start:], size)
         batches.append((events[start - 1].sequence if start else 0, events[start:end]))
         start = end
     pool = await connect(database_url)
@@ -168,6 +171,7 @@ async def _cpu_per_event(
     cpu: list[float] = []
     wall: list[float] = []
     try:
+        await migrate_scoring(pool)
         reading = JetStreamEventStore(client, "GAMES", "paiju.game")
         projector = Projector(pool, client, GamesProjection(name="games-live"), store=reading)
         for _ in range(rounds):
@@ -183,8 +187,8 @@ async def _cpu_per_event(
         await pool.close()
     return {
         "live_events": len(events),
-        "live_cpu_us_per_event": round(statistics.median(cpu), 1),
-        "live_wall_us_per_event": round(statistics.median(wall), 1),
+        f"live_{size}_cpu_us_per_event": round(statistics.median(cpu), 1),
+        f"live_{size}_wall_us_per_event": round(statistics.median(wall), 1),
     }
 
 
@@ -226,7 +230,8 @@ def run(games: int = GAMES, rounds: int = ROUNDS) -> dict[str, Any]:
             server = embedded.start(data / "postgres", durable=True)
             try:
                 figures = asyncio.run(_project(nats_url, server.dsn))
-                figures.update(asyncio.run(_cpu_per_event(nats_url, server.dsn, recorded, rounds)))
+                for size in LIVE_BATCHES:
+                    figures.update(asyncio.run(_cpu_per_event(nats_url, server.dsn, recorded, size, rounds)))
                 figures.update(_rebuilds(nats_url, server.dsn, rounds))
                 figures.update(_exports(nats_url, int(figures["events"]), rounds))
             finally:
@@ -248,11 +253,12 @@ def main() -> None:
     )
     print(f"  projection from empty: {r['events_per_second']} events/s")
     print(f"  rebuild (emptied, replayed): {r['rebuild_seconds']} s, {r['rebuild_events_per_second']} events/s")
-    print(
-        f"  running under load ({r['live_events']} events of {LIVE_TABLES} games at once, batches of {LIVE_BATCH}): "
-        f"{r['live_cpu_us_per_event']} µs of scoring's CPU per event ({r['live_wall_us_per_event']} µs wall; "
-        f"medians of {r['rounds']})"
-    )
+    for size in LIVE_BATCHES:
+        print(
+            f"  running under load ({r['live_events']} events of {LIVE_TABLES} games at once, batches of {size}): "
+            f"{r[f'live_{size}_cpu_us_per_event']} µs of scoring's CPU per event "
+            f"({r[f'live_{size}_wall_us_per_event']} µs wall; medians of {r['rounds']})"
+        )
     print(
         f"  `paiju scoring rebuild`, games projection in 4 shards: {r['rebuild_1_process']} events/s in one process, "
         f"{r['rebuild_2_processes']} in two ({r['rebuild_2_over_1']}x; medians of {r['rounds']})"
