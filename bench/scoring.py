@@ -5,9 +5,15 @@ by the heuristic bots through the engine's `Games` on the in-memory store, then 
 a GAMES stream on an embedded nats-server, as the engine stores them. Then scoring's GAMES projection runs on
 an embedded PostgreSQL: first as the running service does (from an empty database), then as
 `paiju scoring rebuild` does (read models emptied, the stream replayed). Events per second are stream
-messages applied per second, every event of every game. Last, `paiju scoring rebuild` itself, its four shards of
-the games projection read and applied in one process and in two, alternately (``ROUNDS`` each, medians); and the
-analysts' `paiju export` of every game (JSON Lines), its partitions read and folded in one process and in two.
+messages applied per second, every event of every game. Then the CPU scoring spends per event as it runs under
+load: the events of `LIVE_TABLES` games interleaved as tables playing at once store them, applied by a running
+projector (`Consumer._handle`, the path of `Consumer.run`) in batches of `LIVE_BATCHES` events, what a quarter of a
+second's linger gathers at about 108 events a second for one of the four shards and for one projection of every
+game; this process's CPU time (``time.process_time``, not PostgreSQL's) per event, the median of ``ROUNDS`` runs,
+each from emptied read models. Last, `paiju scoring
+rebuild` itself, its four shards of the games projection read and applied in one process and in two, alternately
+(``ROUNDS`` each, medians); and the analysts' `paiju export` of every game (JSON Lines), its partitions read and
+folded in one process and in two.
 One JSON line of the figures, then the same in words.
 
 Run: ``.venv/bin/python bench/scoring.py [games] [--rounds N]`` (1,000 games and 2 rounds by default; a quick run:
@@ -22,6 +28,7 @@ import json
 import statistics
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +40,8 @@ from paiju.engine.selfplay import record_tractor, record_zlj
 from paiju.platform.partitions import PARTITIONS, partition_of
 from paiju.platform.postgres import embedded
 from paiju.platform.postgres.pool import connect
-from paiju.platform.store import MemoryEventStore
+from paiju.platform.store import MemoryEventStore, Recorded
+from paiju.platform.store.base import whole
 from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.platform.store.messages import COMMAND, VERSION
 from paiju.scoring.bootstrap import rebuild
@@ -46,6 +54,11 @@ from paiju.tools.analyst.streams import Source
 GAMES = 1000
 TRACTOR_GAMES = 100
 ROUNDS = 2
+LIVE_TABLES = 30
+"""Games played at once for the CPU per event (the tables of ``bench/load.py --tables 30``)."""
+LIVE_BATCHES = (7, 27)
+"""Events per batch for the CPU per event: about 108 events a second gathered for `LINGER_SECONDS` by one of four
+shards, and by one projection."""
 
 
 async def _record(count: int) -> list[Any]:
@@ -114,6 +127,71 @@ async def _project(nats_url: str, database_url: str) -> dict[str, float]:
     }
 
 
+def _interleaved(recorded: list[Any], tables: int) -> list[Recorded]:
+    """The first ``tables`` games' events as that many tables playing at once store them: one message of each game
+    in turn (a message's events keep their one stream sequence), numbered again in that order."""
+    messages: dict[str, list[list[Any]]] = {}
+    for r in recorded:
+        game = messages.setdefault(r.aggregate, [])
+        if len(messages) > tables:
+            del messages[r.aggregate]
+            continue
+        if game and game[-1][0].sequence == r.sequence:
+            game[-1].append(r)
+        else:
+            game.append([r])
+    out: list[Recorded] = []
+    queues = [iter(m) for m in messages.values()]
+    while queues:
+        left = []
+        for queue in queues:
+            message = next(queue, None)
+            if message is not None:
+                sequence = len(out) + 1
+                out += [replace(r, sequence=sequence) for r in message]
+                left.append(queue)
+        queues = left
+    return out
+
+
+async def _cpu_per_event(
+    nats_url: str, database_url: str, recorded: list[Any], size: int, rounds: int = ROUNDS
+) -> dict[str, float]:
+    """Scoring's CPU per event as it runs under load, in batches of ``size`` events (see the module):
+    microseconds, medians of ``rounds``."""
+    events = _interleaved(recorded, LIVE_TABLES)
+    batches: list[tuple[int, list[Recorded]]] = []
+    start = 0
+    while start < len(events):
+        end = start + whole(events[start:], size)
+        batches.append((events[start - 1].sequence if start else 0, events[start:end]))
+        start = end
+    pool = await connect(database_url)
+    client = await nats.connect(nats_url)
+    cpu: list[float] = []
+    wall: list[float] = []
+    try:
+        await migrate_scoring(pool)
+        reading = JetStreamEventStore(client, "GAMES", "paiju.game")
+        projector = Projector(pool, client, GamesProjection(name="games-live"), store=reading)
+        for _ in range(rounds):
+            await projector.reset()
+            started, started_cpu = time.perf_counter(), time.process_time()
+            for after, held in batches:
+                await projector._handle(after, held)
+            cpu.append((time.process_time() - started_cpu) / len(events) * 1e6)
+            wall.append((time.perf_counter() - started) / len(events) * 1e6)
+        await projector.reset()
+    finally:
+        await client.close()
+        await pool.close()
+    return {
+        "live_events": len(events),
+        f"live_{size}_cpu_us_per_event": round(statistics.median(cpu), 1),
+        f"live_{size}_wall_us_per_event": round(statistics.median(wall), 1),
+    }
+
+
 def _rebuilds(nats_url: str, database_url: str, rounds: int = ROUNDS) -> dict[str, float]:
     """`paiju scoring rebuild` in one process and in two, alternately: the games' events per second (medians)."""
     settings = Settings(nats_url=nats_url, database_url=database_url, log_level="warning")
@@ -152,6 +230,8 @@ def run(games: int = GAMES, rounds: int = ROUNDS) -> dict[str, Any]:
             server = embedded.start(data / "postgres", durable=True)
             try:
                 figures = asyncio.run(_project(nats_url, server.dsn))
+                for size in LIVE_BATCHES:
+                    figures.update(asyncio.run(_cpu_per_event(nats_url, server.dsn, recorded, size, rounds)))
                 figures.update(_rebuilds(nats_url, server.dsn, rounds))
                 figures.update(_exports(nats_url, int(figures["events"]), rounds))
             finally:
@@ -173,6 +253,12 @@ def main() -> None:
     )
     print(f"  projection from empty: {r['events_per_second']} events/s")
     print(f"  rebuild (emptied, replayed): {r['rebuild_seconds']} s, {r['rebuild_events_per_second']} events/s")
+    for size in LIVE_BATCHES:
+        print(
+            f"  running under load ({r['live_events']} events of {LIVE_TABLES} games at once, batches of {size}): "
+            f"{r[f'live_{size}_cpu_us_per_event']} µs of scoring's CPU per event "
+            f"({r[f'live_{size}_wall_us_per_event']} µs wall; medians of {r['rounds']})"
+        )
     print(
         f"  `paiju scoring rebuild`, games projection in 4 shards: {r['rebuild_1_process']} events/s in one process, "
         f"{r['rebuild_2_processes']} in two ({r['rebuild_2_over_1']}x; medians of {r['rounds']})"

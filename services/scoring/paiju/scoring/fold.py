@@ -19,7 +19,7 @@ The fold's own state is plain data (`to_json` / `from_json`) so a projection can
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from paiju.rules.fair import SeedCommitted, SeedRevealed
@@ -57,7 +57,23 @@ class GameFold:
     ended: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fold as plain data: what `dataclasses.asdict` gives (the same keys in the same order, the lists
+        copied), written out, since a projection writes a fold after each batch that touches its game."""
+        return {
+            "game_id": self.game_id,
+            "game": self.game,
+            "players": list(self.players),
+            "deal": self.deal,
+            "deal_started_at": self.deal_started_at,
+            "deals_done": self.deals_done,
+            "team_totals": list(self.team_totals),
+            "individual_totals": list(self.individual_totals),
+            "levels": list(self.levels),
+            "dealer": self.dealer,
+            "trump": self.trump,
+            "level_rank": self.level_rank,
+            "ended": self.ended,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GameFold:

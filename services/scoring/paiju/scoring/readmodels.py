@@ -1,9 +1,10 @@
 """The read models of the GAMES stream in PostgreSQL: deals, matches, ledgers, levels, player statistics.
 
 Each projection is a handler of the platform's stream consumer (`paiju.scoring.projector.Projector`), applied in
-batches, each in the transaction that moves its checkpoint. Each game's `GameFold` is kept in ``scoring_games``
-and read inside the transaction, so the projection holds nothing in memory between batches: any replica can apply
-the next batch.
+batches, each in the transaction that moves its checkpoint. Each game's `GameFold` is kept in ``scoring_games``,
+written in the batch's transaction whenever the batch changed it, so any replica can apply the next batch. The
+GAMES projection also keeps the folds it wrote in memory, for its next batch, but only while they are provably what
+``scoring_games`` holds: see `GamesProjection`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ READ_MODEL_TABLES = (
     "scoring_player_stats",
     "scoring_shuffles",
 )
+CACHED_FOLDS = 4096
+"""The most games' folds a GAMES projection keeps in memory between batches (the least recently touched go first;
+a game's fold goes when its match ends): far more than the games a replica's shard plays at once."""
 STAT_FIELDS = tuple(f.name for f in fields(StatDelta) if f.name not in ("player_id", "game", "place"))
 
 
@@ -47,7 +51,16 @@ class GamesProjection:
     """Every game event into the scoring tables — or, as one of several shards (``partitions``: the partitions of the
     games it applies, ``name``: its checkpoint's), the events of its share of the games. A game's events are all in
     one partition, its fold in its own row, and the players' statistics are sums added in one order, so shards apply
-    their batches side by side on any replicas and end with the same tables as one projection."""
+    their batches side by side on any replicas and end with the same tables as one projection.
+
+    The folds this projection wrote are kept in memory between its batches, and used only while they are provably
+    current: a fold is a function of the stream's events up to a checkpoint, so the folds kept after the batch this
+    process last committed (`committed`, heard from `paiju.scoring.projector.CommitTracking`) are the rows of
+    ``scoring_games`` exactly when the checkpoint row the next batch locks still names that batch's end. Anything
+    else (another replica or shard hand-over moved it, a rebuild set it back, the last batch's transaction failed or
+    its outcome went unheard) drops them all, and the folds are read from ``scoring_games`` as a replica without any
+    would. A batch applies its events to the kept folds in place; a batch whose transaction does not commit leaves
+    them unusable (`forget`, or no `committed` after it)."""
 
     def __init__(
         self,
@@ -61,37 +74,81 @@ class GamesProjection:
         self.prefix = prefix
         self.name = name
         self.partitions = partitions
+        self._folds: dict[str, GameFold] = {}
+        """Folds kept, by game, least recently touched first."""
+        self._written: dict[str, str] = {}
+        """The JSON of each kept fold as ``scoring_games`` holds it (what this projection wrote or read)."""
+        self._current: int | None = None
+        """The checkpoint the kept folds are current at (``None``: not known to be current anywhere)."""
+        self._applied: int | None = None
+        """The end of the batch applied last, until its commit is heard."""
+
+    def forget(self) -> None:
+        """Drop every fold kept (a batch's transaction failed, a rebuild): the next batch reads them again."""
+        self._folds.clear()
+        self._written.clear()
+        self._current = self._applied = None
+
+    def committed(self, sequence: int) -> None:
+        """The batch applied last committed, its checkpoint now ``sequence``: the folds kept are current there."""
+        if self._applied is None or self._applied != sequence:  # not the batch the folds followed
+            self.forget()
+            return
+        self._current, self._applied = sequence, None
 
     async def clear(self, tracked: Tracked) -> None:
+        self.forget()
         await tracked.connection.execute(f"TRUNCATE {', '.join(READ_MODEL_TABLES)}")
 
     async def apply(self, tracked: Tracked, batch: Sequence[Recorded]) -> None:
+        current, self._current, self._applied = self._current, None, None
+        if current is None or current != tracked.sequence:
+            self.forget()
         connection = tracked.connection
         envelopes = [(d.aggregate, engine_pb2.Envelope.FromString(d.data)) for d in batch]
         game_ids = sorted({game_id for game_id, _ in envelopes})
-        folds = {
-            row["game_id"]: GameFold.from_json(json.loads(row["fold"]))
+        folds, written = self._folds, self._written
+        missing = [g for g in game_ids if g not in folds]
+        if missing:
             for row in await connection.fetch(
-                "SELECT game_id, fold FROM scoring_games WHERE game_id = ANY($1::text[])", game_ids
-            )
-        }
+                "SELECT game_id, fold FROM scoring_games WHERE game_id = ANY($1::text[])", missing
+            ):
+                fold = folds[row["game_id"]] = GameFold.from_json(json.loads(row["fold"]))
+                written[row["game_id"]] = json.dumps(fold.to_json())
         rows: list[Row] = []
         for game_id, envelope in envelopes:
-            fold = folds.get(game_id)
-            if fold is None:
-                fold = folds[game_id] = GameFold(game_id)
-            rows += fold.apply(envelope)
-        await _write_folds(connection, [folds[g] for g in game_ids])
+            found = folds.get(game_id)
+            if found is None:
+                found = folds[game_id] = GameFold(game_id)
+            rows += found.apply(envelope)
+        changed: list[tuple[GameFold, str]] = []
+        for game_id in game_ids:
+            fold = folds.pop(game_id)
+            text = json.dumps(fold.to_json())
+            if written.get(game_id) != text:  # a new game, or one the batch moved: unchanged rows are not rewritten
+                changed.append((fold, text))
+                written[game_id] = text
+            if fold.ended:
+                del written[game_id]
+            else:
+                folds[game_id] = fold  # the most recently touched last
+        await _write_folds(connection, changed)
         await _write_rows(connection, rows)
+        if len(folds) > CACHED_FOLDS:
+            for game_id in list(folds)[: len(folds) - CACHED_FOLDS]:  # the least recently touched
+                del folds[game_id], written[game_id]
+        self._applied = batch[-1].sequence
 
 
-async def _write_folds(connection: Any, folds: list[GameFold]) -> None:
+async def _write_folds(connection: Any, folds: list[tuple[GameFold, str]]) -> None:
+    if not folds:
+        return
     await connection.executemany(
         """
         INSERT INTO scoring_games (game_id, game, ended, fold) VALUES ($1, $2, $3, $4::jsonb)
         ON CONFLICT (game_id) DO UPDATE SET game = EXCLUDED.game, ended = EXCLUDED.ended, fold = EXCLUDED.fold
         """,
-        [(f.game_id, f.game, f.ended, json.dumps(f.to_json())) for f in folds],
+        [(f.game_id, f.game, f.ended, text) for f, text in folds],
     )
 
 
