@@ -38,6 +38,10 @@ NOT_WAITS: dict[tuple[str, str], str] = {
         "botrunner/test_runner.py",
         "test_a_runner_lets_go_of_a_seat_handed_back_to_its_player.body",
     ): "the person back in seat 3, playing until the game ends",
+    (
+        "platform/test_consumer_contract.py",
+        "test_events_that_wake_nobody_arriving_one_by_one_are_taken_together.scenario",
+    ): "events appended one at a time, paced so that each arrives on its own",
     ("terminal/driver.py", "zlj_bots"): "bots playing over the engine API, each waiting for its turn",
     ("terminal/driver.py", "tractor_bots"): "bots playing over the engine API, each waiting for its turn",
     ("terminal/driver.py", "EngineThread.run_timers.scan"): "the engine's turn timers, scanning as a process does",
