@@ -174,8 +174,10 @@ def timestamp_of(when: datetime) -> Timestamp:
 
 
 def seconds_of(stamp: Timestamp) -> float:
-    """A protobuf `Timestamp` as seconds since the epoch (what ``ToDatetime(tzinfo=UTC).timestamp()`` gives)."""
-    return stamp.seconds + stamp.nanos / 1e9
+    """A protobuf `Timestamp` as seconds since the epoch (what ``ToDatetime(tzinfo=UTC).timestamp()`` gives): its
+    nanoseconds as one integer, divided once (an integer division, correctly rounded), so a moment before 1970 is the
+    same float as datetime's too (``-2 + 0.999996`` is not ``-1.000004``)."""
+    return (stamp.seconds * 1_000_000_000 + stamp.nanos) / 1_000_000_000
 
 
 class CommandIdReused(Exception):
