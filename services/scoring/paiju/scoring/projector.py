@@ -9,8 +9,6 @@ the tables and the checkpoint in one transaction and replays the stream.
 
 from __future__ import annotations
 
-import contextlib
-import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -64,56 +62,25 @@ class Remembering(Protocol):
 
 class CommitTracking(PostgresTracking):
     """`PostgresTracking` that tells a `Remembering` projection how each of its batches ended: `committed` once the
-    commit returned, `forget` when the batch's block or its commit failed, or was cancelled. A projection that keeps
-    nothing hears nothing. The batch is `PostgresTracking`'s transaction (its checkpoint row locked first), with its
-    checkpoint moved and the transaction committed in one round trip to the server instead of two: a batch that
-    writes nothing else costs four (``BEGIN``, the lock, ``UPDATE …; COMMIT``, the pool's reset of the connection)."""
+    batch's transaction committed, `forget` when the batch or its commit failed, or was cancelled. A projection that
+    keeps nothing hears nothing. The batch itself is `PostgresTracking`'s, unchanged."""
 
     def __init__(self, pool: Any, table: str, projection: object) -> None:
         super().__init__(pool, table)
-        self._table_name = table
         self._committed = getattr(projection, "committed", None)
         self._forget = getattr(projection, "forget", None)
 
     @asynccontextmanager
     async def batch(self, name: str) -> AsyncIterator[Tracked]:
-        if not _NAME.fullmatch(name):
-            raise ValueError(f"not a projection name: {name!r}")
-        table = self._table_name
-        locking = f"SELECT sequence FROM {table} WHERE projection = $1 FOR UPDATE"
         try:
-            async with self._pool.acquire() as connection:
-                await connection.execute("BEGIN")
-                try:
-                    done = await connection.fetchval(locking, name)
-                    if done is None:  # the projection's first batch: its row made (or met, made by another), locked
-                        await connection.execute(
-                            f"INSERT INTO {table} (projection, sequence) VALUES ($1, 0) ON CONFLICT DO NOTHING", name
-                        )
-                        done = await connection.fetchval(locking, name)
-                    tracked = Tracked(int(done or 0), connection)
-                    yield tracked
-                    if tracked.advanced is None:
-                        await connection.execute("COMMIT")
-                    else:  # a simple query of two statements: the COMMIT runs only if the UPDATE succeeded
-                        await connection.execute(
-                            f"UPDATE {table} SET sequence = {int(tracked.advanced)} WHERE projection = '{name}'; COMMIT"
-                        )
-                except BaseException:
-                    if not connection.is_closed():
-                        with contextlib.suppress(Exception):
-                            await connection.execute("ROLLBACK")
-                    raise
+            async with super().batch(name) as tracked:
+                yield tracked
         except BaseException:
             if self._forget is not None:
                 self._forget()
             raise
         if tracked.advanced is not None and self._committed is not None:
             self._committed(tracked.advanced)
-
-
-_NAME = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
-"""A projection's name, as `CommitTracking` writes it into its checkpoint's UPDATE (letters, digits, ``_.:-``)."""
 
 
 class _Measured:
