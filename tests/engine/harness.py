@@ -96,6 +96,7 @@ async def engine(
     channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
     try:
         stub: Any = engine_pb2_grpc.EngineServiceStub(channel)  # the async channel makes every call awaitable
+        stub.channel = channel  # for tests that read a stream's messages as the bytes sent
         yield stub, games
     finally:
         await channel.close()

@@ -476,12 +476,18 @@ class Fuzzer:
                 asked = None
         game_id = getattr(asked, "game_id", None)
         views = bool(getattr(asked, "views", False))
+        batched = bool(getattr(asked, "batched", False))
         for data in responses:
             try:
                 reply = engine_pb2.WatchResponse.FromString(data)
             except DecodeError:
                 problems.append("a Watch message does not decode as a WatchResponse")
                 continue
+            if reply.HasField("envelope") if batched else bool(reply.envelopes):
+                problems.append(f"a Watch message in the form of the other stream (batched {batched})")
+            versions = [e.version for e in reply.envelopes]
+            if versions != list(range(versions[0], versions[0] + len(versions))) if versions else False:
+                problems.append(f"a Watch message's events are not in order without a gap: {versions}")
             if not reply.HasField("turn"):
                 continue
             turn = reply.turn

@@ -5,7 +5,10 @@ The engine's stream sends the game's envelopes after ``from_version``, then the 
 ends with a ``WatchEnd``: the game is over (``GAME_ENDED``), or the server is stopping (``DRAINING``: another
 replica answers the next watch). The newest envelope of each change carries the ``Turn`` it leads to — who may act
 and, for the client's seat when it may, its legal actions and view — and a stream that opens at the game's current
-version starts with the turn alone: a client learns of its turn here and needs no other call to play. A stream can
+version starts with the turn alone: a client learns of its turn here and needs no other call to play. It asks for one
+message per change (``WatchRequest.batched``: the events of a command, or a backlog, come together in ``envelopes``,
+the turn after the last) unless told not to, and reads both forms alike: every envelope of a message is handed over in
+order, then the message's turn. A stream can
 also break (the connection is lost, the engine restarts). Each new stream asks for the envelopes after the last
 version received, so none is missed, and an envelope at or below it is skipped, so none is handed over twice; a
 turn older than the last one handed over is skipped too.
@@ -43,6 +46,11 @@ async def _no_turn(turn: engine_pb2.Turn) -> None:
     return None
 
 
+def _single(reply: engine_pb2.WatchResponse) -> tuple[engine_pb2.Envelope, ...]:
+    """The envelope of a message of one event (a stream not batched), if it holds one."""
+    return (reply.envelope,) if reply.HasField("envelope") else ()
+
+
 class GameWatch:
     """Follows one game's Watch stream from ``version`` on until the game is over (as the hooks judge it).
 
@@ -53,6 +61,8 @@ class GameWatch:
     - ``on_turn(turn)``: each turn the stream brings, after the envelope it goes with, never one older than the last
       handed over (`turn` is already it when it is called). Watching with ``views`` asks for the client's view in
       every turn, not only in those its seat may act in.
+    - ``batched``: ask for one message per change (default), or one per event (False: the stream as an engine that
+      does not know ``WatchRequest.batched`` sends it).
     - ``on_break(error) -> bool``: the stream broke with ``error``: watch again (True) or stop following (False);
       raise to stop with an error. Default: watch again after a retryable failure (`RETRYABLE`).
     - ``on_close(reason) -> bool``: the stream ended, with its ``WatchEnd`` reason (``None`` without one): watch
@@ -76,6 +86,7 @@ class GameWatch:
         on_reconnect: Callable[[], Awaitable[None]] = _nothing,
         on_turn: Turned = _no_turn,
         views: bool = False,
+        batched: bool = True,
         pause: Callable[[int], float] = backoff,
     ) -> None:
         self.stub = stub
@@ -89,6 +100,7 @@ class GameWatch:
         self.on_reconnect = on_reconnect
         self.on_turn = on_turn
         self.views = views
+        self.batched = batched
         self.pause = pause
         self.turn: engine_pb2.Turn | None = None
         """The last turn handed over."""
@@ -99,7 +111,9 @@ class GameWatch:
         """Follow the game until a hook says to stop (or raises, or the task is cancelled)."""
         broken = False
         while True:
-            request = engine_pb2.WatchRequest(game_id=self.game_id, from_version=self.version, views=self.views)
+            request = engine_pb2.WatchRequest(
+                game_id=self.game_id, from_version=self.version, views=self.views, batched=self.batched
+            )
             stream = self.stub.Watch(request, metadata=tuple(self.metadata()))
             reason: int | None = None
             try:
@@ -110,10 +124,11 @@ class GameWatch:
                     if reply.HasField("end"):  # the stream's last message
                         reason = reply.end.reason
                         break
-                    if reply.HasField("envelope") and reply.envelope.version > self.version:
-                        self.version = reply.envelope.version
-                        self.failures = 0
-                        await self.received(reply.envelope)
+                    for envelope in reply.envelopes if reply.envelopes else _single(reply):
+                        if envelope.version > self.version:
+                            self.version = envelope.version
+                            self.failures = 0
+                            await self.received(envelope)
                     if reply.HasField("turn") and (self.turn is None or reply.turn.version >= self.turn.version):
                         self.turn = reply.turn
                         self.failures = 0

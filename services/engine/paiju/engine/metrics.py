@@ -23,11 +23,16 @@ ACTIVE_GAMES = Gauge("paiju_engine_active_games", "Games this process has served
 FEED_EVENTS = Counter(
     "paiju_engine_feed_events_total", "Events the feed delivered (those of the partitions owned)", registry=None
 )
+WATCH_MESSAGES = Counter(
+    "paiju_engine_watch_messages_total",
+    "Messages sent on Watch streams (an event, the events of a change, a turn alone, or why the stream ends)",
+    registry=None,
+)
 PARTITIONS_OWNED = Gauge("paiju_engine_partitions_owned", "Partitions of the games this replica owns", registry=None)
 
 
 def register() -> None:
     """Export the engine's metrics (once per process; the engine's start calls it)."""
-    for metric in (ACTS, REJECTIONS, LATENCY, CONFLICTS, ACTIVE_GAMES, FEED_EVENTS, PARTITIONS_OWNED):
+    for metric in (ACTS, REJECTIONS, LATENCY, CONFLICTS, ACTIVE_GAMES, FEED_EVENTS, WATCH_MESSAGES, PARTITIONS_OWNED):
         with contextlib.suppress(ValueError):  # registered already
             REGISTRY.register(metric)

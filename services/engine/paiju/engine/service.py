@@ -33,11 +33,11 @@ from paiju.engine.games import (
     StaleVersion,
     VersionNotReached,
 )
-from paiju.engine.metrics import ACTS, LATENCY
+from paiju.engine.metrics import ACTS, LATENCY, WATCH_MESSAGES
 from paiju.engine.seeds import shuffle_seed
 from paiju.engine.spectating import Spectating
 from paiju.engine.timers import waiting_seats
-from paiju.engine.watching import FULL, Encodings, audience, event_bytes, redacted, register
+from paiju.engine.watching import FULL, Change, Encodings, audience, event_bytes, redacted, register
 from paiju.platform import tracing
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
@@ -364,13 +364,17 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         """Every event after ``from_version`` as the caller's audience may see it, then each new one as it is
         recorded; the newest of each change with the turn it leads to, and the turn alone when the watch opens at the
         game's current version (`paiju.engine.watching`). The events still in the game's memory and the turns are
-        encoded once per audience and shared by every watcher; an older backlog is read from the store."""
+        encoded once per audience and shared by every watcher; an older backlog is read from the store. A watch that
+        asked for ``batched`` gets the events of each change (and a backlog) together, in as few messages as the
+        bounds allow (`paiju.engine.watching.Change`). Every message sent is counted (``WATCH_MESSAGES``)."""
         who = await self._caller()
         full = who.role in FULL_INFORMATION
         game = await self._visible(who, request.game_id)
         policy = await self.spectating.of(who, game)
+        counted = WATCH_MESSAGES.inc
         if policy.delay:  # a delayed spectator (`paiju.engine.spectating`)
             async for delayed in self.spectating.watch(game, policy, request, self.draining):
+                counted()
                 yield delayed
             return
         seat = None if full else self._seat(who, game)
@@ -380,6 +384,7 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         sent = request.from_version
         turned = -1  # the version whose turn was sent last
         encodings = self.encodings
+        change = Change() if request.batched else None  # one message per change (WatchRequest.batched)
         while True:
             if seat is not None:
                 self._seat(who, game)  # the seat changed hands (a swap, a substitute, a bot covering): no more
@@ -389,35 +394,64 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                 held: bytes | None = None  # the last event, sent with the turn when it is the newest
                 for envelope, event in zip(history.envelopes, history.events, strict=True):
                     if envelope.version > sent:
-                        if held is not None:
-                            yield held
-                        held = event_bytes(
+                        data = event_bytes(
                             history.game, envelope, event, audience(history.game, envelope.version, seat, player, full)
                         )
                         sent = envelope.version
+                        if change is not None:
+                            if not change.fits(data):  # a long backlog: the message is full
+                                counted()
+                                yield change.message()
+                            change.add(data)
+                            continue
+                        if held is not None:
+                            counted()
+                            yield held
+                        held = data
                 game = await self._games.load(game.game_id, sent)
-                if held is not None:
-                    if game.version == sent:
-                        held += encodings.turn(game, seat, views=request.views)
-                        turned = sent
-                    yield held
+                turn = b""
+                if game.version == sent:
+                    turn = encodings.turn(game, seat, views=request.views)
+                    turned = sent
+                if change is not None and change.count:
+                    counted()
+                    yield change.message(turn)
+                elif held is not None:
+                    counted()
+                    yield held + turn
                 continue
             newest = game.version
-            for version in range(sent + 1, newest + 1):
-                data = encodings.event(game, version, audience(game, version, seat, player, full))
-                if version == newest:
-                    data += encodings.turn(game, seat, views=request.views)
-                with tracing.sending(game.game_id, version):  # traced: a span in the trace of the event's append
-                    yield data
+            if change is not None and sent < newest:
+                for version in range(sent + 1, newest + 1):
+                    data = encodings.event(game, version, audience(game, version, seat, player, full))
+                    if not change.fits(data):
+                        counted()
+                        with tracing.sending(game.game_id, version - 1):
+                            yield change.message()
+                    change.add(data)
+                counted()
+                with tracing.sending(game.game_id, newest):  # traced: a span in the trace of the newest's append
+                    yield change.message(encodings.turn(game, seat, views=request.views))
+            else:
+                for version in range(sent + 1, newest + 1):
+                    data = encodings.event(game, version, audience(game, version, seat, player, full))
+                    if version == newest:
+                        data += encodings.turn(game, seat, views=request.views)
+                    counted()
+                    with tracing.sending(game.game_id, version):  # traced: a span in the trace of the event's append
+                        yield data
             if sent == newest and turned != newest:
+                counted()
                 yield encodings.turn(game, seat, views=request.views)
             sent = max(sent, newest)
             turned = newest
             if game.state.phase.value == "ended":
+                counted()
                 yield watch_end(engine_pb2.WATCH_END_REASON_GAME_ENDED, sent)
                 return
             moved = await self._games.next_change_unless(request.game_id, sent, self.draining)
             if moved is None:
+                counted()
                 yield watch_end(engine_pb2.WATCH_END_REASON_DRAINING, sent)
                 return
             game = moved

@@ -15,7 +15,8 @@ and admins see the game as ever, and once the game has ended its whole record is
 - The game as the delayed spectators see it (`Spectating.seen`) is one per game, shared by all of them: its state is
   evolved from the game's latest events in memory (a delay is at most 16 moves, and the engine keeps the latest 24),
   and read once from the log when it is not there. Its events and turns are encoded once per version for all the
-  delayed watchers of the game (an `Encodings` of their own, whose kept versions follow the delayed game).
+  delayed watchers of the game (an `Encodings` of their own, whose kept versions follow the delayed game). A delayed
+  watch that asked for one message per change (`WatchRequest.batched`) gets the events it is shown at once together.
 - The events a delayed watch sends start no earlier than those of the game's creation (`Policy.opening`): a delayed
   spectator sees the table set up at once, then follows ``n`` moves behind.
 """
@@ -28,7 +29,7 @@ from typing import Any, NamedTuple
 
 from paiju.engine.dealing import FairDealing
 from paiju.engine.games import RECENT, Game, Games, assigned, seat_count
-from paiju.engine.watching import SPECTATORS, Encodings, event_bytes
+from paiju.engine.watching import SPECTATORS, Change, Encodings, event_bytes
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.repository import Recent
 from paiju.platform.store import Position
@@ -196,6 +197,7 @@ class Spectating:
         turned = -1
         encodings = self.encodings
         games = self._games
+        change = Change() if request.batched else None  # one message per change (WatchRequest.batched)
         while True:
             picture = await self.seen(game, policy)
             newest = picture.version
@@ -203,14 +205,28 @@ class Spectating:
                 history = await games.history(game.game_id, sent)
                 for envelope, event in zip(history.envelopes, history.events, strict=True):
                     if sent < envelope.version < picture.first_recent:
-                        yield event_bytes(history.game, envelope, event, SPECTATORS)
+                        data = event_bytes(history.game, envelope, event, SPECTATORS)
                         sent = envelope.version
+                        if change is None:
+                            yield data
+                            continue
+                        if not change.fits(data):
+                            yield change.message()
+                        change.add(data)
             for version in range(sent + 1, newest + 1):
                 data = encodings.event(picture, version, SPECTATORS)
+                if change is not None:
+                    if not change.fits(data):
+                        yield change.message()
+                    change.add(data)
+                    continue
                 if version == newest:
                     data += encodings.turn(picture, None, views=request.views)
                     turned = newest
                 yield data
+            if change is not None and change.count:
+                yield change.message(encodings.turn(picture, None, views=request.views))
+                turned = newest
             if sent == newest and turned != newest:
                 yield encodings.turn(picture, None, views=request.views)
                 turned = newest

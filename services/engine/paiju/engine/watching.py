@@ -14,6 +14,12 @@ A message of the stream is the bytes of a `WatchResponse` holding the envelope, 
 the turn when it goes with it: protobuf reads two serialized messages one after the other as one message with the
 fields of both, so the two parts are encoded once each and joined.
 
+A watch that asked for one message per change (`WatchRequest.batched`) gets every event it has to deliver at once in
+one message, as entries of `WatchResponse.envelopes`. An entry is the same envelope bytes as `WatchResponse.envelope`
+under another field's tag (both length-delimited, the length unchanged), so it is made from the shared encoding by
+changing its first byte (`Change`): nothing is encoded again, and the message is the entries joined, followed by the
+turn's bytes when they go with it. A message holds at most `MESSAGE_EVENTS` events and `MESSAGE_BYTES` of them.
+
 Only the latest versions of a game are kept (those still in the game's memory, `RECENT`), and all games' encodings
 together at most `ENCODINGS_BYTES`: an idle watcher costs nothing, and a crowd of spectators of one table costs one
 encoding per event.
@@ -148,6 +154,10 @@ def _tag(field: int) -> bytes:
     return varint(field << 3 | 2)
 
 
+_WATCH_ENVELOPE = 1
+"""The field number of `WatchResponse.envelope`."""
+_WATCH_ENVELOPES = 4
+"""The field number of `WatchResponse.envelopes`."""
 _ACTION_TAG = _tag(_TURN_ACTION)
 _COMMAND_TAGS = {field.name: _tag(field.number) for field in engine_pb2.GameCommand.DESCRIPTOR.fields}
 _TURN_TAG = _tag(_WATCH_TURN)
@@ -206,6 +216,71 @@ def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_second
         (head.SerializeToString(), *(action_bytes(game, action) for action in actions), tail.SerializeToString())
     )
     return _TURN_TAG + varint(len(body)) + body
+
+
+MESSAGE_EVENTS = 256
+"""The most events one message of a batched watch holds (`WatchRequest.batched`; the contract says so)."""
+MESSAGE_BYTES = 1 << 20
+"""The most bytes of events one message of a batched watch holds (the contract says so): a client's gRPC takes
+messages of 4 MiB by default, and a backlog after a reconnection can be a whole match."""
+_ENVELOPE_TAG = _tag(_WATCH_ENVELOPE)
+_ENTRY_TAG = _tag(_WATCH_ENVELOPES)
+assert len(_ENVELOPE_TAG) == len(_ENTRY_TAG) == 1
+
+
+class Change:
+    """The events of one message of a batched watch (`WatchRequest.batched`): each event's `WatchResponse` bytes as the
+    engine shares them (one `envelope`), added as an entry of `envelopes` — the same bytes under the tag of field 4 —
+    until the message is full (`MESSAGE_EVENTS`, `MESSAGE_BYTES`); then `message` joins them, with the turn after the
+    last when it goes with it."""
+
+    __slots__ = ("_parts", "count", "size")
+
+    def __init__(self) -> None:
+        self._parts: list[bytes | memoryview] = []
+        self.count = 0
+        """The events held."""
+        self.size = 0
+        """Their bytes."""
+
+    def fits(self, event: bytes) -> bool:
+        """Whether ``event`` (a `WatchResponse` holding one envelope) may join this message: always into an empty one,
+        else within the bounds."""
+        return not self.count or (self.count < MESSAGE_EVENTS and self.size + len(event) <= MESSAGE_BYTES)
+
+    def add(self, event: bytes) -> None:
+        """Add ``event`` (the bytes of a `WatchResponse` holding one envelope, as `Encodings.event` and `event_bytes`
+        make them) as the next entry of `envelopes`."""
+        if event[:1] != _ENVELOPE_TAG:
+            raise ValueError("not a WatchResponse holding one envelope")
+        self._parts.append(_ENTRY_TAG)
+        self._parts.append(memoryview(event)[1:])
+        self.count += 1
+        self.size += len(event)
+
+    def message(self, turn: bytes = b"") -> bytes:
+        """The message: the entries held, then ``turn`` (a `WatchResponse` holding the turn, or nothing); the change is
+        empty again afterwards."""
+        if turn:
+            self._parts.append(turn)
+        data = b"".join(self._parts)
+        self._parts.clear()
+        self.count = self.size = 0
+        return data
+
+
+def batched(events: Sequence[bytes], turn: bytes = b"") -> list[bytes]:
+    """The messages of a batched watch that deliver ``events`` (each a `WatchResponse` holding one envelope) at once,
+    ``turn`` (when given) after the last: as few as the bounds allow."""
+    change = Change()
+    out = []
+    for event in events:
+        if not change.fits(event):
+            out.append(change.message())
+        change.add(event)
+    if change.count or turn:
+        out.append(change.message(turn))
+    return out
 
 
 class Encodings:
@@ -361,9 +436,13 @@ SERVICE = "paiju.v1.EngineService"
 __all__ = [
     "ENCODINGS_BYTES",
     "FULL",
+    "MESSAGE_BYTES",
+    "MESSAGE_EVENTS",
     "SPECTATORS",
+    "Change",
     "Encodings",
     "audience",
+    "batched",
     "event_bytes",
     "redacted",
     "register",
