@@ -35,10 +35,12 @@ warm-up, during a fixed window (`--window`, 60 s):
 - **per `Act`** (every `Act` call the engine served, bots' and probe's): the CPU of each process in ms; the unary
   calls of the engine, the lobby and scoring (their ``paiju_grpc_calls_total``) by method, besides `Act` itself;
   P, the JetStream publishes (the messages added to every stream: GAMES, the lobby's and scoring's streams, the
-  key-value buckets of leases and presence), by stream; W, the Watch messages the engine streamed (its metric of
-  streamed messages when it has one; else counted: each bot seat watches its game, so each event stored in a bot
-  table's game is one message per seat, plus the messages the spectators' process received); and the mix of
-  games among the moves (``paiju_engine_acts_total``);
+  key-value buckets of leases and presence), by stream; W, the Watch messages the engine sent (its count,
+  ``paiju_engine_watch_messages_total``: a watch that asks for one message per change gets the events of a command
+  in one message, so W is what was sent, not the events; an engine without the count has W estimated: each bot seat
+  watches its game, so each event stored in a bot table's game is one message per seat, plus the messages the
+  spectators' process received), and that estimate beside it (``watch_events_per_act``: the events the watchers
+  received); and the mix of games among the moves (``paiju_engine_acts_total``);
 - the engine's calls per second by method (and `GetLegalActions` calls per `Act`), and its refusals;
 - the lobby's `LeaseBotSeats` time and the bot runner's failed leases and expired seats (from its log);
 - stalls told apart: the engine's gRPC health check and a NATS direct get, every 0.2 s, timed.
@@ -122,7 +124,8 @@ STREAMING = frozenset(
 """The server-streaming methods (``engine.Watch``, ``lobby.WatchTable``...): counted when a stream ends, not calls
 a move makes."""
 STREAMED_METRICS = ("paiju_grpc_stream_messages_total", "paiju_engine_watch_messages_total")
-"""Counters of the messages the engine streams, by method, if it has one (either name); else W is counted."""
+"""Counters of the messages the engine streams, by method (the engine's Watch count has no label: Watch), if it has
+one (either name); else W is estimated from the events."""
 HUMAN_MOVES_PER_TABLE_MINUTE = 7.5
 HUMAN_SEATS = 5
 """People at a table: 7.5 moves a table-minute among five seated players (the capacity at human pace)."""
@@ -1066,18 +1069,19 @@ class Run:
         out["publishes_per_act_by_stream"] = {n: round(v / acts, 4) for n, v in sorted(published.items()) if v > 0}
         out["publishes_per_act"] = round(sum(published.values()) / acts, 3)
         spectated = int(after.spectators.get("messages", 0)) - int(before.spectators.get("messages", 0))
+        seats = {t.game_id: SEATS[t.game] for t in self.tables}
+        to_seats = sum((after.events.get(g, 0) - before.events.get(g, 0)) * n for g, n in seats.items())
+        out["watch_events_per_act"] = round((to_seats + spectated) / acts, 3)
         if engine.streamed is not None:
             out["watch_messages_per_act"] = round(engine.streamed.get("Watch", 0) / acts, 3)
-            out["watch_messages_counted"] = "the engine's metric of streamed messages"
+            out["watch_messages_counted"] = "the engine's count of the Watch messages it sent"
         else:
-            seats = {t.game_id: SEATS[t.game] for t in self.tables}
-            to_seats = sum((after.events.get(g, 0) - before.events.get(g, 0)) * n for g, n in seats.items())
-            out["watch_messages_per_act"] = round((to_seats + spectated) / acts, 3)
+            out["watch_messages_per_act"] = out["watch_events_per_act"]
             out["watch_messages_counted"] = "events of the bot tables' games x their seats, + spectators' messages"
-            out["watch_messages_by_watcher"] = {
-                "bot seats": round(to_seats / acts, 3),
-                "spectators": round(spectated / acts, 3),
-            }
+        out["watch_messages_by_watcher"] = {
+            "bot seats (events)": round(to_seats / acts, 3),
+            "spectators": round(spectated / acts, 3),
+        }
         moved = {game: n for game, n in engine.acts.items() if n > 0}
         if moved:
             out["mix"] = {game: round(n / sum(moved.values()), 3) for game, n in sorted(moved.items())}

@@ -684,7 +684,8 @@ export async function playSeat<K extends Kind>(
       let after: Refusal | WatchEndReason | null = null;
       try {
         const options = await ticket.auth({ signal: stop.signal });
-        const stream = engine.watch({ gameId, fromVersion: watched, views: strategy.views ?? false }, options);
+        // one message per change (WatchRequest.batched): the events of a command come together in `envelopes`
+        const stream = engine.watch({ gameId, fromVersion: watched, views: strategy.views ?? false, batched: true }, options);
         for await (const message of stream) {
           if (message.end !== undefined) {
             after = message.end.reason;
@@ -692,13 +693,15 @@ export async function playSeat<K extends Kind>(
             break;
           }
           attempt = 0; // something new: the stream is well
-          if (message.envelope !== undefined) {
-            const version = message.envelope.version;
+          // a batched message's events, or the one event of a message of an engine that does not batch
+          const envelopes = message.envelopes.length > 0 ? message.envelopes : message.envelope !== undefined ? [message.envelope] : [];
+          for (const envelope of envelopes) {
+            const version = envelope.version;
             if (version !== watched + 1n) throw new Error(`seat ${seat}: the watch went from version ${watched} to ${version}`);
             watched = version;
             counts.events += 1;
-            checkPledge(message.envelope);
-            await strategy.onEvent?.(message.envelope);
+            checkPledge(envelope);
+            await strategy.onEvent?.(envelope);
           }
           if (message.turn !== undefined) {
             counts.turns += 1;

@@ -214,12 +214,13 @@ test("the watch-and-act loop contributes, acts at each turn's version, takes sta
           yield { end: { reason: WatchEndReason.DRAINING, version: 3n } };
           return;
         }
-        // resumed from version 3: the turn alone at once (decided already: not asked again), then the next change
+        // resumed from version 3: the turn alone at once (decided already: not asked again), then the next change;
+        // this engine answers the batched form: the events of a change together, in `envelopes`
         yield { turn: { version: 3n, seats: [0], actions: [pass(0), play(0)] } };
-        yield { envelope: event(4n), turn: { version: 4n, seats: [0], actions: [pass(0), play(0)] } };
+        yield { envelopes: [event(4n)], turn: { version: 4n, seats: [0], actions: [pass(0), play(0)] } };
         while (acts.length < 3) await new Promise((resolve) => setTimeout(resolve, 5));
-        yield { envelope: event(5n), turn: { version: 5n, seats: [] } };
-        yield { end: { reason: WatchEndReason.GAME_ENDED, version: 5n } };
+        yield { envelopes: [event(5n), event(6n)], turn: { version: 6n, seats: [] } };
+        yield { end: { reason: WatchEndReason.GAME_ENDED, version: 6n } };
       },
       act(request: ActRequest, context: HandlerContext) {
         tokens.add(context.requestHeader.get("authorization"));
@@ -242,10 +243,11 @@ test("the watch-and-act loop contributes, acts at each turn's version, takes sta
     onStale: (refusal) => void stale.push(`${refusal.reason} ${refusal.metadata.version}`),
   });
   assert.equal(result.end, "game_ended");
-  assert.equal(result.version, 5n);
-  assert.deepEqual(events, [1n, 2n, 3n, 4n, 5n]);
+  assert.equal(result.version, 6n);
+  assert.deepEqual(events, [1n, 2n, 3n, 4n, 5n, 6n]);
   assert.deepEqual(decided, [3n, 4n]);
   assert.deepEqual(watches.map((w) => w.fromVersion), [0n, 3n]);
+  assert.deepEqual(watches.map((w) => w.batched), [true, true]);
   assert.deepEqual(tokens, new Set(["Bearer game-token"]));
   // the contribution: 16 bytes of the seat's own, no expected version; then the moves at the turns' versions
   const [contribution, ...moves] = acts;
