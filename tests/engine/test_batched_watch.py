@@ -12,9 +12,11 @@ from typing import Any
 
 import grpc
 import pytest
+from prometheus_client import CollectorRegistry
 
 from paiju.engine import watching
 from paiju.engine.games import RECENT, Game, Games
+from paiju.engine.metrics import WATCH_MESSAGES
 from paiju.engine.watching import MESSAGE_EVENTS, Change, batched
 from paiju.platform.tokens import Identity, Role
 from paiju.rules import registry
@@ -317,6 +319,12 @@ def test_a_backlog_longer_than_a_message_is_split_at_its_bounds(
     run(body)
 
 
+def _watch_messages() -> float:
+    registry = CollectorRegistry()
+    registry.register(WATCH_MESSAGES)
+    return registry.get_sample_value("paiju_engine_watch_messages_total") or 0.0
+
+
 def test_a_batched_watch_resumed_inside_a_command_of_several_events_gets_the_rest_of_it_in_one_message(
     store_kind: str, request: pytest.FixtureRequest
 ) -> None:
@@ -333,12 +341,15 @@ def test_a_batched_watch_resumed_inside_a_command_of_several_events_gets_the_res
             game = await games.load(game_id)
             assert game.version >= 3, "the creation stores several events"
             md = auth(token(Role.PLAYER, game_id, 1))
+            sent = _watch_messages()
             for start in range(game.version + 1):
                 watch = RawWatch(stub, game_id, md, batched=True, from_version=start)
                 _, reply = await watch.read()
                 watch.cancel()
                 assert [e.version for e in reply.envelopes] == list(range(start + 1, game.version + 1)), start
                 assert reply.turn.version == game.version and not reply.HasField("end")
+            # the engine counts what it sent: one message a watch (paiju_engine_watch_messages_total)
+            assert _watch_messages() - sent == game.version + 1
 
     run(body)
 

@@ -139,3 +139,50 @@ def test_each_stream_asks_for_the_metadata_anew() -> None:
     engine = FakeEngine(streams(Stream(envelopes(1), failure(grpc.StatusCode.UNAVAILABLE)), envelopes(end=ENDED)))
     follow(engine, metadata=metadata)
     assert engine.metadata == [(("authorization", "Bearer one"),), (("authorization", "Bearer two"),)]
+
+
+def _change(*versions: int, turn: int | None = None) -> engine_pb2.WatchResponse:
+    """A message of a batched stream: the events at ``versions`` together, with the turn at ``turn``."""
+    reply = engine_pb2.WatchResponse(envelopes=[engine_pb2.Envelope(game_id="g", version=v) for v in versions])
+    if turn is not None:
+        reply.turn.version = turn
+    return reply
+
+
+def test_a_batched_message_hands_over_each_of_its_envelopes_in_order_then_its_turn() -> None:
+    """One message per change (the default request): every envelope of a message is handed over in order — those at
+    or below the last version received skipped, as after a resume — then the message's turn; a message of the
+    per-event form is read as before."""
+    handed: list[str] = []
+
+    async def received(envelope: engine_pb2.Envelope) -> None:
+        handed.append(f"event {envelope.version}")
+
+    async def on_turn(turn: engine_pb2.Turn) -> None:
+        handed.append(f"turn {turn.version}")
+
+    engine = FakeEngine(
+        streams(
+            Stream([_change(1, 2, 3, turn=3), _change(4, 5)], failure(grpc.StatusCode.UNAVAILABLE)),
+            [
+                _change(5, 6, turn=6),  # 5 came already: skipped; 6 handed over, then the turn
+                engine_pb2.WatchResponse(turn=engine_pb2.Turn(version=6)),
+                engine_pb2.WatchResponse(envelope=engine_pb2.Envelope(game_id="g", version=7)),  # the per-event form
+                engine_pb2.WatchResponse(end=engine_pb2.WatchEnd(reason=ENDED)),
+            ],
+        )
+    )
+    watch = GameWatch(engine, "g", received, on_turn=on_turn, pause=no_pause)
+    asyncio.run(watch.run())
+    assert handed == [
+        *("event 1", "event 2", "event 3", "turn 3", "event 4", "event 5"),
+        *("event 6", "turn 6", "turn 6", "event 7"),
+    ]
+    assert [r.batched for r in engine.watched] == [True, True], "it asks for one message per change"
+    assert engine.versions_watched_from() == [0, 5] and watch.version == 7
+
+
+def test_a_watch_may_ask_for_one_message_per_event() -> None:
+    engine = FakeEngine(streams(envelopes(1, 2, end=ENDED)))
+    assert follow(engine, batched=False) == [1, 2]
+    assert [r.batched for r in engine.watched] == [False]

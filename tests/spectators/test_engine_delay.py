@@ -64,7 +64,9 @@ class Watcher:
     """A spectator's Watch stream read in the background: every envelope's version in order, and at its arrival the
     game's version in the engine (an in-process engine: `Games` holds it), so that an event sent early is caught."""
 
-    def __init__(self, stub: Any, games: Games, game_id: str, role: Role, from_version: int = 0) -> None:
+    def __init__(
+        self, stub: Any, games: Games, game_id: str, role: Role, from_version: int = 0, *, batched: bool = False
+    ) -> None:
         self.stub, self.games, self.game_id = stub, games, game_id
         self.md = auth(token(role, game_id) if role is SPECTATOR else token(role))
         self.envelopes: list[engine_pb2.Envelope] = []
@@ -73,7 +75,9 @@ class Watcher:
         self.end: engine_pb2.WatchEnd | None = None
         self.changed = asyncio.Event()
         self.from_version = from_version
-        request = engine_pb2.WatchRequest(game_id=game_id, from_version=from_version, views=True)
+        self.messages = 0
+        self.batched = batched
+        request = engine_pb2.WatchRequest(game_id=game_id, from_version=from_version, views=True, batched=batched)
         self.call = stub.Watch(request, metadata=self.md)
         self.task = asyncio.create_task(self._read())
 
@@ -84,11 +88,13 @@ class Watcher:
 
     async def _read(self) -> None:
         async for reply in self.call:
-            if reply.HasField("envelope"):
+            self.messages += 1
+            assert not (reply.HasField("envelope") if self.batched else reply.envelopes), "the form asked for"
+            for envelope in reply.envelopes if self.batched else [reply.envelope] if reply.HasField("envelope") else []:
                 cached = self.games.repository.cached(self.game_id)
                 now = cached.version if cached is not None else 0
-                self.envelopes.append(reply.envelope)
-                self.arrivals.append((reply.envelope.version, now))
+                self.envelopes.append(envelope)
+                self.arrivals.append((envelope.version, now))
             if reply.HasField("turn"):
                 self.turns.append(reply.turn)
             if reply.HasField("end"):
@@ -127,6 +133,7 @@ def test_a_delayed_spectator_never_sees_a_move_before_its_delay(request: pytest.
             opening = await _create(stub, game_id, _policy())
             assert opening >= 1
             spectator = Watcher(stub, games, game_id, SPECTATOR)
+            together = Watcher(stub, games, game_id, SPECTATOR, batched=True)  # one message per change
             live = Watcher(stub, games, game_id, ANALYST)  # an analyst is not delayed
             spectator_md = auth(token(SPECTATOR, game_id))
             await spectator.reach(opening)
@@ -140,7 +147,9 @@ def test_a_delayed_spectator_never_sees_a_move_before_its_delay(request: pytest.
                 if _ended(games, game_id):  # the record is public once the game is over: the delay ends
                     break
                 await spectator.reach(_expected(version, opening))
+                await together.reach(_expected(version, opening))
                 assert spectator.version == _expected(version, opening), "never ahead of the delay"
+                assert together.version == spectator.version
                 assert spectator.turns[-1].version == spectator.version, "the turn and view of the delayed version"
                 view = await stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=spectator_md)
                 assert view.version == _expected(version, opening)
@@ -157,11 +166,17 @@ def test_a_delayed_spectator_never_sees_a_move_before_its_delay(request: pytest.
                     await behind.close()
                 if resumed is not None:
                     assert all(e.version <= _expected(version, opening) for e in resumed.envelopes)
-            for arrived, at in spectator.arrivals:
+            for arrived, at in [*spectator.arrivals, *together.arrivals]:
                 if at < version:  # before the game ended: at least the delay behind
                     assert arrived <= _expected(at, opening), (arrived, at)
             async with asyncio.timeout(20):
                 await spectator.task
+                await together.task
+            # batched, the same events in fewer messages: the creation's together, the rest together at the end
+            assert [e.SerializeToString() for e in together.envelopes] == [
+                e.SerializeToString() for e in spectator.envelopes
+            ]
+            assert together.messages < spectator.messages - DELAY
             assert spectator.end is not None and spectator.end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED
             assert [e.version for e in spectator.envelopes] == list(range(1, version + 1)), "every event, once"
             assert resumed is not None
