@@ -454,6 +454,7 @@ class Sweep:
     moments: set[tuple[str, Any, bool]] = field(default_factory=set)
     live_replays: list[tuple[Receiver, list[engine_pb2.Envelope]]] = field(default_factory=list)
     watches: list[Any] = field(default_factory=list)
+    batched_watches: list[Any] = field(default_factory=list)
     codes: Counter[str] = field(default_factory=Counter)
     turn_versions: dict[Receiver, list[int]] = field(default_factory=dict)
     steps: int = 0
@@ -480,13 +481,16 @@ class Sweep:
 
     async def start_watches(self) -> None:
         """A Watch from version 0 for every seat and a spectator: the spectator and the even seats ask for their
-        view in every turn, the odd seats get it only in the turns they may act in."""
+        view in every turn, the odd seats get it only in the turns they may act in. Each watches a second time with
+        one message per change (`WatchRequest.batched`): the same events and turns, checked against the first."""
         for receiver in (*range(self.seats), None):
             views = receiver is None or receiver % 2 == 0
-            stream = self.stub.Watch(
-                engine_pb2.WatchRequest(game_id=self.game_id, from_version=0, views=views), metadata=self.md(receiver)
-            )
-            self.watches.append((receiver, stream))
+            for batched in (False, True):
+                stream = self.stub.Watch(
+                    engine_pb2.WatchRequest(game_id=self.game_id, from_version=0, views=views, batched=batched),
+                    metadata=self.md(receiver),
+                )
+                (self.batched_watches if batched else self.watches).append((receiver, stream))
 
     async def finish_watches(self) -> dict[Receiver, list[int]]:
         """Read every Watch to its end (the server ends it when the game ends); keep its events and turns."""
@@ -507,6 +511,31 @@ class Sweep:
                 self.received.append(Received(receiver, "turn", reply.turn.version, reply.turn))
             assert turns and turns[-1].turn.version == versions[receiver][-1], "the last change has its turn"
             self.turn_versions[receiver] = [r.turn.version for r in turns]
+        for receiver, stream in self.batched_watches:
+            # one message per change: every event and turn the per-event stream sent, byte for byte, in fewer messages
+            replies = [r async for r in stream]
+            assert replies[-1].end.reason == engine_pb2.WATCH_END_REASON_GAME_ENDED, receiver
+            assert not any(r.HasField("envelope") for r in replies), "a batched stream sends `envelopes` only"
+            got = [e for r in replies for e in r.envelopes]
+            assert [e.version for e in got] == versions[receiver], receiver
+            watched = [cast(Any, r.message) for r in self.received if r.source == "watch" and r.receiver == receiver]
+            assert [e.SerializeToString() for e in got] == [e.SerializeToString() for e in watched], receiver
+            # a change is what a stream has to send when it wakes, so the two streams' turns may fall at different
+            # versions: at a version both sent, the same bytes; every turn is checked with the others below
+            sent_turns = {
+                r.version: cast(Any, r.message) for r in self.received if r.source == "turn" and r.receiver == receiver
+            }
+            turned = [r.turn for r in replies if r.HasField("turn")]
+            both = [t for t in turned if t.version in sent_turns]
+            assert len(both) > len(turned) // 2, receiver
+            for turn in both:
+                assert turn.SerializeToString() == sent_turns[turn.version].SerializeToString(), receiver
+            unmatched = [t for t in turned if t.version not in sent_turns]
+            self.received.extend(Received(receiver, "turn", t.version, t) for t in unmatched)
+            for reply in replies:
+                if reply.HasField("turn") and reply.envelopes:
+                    assert reply.envelopes[-1].version == reply.turn.version, "the turn after the last event"
+            assert len(replies) < len(got), f"{_who(receiver)}: fewer messages than events"
         return versions
 
     # -- at chosen moments: every seat's view, live replays, error probes ------------------------------
