@@ -338,10 +338,12 @@ class AlteredStream:
 
     async def _replies(self) -> Any:
         async for reply in self._call:
-            if reply.HasField("envelope") and reply.envelope.zlj.HasField("contribution_committed"):
-                event = reply.envelope.zlj.contribution_committed
-                if event.seat == self._seat:
-                    event.commitment = bytes([event.commitment[0] ^ 1]) + event.commitment[1:]
+            # the events of a message, batched (`envelopes`) or not (`envelope`)
+            for envelope in [*reply.envelopes, *([reply.envelope] if reply.HasField("envelope") else [])]:
+                if envelope.zlj.HasField("contribution_committed"):
+                    event = envelope.zlj.contribution_committed
+                    if event.seat == self._seat:
+                        event.commitment = bytes([event.commitment[0] ^ 1]) + event.commitment[1:]
             yield reply
 
 
