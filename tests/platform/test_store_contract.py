@@ -809,6 +809,36 @@ def test_jetstream_a_backlog_is_read_in_bursts_one_pull_each_at_once(nats_url: s
     asyncio.run(main())
 
 
+def test_jetstream_a_burst_is_bounded_in_bytes_and_a_larger_message_comes_alone(
+    nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A burst stops at `PULL_BYTES` (the server ends it "max bytes"), and the rest follows at once; a message
+    larger than a burst may be is pulled alone. Nothing lost, nothing twice, no new consumer."""
+    from paiju.platform.store import jetstream
+
+    monkeypatch.setattr(jetstream, "PULL_BYTES", 3000)
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            sizes = [600] * 6 + [5000] + [600] * 4 + [5000, 5000] + [600]
+            stored = [
+                r for n, size in enumerate(sizes) for r in await store.append(f"g{n}", Position(), "c", [b"e" * size])
+            ]
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            taken = await asyncio.wait_for(subscription.take(len(stored), timeout=60), 20)
+            assert taken == stored, "one take: the bursts follow each other at once until none is left"
+            assert subscription.consumers == 1
+            assert subscription.pulls > 5, "bursts of at most 3,000 bytes, and the larger messages alone"
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
 def test_jetstream_a_subscription_whose_consumer_is_deleted_reads_on_with_a_new_one(nats_url: str) -> None:
     """The server drops the subscription's consumer, while a pull request waits on it (the request is answered
     "consumer deleted") and while none does (the next request finds no consumer): each time a new consumer reads

@@ -98,6 +98,10 @@ INACTIVE_SECONDS = 30.0
 PULL_WAIT_SECONDS = 20.0
 """How long a subscription's waiting pull request (for the first event stored) lasts; the next take that waits
 makes another. Shorter than `INACTIVE_SECONDS`, which the consumer of a reader that waits never reaches."""
+PULL_BYTES = 4 << 20
+"""The most bytes a subscription's burst brings (`JetStreamSubscription`; with its number of messages, what bounds
+the events it holds). More than a message holds (the server's ``max_payload``, 1 MiB by default); a message larger
+still comes alone."""
 FETCH_SECONDS = 0.25
 """How often a take with a timeout fetches the events stored while it waits (`JetStreamSubscription`): the longest
 an event that wakes a take with ``wake`` (a match's end, among every game event) waits to be fetched, or the last
@@ -834,9 +838,9 @@ class JetStreamSubscription:
       next burst is fetched at once. A backlog is read at full speed, a batch per pull.
 
     Its events wait in a queue until taken; nothing comes that a take did not ask for, and a take asks for at most
-    ``limit`` messages less what is queued, so a reader slower than the stream — a long backlog, a slow handler —
-    holds at most a batch (``tests/platform/test_store_contract.py`` measures it). While the stream is quiet it
-    costs the waiting request: its heartbeat, and a new request every `PULL_WAIT_SECONDS`.
+    ``limit`` messages less what is queued (and `PULL_BYTES`), so a reader slower than the stream — a long backlog,
+    a slow handler — holds at most a batch (``tests/platform/test_store_contract.py`` measures it). While the stream
+    is quiet it costs the waiting request: its heartbeat, and a new request every `PULL_WAIT_SECONDS`.
 
     Every delivery carries the consumer's own sequence, and every heartbeat the last one the server sent: a gap
     (messages lost while the connection was down, or dropped by a full subscription), a pull answered by anything
@@ -861,6 +865,8 @@ class JetStreamSubscription:
         """The consumer sequence of the last message of the current consumer."""
         self._pending = 0
         """How many messages the current consumer had left to deliver when last heard of (0: none known)."""
+        self._oversized = False
+        """The next message is larger than `PULL_BYTES`: the next burst is that message alone."""
         self._pull: _Pull | None = None
         """The pull request open (at most one at a time: each message answers the one open)."""
         self._next = ""
@@ -1030,6 +1036,8 @@ class JetStreamSubscription:
     async def _fetch(self, batch: int, *, waiting: bool) -> None:
         """Send a pull request: for ``batch`` messages of those there now (``no_wait``), or, ``waiting``, one that
         waits for them (`PULL_WAIT_SECONDS`, with a heartbeat)."""
+        if self._oversized and not waiting:
+            batch = 1  # a message larger than a burst may be: alone
         request: dict[str, Any] = (
             {
                 "batch": batch,
@@ -1037,7 +1045,9 @@ class JetStreamSubscription:
                 "idle_heartbeat": int(SUBSCRIPTION_HEARTBEAT_SECONDS * 1e9),
             }
             if waiting
-            else {"batch": batch, "no_wait": True}
+            else {"batch": 1, "no_wait": True}
+            if self._oversized
+            else {"batch": batch, "no_wait": True, "max_bytes": PULL_BYTES}
         )
         self.pulls += 1
         pull = self._pull = _Pull(f"{self._inbox}.{self.pulls}", batch, waiting)
@@ -1075,6 +1085,7 @@ class JetStreamSubscription:
                     return
                 self._delivered = consumer_sequence
                 self._pending = delivery_pending(reply)
+                self._oversized = False
                 try:
                     stored = decode(self._store._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data)
                 except StoreError as e:
@@ -1100,6 +1111,8 @@ class JetStreamSubscription:
             self._pull = None
             if status == "404":
                 self._pending = 0  # no messages (more): the burst is in
+            elif status == "409" and "MaxBytes" in str(headers.get("Description", "")):
+                self._oversized = not pull.got  # the burst is as large as it may be (or its first message larger)
             elif status != "408":  # (408: the waiting request expired; the next take makes another)
                 self._break()  # the consumer is gone (409 Consumer Deleted, 503 no responders) or something else
             self._arrivals.wake()
