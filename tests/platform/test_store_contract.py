@@ -785,6 +785,35 @@ def test_jetstream_events_appended_one_by_one_while_a_take_gathers_come_in_a_few
     asyncio.run(main())
 
 
+def test_jetstream_a_quiet_subscription_renews_its_waiting_request_and_keeps_its_consumer(
+    nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A take waiting on a quiet stream: its pull request expires and is made again, one at a time, which keeps
+    the consumer past its inactivity threshold; the first event stored then ends the take."""
+    from paiju.platform.store import jetstream
+
+    monkeypatch.setattr(jetstream, "INACTIVE_SECONDS", 2.0)
+    monkeypatch.setattr(jetstream, "PULL_WAIT_SECONDS", 0.8)
+    monkeypatch.setattr(jetstream, "SUBSCRIPTION_HEARTBEAT_SECONDS", 0.3)
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            waiting = asyncio.create_task(subscription.take(10))
+            await wait_until(lambda: subscription.pulls >= 5, "the waiting request renewed past the threshold")
+            stored = await store.append("g1", Position(), "c", events("a"))
+            assert await asyncio.wait_for(waiting, 10) == stored
+            assert subscription.consumers == 1, "the consumer was kept"
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
 def test_jetstream_a_backlog_is_read_in_bursts_one_pull_each_at_once(nats_url: str) -> None:
     """A backlog longer than a take: each take pulls what it asks for in one request, at once (the last message of
     a burst says more are left), and the last, shorter burst ends with the server's "no messages"."""
