@@ -824,11 +824,11 @@ class JetStreamSubscription:
     rate, a delivered message per event would cost a wake-up of the reader's event loop each (most of what
     following a busy stream costs), a pulled burst of them one.
 
-    - A take with nothing to return and nothing known to be left (the stream quiet) leaves one *waiting* pull
-      request for a single event (`PULL_WAIT_SECONDS` long, made again when it expires, with an idle heartbeat
-      every `SUBSCRIPTION_HEARTBEAT_SECONDS`): the first event stored is delivered at once, and ends the take. It
-      is one event, never a waiting request of several, which the server would answer event by event as they are
-      stored.
+    - A take without a timeout, with nothing to return and nothing known to be left (the stream quiet), leaves one
+      *waiting* pull request for a single event (`PULL_WAIT_SECONDS` long, made again when it expires, with an idle
+      heartbeat every `SUBSCRIPTION_HEARTBEAT_SECONDS`): the first event stored is delivered at once, and ends the
+      take. It is one event, never a waiting request of several, which the server would answer event by event as
+      they are stored.
     - A take with a ``timeout`` gathers: while the consumer is known to have nothing left it waits until its time
       is over, then sends one ``no_wait`` pull for what it still wants and returns what that burst brought. While
       it waits longer than `FETCH_SECONDS` it fetches a burst every `FETCH_SECONDS`, so that an event that wakes
@@ -844,11 +844,12 @@ class JetStreamSubscription:
 
     Every delivery carries the consumer's own sequence, and every heartbeat the last one the server sent: a gap
     (messages lost while the connection was down, or dropped by a full subscription), a pull answered by anything
-    but events, a heartbeat, "no messages" or its expiry (the consumer deleted, a leadership change, no consumer at
-    all after a server's restart), or a silence longer than `SUBSCRIPTION_SILENCE_SECONDS` while a pull is open
-    makes a new consumer that reads on from the last event received, as nats-py's ordered consumer does — and,
-    unlike it, a message dropped by this client is a gap too. The consumer is made again by `take`, not by a task
-    of its own: while NATS is away `take` fails (the caller backs off and asks again), and nothing runs meanwhile."""
+    but events, a heartbeat, "no messages", "max bytes" or its expiry (the consumer deleted, a leadership change,
+    no consumer at all after a server's restart), or a silence longer than `SUBSCRIPTION_SILENCE_SECONDS` while a
+    pull is open makes a new consumer that reads on from the last event received, as nats-py's ordered consumer
+    does — and, unlike it, a message dropped by this client is a gap too. The consumer is made again by `take`, not
+    by a task of its own: while NATS is away `take` fails (the caller backs off and asks again), and nothing runs
+    meanwhile."""
 
     def __init__(self, store: JetStreamEventStore, subjects: list[str] | None, after: int) -> None:
         self._store = store
