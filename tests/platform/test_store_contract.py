@@ -519,8 +519,9 @@ def test_a_take_with_wake_returns_early_only_for_an_event_that_wakes_or_a_full_t
     run_with: Callable[[Scenario], None],
 ) -> None:
     """``wake``: events that arrive and wake nobody are held until the take's timeout and then returned together;
-    an event ``wake`` accepts (or cannot judge) ends the wait at once, with the events before it; so does reaching
-    ``limit``. Without ``wake`` the first event to arrive ends it, as always."""
+    an event ``wake`` accepts (or cannot judge) ends the wait soon, with the events before it; so does reaching
+    ``limit``. Without ``wake`` a take with a timeout returns what was stored by then, at its timeout at the latest
+    (JetStream fetches it together then; the memory store hands over the first to arrive at once)."""
 
     def ends(recorded: Recorded) -> bool:
         if recorded.data == b"?":
@@ -562,13 +563,16 @@ def test_a_take_with_wake_returns_early_only_for_an_event_that_wakes_or_a_full_t
             full = [await one(b"e"), await one(b"f")]
             assert await asyncio.wait_for(waiting, 10) == full, "as many as asked for end the wait"
 
-            waiting = asyncio.create_task(subscription.take(10, 30))
+            waiting = asyncio.create_task(subscription.take(10, 1.0))
             anything = await one(b"g")
-            assert await asyncio.wait_for(waiting, 10) == [anything], "without wake, any event ends the wait"
+            assert await asyncio.wait_for(waiting, 10) == [anything], "without wake, it returns by its timeout"
 
             waiting = asyncio.create_task(subscription.take(10, 30, ends))
             held = await one(b"h")
-            await asyncio.sleep(0.1)
+            if isinstance(subscription, JetStreamSubscription):  # held once fetched (every FETCH_SECONDS)
+                await wait_until(lambda: subscription.received == held.sequence, "the event fetched")
+            else:
+                await asyncio.sleep(0.1)
             subscription.interrupt()
             assert await asyncio.wait_for(waiting, 10) == [held], "interrupted, it returns what it held"
         finally:
@@ -722,8 +726,9 @@ def test_jetstream_a_subscription_that_drops_messages_reads_on_from_the_gap(
 
 
 def test_jetstream_a_slow_subscriber_holds_a_bounded_queue_not_the_backlog(nats_url: str) -> None:
-    """A subscription read slowly over a long backlog: the server stops at its flow control window until the
-    reader has taken what came before, so the events waiting in memory are a bounded part of the backlog."""
+    """A subscription read slowly over a long backlog: nothing comes that a take did not pull, and a take pulls at
+    most what it asks for, so the events waiting in memory are at most a take's worth, never the backlog; and the
+    backlog is read a burst per take (a pull request each), none waiting for its timeout."""
 
     async def main() -> None:
         stream = "T" + uuid.uuid4().hex[:12].upper()
@@ -741,10 +746,195 @@ def test_jetstream_a_slow_subscriber_holds_a_bounded_queue_not_the_backlog(nats_
             taken = 0
             async with asyncio.timeout(120):
                 while taken < backlog:
-                    taken += len(await subscription.take(500, timeout=5))
+                    taken += len(await subscription.take(500, timeout=60))
                     await asyncio.sleep(0.01)  # a slow handler
             assert subscription.consumers == 1, "nothing was dropped"
-            assert 0 < subscription.most_queued < backlog // 2, subscription.most_queued
+            assert 0 < subscription.most_queued <= 500, subscription.most_queued
+            assert subscription.pulls == backlog // 500, "a burst per take, each pulled at once"
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_events_appended_one_by_one_while_a_take_gathers_come_in_a_few_bursts(nats_url: str) -> None:
+    """Told of the first event by its waiting pull request, a subscription fetches the events stored while a take
+    with a timeout gathers in bursts (every `FETCH_SECONDS`, or at the take's end), not one delivery per event:
+    the take returns them together, and the pull requests are far fewer than the events."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            waiting = asyncio.create_task(subscription.take(100))
+            first = await store.append("g0", Position(), "c", events("first"))
+            assert await asyncio.wait_for(waiting, 10) == first, "the first event, as soon as it is stored"
+            assert subscription.pulls == 1, "nothing to read when it started: one waiting request"
+            waiting = asyncio.create_task(subscription.take(20, timeout=30))
+            one_by_one = [r for n in range(20) for r in await store.append(f"g{n + 1}", Position(), "c", events("e"))]
+            assert await asyncio.wait_for(waiting, 20) == one_by_one, "taken together, once all are fetched"
+            assert subscription.pulls - 1 <= len(one_by_one) // 2, subscription.pulls
+            assert subscription.consumers == 1
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_quiet_subscription_renews_its_waiting_request_and_keeps_its_consumer(
+    nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A take waiting on a quiet stream: its pull request expires and is made again, one at a time, which keeps
+    the consumer past its inactivity threshold; the first event stored then ends the take."""
+    from paiju.platform.store import jetstream
+
+    monkeypatch.setattr(jetstream, "INACTIVE_SECONDS", 2.0)
+    monkeypatch.setattr(jetstream, "PULL_WAIT_SECONDS", 0.8)
+    monkeypatch.setattr(jetstream, "SUBSCRIPTION_HEARTBEAT_SECONDS", 0.3)
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            waiting = asyncio.create_task(subscription.take(10))
+            await wait_until(lambda: subscription.pulls >= 5, "the waiting request renewed past the threshold")
+            stored = await store.append("g1", Position(), "c", events("a"))
+            assert await asyncio.wait_for(waiting, 10) == stored
+            assert subscription.consumers == 1, "the consumer was kept"
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_backlog_is_read_in_bursts_one_pull_each_at_once(nats_url: str) -> None:
+    """A backlog longer than a take: each take pulls what it asks for in one request, at once (the last message of
+    a burst says more are left), and the last, shorter burst ends with the server's "no messages"."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            stored = [r for n in range(25) for r in await store.append(f"g{n}", Position(), "c", events("e"))]
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            taken: list[Recorded] = []
+            for _ in range(2):  # each returns as soon as its burst is in: a take of 10 holding 10
+                taken += await asyncio.wait_for(subscription.take(10, timeout=60), 20)
+            assert taken == stored[:20] and subscription.pulls == 2
+            taken += await asyncio.wait_for(subscription.take(10), 20)
+            assert taken == stored and subscription.pulls == 3 and subscription.most_queued == 10
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_burst_is_bounded_in_bytes_and_a_larger_message_comes_alone(
+    nats_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A burst stops at `PULL_BYTES` (the server ends it "max bytes"), and the rest follows at once; a message
+    larger than a burst may be is pulled alone. Nothing lost, nothing twice, no new consumer."""
+    from paiju.platform.store import jetstream
+
+    monkeypatch.setattr(jetstream, "PULL_BYTES", 3000)
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            sizes = [600] * 6 + [5000] + [600] * 4 + [5000, 5000] + [600]
+            stored = [
+                r for n, size in enumerate(sizes) for r in await store.append(f"g{n}", Position(), "c", [b"e" * size])
+            ]
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            taken = await asyncio.wait_for(subscription.take(len(stored), timeout=60), 20)
+            assert taken == stored, "one take: the bursts follow each other at once until none is left"
+            assert subscription.consumers == 1
+            assert subscription.pulls > 5, "bursts of at most 3,000 bytes, and the larger messages alone"
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_subscription_whose_consumer_is_deleted_reads_on_with_a_new_one(nats_url: str) -> None:
+    """The server drops the subscription's consumer, while a pull request waits on it (the request is answered
+    "consumer deleted") and while none does (the next request finds no consumer): each time a new consumer reads
+    on from the last event received, nothing lost, nothing taken twice."""
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        js = store.client.jetstream()
+
+        async def drop() -> None:
+            for name in await js.consumers_info(stream):
+                await js.delete_consumer(stream, name.name)
+
+        try:
+            written: list[Recorded] = []
+
+            async def write(count: int) -> list[Recorded]:
+                new: list[Recorded] = []
+                for _ in range(count):
+                    position = written[-1].position if written else Position()
+                    new += await store.append("g1", position, f"c{len(written)}", events(f"e{len(written)}"))
+                    written.extend(new[-1:])
+                return new
+
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            first = await write(3)
+            assert await take_all(subscription, 3) == first
+            pulled = subscription.pulls
+            waiting = asyncio.create_task(subscription.take(10))
+            await wait_until(lambda: subscription.pulls > pulled, "a waiting pull request")
+            await drop()
+            second = await write(2)
+            got = await asyncio.wait_for(waiting, 20)
+            got += await take_all(subscription, len(second) - len(got)) if len(got) < len(second) else []
+            assert got == second and subscription.consumers == 2
+            await drop()  # no request open: the next one finds no consumer
+            third = await write(2)
+            assert await take_all(subscription, 2) == third
+            assert subscription.consumers == 3
+            await subscription.close()
+        finally:
+            await store.close()
+
+    asyncio.run(main())
+
+
+def test_jetstream_a_take_with_wake_fetches_while_it_waits(nats_url: str) -> None:
+    """A take with ``wake`` and a long timeout: the events stored while it waits are fetched every
+    `FETCH_SECONDS`, so the one that wakes it ends the take long before its timeout, with those before it; the
+    others are judged a burst at a time."""
+
+    def ends(recorded: Recorded) -> bool:
+        return recorded.data == b"end"
+
+    async def main() -> None:
+        stream = "T" + uuid.uuid4().hex[:12].upper()
+        store = await JetStreamEventStore.connect(nats_url, stream=stream, prefix=f"t.{stream.lower()}")
+        try:
+            subscription = await store.subscribe()
+            assert isinstance(subscription, JetStreamSubscription)
+            waiting = asyncio.create_task(subscription.take(100, 600, ends))
+            quiet = [r for n in range(10) for r in await store.append(f"q{n}", Position(), "c", events("e"))]
+            end = await store.append("m", Position(), "c", events("end"))
+            assert await asyncio.wait_for(waiting, 20) == [*quiet, *end], "handed over within a fetch's interval"
+            assert subscription.pulls <= 1 + len(quiet) // 2, subscription.pulls
             await subscription.close()
         finally:
             await store.close()

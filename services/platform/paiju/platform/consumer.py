@@ -12,13 +12,15 @@ no other), so
   of one name on several replicas take turns, each event handled once and in stream order.
 
 A running consumer (`Consumer.run`) follows its stream with one long-lived subscription (`EventStore.subscribe`,
-on JetStream one push consumer with flow control: `paiju.platform.store.jetstream.JetStreamSubscription`), started
-after its checkpoint, and cuts what arrives into batches: a batch closes when it holds ``batch`` events or
-``linger`` seconds after its first event, whichever comes first. While none of a batch's events wakes the consumer
-(``wake``), the subscription holds what arrives until one does, the batch is full or its time is over
-(`Subscription.take`'s ``wake``), so events the consumer only passes over do not wake it one by one. So a batch
-costs one transaction, and reading it costs nothing but the events' delivery: no JetStream consumer made, no stream
-information asked, per batch; an idle consumer costs its subscription's heartbeat. The subscription is told
+on JetStream one pull consumer: `paiju.platform.store.jetstream.JetStreamSubscription`), started after its
+checkpoint, and cuts what arrives into batches: a batch closes when it holds ``batch`` events or ``linger`` seconds
+after its first event, whichever comes first. The first event is handed over as soon as it is stored; the others
+are held by the subscription until the linger is over and fetched then in one burst (`Subscription.take` with a
+timeout), so a busy stream wakes the consumer once per batch, not once per event. While none of a batch's events
+wakes the consumer (``wake``), the subscription holds what arrives until one does, the batch is full or its time is
+over (`Subscription.take`'s ``wake``), so events the consumer only passes over do not wake it one by one either.
+So a batch costs one transaction, and reading it a pull request or two: no JetStream consumer made, no stream
+information asked, per batch; an idle consumer costs its subscription's waiting request. The subscription is told
 nothing of the checkpoint, which other replicas and rebuilds move too: each batch's transaction reads the checkpoint
 and compares it with where the batch starts —
 
@@ -256,7 +258,8 @@ class Consumer:
 
     async def _gather(self, following: Subscription, stop: asyncio.Event) -> list[Recorded]:
         """The next batch: the first events to arrive, then more until it holds ``batch`` events or ``linger``
-        seconds have passed (`LAZY_SECONDS` while none of its events wakes the consumer). Empty on ``stop``."""
+        seconds have passed (`LAZY_SECONDS` while none of its events wakes the consumer): what the subscription
+        fetched by then, in one take or a few. Empty on ``stop``."""
         if stop.is_set():
             return []
         held = await following.take(self._batch)

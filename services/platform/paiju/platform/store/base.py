@@ -88,15 +88,21 @@ class Subscription(Protocol):
         self, limit: int, timeout: float | None = None, wake: Callable[[Recorded], bool] | None = None
     ) -> list[Recorded]:
         """The next events, at most ``limit`` of them and the rest of the message the last of them is in (`whole`:
-        never part of a message), in stream order: those that have arrived, or, when none has, the first to arrive
-        within ``timeout`` seconds (``None``: however long that takes). Empty when none arrived
-        in time, after `interrupt`, or once closed. `StoreUnavailable` (or a NATS error) when the store cannot be
-        read just now: the next call tries again from the same position.
+        never part of a message), in stream order. Without ``timeout``: those held, or, when none is, the first to
+        arrive (however long that takes). With ``timeout`` the take gathers: events stored meanwhile may be held
+        until its timeout, to be fetched together (a wake-up of the reader for a burst, not one per event: JetStream
+        does, `paiju.platform.store.jetstream.JetStreamSubscription`), and it returns before then only once it holds
+        ``limit`` events, or one ``wake`` accepts; a store that hands events over for nothing (the memory store)
+        may return the first to arrive at once. Empty when none arrived in time, after `interrupt`, or once closed.
+        `StoreUnavailable` (or a NATS error) when the store cannot be read just now: the next call tries again from
+        the same position.
 
         ``wake``: which events end the wait early. Events that arrived are then returned before ``timeout`` only
-        when they are ``limit`` or more, or one of them is one ``wake`` accepts (or cannot judge: it raises);
-        otherwise the take waits on and returns what arrived when ``timeout`` is over. So a reader that needs few
-        events soon (a reaction to a game's end) is not woken by each of the others: they are taken together."""
+        when they are ``limit`` or more, or one of them is one ``wake`` accepts (or cannot judge: it raises),
+        within a bounded time of its append (JetStream fetches what was stored every
+        `paiju.platform.store.jetstream.FETCH_SECONDS` while a take waits); otherwise the take waits on
+        and returns what arrived when ``timeout`` is over. So a reader that needs few events soon (a reaction to a
+        game's end) is not woken by each of the others: they are taken together."""
         ...
 
     def interrupt(self) -> None:

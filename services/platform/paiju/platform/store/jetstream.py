@@ -37,6 +37,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -87,12 +88,27 @@ STALL_SECONDS = 0.25
 BOUNDED_ACK_WAIT_SECONDS = 3600.0
 """A window's consumer is deleted long before this: its messages, never acknowledged, are never sent twice."""
 SUBSCRIPTION_HEARTBEAT_SECONDS = 1.0
-"""The idle heartbeat of a subscription's consumer (`JetStreamSubscription`): what an idle subscription costs."""
+"""The idle heartbeat of a subscription's waiting pull request (`JetStreamSubscription`): what an idle
+subscription costs."""
 SUBSCRIPTION_SILENCE_SECONDS = 3.0
 """A subscription that has heard nothing for this long (no event, no heartbeat: a restarted server, a consumer
 lost) makes a new consumer reading on from the last event it received."""
 INACTIVE_SECONDS = 30.0
 """The server removes a reading consumer left behind (its reader gone) after this long."""
+PULL_WAIT_SECONDS = 20.0
+"""How long a subscription's waiting pull request (for the first event stored) lasts; the next take that waits
+makes another. Shorter than `INACTIVE_SECONDS`, which the consumer of a reader that waits never reaches."""
+PULL_BYTES = 4 << 20
+"""The most bytes a subscription's burst brings (`JetStreamSubscription`; with its number of messages, what bounds
+the events it holds). More than a message holds (the server's ``max_payload``, 1 MiB by default); a message larger
+still comes alone."""
+FETCH_SECONDS = 0.25
+"""How often a take with a timeout fetches the events stored while it waits (`JetStreamSubscription`): the longest
+an event that wakes a take with ``wake`` (a match's end, among every game event) waits to be fetched, or the last
+event that fills a take, and what the others cost — a wake-up of the reader per burst. A quarter of a second: a
+match's result reaches the lobby as the players look up from the last trick, and a reader of 120 game events a
+second wakes 4 times a second, not 120. (A take whose timeout is shorter, a consumer's linger, fetches once, at
+its end.)"""
 INSUFFICIENT_RESOURCES = 10023
 """JetStream's refusal of a write for lack of space (its store's limit reached, or the disk full)."""
 STORE_FAILED = 10077
@@ -798,24 +814,42 @@ class JetStreamEventStore:
 
 
 class JetStreamSubscription:
-    """(See `paiju.platform.store.Subscription`.) One ephemeral push consumer of the stream for as long as the
-    subscription lives (no acknowledgements, in memory, one replica), delivering to a plain subscription of this
-    connection, from the event after the position it started at; filtered by the server to the subjects read.
+    """(See `paiju.platform.store.Subscription`.) One ephemeral *pull* consumer of the stream for as long as the
+    subscription lives (no acknowledgements, in memory, one replica), filtered by the server to the subjects read,
+    from the event after the position it started at; what it pulls comes back to a plain subscription of this
+    connection, one reply subject per pull request.
 
-    Its events wait in a queue until taken. The consumer is made with flow control, and a flow control request of
-    the server is answered only once every event delivered before it has been taken: the server stops sending
-    when it has that much outstanding (its flow control window, a few MiB: `JsFlowControlMaxPending` / 16), so a
-    reader slower than the stream — a long backlog, a slow handler — holds a bounded queue, never the backlog;
-    ``tests/platform/test_store_contract.py`` measures it. Pulled batches would bound it exactly, but cost a
-    request and its answer per batch; delivered ones cost nothing per batch, and nothing while the stream is
-    quiet but the consumer's idle heartbeat.
+    It is told that events exist, then fetches what is there in one go. A reader's loop wakes once per pull, not
+    once per event, whatever the number of events a pull brings back: with events stored one by one at a steady
+    rate, a delivered message per event would cost a wake-up of the reader's event loop each (most of what
+    following a busy stream costs), a pulled burst of them one.
+
+    - A take without a timeout, with nothing to return and nothing known to be left (the stream quiet), leaves one
+      *waiting* pull request for a single event (`PULL_WAIT_SECONDS` long, made again when it expires, with an idle
+      heartbeat every `SUBSCRIPTION_HEARTBEAT_SECONDS`): the first event stored is delivered at once, and ends the
+      take. It is one event, never a waiting request of several, which the server would answer event by event as
+      they are stored.
+    - A take with a ``timeout`` gathers: while the consumer is known to have nothing left it waits until its time
+      is over, then sends one ``no_wait`` pull for what it still wants and returns what that burst brought. While
+      it waits longer than `FETCH_SECONDS` it fetches a burst every `FETCH_SECONDS`, so that an event that wakes
+      it (``wake``: `Subscription.take`), or the last one it asked for, ends it within that interval, and the
+      others cost a wake-up per burst.
+    - The last message of a burst tells how many the consumer has left (`delivery_pending`): while some are, the
+      next burst is fetched at once. A backlog is read at full speed, a batch per pull.
+
+    Its events wait in a queue until taken; nothing comes that a take did not ask for, and a take asks for at most
+    ``limit`` messages less what is queued (and `PULL_BYTES`), so a reader slower than the stream — a long backlog,
+    a slow handler — holds at most a batch (``tests/platform/test_store_contract.py`` measures it). While the stream
+    is quiet it costs the waiting request: its heartbeat, and a new request every `PULL_WAIT_SECONDS`.
 
     Every delivery carries the consumer's own sequence, and every heartbeat the last one the server sent: a gap
-    (messages lost while the connection was down, or dropped by a full subscription) or a silence longer than
-    `SUBSCRIPTION_SILENCE_SECONDS` (a restarted server, a consumer the server dropped) makes a new consumer that
-    reads on from the last event received, as nats-py's ordered consumer does — and, unlike it, a message dropped
-    by this client is a gap too. The consumer is made again by `take`, not by a task of its own: while NATS is away
-    `take` fails (the caller backs off and asks again), and nothing runs meanwhile."""
+    (messages lost while the connection was down, or dropped by a full subscription), a pull answered by anything
+    but events, a heartbeat, "no messages", "max bytes" or its expiry (the consumer deleted, a leadership change,
+    no consumer at all after a server's restart), or a silence longer than `SUBSCRIPTION_SILENCE_SECONDS` while a
+    pull is open makes a new consumer that reads on from the last event received, as nats-py's ordered consumer
+    does — and, unlike it, a message dropped by this client is a gap too. The consumer is made again by `take`, not
+    by a task of its own: while NATS is away `take` fails (the caller backs off and asks again), and nothing runs
+    meanwhile."""
 
     def __init__(self, store: JetStreamEventStore, subjects: list[str] | None, after: int) -> None:
         self._store = store
@@ -826,12 +860,19 @@ class JetStreamSubscription:
         self._received = after
         """The stream sequence of the last event received (taken or queued)."""
         self._queue: deque[Recorded] = deque()
-        self._flow: deque[tuple[int, str]] = deque()
-        """Flow control requests not answered yet, each with the last event received before it."""
         self._arrivals = Arrivals()
         self._generation = 0
         self._delivered = 0
         """The consumer sequence of the last message of the current consumer."""
+        self._pending = 0
+        """How many messages the current consumer had left to deliver when last heard of (0: none known)."""
+        self._oversized = False
+        """The next message is larger than `PULL_BYTES`: the next burst is that message alone."""
+        self._pull: _Pull | None = None
+        """The pull request open (at most one at a time: each message answers the one open)."""
+        self._next = ""
+        """The subject pull requests are sent to (``$JS.API.CONSUMER.MSG.NEXT.<stream>.<consumer>``)."""
+        self._inbox = ""
         self._sub: Any = None
         self._consumer: str | None = None
         self._heard = 0.0
@@ -841,12 +882,10 @@ class JetStreamSubscription:
         self._closed = False
         self.consumers = 0
         """How many consumers it made (the first, then one after each gap or silence)."""
+        self.pulls = 0
+        """How many pull requests it sent (waiting ones and bursts)."""
         self.most_queued = 0
         """The longest its queue of events not taken yet has been."""
-        self._waiting: Callable[[Recorded], bool] | None = None
-        """The ``wake`` of the take waiting (``None``: none waits, or it waits for any event)."""
-        self._wanted = 0
-        """How many events the take waiting asks for: as many queued end its wait."""
         self._judge: Callable[[Recorded], bool] | None = None
         self._judged = 0
         """How many of the queued events ``_judge`` found not waking (judged once each, not at every arrival)."""
@@ -857,53 +896,80 @@ class JetStreamSubscription:
     def position(self) -> int:
         return self._position
 
+    @property
+    def received(self) -> int:
+        """The stream sequence of the last event fetched (taken, or held for a take: see `position`)."""
+        return self._received
+
     async def take(
         self, limit: int, timeout: float | None = None, wake: Callable[[Recorded], bool] | None = None
     ) -> list[Recorded]:
         if limit < 1:
             raise ValueError("a take asks for at least one event")
         loop = asyncio.get_running_loop()
-        deadline = None if timeout is None else loop.time() + timeout
+        start = loop.time()
+        deadline = None if timeout is None else start + timeout
+        next_fetch = start + FETCH_SECONDS
+        """When a take with a timeout fetches again while it waits."""
+        fetched = False
+        """Whether this take fetched once its time was over (its last burst)."""
+        watching = self._subjects != []
         while not self._closed:
             if self._failure is not None:
                 raise self._failure
-            if (queue := self._queue) and (
-                wake is None
-                or len(queue) >= limit
-                or self._interrupted
-                or (deadline is not None and loop.time() >= deadline)
-                or self._rouses(wake)
-            ):
-                count = whole(queue, limit)
-                reached = queue[count - 1].sequence
-                while self._flow and self._flow[0][0] <= reached:  # answered first: a take cancelled takes nothing
-                    await self._answer(self._flow.popleft()[1])
-                taken = [queue.popleft() for _ in range(min(count, len(queue)))]
-                self._judged, self._roused = 0, False  # what is left is judged again by the next take
-                if not taken:
-                    continue  # closed meanwhile
-                self._position = taken[-1].sequence
-                return taken
+            queue, pull = self._queue, self._pull
             if self._interrupted:
+                if queue:
+                    return self._taken(limit)
                 break
             now = loop.time()
-            watching = self._subjects != []
-            if watching and (self._broken or now - self._heard > SUBSCRIPTION_SILENCE_SECONDS):
+            over = deadline is not None and now >= deadline
+            fetching = pull is not None and not pull.waiting
+            if queue and (
+                len(queue) >= limit
+                or (wake is not None and self._rouses(wake))
+                or (not fetching and wake is None and deadline is None)
+            ):
+                return self._taken(limit)
+            if watching and (
+                self._sub is None
+                or self._broken
+                or (pull is not None and now - self._heard > SUBSCRIPTION_SILENCE_SECONDS)
+            ):
                 await self.restart()
                 continue
-            left = None if deadline is None else deadline - now
-            if left is not None and left <= 0:
-                return []
-            if watching:
+            if watching and pull is None:
+                wanted = limit - len(queue)
+                if self._pending > 0 or (over and not fetched) or (deadline is not None and now >= next_fetch):
+                    fetched = over
+                    next_fetch = now + FETCH_SECONDS
+                    await self._fetch(wanted, waiting=False)
+                    continue
+                if deadline is None:
+                    await self._fetch(1, waiting=True)  # told of the first event stored
+                    continue
+            if over and not fetching:
+                # its last burst is in, or there is none to fetch: no consumer, or a waiting request open (the
+                # server has nothing for it, or it would have answered that)
+                return self._taken(limit) if queue else []
+            left = None if deadline is None or over else deadline - now
+            if deadline is not None and pull is None and not over:
+                left = next_fetch - now if left is None else min(left, next_fetch - now)
+            if pull is not None:
                 silent = self._heard + SUBSCRIPTION_SILENCE_SECONDS - now + 0.01
                 left = silent if left is None else min(left, silent)
-            self._waiting, self._wanted = wake, limit
-            try:
-                await self._arrivals.wait(left)
-            finally:
-                self._waiting = None
+            await self._arrivals.wait(left)
         self._interrupted = False
         return []
+
+    def _taken(self, limit: int) -> list[Recorded]:
+        """The first ``limit`` events queued and the rest of the message the last of them is in (`whole`)."""
+        queue = self._queue
+        taken = [queue.popleft() for _ in range(whole(queue, limit))]
+        self._judged, self._roused = 0, False  # what is left is judged again by the next take
+        self._interrupted = False
+        self._position = taken[-1].sequence
+        return taken
 
     def _rouses(self, wake: Callable[[Recorded], bool]) -> bool:
         """Whether an event queued is one ``wake`` accepts (`rouses`): each judged once, while it waits."""
@@ -925,17 +991,15 @@ class JetStreamSubscription:
         await self._stop()
         self._queue.clear()
         self._judged, self._roused = 0, False
-        self._flow.clear()
 
     async def restart(self) -> None:
         """Make a new consumer from the event after the last one received (the old one, if any, deleted)."""
         await self._stop()
         self._generation += 1
         self._delivered = 0
-        self._flow.clear()
         inbox = self._nc.new_inbox()
         sub = await self._nc.subscribe(
-            inbox,
+            f"{inbox}.*",
             cb=self._receiver(self._generation),
             pending_msgs_limit=CONSUME_PENDING,
             pending_bytes_limit=CONSUME_PENDING_BYTES,
@@ -950,12 +1014,9 @@ class JetStreamSubscription:
             info = await self._store._js.add_consumer(
                 self._store.stream,
                 ConsumerConfig(
-                    deliver_subject=inbox,
                     filter_subject=subjects[0] if subjects is not None and len(subjects) == 1 else None,
                     filter_subjects=subjects if subjects is not None and len(subjects) > 1 else None,
                     ack_policy=AckPolicy.NONE,
-                    flow_control=True,
-                    idle_heartbeat=SUBSCRIPTION_HEARTBEAT_SECONDS,
                     mem_storage=True,
                     num_replicas=1,
                     inactive_threshold=INACTIVE_SECONDS,
@@ -966,14 +1027,41 @@ class JetStreamSubscription:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
             raise
-        self._sub, self._consumer = sub, info.name
+        self._sub, self._consumer, self._inbox = sub, info.name, inbox
+        self._next = f"$JS.API.CONSUMER.MSG.NEXT.{self._store.stream}.{info.name}"
+        self._pending = int(info.num_pending or 0)
         self._broken = False
         self._heard = asyncio.get_running_loop().time()
         self.consumers += 1
 
+    async def _fetch(self, batch: int, *, waiting: bool) -> None:
+        """Send a pull request: for ``batch`` messages of those there now (``no_wait``), or, ``waiting``, one that
+        waits for them (`PULL_WAIT_SECONDS`, with a heartbeat)."""
+        if self._oversized and not waiting:
+            batch = 1  # a message larger than a burst may be: alone
+        request: dict[str, Any] = (
+            {
+                "batch": batch,
+                "expires": int(PULL_WAIT_SECONDS * 1e9),
+                "idle_heartbeat": int(SUBSCRIPTION_HEARTBEAT_SECONDS * 1e9),
+            }
+            if waiting
+            else {"batch": 1, "no_wait": True}
+            if self._oversized
+            else {"batch": batch, "no_wait": True, "max_bytes": PULL_BYTES}
+        )
+        self.pulls += 1
+        pull = self._pull = _Pull(f"{self._inbox}.{self.pulls}", batch, waiting)
+        self._heard = asyncio.get_running_loop().time()
+        try:
+            await self._nc.publish(self._next, json.dumps(request).encode(), reply=pull.reply)
+        except BaseException:
+            self._pull = None
+            raise
+
     async def _stop(self) -> None:
         sub, consumer = self._sub, self._consumer
-        self._sub = self._consumer = None
+        self._sub = self._consumer = self._pull = None
         self._generation += 1  # whatever the old consumer still delivers is not heard
         if sub is not None:
             with contextlib.suppress(Exception):  # a connection that is down has nothing left to unsubscribe
@@ -989,13 +1077,16 @@ class JetStreamSubscription:
             if generation != self._generation:
                 return  # from a consumer replaced since
             self._heard = loop.time()
+            pull = self._pull
             reply = msg.reply
             if reply and reply.startswith("$JS.ACK."):
                 stream_sequence, consumer_sequence = delivery_sequences(reply)
-                if consumer_sequence != self._delivered + 1:
-                    self._break()  # a message lost: read on from the last one received
+                if consumer_sequence != self._delivered + 1 or pull is None:
+                    self._break()  # a message lost (or one no request asked for): read on from the last received
                     return
                 self._delivered = consumer_sequence
+                self._pending = delivery_pending(reply)
+                self._oversized = False
                 try:
                     stored = decode(self._store._aggregate_of(msg.subject), stream_sequence, msg.headers, msg.data)
                 except StoreError as e:
@@ -1005,36 +1096,44 @@ class JetStreamSubscription:
                 self._received = stream_sequence
                 self._queue.extend(stored)  # a message's events together: a take never splits them
                 self.most_queued = max(self.most_queued, len(self._queue))
-                waiting = self._waiting
-                if waiting is None or len(self._queue) >= self._wanted or self._rouses(waiting):
-                    self._arrivals.wake()  # (a take waiting for rare events sleeps on through the others)
+                pull.got += 1
+                if pull.got >= pull.batch:  # the burst is in: the take waiting wakes once for all of it
+                    self._pull = None
+                    self._arrivals.wake()
                 return
+            if pull is None or msg.subject != pull.reply:
+                return  # the end of a request already over
             headers = msg.headers or {}
-            if headers.get("Status") != "100":
-                self._break()  # the consumer is gone (409 Consumer Deleted) or the server says something else
-            elif reply:
-                await self._ask(reply)  # a flow control request
-            elif int(headers.get("Nats-Last-Consumer", self._delivered)) != self._delivered:
-                self._break()  # an idle heartbeat after messages this subscription did not get
-            elif stalled := headers.get("Nats-Consumer-Stalled"):
-                await self._ask(stalled)  # the server waits for an answer to its last request
+            status = headers.get("Status")
+            if status == "100":  # an idle heartbeat of the waiting request
+                if int(headers.get("Nats-Last-Consumer", self._delivered)) != self._delivered:
+                    self._break()  # after messages this subscription did not get
+                return
+            self._pull = None
+            if status == "404":
+                self._pending = 0  # no messages (more): the burst is in
+            elif status == "409" and "MaxBytes" in str(headers.get("Description", "")):
+                self._oversized = not pull.got  # the burst is as large as it may be (or its first message larger)
+            elif status != "408":  # (408: the waiting request expired; the next take makes another)
+                self._break()  # the consumer is gone (409 Consumer Deleted, 503 no responders) or something else
+            self._arrivals.wake()
 
         return receive
-
-    async def _ask(self, reply: str) -> None:
-        """A flow control request: answered now when every event received is taken, else once they are."""
-        if self._position >= self._received:
-            await self._answer(reply)
-        elif not self._flow or self._flow[-1][1] != reply:
-            self._flow.append((self._received, reply))
-
-    async def _answer(self, reply: str) -> None:
-        with contextlib.suppress(Exception):  # unanswered, the server asks again (and a new consumer follows)
-            await self._nc.publish(reply)
 
     def _break(self) -> None:
         self._broken = True
         self._arrivals.wake()
+
+
+@dataclass(slots=True)
+class _Pull:
+    """A pull request open: its reply subject, how many messages it asked for and how many came."""
+
+    reply: str
+    batch: int
+    waiting: bool
+    """A request that waits for its messages (else ``no_wait``: those there now)."""
+    got: int = 0
 
 
 def delivery_sequences(reply: str) -> tuple[int, int]:

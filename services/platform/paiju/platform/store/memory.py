@@ -141,7 +141,9 @@ class MemoryEventStore:
 
 
 class MemorySubscription:
-    """(See `paiju.platform.store.Subscription`.) A position in the in-memory stream, woken by every append."""
+    """(See `paiju.platform.store.Subscription`.) A position in the in-memory stream, woken by every append: a take
+    without ``wake`` hands over the first event to arrive at once, timeout or not (a wake-up costs nothing here, so
+    nothing is held to be fetched together)."""
 
     def __init__(self, store: MemoryEventStore, after: int, partitions: frozenset[int] | None) -> None:
         self._store = store
