@@ -8,6 +8,11 @@ runs on it, unless its operator set ``PAIJU_EVENT_LOOP=asyncio`` (`paiju.platfor
 setting is read with the process's other settings, before its loop exists, and a value other than ``uvloop`` or
 ``asyncio`` stops the process with a message naming the variable.
 
+Code that runs on both loops relies on asyncio's API, not on its classes or its clock's grain: uvloop's transports
+are not instances of asyncio's transport classes (a TCP connection's has every method of `asyncio.Transport`), and
+its ``loop.time()`` counts whole milliseconds, updated as the loop turns, not at each call (the deadlines and
+retry budgets Paiju reads it for are tenths of seconds and more).
+
 `run` is those commands' one asyncio entry: ``asyncio.run`` on the chosen loop. `policy` gives the same choice to a
 process whose own code calls ``asyncio.run`` (the test suite's, so that its in-process services run the loop
 production runs), and `chosen` reads the setting for a process that reads no other (a benchmark's bare-library
