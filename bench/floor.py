@@ -67,6 +67,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from paiju.platform import event_loop
 from paiju.platform.grpc_io import grpc_environment
 
 HERE = Path(__file__).resolve()
@@ -525,7 +526,8 @@ class Worker:
     def __init__(self, *args: str) -> None:
         self.process = subprocess.Popen(
             [sys.executable, str(HERE), "--role", *args],
-            env=grpc_environment(os.environ),  # the bare parts run gRPC's I/O path as Paiju's processes do
+            # the bare parts run gRPC's I/O path as Paiju's processes do, and their event loop (`role`)
+            env=grpc_environment(os.environ),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -642,6 +644,8 @@ class Floor:
     sizes: dict[str, float]
     """Mean bytes of the payloads sent, by kind."""
     seconds: float = 0.0
+    loop: str = event_loop.UVLOOP
+    """The event loop the parts ran on (`paiju.platform.event_loop`: the services' in the same environment)."""
     machine_busy_pct: float = 0.0
     """How busy the machine was while the floor was measured (% of one core; the floor's own processes keep about
     one core busy): the parts cost more CPU on a machine that others keep busy too."""
@@ -699,6 +703,7 @@ class Floor:
         out["floor_us"] = round(self.total_us, 1)
         out["payload_bytes"] = {k: round(v) for k, v in self.sizes.items()}
         out["seconds"] = round(self.seconds)
+        out["event_loop"] = self.loop
         out["machine_busy_pct"] = round(self.machine_busy_pct)
         return out
 
@@ -730,6 +735,7 @@ def measure_floor(
     the moves)."""
     from paiju.dev.stack import embedded_nats
 
+    loop = event_loop.chosen()  # what the parts' processes will read (refused here when it is no loop)
     started = time.monotonic()
     busy_before = busy_seconds()
     weights = {g: float(w) for g, w in mix.items() if w > 0} or {"zlj": 1.0}
@@ -790,6 +796,7 @@ def measure_floor(
         rules=rules,
         sizes=sizes,
         seconds=time.monotonic() - started,
+        loop=loop,
         machine_busy_pct=100 * (busy_seconds() - busy_before) / (time.monotonic() - started),
     )
 
@@ -800,18 +807,19 @@ def measure_floor(
 def role(args: Sequence[str]) -> None:
     """Run as one of the parts' processes."""
     name, rest = args[0], list(args[1:])
+    loop = event_loop.chosen()  # the loop Paiju's processes run on in this environment (PAIJU_EVENT_LOOP)
     if name == "rules":
         rules_worker(int(rest[0]), int(rest[1]), Path(rest[2]))
     elif name == "unary-server":
-        asyncio.run(unary_server(Path(rest[0]), rest[1]))
+        event_loop.run(unary_server(Path(rest[0]), rest[1]), loop)
     elif name == "unary-client":
-        asyncio.run(unary_client(rest[0], Path(rest[1]), rest[2]))
+        event_loop.run(unary_client(rest[0], Path(rest[1]), rest[2]), loop)
     elif name == "stream-server":
-        asyncio.run(stream_server(Path(rest[0]), rest[1]))
+        event_loop.run(stream_server(Path(rest[0]), rest[1]), loop)
     elif name == "stream-client":
-        asyncio.run(stream_client(rest[0]))
+        event_loop.run(stream_client(rest[0]), loop)
     elif name == "publish-client":
-        asyncio.run(publish_client(rest[0], Path(rest[1]), rest[2]))
+        event_loop.run(publish_client(rest[0], Path(rest[1]), rest[2]), loop)
     else:
         raise SystemExit(f"no such role: {name}")
 
@@ -833,7 +841,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"The floor of a move on this machine ({os.cpu_count()} cores), bare libraries, medians of {args.rounds} "
         f"rounds; P = {floor.publishes:g}, W = {floor.messages:g}, mix {floor.mix}; server side alone "
-        f"{floor.server_us:.1f} µs; the machine was {floor.machine_busy_pct:.0f} % busy (of one core)"
+        f"{floor.server_us:.1f} µs; the parts on {floor.loop}'s event loop; the machine was "
+        f"{floor.machine_busy_pct:.0f} % busy (of one core)"
     )
     print()
     print(floor.markdown())

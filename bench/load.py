@@ -679,7 +679,9 @@ class Watchers:
             stack.engine,
             str(count),
             *tables,
-            env=grpc_environment(os.environ),  # the spectators are gRPC clients like the services' own
+            # the spectators are gRPC clients like the services' own, on their event loop (PAIJU_EVENT_LOOP, read by
+            # bench/load_watchers.py as by the services)
+            env=grpc_environment(os.environ),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=log,

@@ -27,6 +27,7 @@ from typing import Any
 
 import grpc
 
+from paiju.platform import event_loop
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
 
 CALL_SECONDS = 60.0
@@ -144,4 +145,5 @@ async def main(lobby: str, engine: str, count: int, tables: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]))
+    # on the loop the services run on in this environment (PAIJU_EVENT_LOOP), as they are their clients
+    event_loop.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]), event_loop.chosen())

@@ -35,10 +35,15 @@ from typing import Any
 
 import pytest
 
+from paiju.platform import event_loop
 from paiju.platform.grpc_io import choose_grpc_io
 
 GRPC_IO_CHOSEN = choose_grpc_io()
 """The suite's processes run gRPC's I/O path as the services do (set before any test module imports grpc)."""
+EVENT_LOOP = event_loop.chosen()
+"""The loop the suite's ``asyncio.run`` calls make, as the services' `paiju.platform.event_loop.run` does: uvloop's,
+or asyncio's under ``PAIJU_EVENT_LOOP=asyncio`` (which the services the suite starts as processes read too)."""
+asyncio.set_event_loop_policy(event_loop.policy(EVENT_LOOP))
 TIERS = ("unit", "integration", "e2e")
 SERVER_FIXTURES = frozenset({"nats_url", "nats_server", "postgres_dsn", "database_dsn"})
 SERVER_MODULES = frozenset({"platform/postgres/test_embedded.py"})

@@ -66,22 +66,22 @@ def _token(args: argparse.Namespace) -> int:
 
 
 def _engine(args: argparse.Namespace) -> int:
-    import asyncio
-
     from paiju.engine.bootstrap import serve
     from paiju.engine.config import Settings
+    from paiju.platform import event_loop
 
-    asyncio.run(serve(Settings.from_env()))
+    settings = Settings.from_env()
+    event_loop.run(serve(settings), settings.event_loop)
     return 0
 
 
 def _lobby(args: argparse.Namespace) -> int:
-    import asyncio
-
     from paiju.lobby.bootstrap import serve
     from paiju.lobby.config import Settings
+    from paiju.platform import event_loop
 
-    asyncio.run(serve(Settings.from_env()))
+    settings = Settings.from_env()
+    event_loop.run(serve(settings), settings.event_loop)
     return 0
 
 

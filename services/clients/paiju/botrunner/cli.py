@@ -88,6 +88,7 @@ class Settings(s.Settings):
     max_seats: int = MAX_SEATS.field()
     renew: float = RENEW.field()
     log_level: str = s.LOG_LEVEL.but(option="--log-level", metavar="LEVEL").field()
+    event_loop: str = s.EVENT_LOOP.field()
     agent: str = AGENT.field()
     signing_key: str = s.SIGNING_KEY.but(
         help="the bot runners' private key (PEM file): signs the runner's own token"
@@ -126,9 +127,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Run the bot runner until SIGTERM / SIGINT; 0 on a clean stop, 2 without a usable signing key."""
-    import asyncio
-
     from paiju.botrunner.service import serve
+    from paiju.platform import event_loop
     from paiju.platform.tokens import signer_of
 
     try:
@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as e:
             print(f"paiju bots: {e}", file=sys.stderr)
             return 2
-    asyncio.run(serve(settings, signer, agent=agent))
+    event_loop.run(serve(settings, signer, agent=agent), settings.event_loop)
     return 0
 
 

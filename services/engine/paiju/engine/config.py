@@ -80,6 +80,7 @@ class Settings(s.Settings):
     fair_protocol: int = FAIR_PROTOCOL.field()
     first_deal_seconds: float = FIRST_DEAL_SECONDS.field()
     log_level: str = s.LOG_LEVEL.field()
+    event_loop: str = s.EVENT_LOOP.field()
     rate_limits: str = s.RATE_LIMITS.field()
     seed_secret: bytes = SEED_SECRET.field()
     previous_seed_secret: bytes | None = PREVIOUS_SEED_SECRET.field()

@@ -65,6 +65,7 @@ class Settings(s.Settings):
     metrics_port: int = METRICS_PORT.field()
     metrics_host: str = s.METRICS_HOST.field()
     log_level: str = s.LOG_LEVEL.field()
+    event_loop: str = s.EVENT_LOOP.field()
     rate_limits: str = s.RATE_LIMITS.field()
     login_failures: str = LOGIN_FAILURE_LIMITS.field()
     tables_per_player: int = TABLES_PER_PLAYER.field()

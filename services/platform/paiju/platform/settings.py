@@ -467,6 +467,13 @@ STORE_COMMAND_FORM = Setting(
     "roll of an upgrade from such a release, see *Upgrade*); every reader reads both",
     parse=command_form,
 )
+EVENT_LOOP = Setting(
+    "PAIJU_EVENT_LOOP",
+    "uvloop",
+    "the event loop this process runs its asyncio code on: `uvloop` (libuv's, less CPU a message) or `asyncio` "
+    "(Python's own; see *Configure*)",
+    parse=choice("uvloop", "asyncio"),
+)
 ENGINE_ADDRESS = Setting("PAIJU_ENGINE_ADDRESS", "127.0.0.1:50051", "the engine's gRPC address")
 LOBBY_ADDRESS = Setting("PAIJU_LOBBY_ADDRESS", "127.0.0.1:50052", "the lobby's gRPC address")
 SCORING_ADDRESS = Setting("PAIJU_SCORING_ADDRESS", "127.0.0.1:50053", "scoring's gRPC address")
@@ -568,6 +575,7 @@ __all__ = [
     "BATCH_FORM",
     "DATABASE_URL",
     "ENGINE_ADDRESS",
+    "EVENT_LOOP",
     "GAMES_PREFIX",
     "GAMES_STREAM",
     "LISTEN",

@@ -17,7 +17,7 @@ import asyncpg
 import structlog
 from tqdm import tqdm
 
-from paiju.platform import tracing
+from paiju.platform import event_loop, tracing
 from paiju.platform.consumer import Consumer, PostgresTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
@@ -288,4 +288,4 @@ def _rebuild_shards(settings: ReadModels, names: list[str], timeout: float) -> d
                 await projector.close()
         return figures
 
-    return asyncio.run(run())
+    return event_loop.run(run(), settings.event_loop)

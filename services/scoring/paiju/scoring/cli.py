@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 
+from paiju.platform import event_loop
 from paiju.platform.settings import describe
 from paiju.scoring.config import ReadModels, Settings
 
@@ -14,10 +14,12 @@ def _scoring(args: argparse.Namespace) -> int:
     from paiju.scoring.bootstrap import rebuild, serve
 
     if args.action == "rebuild":
-        figures = asyncio.run(rebuild(ReadModels.from_env(), processes=args.processes))
+        models = ReadModels.from_env()
+        figures = event_loop.run(rebuild(models, processes=args.processes), models.event_loop)
         print(json.dumps(figures, indent=2))
         return 0
-    asyncio.run(serve(Settings.from_env()))
+    settings = Settings.from_env()
+    event_loop.run(serve(settings), settings.event_loop)
     return 0
 
 

@@ -49,6 +49,7 @@ class ReadModels(s.Settings):
     linger_ms: int = LINGER_MS.field()
     shards: int = SHARDS_SETTING.field()
     log_level: str = s.LOG_LEVEL.field()
+    event_loop: str = s.EVENT_LOOP.field()
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
 
     import structlog
 
-    from paiju.platform import tracing
+    from paiju.platform import event_loop, tracing
     from paiju.platform.limits import RateLimits
     from paiju.platform.observability import configure_logging
     from paiju.tools.web.config import LIMITS, web_signer
@@ -70,7 +70,7 @@ def _run(args: argparse.Namespace) -> int:
             await task
 
     try:
-        asyncio.run(main())
+        event_loop.run(main(), settings.event_loop)
     finally:
         tracing.shutdown()  # the spans not exported yet, exported
     return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 V = TypeVar("V")
 
@@ -96,17 +96,17 @@ class _Guarded(asyncio.Protocol):
         self._heads = 0
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self._transport = transport
+        # a TCP connection's transport: an `asyncio.Transport` by its methods (uvloop's are not of that class)
+        stream = self._transport = cast(asyncio.Transport, transport)
         guard = self._guard
         if guard.open >= guard.limit:
             guard.refused += 1
-            transport.write(BUSY)
-            transport.close()
+            stream.write(BUSY)
+            stream.close()
             return
         guard.open += 1
         self._counted = True
-        self._inner.connection_made(transport)
+        self._inner.connection_made(stream)
         self._time_head()
 
     def _time_head(self) -> None:

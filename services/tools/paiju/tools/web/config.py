@@ -128,6 +128,7 @@ class Settings(s.Settings):
     ).field()
     signing_key_id: str = s.SIGNING_KEY_ID.but(required=False, help="its key id, `web.<version>`").field()
     log_level: str = s.LOG_LEVEL.field()
+    event_loop: str = s.EVENT_LOOP.field()
     otel_service_name: str = s.OTEL_SERVICE_NAME.but(default="paiju-web").field()
     otel_traces_exporter: str = s.OTEL_TRACES_EXPORTER.field()
     otel_exporter_otlp_endpoint: str = s.OTEL_EXPORTER_OTLP_ENDPOINT.field()
