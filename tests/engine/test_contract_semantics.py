@@ -284,3 +284,46 @@ def test_a_retried_cut_is_answered_as_the_first_time_whatever_seed_it_carries() 
             )
 
     run(body)
+
+
+def test_an_act_at_a_version_the_engine_has_not_reached_waits_for_it(
+    store_kind: str, request: pytest.FixtureRequest
+) -> None:
+    """A client that saw a version on another replica's stream acts at it on a replica still behind: the engine
+    waits until it has the version and then acts (refused as stale, the client would wait for a turn it already
+    has); a version that does not come before the call's deadline is VERSION_NOT_REACHED, not STALE_VERSION."""
+
+    async def body() -> None:
+        async with engine(store_kind, request) as (stub, games):
+            await create_zlj(stub, "w1")
+            game = await games.load("w1")
+            seat = game.state.turn
+            me = auth(token(Role.PLAYER, "w1", seat))
+            legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id="w1"), metadata=me)
+            lead = legal.actions[-1].zlj
+            # where the lead takes the game (the rules core): whose turn follows, and a move legal for it then
+            rules = game.rules.game
+            state = game.state
+            for event in rules.decide(state, game.rules.commands.decode(lead)):
+                state = rules.evolve(state, event)
+            follower = state.turn
+            answer = game.rules.commands.encode(rules.legal_actions(state, follower)[0])
+            later = engine_pb2.ActRequest(game_id="w1", command_id="f1", zlj=answer, expected_version=game.version + 1)
+            waiting = asyncio.ensure_future(stub.Act(later, metadata=auth(token(Role.PLAYER, "w1", follower))))
+            await asyncio.sleep(0.3)
+            assert not waiting.done(), "the act waits for the version it is at"
+            led = await stub.Act(engine_pb2.ActRequest(game_id="w1", command_id="l1", zlj=lead), metadata=me)
+            assert led.version == game.version + 1
+            followed = await asyncio.wait_for(waiting, 5)
+            assert followed.version > led.version and followed.events
+            # a version the game does not reach before the deadline
+            far = engine_pb2.ActRequest(
+                game_id="w1", command_id="x1", zlj=answer, expected_version=followed.version + 100
+            )
+            assert await refusal_of(stub.Act(far, metadata=auth(token(Role.PLAYER, "w1", follower)), timeout=1.0)) == (
+                grpc.StatusCode.DEADLINE_EXCEEDED,
+                "VERSION_NOT_REACHED",
+            )
+            assert (await games.load("w1")).version == followed.version, "nothing else was stored"
+
+    run(body)

@@ -287,7 +287,13 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         structlog.contextvars.bind_contextvars(
             game=request.game_id, command=request.command_id, actor=who.subject, seat=who.seat
         )
+        expected = request.expected_version if request.HasField("expected_version") else None
         game = await self._visible(who, request.game_id)
+        if expected is not None and game.version < expected:
+            # the caller saw a version this replica has not caught up with yet (another replica's stream, or an
+            # append this replica's feed has not brought): it acts once the game is there here too, as a read at
+            # min_version does — refused as stale, the caller would wait for a turn it already has
+            game = await self._visible(who, request.game_id, expected, context)
         which = request.WhichOneof("command")
         if which != game.rules.name:
             raise Refused(
@@ -300,7 +306,6 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         except CodecError as e:
             raise Refused(Reason.MALFORMED_COMMAND, str(e)) from None
         self._authorise(who, game, command)
-        expected = request.expected_version if request.HasField("expected_version") else None
         prepare = None
         if isinstance(command, game.rules.game.seeded_commands):
             # the engine draws the seed: whatever seed the client sent, a retry is the same command
