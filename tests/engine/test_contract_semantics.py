@@ -307,7 +307,7 @@ def test_an_act_at_a_version_the_engine_has_not_reached_waits_for_it(
             for event in rules.decide(state, game.rules.commands.decode(lead)):
                 state = rules.evolve(state, event)
             follower = state.turn
-            answer = game.rules.commands.encode(rules.legal_actions(state, follower)[0])
+            answer = cast(zlj_pb2.ZljCommand, game.rules.commands.encode(rules.legal_actions(state, follower)[0]))
             later = engine_pb2.ActRequest(game_id="w1", command_id="f1", zlj=answer, expected_version=game.version + 1)
             waiting = asyncio.ensure_future(stub.Act(later, metadata=auth(token(Role.PLAYER, "w1", follower))))
             await asyncio.sleep(0.3)
