@@ -404,10 +404,10 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                         )
                         sent = envelope.version
                         if change is not None:
-                            if not change.fits(data):  # a long backlog: the message is full
+                            message = change.add(data)
+                            if message is not None:  # a long backlog: the message is full
                                 counted()
-                                yield change.message()
-                            change.add(data)
+                                yield message
                             continue
                         if held is not None:
                             counted()
@@ -429,11 +429,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
             if change is not None and sent < newest:
                 for version in range(sent + 1, newest + 1):
                     data = encodings.event(game, version, audience(game, version, seat, player, full))
-                    if not change.fits(data):
+                    message = change.add(data)
+                    if message is not None:
                         counted()
                         with tracing.sending(game.game_id, version - 1):
-                            yield change.message()
-                    change.add(data)
+                            yield message
                 counted()
                 with tracing.sending(game.game_id, newest):  # traced: a span in the trace of the newest's append
                     yield change.message(encodings.turn(game, seat, views=request.views))

@@ -210,15 +210,15 @@ class Spectating:
                         if change is None:
                             yield data
                             continue
-                        if not change.fits(data):
-                            yield change.message()
-                        change.add(data)
+                        full = change.add(data)
+                        if full is not None:
+                            yield full
             for version in range(sent + 1, newest + 1):
                 data = encodings.event(picture, version, SPECTATORS)
                 if change is not None:
-                    if not change.fits(data):
-                        yield change.message()
-                    change.add(data)
+                    full = change.add(data)
+                    if full is not None:
+                        yield full
                     continue
                 if version == newest:
                     data += encodings.turn(picture, None, views=request.views)

@@ -248,15 +248,18 @@ class Change:
         else within the bounds."""
         return not self.count or (self.count < MESSAGE_EVENTS and self.size + len(event) <= MESSAGE_BYTES)
 
-    def add(self, event: bytes) -> None:
+    def add(self, event: bytes) -> bytes | None:
         """Add ``event`` (the bytes of a `WatchResponse` holding one envelope, as `Encodings.event` and `event_bytes`
-        make them) as the next entry of `envelopes`."""
+        make them) as the next entry of `envelopes`. When it does not fit (`fits`), the message held so far is
+        returned, to be sent first, and ``event`` begins the next one; else ``None``."""
         if event[:1] != _ENVELOPE_TAG:
             raise ValueError("not a WatchResponse holding one envelope")
+        full = None if self.fits(event) else self.message()
         self._parts.append(_ENTRY_TAG)
         self._parts.append(memoryview(event)[1:])
         self.count += 1
         self.size += len(event)
+        return full
 
     def message(self, turn: bytes = b"") -> bytes:
         """The message: the entries held, then ``turn`` (a `WatchResponse` holding the turn, or nothing); the change is
@@ -275,9 +278,9 @@ def batched(events: Sequence[bytes], turn: bytes = b"") -> list[bytes]:
     change = Change()
     out = []
     for event in events:
-        if not change.fits(event):
-            out.append(change.message())
-        change.add(event)
+        full = change.add(event)
+        if full is not None:
+            out.append(full)
     if change.count or turn:
         out.append(change.message(turn))
     return out
