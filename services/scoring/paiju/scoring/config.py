@@ -15,8 +15,9 @@ BATCH = Setting("PAIJU_SCORING_BATCH", 500, "events a projection applies per tra
 LINGER_MS = Setting(
     "PAIJU_SCORING_LINGER_MS",
     250,
-    "how long a running projection gathers events after the first of a batch, in milliseconds: fewer, fuller "
-    "transactions under load, read models that much later",
+    "how long a running projection gathers events after the first of a batch that adds rows (a result, a deal, a "
+    "shuffle, a game's start), in milliseconds: fewer, fuller transactions under load, read models that much later "
+    "(the play between results waits for the next result, at most 2 s)",
 )
 SHARDS_SETTING = Setting(
     "PAIJU_SCORING_SHARDS",

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from paiju.scoring.fold import GameFold
 
 
+FAIR_RESULTS = frozenset({"seed_committed", "seed_revealed"})
+"""A fair deal's events that add a shuffle row (`paiju.scoring.fold.GameFold.apply`), in every game's event oneof."""
+
+
 @dataclass(frozen=True, slots=True)
 class ScoringGame:
     """One game as scoring reads and ranks it."""
@@ -40,6 +44,9 @@ class ScoringGame:
     """The printed heading of a result sheet's difference column (S-1)."""
     rating: Style
     """How its matches are rated (docs/rules/ratings.md)."""
+    results: frozenset[str]
+    """Its events that add rows or start a game's row, by their field in its event oneof, and a fair deal's seed
+    events (`FAIR_RESULTS`): what a running projection applies soon (the rest waits for them or a few seconds)."""
 
     @property
     def rules(self) -> GameRules:
@@ -65,6 +72,7 @@ GAMES: dict[str, ScoringGame] = {
             default_deals=zlj.DEFAULT_DEALS,
             difference_heading=zlj.DIFFERENCE_HEADING,
             rating=zlj.RATING,
+            results=zlj.RESULTS | FAIR_RESULTS,
         ),
         ScoringGame(
             contract=contract.GAMES[registry.TRACTOR.name],
@@ -73,8 +81,14 @@ GAMES: dict[str, ScoringGame] = {
             default_deals=tractor.DEFAULT_DEALS,
             difference_heading=tractor.DIFFERENCE_HEADING,
             rating=tractor.RATING,
+            results=tractor.RESULTS | FAIR_RESULTS,
         ),
     )
 }
 """Every game, by name, in the registry's order."""
 assert list(GAMES) == list(registry.GAMES), "every game of the registry is scored"
+for _game in GAMES.values():  # each name a result event's field of the game's event oneof
+    _events = engine_pb2.Envelope.DESCRIPTOR.fields_by_name[_game.name].message_type
+    assert _events is not None and _game.results <= {f.name for f in _events.oneofs_by_name["event"].fields}, (
+        f"{_game.name}: results name no event field"
+    )

@@ -102,9 +102,11 @@ class _Measured:
 
 
 LINGER_SECONDS = 0.25
-"""How long a running projection gathers events after the first of a batch before applying them (scoring's read
-models are for results, standings and statistics, where a quarter of a second is nothing, and a batch's transaction
-costs about what its events do): fewer and fuller transactions under load."""
+"""How long a running projection gathers events after the first of a batch that wakes it before applying them
+(scoring's read models are for results, standings and statistics, where a quarter of a second is nothing, and a
+batch's transaction costs about what its events do): fewer and fuller transactions under load. The games projection
+is woken by the events that add rows only (`paiju.scoring.readmodels.GamesProjection.wakes`); the play between them
+waits for the next of those, or `paiju.platform.consumer.LAZY_SECONDS`."""
 
 
 class Projector(Consumer):
@@ -129,6 +131,7 @@ class Projector(Consumer):
             batch=batch or BATCH,
             linger=linger,
             partitions=getattr(projection, "partitions", None),
+            wake=getattr(projection, "wakes", lambda _: True),
         )
         self._projection = projection
 

@@ -25,6 +25,7 @@ from paiju.platform.store.jetstream import JetStreamEventStore
 from paiju.scoring import tournament as tm
 from paiju.scoring.contract import TOURNAMENT_EVENTS
 from paiju.scoring.fold import DealRow, GameFold, LedgerRow, MatchRow, Row, ShuffleRow, StatDelta
+from paiju.scoring.games import GAMES
 from paiju.scoring.rater import is_ledger
 from paiju.v1 import engine_pb2, tournament_events_pb2
 
@@ -82,6 +83,20 @@ class GamesProjection:
         """The checkpoint the kept folds are current at (``None``: not known to be current anywhere)."""
         self._applied: int | None = None
         """The end of the batch applied last, until its commit is heard."""
+
+    @staticmethod
+    def wakes(recorded: Recorded) -> bool:
+        """Whether a running projection applies ``recorded`` soon (`paiju.platform.consumer.Consumer` ``wake``): an
+        event that adds rows or starts a game's row (`paiju.scoring.games.ScoringGame.results`, the seats'
+        players). The play between them adds none: it waits in the stream until one of them comes, the batch is
+        full or a few seconds have passed (`paiju.platform.consumer.LAZY_SECONDS`), so a busy stream costs a
+        transaction per result, not one per quarter of a second and shard."""
+        envelope = engine_pb2.Envelope.FromString(recorded.data)
+        which = envelope.WhichOneof("payload")
+        if which == "seats_assigned":
+            return True
+        game = GAMES.get(which or "")
+        return game is not None and getattr(envelope, game.name).WhichOneof("event") in game.results
 
     def forget(self) -> None:
         """Drop every fold kept (a batch's transaction failed, a rebuild): the next batch reads them again."""

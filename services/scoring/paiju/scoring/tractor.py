@@ -17,6 +17,9 @@ from paiju.v1 import engine_pb2
 if TYPE_CHECKING:
     from paiju.scoring.fold import GameFold
 
+RESULTS = frozenset({"game_started", "deal_settled", "game_ended"})
+"""The events `fold` turns into rows or that start a game's row, by their field in the event oneof: scoring applies
+them soon after they are stored (`paiju.scoring.readmodels.GamesProjection.wakes`), the others within seconds."""
 DEFAULT_DEALS = 0
 """A 拖拉机 match is not played to a number of deals."""
 DIFFERENCE_HEADING = "级差"

@@ -22,6 +22,9 @@ RATING = Style(individual_weights=True)
 """How a match is rated (docs/rules/ratings.md): by team points, each player's share weighed by their individual
 points (D-RATE-2, D-RATE-3)."""
 """The printed heading of a result sheet's difference column: the team-points difference (S-1)."""
+RESULTS = frozenset({"match_started", "deal_ended", "match_ended"})
+"""The events `fold` turns into rows or that start a game's row, by their field in the event oneof: scoring applies
+them soon after they are stored (`paiju.scoring.readmodels.GamesProjection.wakes`), the others within seconds."""
 TEAM_INDEX = {zlj_model.Team.A: 0, zlj_model.Team.B: 1}
 """Team A (seats 0, 2, 4) is first in every pair of team figures, team B (1, 3, 5) second (§1)."""
 
