@@ -369,6 +369,7 @@ class _Compiled:
             "_number": _number,
             "_packed": _packed,
             "_length": varint,
+            "varint": varint,
             "_card_bytes": _card_bytes,
             "_card_lists": _card_lists,
             "VI": _VARINTS,
@@ -455,21 +456,28 @@ class _Compiled:
             binds.append(f"{indent}f{i} = o.{name}")
             item = self.memorable(tp)
             if remembered is not None and item is not None:
-                field = message_class.DESCRIPTOR.fields_by_name[name]
-                sub = _nested(message_class, name)
-                try:
-                    write = self.get(self.function("B", item, sub))
-                except _Unwritable:
-                    write = None
-                encode = _item_encoder(field.number, sub, self.get(self.function("D", item, sub)), write)
-                memo = self.constant(self.memo(), f"MEMO_{item.__name__}")
+                memo, encode = self.remembered_items(message_class, name, item)
                 remembered.append(
-                    f"{indent}if f{i}:\n{indent}    made.MergeFromString(_encoded_items({memo}, f{i}, "
-                    f"{self.constant(encode, f'WIRE_{item.__name__}')}))"
+                    f"{indent}if f{i}:\n{indent}    made.MergeFromString(_encoded_items({memo}, f{i}, {encode}))"
                 )
                 continue
             pairs += self.encoding(message_class, name, tp, f"f{i}", exact)
         return binds, pairs
+
+    def remembered_items(self, message_class: type[Message], name: str, item: type) -> tuple[str, str]:
+        """The names of the memo and of the item encoder of repeated field ``name`` holding deeply frozen ``item``
+        dataclasses (`_encoded_items`): one pair per field, shared by the field's message encoder and its wire
+        writer."""
+        field = message_class.DESCRIPTOR.fields_by_name[name]
+        sub = _nested(message_class, name)
+        key = (message_class, name)
+        try:
+            write = self.get(self.function("B", item, sub))
+        except _Unwritable:
+            write = None
+        encode = _item_encoder(field.number, sub, self.get(self.function("D", item, sub)), write)
+        memo = self.constant(self.memo(), f"MEMO_{item.__name__}", ("memo", *key))
+        return memo, self.constant(encode, f"WIRE_{item.__name__}", ("wire", *key))
 
     def memorable(self, tp: Any) -> type | None:
         """The item class when ``tp`` is a tuple of deeply frozen dataclasses (whose encoding and decoding may be
@@ -648,9 +656,24 @@ class _Compiled:
         (merged into the message), so only their content counts: fields left at zero are left out, as protobuf
         leaves them; a value it would refuse or that needs care (a negative number, a wrong type) is `_Slow`."""
         lines = [f"def {name}(o):", "    out = []", "    ap = out.append"]
+        parts: list[tuple[int, list[str]]] = []
         for i, (n, tp) in enumerate(_hints(cls).items()):
             lines.append(f"    f{i} = o.{n}")
-            lines += self.wire(message_class, n, tp, f"f{i}", "    ")
+            parts += self.wire(message_class, n, tp, f"f{i}", "    ")
+        for _, statements in sorted(parts, key=lambda part: part[0]):  # in the order of the fields' numbers
+            lines += statements
+        lines.append('    return b"".join(out)')
+        return "\n".join(lines)
+
+    def _write_Q(self, name: str, parts: Any, message_class: type[Message], exact: bool) -> str:
+        """`_write_B` for a fixed tuple carried as a small message: its items are the message's fields, in order."""
+        lines = [f"def {name}(o):", "    out = []", "    ap = out.append"]
+        groups: list[tuple[int, list[str]]] = []
+        for i, (n, tp) in enumerate(zip(_field_names(message_class), parts, strict=True)):
+            lines.append(f"    f{i} = o[{i}]")
+            groups += self.wire(message_class, n, tp, f"f{i}", "    ")
+        for _, statements in sorted(groups, key=lambda group: group[0]):
+            lines += statements
         lines.append('    return b"".join(out)')
         return "\n".join(lines)
 
@@ -658,8 +681,11 @@ class _Compiled:
         """The name of the tag bytes of ``field`` (a field descriptor) with ``wire_type``."""
         return self.constant(_varint(field.number << 3 | wire_type), "TAG", ("tag", field.number, wire_type))
 
-    def wire(self, message_class: type[Message], name: str, tp: Any, v: str, indent: str) -> list[str]:
-        """Statements appending field ``name`` (of type ``tp``, value ``v``) to ``out`` on the wire."""
+    def wire(
+        self, message_class: type[Message], name: str, tp: Any, v: str, indent: str
+    ) -> list[tuple[int, list[str]]]:
+        """Statements appending field ``name`` (of type ``tp``, value ``v``) to ``out`` on the wire, each group under
+        the number of the field it writes (a list of hidden cards writes its ``_hidden`` flag under that flag's)."""
         field = message_class.DESCRIPTOR.fields_by_name.get(name)
         if field is None:
             raise _Unwritable(name)
@@ -669,15 +695,17 @@ class _Compiled:
                 hidden = message_class.DESCRIPTOR.fields_by_name.get(f"{name}_hidden")
                 if hidden is None or hidden.type != FieldDescriptor.TYPE_BOOL:
                     raise _Unwritable(name)
-                present = self.wire(message_class, name, inner, v, indent + "    ")
+                present = [
+                    line for _, lines in self.wire(message_class, name, inner, v, indent + "    ") for line in lines
+                ]
+                flag = [f"{indent}if {v} is None:", f"{indent}    ap({self._tag(hidden, 0)} + b'\\x01')"]
                 return [
-                    f"{indent}if {v} is None:",
-                    f"{indent}    ap({self._tag(hidden, 0)} + b'\\x01')",
-                    f"{indent}else:",
-                ] + (present or [f"{indent}    pass"])
+                    (hidden.number, flag),
+                    (field.number, [f"{indent}if {v} is not None:", *present] if present else []),
+                ]
             present = self.value(message_class, field, inner, v, indent + "    ", explicit=True)
-            return [f"{indent}if {v} is not None:", *present]
-        return self.value(message_class, field, tp, v, indent, explicit=False)
+            return [(field.number, [f"{indent}if {v} is not None:", *present])]
+        return [(field.number, self.value(message_class, field, tp, v, indent, explicit=False))]
 
     def value(
         self, message_class: type[Message], field: Any, tp: Any, v: str, indent: str, *, explicit: bool
@@ -721,10 +749,27 @@ class _Compiled:
         if dataclasses.is_dataclass(tp) and kind == FieldDescriptor.TYPE_MESSAGE and not field.is_repeated:
             sub = _nested(message_class, field.name)
             cls = typing.cast(type, tp)
-            if not self.always_touches(cls, sub):
-                raise _Unwritable(field.name)
             writer = self.function("B", cls, sub)
-            return [f"{indent}b = {writer}({v})", f"{indent}ap({self._tag(field, 2)} + varint(len(b)) + b)"]
+            written = [f"b = {writer}({v})", f"ap({self._tag(field, 2)} + varint(len(b)) + b)"]
+            if self.always_touches(cls, sub):
+                return [f"{indent}{line}" for line in written]
+            # a message that filling may leave empty is left unset then, as the encoder leaves it
+            return [f"{indent}if {self.function('T', cls, sub)}({v}):", *(f"{indent}    {line}" for line in written)]
+        parts = _fixed(tp)
+        if parts is not None and not field.is_repeated and kind == FieldDescriptor.TYPE_MESSAGE:
+            sub = _nested(message_class, field.name)
+            if len(_field_names(sub)) != len(parts):
+                raise _Unwritable(field.name)
+            writer = self.function("Q", parts, sub)
+            written = [f"b = {writer}({v})", f"ap({self._tag(field, 2)} + varint(len(b)) + b)"]
+            touched = self.touches(message_class, field.name, tp, v)
+            if touched == "True":
+                return [f"{indent}{line}" for line in written]
+            return [f"{indent}if {touched}:", *(f"{indent}    {line}" for line in written)]
+        remembered = self.memorable(tp)
+        if remembered is not None and field.is_repeated and kind == FieldDescriptor.TYPE_MESSAGE:
+            memo, encode = self.remembered_items(message_class, field.name, remembered)
+            return [f"{indent}if {v}:", f"{indent}    ap(_encoded_items({memo}, {v}, {encode}))"]
         item = _homogeneous(tp)
         parts = _fixed(tp)
         if parts is not None and all(p is int for p in parts) and field.is_repeated:
@@ -863,6 +908,7 @@ class Codec:
         self._card_list = card_list
         self._classes: dict[type, type[Message]] = {}
         self._encoders: dict[type, Callable[[Any], Message]] = {}
+        self._writers: dict[type, Callable[[Any], bytes] | None] = {}
 
     def message_class(self, cls: type) -> type[Message]:
         found = self._classes.get(cls)
@@ -879,6 +925,27 @@ class Codec:
             cls = type(obj)
             encoder = self._encoders[cls] = _COMPILED.get(_COMPILED.function("E", cls, self.message_class(cls)))
         return encoder(obj)
+
+    def wire(self, obj: Any) -> bytes:
+        """``encode(obj).SerializeToString()``, the same bytes, written directly when the shape of ``obj``'s class
+        allows (`_Compiled._write_B`; a view is, every field of it): no message is built. A value the writer does not
+        take (a negative number, a card id out of range...) is encoded as `encode` does, which takes it or refuses it
+        with its `CodecError`."""
+        cls = type(obj)
+        try:
+            writer = self._writers[cls]
+        except KeyError:
+            try:
+                writer = _COMPILED.get(_COMPILED.function("B", cls, self.message_class(cls)))
+            except _Unwritable:
+                writer = None
+            self._writers[cls] = writer
+        if writer is not None:
+            try:
+                return writer(obj)
+            except Exception:  # left to protobuf, as a remembered item is (`_item_encoder`)
+                pass
+        return self.encode(obj).SerializeToString()
 
     def decode(self, message: Message, cls: type) -> Any:
         """The dataclass ``cls`` a message carries. An enum field left unspecified (0) takes the field's

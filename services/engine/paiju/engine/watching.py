@@ -98,28 +98,32 @@ def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: 
     and when the turn runs out, and when ``seat`` may act, what it needs to act (its view too with ``views``).
     ``contribution_seconds``: how long fair dealing's windows wait (the engine's `FairDealing`, or one time for
     every window)."""
-    head, actions, tail = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
+    head, actions, follow, view, step = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
     name = game.rules.name
     encode = game.rules.commands.encode
     for action in actions:
         getattr(head.actions.add(), name).CopyFrom(encode(action))
-    head.MergeFrom(tail)
+    head.MergeFrom(follow)
+    if view is not None:
+        getattr(head, name).CopyFrom(game.rules.codec.encode(view))
+    head.MergeFrom(step)
     return head
 
 
 def _turn_parts(
     game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing
-) -> tuple[engine_pb2.Turn, Sequence[Any], engine_pb2.Turn]:
-    """`turn_of` in three parts, in the order of their fields: the turn's fields before its legal actions (version,
-    seats, deadline), the legal actions as the rules give them, and the fields after them (what a follow owes, the
-    view, the fair-dealing step)."""
+) -> tuple[engine_pb2.Turn, Sequence[Any], engine_pb2.Turn, Any | None, engine_pb2.Turn]:
+    """`turn_of` in parts, in the order of their fields: the turn's fields before its legal actions (version, seats,
+    deadline), the legal actions as the rules give them, what a follow owes, the seat's view as the rules give it
+    (``None``: none sent), and the fair-dealing step."""
     rules = game.rules.game
     state = game.state
     waiting = rules.waiting(state)
     contributors = rules.contributors(state)
     seats = sorted({*waiting, *contributors})
     head = engine_pb2.Turn(version=game.version, seats=seats)
-    tail = engine_pb2.Turn()
+    follow = engine_pb2.Turn()
+    step = engine_pb2.Turn()
     deadline = _deadline(game, bool(waiting), bool(contributors), contribution_seconds)
     if deadline is not None:
         head.deadline.CopyFrom(deadline)
@@ -128,16 +132,15 @@ def _turn_parts(
     if acts:
         assert seat is not None
         actions = rules.legal_actions(state, seat)
-        game.rules.legal_extras(state, seat, tail)
+        game.rules.legal_extras(state, seat, follow)
         owed = fair.owed(state, seat) if seat in contributors else None
         if owed is not None:
-            tail.fair_step.kind = _STEP_KINDS[owed]
-            tail.fair_step.shuffle = state.shuffle.number
+            step.fair_step.kind = _STEP_KINDS[owed]
+            step.fair_step.shuffle = state.shuffle.number
             if owed == "commit" and seat == state.shuffle.cutter:
-                tail.fair_step.max_cut = rules.deck_size - 1
-    if acts or views:
-        getattr(tail, game.rules.name).CopyFrom(game.rules.codec.encode(rules.view(state, seat)))
-    return head, actions, tail
+                step.fair_step.max_cut = rules.deck_size - 1
+    view = rules.view(state, seat) if acts or views else None
+    return head, actions, follow, view, step
 
 
 ACTIONS_KEPT = 1 << 16
@@ -161,6 +164,8 @@ _WATCH_ENVELOPES = 4
 _ACTION_TAG = _tag(_TURN_ACTION)
 _COMMAND_TAGS = {field.name: _tag(field.number) for field in engine_pb2.GameCommand.DESCRIPTOR.fields}
 _TURN_TAG = _tag(_WATCH_TURN)
+_VIEW_TAGS = {field.name: _tag(field.number) for field in engine_pb2.Turn.DESCRIPTOR.oneofs_by_name["view"].fields}
+"""The tag of each game's member of `Turn.view`."""
 
 
 def action_bytes(game: Game, action: Any) -> bytes:
@@ -211,9 +216,19 @@ def _deadline(
 def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing) -> bytes:
     """A `WatchResponse` holding the turn (see `turn_of`), serialized: the same bytes as serializing it, put together
     from its parts, each legal action's encoding made once and reused (`action_bytes`)."""
-    head, actions, tail = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
+    head, actions, follow, view, step = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
+    shown = b""
+    if view is not None:  # the view written straight to its bytes (`Codec.wire`), under its member's tag
+        written = game.rules.codec.wire(view)
+        shown = _VIEW_TAGS[game.rules.name] + varint(len(written)) + written
     body = b"".join(
-        (head.SerializeToString(), *(action_bytes(game, action) for action in actions), tail.SerializeToString())
+        (
+            head.SerializeToString(),
+            *(action_bytes(game, action) for action in actions),
+            follow.SerializeToString(),
+            shown,
+            step.SerializeToString(),
+        )
     )
     return _TURN_TAG + varint(len(body)) + body
 
