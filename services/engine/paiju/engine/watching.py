@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
@@ -79,12 +79,6 @@ def event_bytes(game: Game, envelope: engine_pb2.Envelope, event: Any, audience:
     return engine_pb2.WatchResponse(envelope=redacted(game, envelope, event, audience)).SerializeToString()
 
 
-def _may_act(game: Game) -> tuple[int, ...]:
-    """The seats that may act in ``game`` now: those whose move it awaits and those that may still contribute."""
-    rules = game.rules.game
-    return (*rules.waiting(game.state), *rules.contributors(game.state))
-
-
 _STEP_KINDS = {
     "contribute": engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE,
     "commit": engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT,
@@ -98,7 +92,11 @@ def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: 
     and when the turn runs out, and when ``seat`` may act, what it needs to act (its view too with ``views``).
     ``contribution_seconds``: how long fair dealing's windows wait (the engine's `FairDealing`, or one time for
     every window)."""
-    head, actions, follow, view, step = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
+    common, actions, follow, view, step = _turn_parts(
+        game, seat, views=views, head=turn_head(game, contribution_seconds)
+    )
+    head = engine_pb2.Turn()
+    head.CopyFrom(common.turn)
     name = game.rules.name
     encode = game.rules.commands.encode
     for action in actions:
@@ -110,25 +108,44 @@ def turn_of(game: Game, seat: int | None, *, views: bool, contribution_seconds: 
     return head
 
 
-def _turn_parts(
-    game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing
-) -> tuple[engine_pb2.Turn, Sequence[Any], engine_pb2.Turn, Any | None, engine_pb2.Turn]:
-    """`turn_of` in parts, in the order of their fields: the turn's fields before its legal actions (version, seats,
-    deadline), the legal actions as the rules give them, what a follow owes, the seat's view as the rules give it
-    (``None``: none sent), and the fair-dealing step."""
+class TurnHead(NamedTuple):
+    """What a turn tells every watcher alike, worked out once per version (`turn_head`): its fields before the legal
+    actions (version, the seats that may act, the deadline), as a message and serialized, and the seats that may
+    act: those whose move is awaited and those that may still contribute to a fair deal."""
+
+    turn: engine_pb2.Turn
+    encoded: bytes
+    seats: frozenset[int]
+    contributors: tuple[int, ...]
+
+
+def turn_head(game: Game, contribution_seconds: float | FairDealing) -> TurnHead:
+    """The `TurnHead` of ``game`` at its version (``contribution_seconds``: see `turn_of`)."""
     rules = game.rules.game
     state = game.state
     waiting = rules.waiting(state)
     contributors = rules.contributors(state)
-    seats = sorted({*waiting, *contributors})
-    head = engine_pb2.Turn(version=game.version, seats=seats)
-    follow = engine_pb2.Turn()
-    step = engine_pb2.Turn()
+    seats = frozenset((*waiting, *contributors))
+    turn = engine_pb2.Turn(version=game.version, seats=sorted(seats))
     deadline = _deadline(game, bool(waiting), bool(contributors), contribution_seconds)
     if deadline is not None:
-        head.deadline.CopyFrom(deadline)
+        turn.deadline.CopyFrom(deadline)
+    return TurnHead(turn, turn.SerializeToString(), seats, tuple(contributors))
+
+
+def _turn_parts(
+    game: Game, seat: int | None, *, views: bool, head: TurnHead
+) -> tuple[TurnHead, Sequence[Any], engine_pb2.Turn, Any | None, engine_pb2.Turn]:
+    """`turn_of` in parts, in the order of their fields: the turn's fields before its legal actions (``head``), the
+    legal actions as the rules give them, what a follow owes, the seat's view as the rules give it (``None``: none
+    sent), and the fair-dealing step."""
+    rules = game.rules.game
+    state = game.state
+    contributors = head.contributors
+    follow = engine_pb2.Turn()
+    step = engine_pb2.Turn()
     actions: Sequence[Any] = ()
-    acts = seat is not None and seat in seats
+    acts = seat is not None and seat in head.seats
     if acts:
         assert seat is not None
         actions = rules.legal_actions(state, seat)
@@ -213,17 +230,27 @@ def _deadline(
     return Timestamp(seconds=at // 1_000_000_000, nanos=at % 1_000_000_000)
 
 
-def turn_bytes(game: Game, seat: int | None, *, views: bool, contribution_seconds: float | FairDealing) -> bytes:
+def turn_bytes(
+    game: Game,
+    seat: int | None,
+    *,
+    views: bool,
+    contribution_seconds: float | FairDealing,
+    head: TurnHead | None = None,
+) -> bytes:
     """A `WatchResponse` holding the turn (see `turn_of`), serialized: the same bytes as serializing it, put together
-    from its parts, each legal action's encoding made once and reused (`action_bytes`)."""
-    head, actions, follow, view, step = _turn_parts(game, seat, views=views, contribution_seconds=contribution_seconds)
+    from its parts, each legal action's encoding made once and reused (`action_bytes`). ``head``: the version's
+    `turn_head`, when it was worked out already (shared by every watcher's turn)."""
+    if head is None:
+        head = turn_head(game, contribution_seconds)
+    head, actions, follow, view, step = _turn_parts(game, seat, views=views, head=head)
     shown = b""
     if view is not None:  # the view written straight to its bytes (`Codec.wire`), under its member's tag
         written = game.rules.codec.wire(view)
         shown = _VIEW_TAGS[game.rules.name] + varint(len(written)) + written
     body = b"".join(
         (
-            head.SerializeToString(),
+            head.encoded,
             *(action_bytes(game, action) for action in actions),
             follow.SerializeToString(),
             shown,
@@ -324,34 +351,45 @@ class Encodings:
     def event(self, game: Game, version: int, audience: int | None) -> bytes:
         """The `WatchResponse` bytes of ``game``'s event ``version`` (held in its memory) for ``audience``. An
         audience from which the event hides nothing shares the bytes of the event as stored (most events: a play is
-        the same for everyone)."""
+        the same for everyone); they are kept under its own key too, so its next watcher is handed them without the
+        rules being asked again what the event hides from it."""
+        key = ("e", version, audience)
+        found = self._lookup(game, key, version)
+        if found is not None:
+            self.shared += 1
+            return found
+        shown = audience
         if audience != FULL:
             event = game.event(version)
             if event is None or game.rules.game.redact(event, audience) is event:
-                audience = FULL
-        return self._get(game, ("e", version, audience), version, lambda: self._event(game, version, audience))
+                shown = FULL
+        if shown == audience:
+            return self._get(game, key, version, lambda: self._event(game, version, audience))
+        data = self._get(game, ("e", version, FULL), version, lambda: self._event(game, version, FULL))
+        self._store(game, key, version, data)
+        return data
 
     def turn(self, game: Game, seat: int | None, *, views: bool) -> bytes:
         """The `WatchResponse` bytes of the turn at ``game``'s version for ``seat`` (``None``: the spectators). A
         seat that may not act, and did not ask for views, is told what the spectators are: it shares their bytes."""
-        if seat is not None and not views and seat not in self._may_act(game):
+        head = self._head(game)
+        if seat is not None and not views and seat not in head.seats:
             seat = None
-        seconds = self._contribution_seconds()
         return self._get(
             game,
             ("t", game.version, seat, views),
             game.version,
-            lambda: turn_bytes(game, seat, views=views, contribution_seconds=seconds),
+            lambda: turn_bytes(game, seat, views=views, contribution_seconds=self._contribution_seconds(), head=head),
         )
 
-    def _may_act(self, game: Game) -> tuple[int, ...]:
-        """`_may_act` of ``game``, worked out once per version for all its watchers."""
+    def _head(self, game: Game) -> TurnHead:
+        """`turn_head` of ``game``, worked out once per version for all its watchers."""
         entry = self._games.get(game.game_id)
         if entry is None:
-            return _may_act(game)
-        if entry.acting_at != game.version:
-            entry.acting_at, entry.acting = game.version, _may_act(game)
-        return entry.acting
+            return turn_head(game, self._contribution_seconds())
+        if entry.head is None or entry.head.turn.version != game.version:
+            entry.head = turn_head(game, self._contribution_seconds())
+        return entry.head
 
     @staticmethod
     def _event(game: Game, version: int, audience: int | None) -> bytes:
@@ -361,18 +399,33 @@ class Encodings:
         return event_bytes(game, envelope, game.event(version), audience)
 
     def _get(self, game: Game, key: tuple[Any, ...], version: int, make: Callable[[], bytes]) -> bytes:
-        entry = self._games.get(game.game_id)
-        if entry is None:
-            entry = self._games[game.game_id] = _GameEncodings()
-        else:
-            self._games.move_to_end(game.game_id)
-        kept = entry.versions.get(version)
-        found = kept.get(key) if kept is not None else None
+        found = self._lookup(game, key, version)
         if found is not None:
             self.shared += 1
             return found
         data = make()
         self.made += 1
+        self._store(game, key, version, data)
+        return data
+
+    def _lookup(self, game: Game, key: tuple[Any, ...], version: int) -> bytes | None:
+        """The bytes kept under ``key`` for ``game``'s ``version`` (``None``: none); the game is the most recently
+        watched from now on."""
+        entry = self._games.get(game.game_id)
+        if entry is None:
+            return None
+        self._games.move_to_end(game.game_id)
+        kept = entry.versions.get(version)
+        return kept.get(key) if kept is not None else None
+
+    def _store(self, game: Game, key: tuple[Any, ...], version: int, data: bytes) -> None:
+        """Keep ``data`` under ``key`` for ``game``'s ``version`` while it is among the latest (`KEPT_VERSIONS`), in
+        the budget (the least recently watched games' dropped first)."""
+        entry = self._games.get(game.game_id)
+        if entry is None:
+            entry = self._games[game.game_id] = _GameEncodings()
+        else:
+            self._games.move_to_end(game.game_id)
         if version > entry.newest:
             entry.newest = version
             self.bytes -= entry.prune(version - KEPT_VERSIONS)
@@ -383,7 +436,6 @@ class Encodings:
         while self.bytes > self._budget and len(self._games) > 1:
             _, dropped = self._games.popitem(last=False)
             self.bytes -= dropped.bytes
-        return data
 
     def forget(self, game_id: str) -> None:
         """Drop a game's encodings (nobody watches it any more)."""
@@ -395,15 +447,14 @@ class Encodings:
 class _GameEncodings:
     """One game's encodings by version."""
 
-    __slots__ = ("acting", "acting_at", "bytes", "newest", "versions")
+    __slots__ = ("bytes", "head", "newest", "versions")
 
     def __init__(self) -> None:
         self.versions: dict[int, dict[tuple[Any, ...], bytes]] = {}
         self.newest = 0
         self.bytes = 0
-        self.acting: tuple[int, ...] = ()
-        self.acting_at = -1
-        """The seats that may act, at the version `acting_at`."""
+        self.head: TurnHead | None = None
+        """The turn head of the latest version a turn was made at."""
 
     def prune(self, below: int) -> int:
         """Drop the encodings of versions ``below`` or older; the bytes dropped."""
