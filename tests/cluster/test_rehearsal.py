@@ -273,7 +273,10 @@ async def table_events(url: str, table_id: str) -> list[Any]:
     """The table's events as the lobby stored them (its log on the LOBBY stream), decoded."""
     store = await JetStreamEventStore.connect(url, stream="LOBBY", prefix="paiju.lobby", create=False)
     try:
-        return [LOBBY_EVENTS.decode(lobby_events_pb2.LobbyEvent.FromString(r.data)) for r in await store.load(table_id)]
+        return [
+            LOBBY_EVENTS.decode(lobby_events_pb2.LobbyEnvelope.FromString(r.data).event)
+            for r in await store.load(table_id)
+        ]
     finally:
         await store.close()
 
