@@ -510,11 +510,13 @@ __all__ = [
     "SPECTATORS",
     "Change",
     "Encodings",
+    "TurnHead",
     "audience",
     "batched",
     "event_bytes",
     "redacted",
     "register",
     "turn_bytes",
+    "turn_head",
     "turn_of",
 ]
