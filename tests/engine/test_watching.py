@@ -7,12 +7,14 @@ its latest events, not its history."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, datetime
 
 from paiju.engine.dealing import FairDealing
 from paiju.engine.games import GAME_BYTES, RECENT, Game, Games, assigned, seat_count
 from paiju.engine.seeds import server_seeds
-from paiju.engine.watching import FULL, Encodings, audience, turn_bytes, turn_of
+from paiju.engine.selfplay import record_zlj
+from paiju.engine.watching import ENDED_KEPT, FULL, Encodings, audience, turn_bytes, turn_of
 from paiju.platform.store import MemoryEventStore
 from paiju.rules import registry
 from paiju.rules.rng import SeededRandom
@@ -255,6 +257,31 @@ def test_encodings_of_many_games_stay_within_their_budget() -> None:
             encodings.turn(game, 0, views=True)
             assert encodings.bytes <= 20_000 or len(encodings._games) == 1
         assert encodings.made > 0 and encodings.bytes <= 20_000
+
+    asyncio.run(main())
+
+
+def test_the_encodings_of_games_over_go_once_more_games_have_ended_since() -> None:
+    """An engine plays match after match: the encodings of a match long over are dropped (`ENDED_KEPT`), whatever
+    room the budget has left, and those of games still playing stay."""
+
+    async def main() -> None:
+        games = Games(MemoryEventStore(), clock=lambda: T0)
+        ended = await record_zlj(games, "over", [f"p{s}" for s in range(zlj.SEATS)], seed=4, deals=1)
+        assert ended.state.phase is zlj.Phase.ENDED
+        playing = await games.create("playing", "zlj", zlj.StartMatch(1, zlj.Options()), "s", "engine")
+        encodings = Encodings(lambda: 0.0)
+        encodings.turn(playing, None, views=False)
+        for n in range(ENDED_KEPT + 10):  # as many matches over, each watched to its end
+            over = dataclasses.replace(ended, game_id=f"over-{n}")
+            encodings.event(over, over.version, FULL)
+            encodings.turn(over, None, views=False)
+        held = set(encodings._games)
+        assert "playing" in held, "a game still playing keeps its encodings"
+        assert held - {"playing"} == {f"over-{n}" for n in range(10, ENDED_KEPT + 10)}, "only the latest over stay"
+        made = encodings.made
+        encodings.turn(playing, None, views=False)
+        assert encodings.made == made, "shared, not made again"
 
     asyncio.run(main())
 

@@ -22,7 +22,9 @@ turn's bytes when they go with it. A message holds at most `MESSAGE_EVENTS` even
 
 Only the latest versions of a game are kept (those still in the game's memory, `RECENT`), and all games' encodings
 together at most `ENCODINGS_BYTES`: an idle watcher costs nothing, and a crowd of spectators of one table costs one
-encoding per event.
+encoding per event. Of the games that ended, only the `ENDED_KEPT` that ended last keep theirs (their watchers are
+sent the end from them), so an engine that plays one match after another does not fill the budget with the
+encodings of matches long over.
 """
 
 from __future__ import annotations
@@ -47,6 +49,8 @@ SPECTATORS = None
 ENCODINGS_BYTES = 32 << 20
 """The encodings kept for all games together (the least recently watched games' are dropped first)."""
 KEPT_VERSIONS = 8
+ENDED_KEPT = 64
+"""The games over whose encodings are kept, those that ended last (the others' are dropped: see the module)."""
 """The latest versions of a game whose encodings are kept (a watcher further behind has its own made)."""
 
 
@@ -341,6 +345,8 @@ class Encodings:
         self._contribution_seconds = contribution_seconds
         self._budget = budget
         self._games: OrderedDict[str, _GameEncodings] = OrderedDict()
+        self._ended: OrderedDict[str, None] = OrderedDict()
+        """The games seen ended, the first to end first (`ENDED_KEPT` at most)."""
         self.bytes = 0
         """The bytes held."""
         self.made = 0
@@ -436,9 +442,14 @@ class Encodings:
         while self.bytes > self._budget and len(self._games) > 1:
             _, dropped = self._games.popitem(last=False)
             self.bytes -= dropped.bytes
+        if game.state.phase.value == "ended" and game.game_id not in self._ended:
+            self._ended[game.game_id] = None
+            while len(self._ended) > ENDED_KEPT:  # the game over longest ago goes
+                self.forget(next(iter(self._ended)))
 
     def forget(self, game_id: str) -> None:
         """Drop a game's encodings (nobody watches it any more)."""
+        self._ended.pop(game_id, None)
         dropped = self._games.pop(game_id, None)
         if dropped is not None:
             self.bytes -= dropped.bytes
