@@ -17,7 +17,7 @@ from prometheus_client import CollectorRegistry
 from paiju.engine import watching
 from paiju.engine.games import RECENT, Game, Games
 from paiju.engine.metrics import WATCH_MESSAGES
-from paiju.engine.watching import MESSAGE_EVENTS, Change, batched
+from paiju.engine.watching import MESSAGE_EVENTS, Change
 from paiju.platform.tokens import Identity, Role
 from paiju.rules import registry
 from paiju.rules.rng import SeededRandom
@@ -400,6 +400,20 @@ def test_a_watch_that_does_not_ask_gets_one_event_a_message_and_the_sdk_reads_bo
                 assert got == [*(("event", v) for v in range(1, game.version + 1)), ("turn", game.version)], form
 
     run(body)
+
+
+def batched(events: list[bytes], turn: bytes = b"") -> list[bytes]:
+    """The messages a batched watch sends to deliver ``events`` at once, ``turn`` after the last, as the engine's
+    Watch makes them with `Change`."""
+    change = Change()
+    out = []
+    for event in events:
+        full = change.add(event)
+        if full is not None:
+            out.append(full)
+    if change.count or turn:
+        out.append(change.message(turn))
+    return out
 
 
 def test_change_joins_shared_encodings_as_entries_within_its_bounds(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -38,6 +38,16 @@ def pass_for(seat: int) -> zlj_pb2.ZljCommand:
     return command
 
 
+async def mover(stub: Any, games: Any, game_id: str) -> tuple[Any, int, Any, engine_pb2.GetLegalActionsResponse]:
+    """A new 砸六家 game's state as the engine holds it, the seat to move, its call metadata and its legal actions."""
+    await create_zlj(stub, game_id)
+    game = await games.load(game_id)
+    seat = game.state.turn
+    me = auth(token(Role.PLAYER, game_id, seat))
+    legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id=game_id), metadata=me)
+    return game, seat, me, legal
+
+
 def test_min_version_waits_for_the_game_to_get_there(store_kind: str, request: pytest.FixtureRequest) -> None:
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
@@ -72,11 +82,7 @@ def test_validate_only_checks_a_command_as_act_would_and_stores_nothing(
 ) -> None:
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
-            await create_zlj(stub, "d1")
-            before = await games.load("d1")
-            seat = before.state.turn
-            me = auth(token(Role.PLAYER, "d1", seat))
-            legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id="d1"), metadata=me)
+            before, seat, me, legal = await mover(stub, games, "d1")
             good = engine_pb2.ActRequest(game_id="d1", command_id="c1", zlj=legal.actions[0].zlj, validate_only=True)
             answer = await stub.Act(good, metadata=me)
             assert answer.version == before.version and not answer.events
@@ -295,11 +301,7 @@ def test_an_act_at_a_version_the_engine_has_not_reached_waits_for_it(
 
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
-            await create_zlj(stub, "w1")
-            game = await games.load("w1")
-            seat = game.state.turn
-            me = auth(token(Role.PLAYER, "w1", seat))
-            legal = await stub.GetLegalActions(engine_pb2.GetLegalActionsRequest(game_id="w1"), metadata=me)
+            game, _, me, legal = await mover(stub, games, "w1")
             lead = legal.actions[-1].zlj
             # where the lead takes the game (the rules core): whose turn follows, and a move legal for it then
             rules = game.rules.game

@@ -318,20 +318,6 @@ class Change:
         return data
 
 
-def batched(events: Sequence[bytes], turn: bytes = b"") -> list[bytes]:
-    """The messages of a batched watch that deliver ``events`` (each a `WatchResponse` holding one envelope) at once,
-    ``turn`` (when given) after the last: as few as the bounds allow."""
-    change = Change()
-    out = []
-    for event in events:
-        full = change.add(event)
-        if full is not None:
-            out.append(full)
-    if change.count or turn:
-        out.append(change.message(turn))
-    return out
-
-
 class Encodings:
     """The encodings of the games being watched: each event's once per audience, each turn's once per seat (and
     spectators), shared by every watcher. Bounded: per game the versions still in its memory, in all
@@ -369,9 +355,11 @@ class Encodings:
             event = game.event(version)
             if event is None or game.rules.game.redact(event, audience) is event:
                 shown = FULL
-        if shown == audience:
-            return self._get(game, key, version, lambda: self._event(game, version, audience))
-        data = self._get(game, ("e", version, FULL), version, lambda: self._event(game, version, FULL))
+        if shown == audience:  # redacted for this audience: made here (looked for above)
+            data = self._event(game, version, audience)
+            self.made += 1
+        else:
+            data = self._get(game, ("e", version, FULL), version, lambda: self._event(game, version, FULL))
         self._store(game, key, version, data)
         return data
 
@@ -523,7 +511,6 @@ __all__ = [
     "Encodings",
     "TurnHead",
     "audience",
-    "batched",
     "event_bytes",
     "redacted",
     "register",
