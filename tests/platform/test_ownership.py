@@ -48,12 +48,23 @@ def cover(owners: list[Ownership]) -> list[int]:
     return sorted(p for owner in owners for p in owner.owned)
 
 
+async def settle_still(owners: list[Ownership], most: int = 10) -> None:
+    """Rounds until one changes no replica's partitions (the third, in a quiet run), at most ``most``: under a full
+    suite's load three rounds once left a partition unclaimed, which a further round claims. Where the rounds come to
+    rest is what the caller asserts: a protocol that rests short of every partition still fails."""
+    for _ in range(most):
+        before = [o.owned for o in owners]
+        await settle(owners, 1)
+        if [o.owned for o in owners] == before:
+            return
+
+
 def test_replicas_share_every_partition_evenly_and_without_overlap(nats_url: str) -> None:
     async def main() -> None:
         # a lease no round outlasts, however slowly a loaded machine runs them (a member key expiring between two
         # rounds would be a replica leaving, which another test is about)
         owners, changes = await replicas(nats_url, "own-" + uuid.uuid4().hex[:8], 3, lease=30.0)
-        await settle(owners)
+        await settle_still(owners)
         assert cover(owners) == list(range(PARTITIONS)), "every partition owned, by exactly one replica"
         assert sorted(len(o.owned) for o in owners) == [5, 5, 6]
         assert [c[-1] for c in changes] == [o.owned for o in owners], "each change was told to its replica"
