@@ -134,6 +134,22 @@ async def sign_in_and_open(page: Page, stack: dict[str, Any], game: str, deals: 
     return str(await page.evaluate("location.hash.slice('#/table/'.length)"))
 
 
+def turns_told(traffic: list[str]) -> list[str]:
+    """What each turn the page was told says, in short (version, the seats to act, whose, the hand's size, the
+    board's phase): a failure's explanation."""
+    told = []
+    for text in traffic:
+        if '"to_act"' in text:
+            turn = json.loads(text)
+            told.append(
+                f"v{turn['version']} to_act={turn['to_act']} mine={turn['mine']} hand={len(turn['hand'])} "
+                f"dealt={turn['board'].get('dealt')} seat={turn['my_seat']}"
+            )
+        elif text.startswith("{"):
+            told.append(text[:120])
+    return told
+
+
 async def play_to_the_end(page: Page, act: Any, most_moves: int = 2000, until: str = "") -> Counter[str]:
     """Play every turn of the player's with ``act`` until the page shows the result (or, with ``until``, a script,
     until it is true at one of the player's turns: the match goes on); the moves made, by kind."""
@@ -280,12 +296,14 @@ def test_a_deal_is_played_by_keyboard_alone_and_a_reload_takes_the_game_up(stack
             await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
             before = int(await page.wait_for(MY_TURN.format(after=-1), MATCH_SECONDS, "the player's turn"))
             held = await page.evaluate("document.querySelectorAll('[data-testid=hand] .card').length")
+            seen = len(page.traffic)
             await page.goto(stack["web"] + "play#/")  # away, and back: the page takes the game up where it stands
             await page.goto(f"{stack['web']}play#/table/{table}")
             again = int(await page.wait_for(MY_TURN.format(after=-1), 60, "the turn again after a reload"))
             assert again >= before
             if again == before:
-                assert await page.evaluate("document.querySelectorAll('[data-testid=hand] .card').length") == held
+                shown = await page.evaluate("document.querySelectorAll('[data-testid=hand] .card').length")
+                assert shown == held, turns_told(page.traffic[seen:])
             made = await play_to_the_end(page, by_keyboard)
             assert made["cards"] > 0, made
             assert "Match over" in await page.evaluate("document.querySelector('[data-testid=result]').innerText")
