@@ -10,11 +10,14 @@ import asyncio
 import dataclasses
 from datetime import UTC, datetime
 
+import pytest
+
+from paiju.engine import watching
 from paiju.engine.dealing import FairDealing
 from paiju.engine.games import GAME_BYTES, RECENT, Game, Games, assigned, seat_count
 from paiju.engine.seeds import server_seeds
 from paiju.engine.selfplay import record_zlj
-from paiju.engine.watching import ENDED_KEPT, FULL, Encodings, audience, turn_bytes, turn_of
+from paiju.engine.watching import ENDED_KEPT, FULL, Encodings, action_bytes, audience, turn_bytes, turn_of
 from paiju.platform.store import MemoryEventStore
 from paiju.rules import registry
 from paiju.rules.rng import SeededRandom
@@ -282,6 +285,28 @@ def test_the_encodings_of_games_over_go_once_more_games_have_ended_since() -> No
         made = encodings.made
         encodings.turn(playing, None, views=False)
         assert encodings.made == made, "shared, not made again"
+
+    asyncio.run(main())
+
+
+def test_legal_actions_encodings_stay_bounded_and_the_newest_stay_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The actions of every game ever played keep coming: `action_bytes` keeps `ACTIONS_KEPT` of them, forgetting the
+    quarter kept longest when full (not everything at once), and hands out the same bytes for an action kept."""
+    monkeypatch.setattr(watching, "_actions", {})
+    monkeypatch.setattr(watching, "ACTIONS_KEPT", 16)
+
+    async def main() -> None:
+        game = await Games(MemoryEventStore(), clock=lambda: T0).create(
+            "g", "zlj", zlj.StartMatch(1, zlj.Options()), "s", "e"
+        )
+        cuts = [zlj.Cut(0, n, 0) for n in range(1, 41)]
+        first = [action_bytes(game, cut) for cut in cuts]
+        assert len(watching._actions) <= 16
+        newest = cuts[-12:]  # three quarters of the bound at least
+        assert all(("zlj", cut) in watching._actions for cut in newest), "the newest are kept"
+        assert ("zlj", cuts[0]) not in watching._actions, "the oldest are not"
+        assert [action_bytes(game, cut) for cut in newest] == first[-12:]
+        assert [action_bytes(game, cut) for cut in cuts] == first, "forgotten or kept, the same bytes"
 
     asyncio.run(main())
 

@@ -20,6 +20,7 @@ from paiju.platform.tokens import (
     GAME_AUDIENCE,
     MAX_SECONDS,
     SESSION_AUDIENCE,
+    SWEEP_SECONDS,
     Audience,
     Identity,
     Issuer,
@@ -180,6 +181,24 @@ def test_a_header_sent_before_is_not_verified_again_but_its_time_is(monkeypatch:
     with pytest.raises(Refused) as info:
         checker.identify([("authorization", f"Bearer {token}")])
     assert info.value.reason is Reason.TOKEN_EXPIRED
+
+
+def test_a_verifier_holds_the_tokens_alive_not_every_token_it_ever_checked() -> None:
+    """Bot seats' tokens live about a minute and come new all the time: the expired ones are forgotten within
+    `SWEEP_SECONDS` (a minute), so a long-running engine's memory of tokens stays the size of the tokens in use."""
+    assert SWEEP_SECONDS <= 60
+    clock = [NOW]
+    checker = Verifier(TRUST, lambda: clock[0])
+    lasting = LOBBY.mint(Identity("kept", Role.PLAYER, expires=NOW + 15 * 60, issued=NOW))
+    checker.verify(lasting)
+    for minute in range(14):
+        clock[0] = NOW + 60 * minute
+        for seat in range(50):
+            token = LOBBY.mint(Identity(f"bot{seat}", Role.PLAYER, expires=clock[0] + 60, issued=clock[0]))
+            checker.verify(token)
+        # the tokens alive (this minute's and the last's) and those expired since the last sweep, at most
+        assert len(checker) <= 1 + 50 * 3, "the tokens in use, not every one seen"
+    assert lasting in checker._verified, "a token still alive is not swept"
 
 
 def test_lifetimes_are_capped_per_role_whoever_signs() -> None:

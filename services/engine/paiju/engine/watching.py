@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from itertools import islice
 from typing import Any, NamedTuple
 
 import grpc
@@ -164,9 +165,13 @@ def _turn_parts(
     return head, actions, follow, view, step
 
 
-ACTIONS_KEPT = 1 << 16
-"""How many legal actions' encodings `action_bytes` keeps (all forgotten at once when full): a seat's legal actions
-are mostly the same from one turn to the next (the same cards stay playable), so each is encoded about once."""
+ACTIONS_KEPT = 1 << 14
+"""How many legal actions' encodings `action_bytes` keeps (the quarter kept longest forgotten when full): a seat's
+legal actions are mostly the same from one turn to the next (the same cards stay playable), so each is encoded about
+once while its seat's turns last. The actions of every game ever played are far more (a play names its cards, and
+fair-dealt decks keep bringing new ones for hours): a bound the live games fill within minutes keeps a long-running
+engine's memory level. Over 60,000 moves of 30 fair-dealt tables, 16,384 kept missed 0.59 actions a move, against
+0.46 never seen before (65,536 kept: filling for half an hour at that pace); a miss costs about 3 µs."""
 _actions: dict[tuple[str, Any], bytes] = {}
 _TURN_ACTION = 4
 """The field number of `Turn.actions`."""
@@ -200,7 +205,8 @@ def action_bytes(game: Game, action: Any) -> bytes:
         return _action_entry(name, game.rules.commands.encode(action).SerializeToString())
     if found is None:
         if len(_actions) >= ACTIONS_KEPT:
-            _actions.clear()
+            for oldest in list(islice(_actions, ACTIONS_KEPT // 4)):
+                del _actions[oldest]
         found = _actions[key] = _action_entry(name, game.rules.commands.encode(action).SerializeToString())
     return found
 

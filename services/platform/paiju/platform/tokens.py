@@ -256,13 +256,17 @@ class Trust:
 VERIFIED_TOKENS = 10_000
 """Tokens whose signature and claims a verifier remembers having checked (a client sends the same token with every
 call: its signature is checked once, not at every call)."""
+SWEEP_SECONDS = 60
+"""How often a verifier forgets the tokens it remembers that have expired (`Verifier`)."""
 
 
 class Verifier:
     """Who a call's ``authorization: Bearer <token>`` metadata says the caller is (the edge's authenticator).
     Expiry is checked against the injected clock on every call; a token's signature and claims once, while it stays
     among the last `VERIFIED_TOKENS` verified (remembered by the header as sent, so a call that sends a token seen
-    before costs one lookup; the oldest is forgotten first)."""
+    before costs one lookup; the oldest is forgotten first). A token that has expired is forgotten within
+    `SWEEP_SECONDS`: what a verifier holds is the tokens alive now, not the last ten thousand (a bot seat's token
+    lives about a minute, so a busy engine would otherwise fill the whole bound, slowly, over hours)."""
 
     def __init__(self, trust: Trust, now: Callable[[], int], audience: str | None = None) -> None:
         self._trust = trust
@@ -270,6 +274,7 @@ class Verifier:
         self._audience = audience
         """The service this verifier checks tokens for: a token naming other services only is refused."""
         self._verified: dict[str, Identity] = {}
+        self._sweep_at = 0
 
     def identify(self, metadata: Iterable[tuple[str, Any]] | None) -> Identity:
         header: Any = ""
@@ -292,11 +297,19 @@ class Verifier:
         return self._timely(identity)
 
     def _remember(self, key: str, identity: Identity) -> Identity:
+        now = self._now()
+        if now >= self._sweep_at:  # forget the tokens that expired (refused at their next call anyway)
+            self._verified = {k: i for k, i in self._verified.items() if i.expires > now}
+            self._sweep_at = now + SWEEP_SECONDS
         verified = self._verified
         verified[key] = identity
         if len(verified) > VERIFIED_TOKENS:
             del verified[next(iter(verified))]
         return identity
+
+    def __len__(self) -> int:
+        """How many verified tokens are remembered."""
+        return len(self._verified)
 
     def _timely(self, identity: Identity) -> Identity:
         """``identity``, unless its token has expired or is from the future."""
