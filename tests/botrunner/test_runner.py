@@ -10,6 +10,7 @@ import uuid
 from collections import defaultdict
 from typing import Any
 
+import grpc
 import pytest
 from structlog.testing import capture_logs
 
@@ -306,6 +307,61 @@ def test_bots_commit_then_reveal_and_every_deal_counts_every_seat() -> None:
                 assert len(cuts) == len(dealt) - 1, "each later deal's cutter revealed the cut it committed to"
             assert total([runner], "altered") == 0
             assert total([runner], "fallbacks") == 0 and total([runner], "refused") == 0
+
+    run(body)
+
+
+class ThrottlingEngine:
+    """An engine stub that refuses each seat's first commitment and first reveal as the engine's rate limits would
+    (RESOURCE_EXHAUSTED, nothing stored); every other call goes to ``stub``."""
+
+    def __init__(self, stub: Any) -> None:
+        self._stub = stub
+        self.throttled: set[tuple[str, int]] = set()
+        """The steps refused: (the command's kind, the seat)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stub, name)
+
+    async def Act(self, request: engine_pb2.ActRequest, **kwargs: Any) -> Any:
+        command = request.tractor
+        kind = command.WhichOneof("command") if request.HasField("tractor") else None
+        if kind in ("commit_contribution", "reveal_contribution"):
+            step = (kind, getattr(command, kind).seat)
+            if step not in self.throttled:
+                self.throttled.add(step)
+                raise grpc.aio.AioRpcError(
+                    grpc.StatusCode.RESOURCE_EXHAUSTED,
+                    grpc.aio.Metadata(),
+                    grpc.aio.Metadata(),
+                    "too many Act calls from this account: try again in 1 s",
+                )
+        return await self._stub.Act(request, **kwargs)
+
+
+def test_a_throttled_commitment_or_reveal_is_taken_again_not_given_up() -> None:
+    """A fair-dealing step the engine's rate limits refuse is tried again until taken: given up, a seat's part of the
+    shuffle would be missing, and a cutter's commitment at a table without a turn timer would be waited for without
+    end (the game stalled for good). Each seat's first commitment and first reveal is refused once here: every deal
+    still counts every seat, and the game ends."""
+
+    async def body() -> None:
+        async with engine(fair=True, protocol=2) as e:
+            await create_tractor(e, "tt", timed=True)
+            stub, channel = e.runner_stub()
+            throttling = ThrottlingEngine(stub)
+            runner = BotRunner(StaticSeatSource(leases("tt", "tractor", range(4))), throttling, runner_id="t", think=0)
+            await play_out(e, [runner], ["tt"], timeout=240)
+            await channel.close()
+            assert throttling.throttled == {
+                (kind, seat) for kind in ("commit_contribution", "reveal_contribution") for seat in range(4)
+            }
+            loaded = await e.games.history("tt")
+            log = [(env.version, event) for env, event in zip(loaded.envelopes, loaded.events, strict=True)]
+            verdict = verify(GAMES["tractor"].rules, log)
+            assert verdict.ok and verdict.committed, verdict.failure
+            dealt = [s for s in verdict.shuffles if s.status == "verified"]
+            assert dealt and all(s.contributors == tuple(range(4)) for s in dealt), [s.contributors for s in dealt]
 
     run(body)
 

@@ -39,7 +39,17 @@ from paiju.botrunner.leases import SeatLease, SeatSource
 from paiju.rules import registry
 from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.zlj import bots as zlj_bots
-from paiju.sdk import RETRY_SECONDS, SEAT_GONE, GameWatch, Stale, act, backoff, new_command_id, retryable_for
+from paiju.sdk import (
+    RETRY_SECONDS,
+    RETRYABLE,
+    SEAT_GONE,
+    GameWatch,
+    Stale,
+    act,
+    backoff,
+    new_command_id,
+    retryable_for,
+)
 from paiju.sdk.fairness import ContributionAltered, Pledges
 from paiju.sdk.games import GAMES
 from paiju.v1 import engine_pb2
@@ -48,6 +58,9 @@ log = structlog.get_logger("paiju.botrunner")
 
 LOST = SEAT_GONE
 """The engine no longer lets the seat's token see or act: another player holds the seat, or the token lapsed."""
+TRY_AGAIN = frozenset({grpc.StatusCode.RESOURCE_EXHAUSTED, *RETRYABLE})
+"""Failures after which a fair-dealing step is taken again later (throttled, or the engine away longer than
+``act_patience``), not given up: nothing else would take it."""
 Envelope = engine_pb2.Envelope
 EnvelopeObserver = Callable[[SeatLease, Envelope], None]
 """Called with every envelope a seat's watch receives (in version order, each once)."""
@@ -279,8 +292,8 @@ class SeatPlayer:
                 return
         elif kind in (engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT, engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL):
             if (kind, turn.fair_step.shuffle) not in self._stepped:
+                await self._pledge(turn.fair_step)  # raises when it may be tried again: the turn is, later
                 self._stepped.add((kind, turn.fair_step.shuffle))
-                await self._pledge(turn.fair_step)
             if not turn.actions:
                 return
         actions = self.game.actions(turn)
@@ -336,7 +349,10 @@ class SeatPlayer:
 
     async def _pledge(self, step: engine_pb2.FairDealingStep) -> None:
         """Protocol version 2: commit to a fresh salt and contribution (the cutter's cut too, drawn here) or reveal
-        them (`paiju.sdk.fairness.Pledges`); a refusal: the window closed meanwhile."""
+        them (`paiju.sdk.fairness.Pledges`); a refusal: the window closed meanwhile. A step throttled by the engine's
+        rate limits, or not answered while the engine was away, is raised (`TRY_AGAIN`): `_decide` takes the turn
+        again after a pause. A step given up would be missing for good, and a cutter's commitment at a table without
+        a turn timer is waited for without end."""
         game_id, number = self.lease.game_id, step.shuffle
         committing = step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT
         if committing:
@@ -354,7 +370,7 @@ class SeatPlayer:
                 again=retryable_for(self.act_patience),
             )
         except grpc.aio.AioRpcError as e:
-            if e.code() in LOST:
+            if e.code() in LOST or e.code() in TRY_AGAIN:
                 raise
             self.log.info("fair-dealing step not taken", step="commit" if committing else "reveal", reason=e.details())
             return
