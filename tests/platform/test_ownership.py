@@ -49,7 +49,7 @@ def cover(owners: list[Ownership]) -> list[int]:
 
 
 async def settle_still(owners: list[Ownership], most: int = 10) -> None:
-    """Rounds until one changes no replica's partitions (the third, in a quiet run), at most ``most``: under a full
+    """Rounds until one changes no replica's partitions (the fourth, in a quiet run), at most ``most``: under a full
     suite's load three rounds once left a partition unclaimed, which a further round claims. Where the rounds come to
     rest is what the caller asserts: a protocol that rests short of every partition still fails."""
     for _ in range(most):
