@@ -18,6 +18,7 @@ from paiju.engine.games import GAME_BYTES, RECENT, Game, Games, assigned, seat_c
 from paiju.engine.seeds import server_seeds
 from paiju.engine.selfplay import record_zlj
 from paiju.engine.watching import ENDED_KEPT, FULL, Encodings, action_bytes, audience, turn_bytes, turn_of
+from paiju.platform.repository import Recent
 from paiju.platform.store import MemoryEventStore
 from paiju.rules import registry
 from paiju.rules.rng import SeededRandom
@@ -291,9 +292,8 @@ def test_the_encodings_of_games_over_go_once_more_games_have_ended_since() -> No
 
 def test_legal_actions_encodings_stay_bounded_and_the_newest_stay_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     """The actions of every game ever played keep coming: `action_bytes` keeps `ACTIONS_KEPT` of them, forgetting the
-    quarter kept longest when full (not everything at once), and hands out the same bytes for an action kept."""
-    monkeypatch.setattr(watching, "_actions", {})
-    monkeypatch.setattr(watching, "ACTIONS_KEPT", 16)
+    oldest first (not everything at once), and hands out the same bytes for an action kept."""
+    monkeypatch.setattr(watching, "_actions", Recent(16))
 
     async def main() -> None:
         game = await Games(MemoryEventStore(), clock=lambda: T0).create(

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from itertools import islice
 from typing import Any, NamedTuple
 
 import grpc
@@ -40,6 +39,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 from paiju.contract.codec import varint
 from paiju.engine.dealing import FairDealing
 from paiju.engine.games import Game
+from paiju.platform.repository import Recent
 from paiju.rules import fair
 from paiju.v1 import engine_pb2, engine_pb2_grpc
 
@@ -166,13 +166,14 @@ def _turn_parts(
 
 
 ACTIONS_KEPT = 1 << 14
-"""How many legal actions' encodings `action_bytes` keeps (the quarter kept longest forgotten when full): a seat's
-legal actions are mostly the same from one turn to the next (the same cards stay playable), so each is encoded about
-once while its seat's turns last. The actions of every game ever played are far more (a play names its cards, and
+"""How many legal actions' encodings `action_bytes` keeps (the oldest forgotten first, `Recent`): a seat's legal
+actions are mostly the same from one turn to the next (the same cards stay playable), so each is encoded about once
+while its seat's turns last. The actions of every game ever played are far more (a play names its cards, and
 fair-dealt decks keep bringing new ones for hours): a bound the live games fill within minutes keeps a long-running
-engine's memory level. Over 60,000 moves of 30 fair-dealt tables, 16,384 kept missed 0.59 actions a move, against
-0.46 never seen before (65,536 kept: filling for half an hour at that pace); a miss costs about 3 µs."""
-_actions: dict[tuple[str, Any], bytes] = {}
+engine's memory level. Over 60,000 moves of 30 fair-dealt tables, 16,384 kept (forgetting a quarter at once) missed
+0.59 actions a move, against 0.46 never seen before (65,536 kept: filling for half an hour at that pace); a miss
+costs about 3 µs."""
+_actions: Recent[tuple[str, Any], bytes] = Recent(ACTIONS_KEPT)
 _TURN_ACTION = 4
 """The field number of `Turn.actions`."""
 _WATCH_TURN = 3
@@ -204,9 +205,6 @@ def action_bytes(game: Game, action: Any) -> bytes:
     except TypeError:  # an action that is not hashable: encoded every time
         return _action_entry(name, game.rules.commands.encode(action).SerializeToString())
     if found is None:
-        if len(_actions) >= ACTIONS_KEPT:
-            for oldest in list(islice(_actions, ACTIONS_KEPT // 4)):
-                del _actions[oldest]
         found = _actions[key] = _action_entry(name, game.rules.commands.encode(action).SerializeToString())
     return found
 
