@@ -373,6 +373,20 @@ def test_workloads_are_bounded_unprivileged_and_without_api_tokens(overlay: tupl
             assert "add" not in security["capabilities"], where
 
 
+def test_nats_runs_go_on_as_many_threads_as_its_cpu_limit(overlay: tuple[str, list[Doc]]) -> None:
+    """nats-server's ``GOMAXPROCS`` follows its container's CPU limit (rounded up): no more Go threads than cores
+    it may use, whatever an overlay sets the limit to."""
+    _, docs = overlay
+    nats = next(c for c in containers(named(docs, "StatefulSet", "nats")) if c["name"] == "nats")
+    assert "cpu" in nats["resources"]["limits"]
+    env = {e["name"]: e for e in nats["env"]}
+    assert env["GOMAXPROCS"]["valueFrom"]["resourceFieldRef"] == {
+        "containerName": "nats",
+        "resource": "limits.cpu",
+        "divisor": "1",
+    }
+
+
 def test_network_policies_let_only_the_right_pods_in(overlay: tuple[str, list[Doc]]) -> None:
     name, docs = overlay
     policies = of_kind(docs, "NetworkPolicy")
