@@ -18,8 +18,9 @@ up in the evening):
    (`bench/load_watchers.py`).
 
 Besides the bots, a probe plays one more 砸六家 table of six guests through the public API from this process
-(each seat watches the game and, on a turn that names it, pauses as long as the bots do and acts at the turn's
-version with one of the turn's actions): the latencies a client sees. For each configuration, after a
+(each seat watches the game and, on a turn that names it, takes the fair-dealing step the turn asks of it, then
+pauses as long as the bots do and acts at the turn's version with one of the turn's actions): the latencies a client
+sees. For each configuration, after a
 warm-up, during a fixed window (`--window`, 60 s):
 
 - events stored per second, per table (median) and in all, counted on the games' subjects
@@ -102,6 +103,8 @@ from paiju.platform.grpc_io import grpc_environment
 from paiju.platform.partitions import partition_of
 from paiju.platform.probe import free_port, wait_until_serving
 from paiju.platform.store.messages import versions
+from paiju.sdk.fairness import Pledges
+from paiju.sdk.games import GAMES
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, zlj_pb2
 
 if TYPE_CHECKING:  # mypy reads bench/ as a package; `python bench/load.py` has bench/ itself on its path
@@ -147,6 +150,8 @@ THINK = 0.3
 """Seconds a bot (and the probe) pauses before each move: a brisk player's pace, the bot runner's default."""
 CALL_SECONDS = 30.0
 """The probe's deadline for one call (a call that takes longer counts as a failure and at this latency)."""
+STEP_TRIES = 5
+"""How many times the probe sends a fair-dealing step that failed (the same command id: it applies once)."""
 MOVING_EVENTS = 3
 """A new table is playing once its game has stored this many events after its start."""
 MOVING_SECONDS = 180.0
@@ -588,18 +593,26 @@ class Turn:
 @dataclass
 class Probe:
     """Plays every seat of a `PeopleTable` through the engine's API as a client of the stream does, timing each
-    `Act`: each seat watches the game, and on a turn that names it, waits as long as the bots do and acts at the
-    turn's version with one of the turn's actions. It asks the engine nothing else."""
+    `Act`: each seat watches the game, and on a turn that names it, takes the fair-dealing step the turn asks of it
+    (each deal's commitment, reveal or contribution, as the bot runner does: without it the next deal would wait for
+    the seat for good, and the probe would stop after its first deal), then waits as long as the bots do and acts
+    at the turn's version with one of the turn's actions. It asks the engine nothing else."""
 
     clients: Clients
     table: PeopleTable
     think: float
     rng: random.Random = field(default_factory=lambda: random.Random(7))
     acts: list[tuple[float, float]] = field(default_factory=list)
-    """(when it was answered, monotonic; seconds it took) of each `Act`."""
+    """(when it was answered, monotonic; seconds it took) of each `Act` that is a move."""
+    steps: list[tuple[float, float]] = field(default_factory=list)
+    """The same for each fair-dealing step (not counted among the moves' latencies)."""
     legal: list[tuple[float, float]] = field(default_factory=list)
     """The same for each `GetLegalActions` (none: the probe learns its turns from its streams)."""
     errors: list[tuple[float, str]] = field(default_factory=list)
+    pledges: dict[int, Pledges] = field(default_factory=dict)
+    """Each seat's commitments, kept for their reveals."""
+    stepped: set[tuple[int, int, int]] = field(default_factory=set)
+    """The fair-dealing steps taken: (seat, kind, shuffle)."""
 
     async def _call(self, method: str, request: Any, md: Any, timings: list[tuple[float, float]]) -> Any:
         """The call's answer (``None`` when it failed), its time added to ``timings`` (a timeout's too)."""
@@ -631,9 +644,12 @@ class Probe:
                     if reply.HasField("envelope"):
                         version = max(version, reply.envelope.version)
                     turn = reply.turn
-                    if reply.HasField("turn") and seat in turn.seats and turn.actions:
-                        await asyncio.sleep(self.think)
-                        await self.act(Turn(seat, int(turn.version), list(turn.actions)))
+                    if reply.HasField("turn") and seat in turn.seats:
+                        if turn.fair_step.kind:
+                            await self.step(seat, turn.fair_step)
+                        if turn.actions:
+                            await asyncio.sleep(self.think)
+                            await self.act(Turn(seat, int(turn.version), list(turn.actions)))
                     if guest.game_expires - time.time() < RENEW_BEFORE_SECONDS:
                         break  # watch again with a fresh token
             except grpc.aio.AioRpcError as e:
@@ -650,6 +666,35 @@ class Probe:
             game_id=self.table.game_id, command_id=uuid.uuid4().hex, expected_version=turn.version, zlj=action.zlj
         )
         await self._call("Act", request, guest.game_md, self.acts)
+
+    async def step(self, seat: int, step: Any) -> None:
+        """The fair-dealing step ``step`` asks of ``seat`` (`paiju.sdk.fairness`), once; tried again a few times
+        after a failure, since nothing else would take it."""
+        key = (seat, int(step.kind), int(step.shuffle))
+        if key in self.stepped:
+            return
+        game = GAMES["zlj"]
+        pledges = self.pledges.setdefault(seat, Pledges())
+        game_id = self.table.game_id
+        if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT:
+            command: Any = pledges.commit(game_id, seat, step.shuffle, max_cut=step.max_cut)
+        elif step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL:
+            command = pledges.reveal(game_id, step.shuffle)
+        else:
+            command = game.contribute(seat)
+        if command is None:  # a reveal of nothing this seat committed to
+            return
+        request = game.act(game_id, uuid.uuid4().hex, command)
+        for _ in range(STEP_TRIES):
+            guest = await self._fresh(seat)
+            if await self._call("Act", request, guest.game_md, self.steps) is not None:
+                self.stepped.add(key)
+                if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT:
+                    pledges.committed(game_id, step.shuffle)
+                elif step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL:
+                    pledges.revealed(game_id, step.shuffle)
+                return
+            await asyncio.sleep(0.5)
 
     async def _fresh(self, seat: int) -> Guest:
         """The guest of ``seat``, its game token renewed (by joining again) when it is about to expire."""
