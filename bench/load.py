@@ -676,12 +676,11 @@ class Probe:
         game = GAMES["zlj"]
         pledges = self.pledges.setdefault(seat, Pledges())
         game_id = self.table.game_id
-        if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT:
-            command: Any = pledges.commit(game_id, seat, step.shuffle, max_cut=step.max_cut)
-        elif step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL:
-            command = pledges.reveal(game_id, step.shuffle)
-        else:
-            command = game.contribute(seat)
+        command: Any = (
+            game.contribute(seat)
+            if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE
+            else pledges.step(game_id, seat, step)
+        )
         if command is None:  # a reveal of nothing this seat committed to
             return
         request = game.act(game_id, uuid.uuid4().hex, command)
@@ -689,10 +688,7 @@ class Probe:
             guest = await self._fresh(seat)
             if await self._call("Act", request, guest.game_md, self.steps) is not None:
                 self.stepped.add(key)
-                if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT:
-                    pledges.committed(game_id, step.shuffle)
-                elif step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL:
-                    pledges.revealed(game_id, step.shuffle)
+                pledges.taken(game_id, step)
                 return
             await asyncio.sleep(0.5)
 

@@ -353,14 +353,11 @@ class SeatPlayer:
         rate limits, or not answered while the engine was away, is raised (`TRY_AGAIN`): `_decide` takes the turn
         again after a pause. A step given up would be missing for good, and a cutter's commitment at a table without
         a turn timer is waited for without end."""
-        game_id, number = self.lease.game_id, step.shuffle
+        game_id = self.lease.game_id
         committing = step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT
-        if committing:
-            command: Any = self.pledges.commit(game_id, self.lease.seat, number, max_cut=step.max_cut)
-        else:
-            command = self.pledges.reveal(game_id, number)
-            if command is None:
-                return
+        command = self.pledges.step(game_id, self.lease.seat, step)
+        if command is None:
+            return
         try:
             await act(
                 self.engine,
@@ -374,10 +371,7 @@ class SeatPlayer:
                 raise
             self.log.info("fair-dealing step not taken", step="commit" if committing else "reveal", reason=e.details())
             return
-        if committing:
-            self.pledges.committed(game_id, number)
-        else:
-            self.pledges.revealed(game_id, number)
+        self.pledges.taken(game_id, step)
 
     def _choose(self, seat_view: Any, actions: list[Any], version: int) -> Any:
         try:

@@ -18,6 +18,7 @@ from typing import Any
 
 from paiju.rules import fair
 from paiju.rules.fairness import SALT_BYTES, contribution_commitment
+from paiju.v1 import engine_pb2
 
 CONTRIBUTION_BYTES = 16
 """The random bytes a client adds to a fair game's shuffle."""
@@ -91,6 +92,24 @@ class Pledges:
         kept = self._kept.get((game_id, number))
         if kept is not None:
             kept.revealed = True
+
+    def step(
+        self, game_id: str, seat: int, step: engine_pb2.FairDealingStep
+    ) -> fair.CommitContribution | fair.RevealContribution | None:
+        """The command a turn's COMMIT or REVEAL step asks of ``seat`` (`commit`, `reveal`); ``None`` for another
+        kind of step, or a reveal of nothing this seat committed to."""
+        if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT:
+            return self.commit(game_id, seat, step.shuffle, max_cut=step.max_cut)
+        if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL:
+            return self.reveal(game_id, step.shuffle)
+        return None
+
+    def taken(self, game_id: str, step: engine_pb2.FairDealingStep) -> None:
+        """The engine took the command of ``step`` (`committed`, `revealed`; nothing for another kind)."""
+        if step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT:
+            self.committed(game_id, step.shuffle)
+        elif step.kind == engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL:
+            self.revealed(game_id, step.shuffle)
 
     def check(self, game_id: str, event: Any) -> None:
         """Check one event of the game's log against what this client sent (`ContributionAltered` on a change);
