@@ -218,9 +218,29 @@ class JetStreamEventStore:
             await asyncio.sleep(wait)
             wait = min(most_seconds, wait * 2)
 
-    async def ensure_stream(self, replicas: int = 1, partitions: int = 0) -> None:
+    async def ensure_stream(self, replicas: int = 1, partitions: int = 0, most_seconds: float = 5.0) -> None:
         """Create the stream, or take the number of partitions of the existing one (a stream stored before
-        partitions gains them when asked: its new aggregates are partitioned, its old ones stay where they are)."""
+        partitions gains them when asked: its new aggregates are partitioned, its old ones stay where they are).
+        While JetStream does not answer (a cluster starting, or electing the leader of a stream another process just
+        created) it is asked again, after 0.2 s, then twice as long each time up to ``most_seconds``, as
+        `wait_for_stream` waits: the process says so in its log and in ``paiju_dependency_up`` meanwhile, and does not
+        give up (an owner that stopped here would leave its readers waiting for the stream)."""
+        from paiju.platform.health import UP
+
+        wait = 0.2
+        gauge = UP.labels(f"stream:{self._stream}")
+        while True:
+            try:
+                await self._ensure_stream(replicas, partitions)
+                gauge.set(1)
+                return
+            except LEADERLESS as e:
+                gauge.set(0)
+                log.warning("JetStream did not answer: asking again", stream=self._stream, seconds=wait, error=repr(e))
+            await asyncio.sleep(wait)
+            wait = min(most_seconds, wait * 2)
+
+    async def _ensure_stream(self, replicas: int, partitions: int) -> None:
         subjects = [f"{self._prefix}.*", f"{self._prefix}.*.*"] if partitions else [f"{self._prefix}.*"]
         config = StreamConfig(
             name=self._stream,
