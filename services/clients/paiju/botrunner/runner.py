@@ -223,7 +223,8 @@ class SeatPlayer:
 
     async def _new_turn(self, turn: engine_pb2.Turn) -> None:
         self._turn = turn
-        self._turned.set()
+        if self.lease.seat in turn.seats:  # only a turn the seat may act in wakes the deciding task
+            self._turned.set()
 
     async def _watch_broke(self, error: grpc.aio.AioRpcError) -> bool:
         if error.code() in LOST:
