@@ -16,7 +16,7 @@ from structlog.testing import capture_logs
 
 from paiju.botrunner.cli import load_agent
 from paiju.botrunner.leases import SeatLease, StaticSeatSource
-from paiju.botrunner.runner import BotRunner
+from paiju.botrunner.runner import BotRunner, SeatPlayer
 from paiju.envs.agent import PolicyBot
 from paiju.platform.tokens import Role
 from paiju.rules.verify import verify
@@ -541,3 +541,19 @@ def test_a_lost_seat_is_taken_up_again_with_a_renewed_lease_only() -> None:
                 await channel.close()
 
     run(body)
+
+
+def test_a_seats_deciding_task_is_woken_only_by_turns_it_may_act_in() -> None:
+    """Every seat's watch brings every turn of the game (about five a move at a table of bots); only those naming the
+    seat among the seats that may act wake its deciding task — the others it would look at and set aside."""
+
+    async def body() -> None:
+        lease = SeatLease("t", "g", "zlj", 2, "token", 0.0)
+        player = SeatPlayer(lease, engine=None)
+        await player._new_turn(engine_pb2.Turn(version=5, seats=[1]))
+        assert not player._turned.is_set()
+        assert player._turn is not None and player._turn.version == 5  # the latest turn is kept all the same
+        await player._new_turn(engine_pb2.Turn(version=6, seats=[1, 2]))
+        assert player._turned.is_set()
+
+    asyncio.run(body())
