@@ -95,3 +95,15 @@ def test_the_waits_follow_the_running_loop() -> None:
 
     asyncio.run(once())
     asyncio.run(once())  # a second loop (a test's next one): its waits are made on it, not on the first
+
+
+def test_a_wait_closed_unfinished_takes_its_waiter_out() -> None:
+    async def body() -> None:
+        changes = Changes()
+        waiting = changes.wait("g")
+        waiting.send(None)  # suspended on its future, as a task would be
+        assert changes.waiting("g") == 1
+        waiting.close()  # dropped unfinished (GeneratorExit at the wait): no error, nothing left
+        assert changes.waiting("g") == 0
+
+    run(body)

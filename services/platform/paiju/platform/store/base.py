@@ -306,7 +306,7 @@ class Changes:
         finally:
             if timer is not None:
                 timer.cancel()
-            if waiter.cancelled() or not waiter.result():  # left before a change: out of the list
+            if not waiter.done() or waiter.cancelled() or not waiter.result():  # left before a change: out of the list
                 self._leave(aggregate, waiter)
 
     def _leave(self, aggregate: str, waiter: asyncio.Future[bool]) -> None:
