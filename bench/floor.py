@@ -25,8 +25,10 @@ CPU seconds the processes involved used (client and server halves apart), median
 - **streamed message**: a grpc.aio server streaming Watch messages (redacted envelopes, a few hundred bytes) to a
   grpc.aio client, paced (one message per stream every `STREAM_PACE` seconds: an event at a time, as games make
   them, not a flood the transport batches), the server fanning each message out through a queue per stream as the
-  engine does; over one stream, and over `TABLE_STREAMS` streams at once (the six seats of one 砸六家 table);
-  server and client CPU per message.
+  engine does; over one stream, over `TABLE_STREAMS` streams at once on one connection (the six seats of one 砸六家
+  table, which one bot runner holds), and over as many streams each on a connection of its own (as spectators, each
+  on a machine of their own, watch: what the engine's CPU per spectator message is held against); server and client
+  CPU per message.
 - **rules core**: one move of each game's core (`paiju.rules.registry.GAMES`) in seeded playouts of the heuristic
   bots (`paiju.rules.{zlj,tractor}.bots`; games dealt from seeds, not committed shuffles): the CPU (this thread's
   clock) of the mover's `legal_actions` plus `decide` and `evolve` of the move the bot chose (the bot's choice is
@@ -79,6 +81,9 @@ STREAM_PACE = 0.001
 """Seconds between two messages of a stream (every stream of a group gets each message at once)."""
 TABLE_STREAMS = 6
 """Streams that receive each message at once: the seats of one 砸六家 table."""
+OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
+"""Channel options for a connection of the channel's own: gRPC shares one connection among a process's channels to
+one address unless each asks for a subchannel pool of its own (`bench/load_watchers.py`'s spectators use them too)."""
 RULES_MOVES = 600
 """Moves timed per game in a round of the rules part."""
 PLAYOUT_MOVES = 400
@@ -416,31 +421,44 @@ async def stream_server(payloads: Path, mix: str) -> None:
 
 
 async def stream_client(address: str) -> None:
-    """For each command line ``watch <streams> <messages>``: that many streams at once, each read to its end."""
+    """For each command line ``watch <streams> <messages> <apart>``: that many streams at once, each read to its end;
+    all on one connection, or with ``apart`` 1 each on a connection of its own (made before the first round, and kept:
+    a spectator's connection is open before its messages come)."""
     import grpc
 
     from paiju.v1 import engine_pb2, engine_pb2_grpc
 
     metadata = (("authorization", f"Bearer {TOKEN}"),)
+    own: list[Any] = []
+    """The streams' own connections (`OWN_CONNECTION`)."""
     async with grpc.aio.insecure_channel(address) as channel:
-        stub: Any = engine_pb2_grpc.EngineServiceStub(channel)
+        shared: Any = engine_pb2_grpc.EngineServiceStub(channel)
         commands = Commands()
         await commands.open()
         Commands.answer(ready=True)
         group = 0
 
-        async def read(request: Any) -> int:
+        async def read(stub: Any, request: Any) -> int:
             received = 0
             async for _ in stub.Watch(request, metadata=metadata):
                 received += 1
             return received
 
-        async for _, streams, count in commands:
+        async for _, streams, count, apart in commands:
             group += 1
             request = engine_pb2.WatchRequest(game_id=f"{group}:{streams}:{count}")
+            stubs = [shared] * int(streams)
+            if apart == "1":
+                while len(own) < int(streams):
+                    made = grpc.aio.insecure_channel(address, options=OWN_CONNECTION)
+                    await made.channel_ready()
+                    own.append(made)
+                stubs = [engine_pb2_grpc.EngineServiceStub(c) for c in own[: int(streams)]]
             before = own_cpu()
-            received = await asyncio.gather(*(read(request) for _ in range(int(streams))))
+            received = await asyncio.gather(*(read(stub, request) for stub in stubs))
             Commands.answer(cpu_s=own_cpu() - before, messages=sum(received))
+    for made in own:
+        await made.close()
 
 
 async def publish_client(url: str, payloads: Path, mix: str) -> None:
@@ -639,6 +657,8 @@ class Floor:
     publish: Half
     stream_one: Half
     stream_table: Half
+    stream_apart: Half
+    """`TABLE_STREAMS` streams each on a connection of its own (spectators)."""
     rules: dict[str, dict[str, float]]
     """Per game: ``mean_us`` (the median over rounds of the mean per move) and ``median_us`` (per move)."""
     sizes: dict[str, float]
@@ -679,8 +699,9 @@ class Floor:
 
     @property
     def stream_us(self) -> float:
-        """A bare streamed message, server half (what the engine's CPU per spectator message is held against)."""
-        return self.stream_table.server_us
+        """A bare streamed message to streams each on a connection of its own, as spectators' are, server half (what
+        the engine's CPU per spectator message is held against)."""
+        return self.stream_apart.server_us
 
     def row(self) -> dict[str, Any]:
         halves = {
@@ -689,6 +710,7 @@ class Floor:
             "publish": self.publish,
             "stream_one": self.stream_one,
             f"stream_{TABLE_STREAMS}": self.stream_table,
+            f"stream_{TABLE_STREAMS}_apart": self.stream_apart,
         }
         out: dict[str, Any] = {"floor": "parts", "publishes_per_act": self.publishes, "messages_per_act": self.messages}
         out["mix"] = self.mix
@@ -717,8 +739,12 @@ class Floor:
         lines.append(
             f"| **floor of a move** | | {self.client_us:.1f} | {self.server_us:.1f} | **{self.total_us:.1f}** |"
         )
-        one = self.stream_one
+        one, apart = self.stream_one, self.stream_apart
         lines.append(f"| (streamed message, one stream) | | {one.client_us:g} | {one.server_us:g} | |")
+        lines.append(
+            f"| (streamed message, {TABLE_STREAMS} streams each on its own connection: spectators) | | "
+            f"{apart.client_us:g} | {apart.server_us:g} | |"
+        )
         for game, costs in self.rules.items():
             lines.append(
                 f"| (rules core move, {game}: mean / median per move) | {self.mix.get(game, 0):g} | | "
@@ -770,13 +796,15 @@ def measure_floor(
             address = f"127.0.0.1:{server.first['port']}"
             with workers(("stream-client", address)) as (client,):
                 streams = {}
-                for k in (1, TABLE_STREAMS):
+                for k, apart in ((1, 0), (TABLE_STREAMS, 0), (TABLE_STREAMS, 1)):
 
-                    def watch(n: int, k: int = k) -> tuple[float, int]:
-                        answer = client.ask("watch", k, n)
+                    def watch(n: int, k: int = k, apart: int = apart) -> tuple[float, int]:
+                        answer = client.ask("watch", k, n, apart)
                         return answer["cpu_s"], answer["messages"]
 
-                    streams[k] = rounds_of(watch, lambda: server.ask("cpu")["cpu_s"], rounds, 200, per=lambda n: n)
+                    streams[k, apart] = rounds_of(
+                        watch, lambda: server.ask("cpu")["cpu_s"], rounds, 200, per=lambda n: n
+                    )
 
         data = Path(folder) / "nats"
         with embedded_nats(data) as url:
@@ -791,8 +819,9 @@ def measure_floor(
         unary_act=calls["act"],
         unary_legal=calls["legal"],
         publish=publish,
-        stream_one=streams[1],
-        stream_table=streams[TABLE_STREAMS],
+        stream_one=streams[1, 0],
+        stream_table=streams[TABLE_STREAMS, 0],
+        stream_apart=streams[TABLE_STREAMS, 1],
         rules=rules,
         sizes=sizes,
         seconds=time.monotonic() - started,

@@ -1,8 +1,10 @@
 """Spectators for `bench/load.py`, in a process of their own (so that their CPU is measured apart from the probe's).
 
-Each spectator is a guest of the lobby on a connection of its own: `Guest`, `JoinGame` on its table (a spectator
-token), `GetView` for the game's version, then `Watch` from the version before it (so the stream's first message,
-the game's last event, arrives at once and says the watch is open), for as long as the process runs.
+Each spectator is a guest of the lobby: `Guest`, `JoinGame` on its table (a spectator token), `GetView` for the
+game's version, then `Watch` from the version before it (so the stream's first message, the game's last event,
+arrives at once and says the watch is open), for as long as the process runs. Each watches on a connection to the
+engine of its own, as spectators on machines of their own do (`floor.OWN_CONNECTION`: without it, gRPC would carry
+every spectator of this process on one connection).
 
     python bench/load_watchers.py LOBBY ENGINE COUNT TABLE [TABLE ...]
 
@@ -23,12 +25,17 @@ import signal
 import sys
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
 from paiju.platform import event_loop
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc
+
+if TYPE_CHECKING:  # mypy reads bench/ as a package; `python bench/load_watchers.py` has bench/ itself on its path
+    from bench.floor import OWN_CONNECTION
+else:
+    from floor import OWN_CONNECTION
 
 CALL_SECONDS = 60.0
 OPEN_AT_ONCE = 20
@@ -48,7 +55,7 @@ class Spectators:
     async def spectate(self, table_id: str, opening: asyncio.Semaphore, opened: asyncio.Future[bool]) -> None:
         """One spectator of ``table_id``: sets ``opened`` once its watch delivers (False when it could not)."""
         lobby_channel = grpc.aio.insecure_channel(self.lobby)
-        engine_channel = grpc.aio.insecure_channel(self.engine)
+        engine_channel = grpc.aio.insecure_channel(self.engine, options=OWN_CONNECTION)
         self.channels += [lobby_channel, engine_channel]
         try:
             async with opening:
