@@ -121,6 +121,15 @@ class Checked:
             )
             expected_view = game.rules.codec.encode(game.rules.game.view(game.state, seat))
             assert getattr(viewing, game.rules.name) == expected_view
+        # a change's message as a live watch sends it: the newest event for the watcher's audience, then its turn
+        for who in (FULL, None, 0, 1):
+            for seat in (None, 0, 1):
+                for views in (False, True):
+                    joined = self.encodings.change(game, who, seat, views=views)
+                    event = self.encodings.event(game, game.version, who)
+                    assert joined == event + self.encodings.turn(game, seat, views=views)
+                    if who in (FULL, None):  # the audiences many watch with: joined once, then shared
+                        assert self.encodings.change(game, who, seat, views=views) is joined
 
 
 def _fair_games() -> Games:

@@ -439,9 +439,11 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                     yield change.message(encodings.turn(game, seat, views=request.views))
             else:
                 for version in range(sent + 1, newest + 1):
-                    data = encodings.event(game, version, audience(game, version, seat, player, full))
-                    if version == newest:
-                        data += encodings.turn(game, seat, views=request.views)
+                    shown = audience(game, version, seat, player, full)
+                    if version == newest:  # the event with the turn, joined once for many watchers (`change`)
+                        data = encodings.change(game, shown, seat, views=request.views)
+                    else:
+                        data = encodings.event(game, version, shown)
                     counted()
                     with tracing.sending(game.game_id, version):  # traced: a span in the trace of the event's append
                         yield data

@@ -380,6 +380,23 @@ class Encodings:
             lambda: turn_bytes(game, seat, views=views, contribution_seconds=self._contribution_seconds(), head=head),
         )
 
+    def change(self, game: Game, audience: int | None, seat: int | None, *, views: bool) -> bytes:
+        """What a live watch sends with a change: the `event` of ``game``'s version for ``audience`` followed by the
+        `turn` for ``seat``. Joined once and kept for the audiences many watch with one key — the spectators, full
+        information — so each of their watchers is handed it with one look-up; a seat's watcher, one per audience,
+        gets the two joined for it."""
+        version = game.version
+        if audience is not SPECTATORS and audience != FULL:
+            return self.event(game, version, audience) + self.turn(game, seat, views=views)
+        key = ("c", version, audience, seat, views)
+        found = self._lookup(game, key, version)
+        if found is not None:
+            self.shared += 1
+            return found
+        data = self.event(game, version, audience) + self.turn(game, seat, views=views)
+        self._store(game, key, version, data)
+        return data
+
     def _head(self, game: Game) -> TurnHead:
         """`turn_head` of ``game``, worked out once per version for all its watchers."""
         entry = self._games.get(game.game_id)
