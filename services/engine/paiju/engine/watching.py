@@ -347,8 +347,9 @@ class Encodings:
     def event(self, game: Game, version: int, audience: int | None) -> bytes:
         """The `WatchResponse` bytes of ``game``'s event ``version`` (held in its memory) for ``audience``. An
         audience from which the event hides nothing shares the bytes of the event as stored (most events: a play is
-        the same for everyone); they are kept under its own key too, so its next watcher is handed them without the
-        rules being asked again what the event hides from it."""
+        the same for everyone); for the spectators, whom many watch as, they are kept under their own key too, so
+        their next watcher is handed them without the rules being asked again what the event hides from them (a
+        seat's audience is mostly one watcher: it asks the rules again, which costs less than keeping them)."""
         key = ("e", version, audience)
         found = self._lookup(game, key, version)
         if found is not None:
@@ -362,9 +363,11 @@ class Encodings:
         if shown == audience:  # redacted for this audience: made here (looked for above)
             data = self._event(game, version, audience)
             self.made += 1
-        else:
-            data = self._get(game, ("e", version, FULL), version, lambda: self._event(game, version, FULL))
-        self._store(game, key, version, data)
+            self._store(game, key, version, data)
+            return data
+        data = self._get(game, ("e", version, FULL), version, lambda: self._event(game, version, FULL))
+        if audience is SPECTATORS:
+            self._store(game, key, version, data)
         return data
 
     def turn(self, game: Game, seat: int | None, *, views: bool) -> bytes:
