@@ -123,13 +123,13 @@ class Checked:
             assert getattr(viewing, game.rules.name) == expected_view
         # a change's message as a live watch sends it: the newest event for the watcher's audience, then its turn
         for who in (FULL, None, 0, 1):
-            for seat in (None, 0, 1):
+            for watcher in (None, 0, 1):
                 for views in (False, True):
-                    joined = self.encodings.change(game, who, seat, views=views)
+                    joined = self.encodings.change(game, who, watcher, views=views)
                     event = self.encodings.event(game, game.version, who)
-                    assert joined == event + self.encodings.turn(game, seat, views=views)
+                    assert joined == event + self.encodings.turn(game, watcher, views=views)
                     if who in (FULL, None):  # the audiences many watch with: joined once, then shared
-                        assert self.encodings.change(game, who, seat, views=views) is joined
+                        assert self.encodings.change(game, who, watcher, views=views) is joined
 
 
 def _fair_games() -> Games:
