@@ -6,11 +6,24 @@ client address each call arrives from."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
+import sys
+from pathlib import Path
 from typing import Any
 
 import grpc
-from bench.floor import OWN_CONNECTION
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+
+def _own_connection() -> Any:
+    """`bench/floor.py`'s ``OWN_CONNECTION`` (the benchmarks are scripts, not a package the tests import)."""
+    path = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
+    spec = importlib.util.spec_from_file_location("paiju_bench_floor", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.OWN_CONNECTION
 
 
 class _Peers(health_pb2_grpc.HealthServicer):
@@ -41,5 +54,5 @@ async def _connections(options: Any, channels: int) -> int:
 
 
 def test_channels_with_own_connection_options_each_open_a_connection() -> None:
-    assert asyncio.run(_connections(OWN_CONNECTION, 4)) == 4
+    assert asyncio.run(_connections(_own_connection(), 4)) == 4
     assert asyncio.run(_connections(None, 4)) == 1, "gRPC's default: one process, one connection to one address"

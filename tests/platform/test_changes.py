@@ -51,12 +51,13 @@ def test_a_wait_begun_after_a_change_waits_for_the_next() -> None:
 def test_waiters_that_leave_leave_nothing_behind() -> None:
     async def body() -> None:
         changes = Changes()
-        for _ in range(200):  # watchers of an idle game that come and go
-            task = asyncio.create_task(changes.wait("idle"))
-            await asyncio.sleep(0)
+        watchers = [asyncio.create_task(changes.wait("idle")) for _ in range(200)]  # of an idle game, come and gone
+        await asyncio.sleep(0)
+        assert changes.waiting("idle") == 200
+        for task in watchers:
             task.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await task
+        ended = await asyncio.gather(*watchers, return_exceptions=True)
+        assert all(isinstance(e, asyncio.CancelledError) for e in ended)
         assert changes.waiting("idle") == 0
         await changes.wait("idle", 0.01)  # a timeout ends the wait, and takes the waiter out
         assert changes.waiting("idle") == 0
