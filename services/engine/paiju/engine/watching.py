@@ -391,14 +391,12 @@ class Encodings:
         version = game.version
         if audience is not SPECTATORS and audience != FULL:
             return self.event(game, version, audience) + self.turn(game, seat, views=views)
-        key = ("c", version, audience, seat, views)
-        found = self._lookup(game, key, version)
-        if found is not None:
-            self.shared += 1
-            return found
-        data = self.event(game, version, audience) + self.turn(game, seat, views=views)
-        self._store(game, key, version, data)
-        return data
+        return self._get(
+            game,
+            ("c", version, audience, seat, views),
+            version,
+            lambda: self.event(game, version, audience) + self.turn(game, seat, views=views),
+        )
 
     def _head(self, game: Game) -> TurnHead:
         """`turn_head` of ``game``, worked out once per version for all its watchers."""
