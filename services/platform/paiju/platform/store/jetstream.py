@@ -50,7 +50,7 @@ from prometheus_client import Counter, Gauge
 from paiju.platform import tracing
 from paiju.platform.nats import LEADERLESS, Access, close, connect
 from paiju.platform.partitions import partition_of
-from paiju.platform.retry import report
+from paiju.platform.retry import Backoff, report
 from paiju.platform.store.base import (
     NEW,
     Arrivals,
@@ -227,7 +227,7 @@ class JetStreamEventStore:
         give up (an owner that stopped here would leave its readers waiting for the stream)."""
         from paiju.platform.health import UP
 
-        wait = 0.2
+        backoff = Backoff(0.2, most_seconds)
         gauge = UP.labels(f"stream:{self._stream}")
         while True:
             try:
@@ -236,9 +236,9 @@ class JetStreamEventStore:
                 return
             except LEADERLESS as e:
                 gauge.set(0)
+                wait = backoff.failed()
                 log.warning("JetStream did not answer: asking again", stream=self._stream, seconds=wait, error=repr(e))
             await asyncio.sleep(wait)
-            wait = min(most_seconds, wait * 2)
 
     async def _ensure_stream(self, replicas: int, partitions: int) -> None:
         subjects = [f"{self._prefix}.*", f"{self._prefix}.*.*"] if partitions else [f"{self._prefix}.*"]
