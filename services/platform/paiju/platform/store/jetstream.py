@@ -634,9 +634,10 @@ class JetStreamEventStore:
         """The feed's ordered consumer, from the event after the last one delivered, on the owned partitions."""
 
         async def receive(msg: Msg) -> None:
-            sequence = msg.metadata.sequence.stream
-            self._fed = sequence
             try:
+                # the stream sequence read straight from the ack subject: nats-py's `Msg.metadata` builds five
+                # objects to say it, for every event of every game the replica owns
+                sequence = self._fed = delivery_sequences(msg.reply)[0]
                 stored = decode(self._aggregate_of(msg.subject), sequence, msg.headers, msg.data)
             except StoreError as e:  # not an event of this store: nothing to tell the followers
                 report(log, "the feed passed over a message that is no event", e, stream=self._stream)
