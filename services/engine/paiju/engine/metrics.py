@@ -13,9 +13,9 @@ from prometheus_client.registry import Collector
 
 
 class Tally(Collector):
-    """A counter for the hottest paths (one count per watch message): `inc` is an integer add, where a Prometheus
-    `Counter` takes a lock and checks its argument every time; the count is handed to Prometheus at each scrape
-    (read from the metrics server's thread: an int is read whole)."""
+    """A counter for the hottest paths (one count per watch message, per event fed): `inc` is an integer add, where
+    a Prometheus `Counter` takes a lock and checks its argument every time; the count is handed to Prometheus at
+    each scrape (read from the metrics server's thread: an int is read whole)."""
 
     def __init__(self, name: str, documentation: str) -> None:
         self._name = name
@@ -44,9 +44,9 @@ CONFLICTS = Counter(
     "paiju_engine_conflicts_total", "Appends that lost to another writer and were decided again", registry=None
 )
 ACTIVE_GAMES = Gauge("paiju_engine_active_games", "Games this process has served since it started", registry=None)
-FEED_EVENTS = Counter(
-    "paiju_engine_feed_events_total", "Events the feed delivered (those of the partitions owned)", registry=None
-)
+FEED_EVENTS = Tally(
+    "paiju_engine_feed_events_total", "Events the feed delivered (those of the partitions owned)"
+)  # one count per event of every game owned: a `Tally`, as the watch messages
 WATCH_MESSAGES = Tally(
     "paiju_engine_watch_messages_total",
     "Messages sent on Watch streams (an event, the events of a change, a turn alone, or why the stream ends)",
