@@ -66,3 +66,40 @@ def test_a_seat_decodes_the_fair_dealing_steps_it_checks_and_no_other_event() ->
             getattr(envelope, game.name).CopyFrom(game.events.encode(event))
             assert game.fair_dealing_event(envelope) is None and game.event(envelope) == event
         assert game.fair_dealing_event(engine_pb2.Envelope(seats_assigned=engine_pb2.SeatsAssigned())) is None
+
+
+def test_legal_actions_are_decoded_once_for_the_same_bytes_and_the_kept_ones_are_bounded(monkeypatch) -> None:
+    """A seat's legal actions come again turn after turn: the second listing hands back the very commands of the
+    first, equal to a fresh decoding, and a full memo forgets its oldest entry first."""
+    from paiju.sdk import games as sdk_games
+
+    for game in GAMES.values():
+        state = game.rules.new_state()
+        for event in game.rules.decide(state, game.rules.start(11, game.rules.options(), 2_000_000_000)):
+            state = game.rules.evolve(state, event)
+        waiting = game.rules.waiting(state)
+        legal = list(game.rules.legal_actions(state, waiting[0] if waiting else 0))
+        assert legal
+        listed = engine_pb2.Turn()
+        for action in legal:
+            getattr(listed.actions.add(), game.name).CopyFrom(game.commands.encode(action))
+        first = game.actions(listed)
+        again = game.actions(engine_pb2.Turn.FromString(listed.SerializeToString()))
+        assert first == again == legal == [game.commands.decode(getattr(a, game.name)) for a in listed.actions]
+        assert all(a is b for a, b in zip(first, again, strict=True))
+
+    game = next(iter(GAMES.values()))
+    monkeypatch.setattr(sdk_games, "ACTIONS_KEPT", 2)
+    game._decoded.clear()
+    state = game.rules.new_state()
+    for event in game.rules.decide(state, game.rules.start(11, game.rules.options(), 2_000_000_000)):
+        state = game.rules.evolve(state, event)
+    waiting = game.rules.waiting(state)
+    legal = list(game.rules.legal_actions(state, waiting[0] if waiting else 0))
+    listed = engine_pb2.Turn()
+    for action in legal[:3]:
+        getattr(listed.actions.add(), game.name).CopyFrom(game.commands.encode(action))
+    assert len(listed.actions) == 3
+    assert game.actions(listed) == legal[:3]
+    assert list(game._decoded) == [getattr(x, game.name).SerializeToString() for x in listed.actions[1:]]
+    game._decoded.clear()

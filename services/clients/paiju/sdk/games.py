@@ -21,6 +21,9 @@ from paiju.rules.tractor.view import SeatView as TractorSeatView
 from paiju.rules.zlj.view import SeatView as ZljSeatView
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
+ACTIONS_KEPT = 1 << 14
+"""How many legal actions' decodings `GameContract.actions` keeps per game (the oldest forgotten first): enough for
+the seats of a bot runner's tables, bounded for one that runs for days."""
 CONTRIBUTION_BYTES = 16
 """The random bytes a client adds to a fair game's shuffle."""
 FAIR_DEALING_EVENTS = frozenset(
@@ -40,6 +43,8 @@ class GameContract(WithCodecs):
     """The rules core's ``SeatView`` the contract's seat view decodes to."""
     ended_phase: int
     """The contract's value of the game's last phase (the game is over)."""
+    _decoded: dict[bytes, Any] = dataclasses.field(default_factory=dict, compare=False, repr=False)
+    """Legal actions decoded, by their bytes (`actions`)."""
 
     @property
     def rules(self) -> GameRules:
@@ -63,8 +68,22 @@ class GameContract(WithCodecs):
         return self.codec.decode(getattr(response, self.name), self.view_type)
 
     def actions(self, response: engine_pb2.GetLegalActionsResponse | engine_pb2.Turn) -> list[Any]:
-        """The legal actions a `GetLegalActions` answer or a `Turn` lists, as the rules core's commands."""
-        return [self.commands.decode(getattr(action, self.name)) for action in response.actions]
+        """The legal actions a `GetLegalActions` answer or a `Turn` lists, as the rules core's commands. Each is
+        decoded once for the same bytes while it is among the last `ACTIONS_KEPT` (a seat's legal actions are
+        mostly the same from one turn to the next; a command is deeply frozen, so one object serves every turn)."""
+        name, decode, kept = self.name, self.commands.decode, self._decoded
+        found = []
+        for action in response.actions:
+            member = getattr(action, name)
+            key = member.SerializeToString()
+            command = kept.get(key)
+            if command is None:
+                command = decode(member)
+                if len(kept) >= ACTIONS_KEPT:
+                    del kept[next(iter(kept))]  # the oldest first
+                kept[key] = command
+            found.append(command)
+        return found
 
     def ended(self, response: engine_pb2.GetViewResponse) -> bool:
         """Whether the game of a `GetView` answer is over."""
