@@ -80,7 +80,7 @@ class GameContract(WithCodecs):
             if command is None:
                 command = decode(member)
                 if len(kept) >= ACTIONS_KEPT:
-                    del kept[next(iter(kept))]  # the oldest first
+                    kept.pop(next(iter(kept)), None)  # the oldest first
                 kept[key] = command
             found.append(command)
         return found
