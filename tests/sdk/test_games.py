@@ -3,6 +3,8 @@ the contract's ``Game`` value or by the oneof an answer carries."""
 
 from __future__ import annotations
 
+import pytest
+
 from paiju.contract.matches import GAMES as KINDS
 from paiju.rules import fair
 from paiju.rules.registry import GAMES as RULES
@@ -68,7 +70,9 @@ def test_a_seat_decodes_the_fair_dealing_steps_it_checks_and_no_other_event() ->
         assert game.fair_dealing_event(engine_pb2.Envelope(seats_assigned=engine_pb2.SeatsAssigned())) is None
 
 
-def test_legal_actions_are_decoded_once_for_the_same_bytes_and_the_kept_ones_are_bounded(monkeypatch) -> None:
+def test_legal_actions_are_decoded_once_for_the_same_bytes_and_the_kept_ones_are_bounded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A seat's legal actions come again turn after turn: the second listing hands back the very commands of the
     first, equal to a fresh decoding, and a full memo forgets its oldest entry first."""
     from paiju.sdk import games as sdk_games
