@@ -498,8 +498,8 @@ def test_the_cluster_survives_a_nats_node_an_engine_and_a_lobby_and_the_node_cat
             figures["nats_node_down_seconds"] = round(time.monotonic() - killed_at, 1)
 
             def caught_up() -> bool:
-                # against what a survivor holds now, not at step 5: the stack still runs, and a table expiring or a
-                # lease moving after step 5 writes on, which the node must catch up with too
+                # against what a survivor holds now, not at step 5: the stack still runs and may write on after step
+                # 5 (the lobby's tables, for one), which the node must catch up with too
                 try:
                     mine = cluster.stream_states(leader)
                     theirs = cluster.stream_states(survivors[0])
