@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paiju.contract import games as contract
+from paiju.contract.codec import remembered
 from paiju.contract.games import GameCodecs, WithCodecs
 from paiju.rules import fair, registry
 from paiju.rules.registry import GameRules
@@ -72,18 +73,7 @@ class GameContract(WithCodecs):
         decoded once for the same bytes while it is among the last `ACTIONS_KEPT` (a seat's legal actions are
         mostly the same from one turn to the next; a command is deeply frozen, so one object serves every turn)."""
         name, decode, kept = self.name, self.commands.decode, self._decoded
-        found = []
-        for action in response.actions:
-            member = getattr(action, name)
-            key = member.SerializeToString()
-            command = kept.get(key)
-            if command is None:
-                command = decode(member)
-                if len(kept) >= ACTIONS_KEPT:
-                    kept.pop(next(iter(kept)), None)  # the oldest first
-                kept[key] = command
-            found.append(command)
-        return found
+        return [remembered(kept, getattr(action, name), decode, ACTIONS_KEPT) for action in response.actions]
 
     def ended(self, response: engine_pb2.GetViewResponse) -> bool:
         """Whether the game of a `GetView` answer is over."""

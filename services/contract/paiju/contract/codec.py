@@ -310,21 +310,25 @@ def _item_encoder(
     return encode
 
 
+def remembered(
+    memo: dict[bytes, Any], message: Message, read: Callable[[Message], Any], limit: int | None = None
+) -> Any:
+    """What ``read`` gives for ``message``, from ``memo`` when a message with the same bytes was read before (the
+    dataclass it gives is deeply frozen, and the bytes are all that reading looks at); ``memo`` holds ``limit``
+    entries at most (by default `MEMO_LIMIT`, read at each call), the oldest forgotten first."""
+    key = message.SerializeToString()
+    found = memo.get(key)
+    if found is None:
+        found = read(message)
+        if len(memo) >= (MEMO_LIMIT if limit is None else limit):
+            memo.pop(next(iter(memo)), None)
+        memo[key] = found
+    return found
+
+
 def _remembering(read: Callable[[Message], Any], memo: dict[bytes, Any]) -> Callable[[Message], Any]:
-    """``read`` answering again from ``memo`` for a message with the same bytes as one read before (the dataclass
-    it gives is deeply frozen, and the bytes are all that reading looks at)."""
-
-    def remembered(message: Message) -> Any:
-        key = message.SerializeToString()
-        found = memo.get(key)
-        if found is None:
-            found = read(message)
-            if len(memo) >= MEMO_LIMIT:
-                memo.pop(next(iter(memo)), None)
-            memo[key] = found
-        return found
-
-    return remembered
+    """``read`` answering again from ``memo`` (`remembered`)."""
+    return lambda message: remembered(memo, message, read)
 
 
 # --- the compiler ---------------------------------------------------------------------------------------------
