@@ -35,6 +35,8 @@ class Page:
         """The body of every response and the data of every server-sent event the page received."""
         self.errors: list[str] = []
         """Exceptions thrown in the page's scripts and its console errors."""
+        self.paused: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        """The requests held by the browser (``Fetch.requestPaused``, once ``Fetch.enable`` names them), in order."""
         self._bodies: list[asyncio.Task[None]] = []
         self._reader = asyncio.create_task(self._read())
 
@@ -54,6 +56,8 @@ class Page:
                 self.traffic.append(params.get("data", ""))
             elif method == "Network.loadingFinished":
                 self._bodies.append(asyncio.create_task(self._body(params["requestId"])))
+            elif method == "Fetch.requestPaused":
+                self.paused.put_nowait(params)
             elif method == "Runtime.exceptionThrown":
                 self.errors.append(json.dumps(params.get("exceptionDetails", {}))[:2000])
             elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":

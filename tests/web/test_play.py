@@ -289,6 +289,51 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
     asyncio.run(body())
 
 
+VERSION = "+document.querySelector('[data-testid=status]').getAttribute('data-version')"
+FULL_HAND_TO_PLAY = (  # a turn to play cards early in the deal: the player surely has another before it ends
+    "!!document.querySelector('[data-testid=suggestions] button')"
+    " && document.querySelectorAll('[data-testid=hand] .card').length >= 15"
+)
+
+
+def test_the_next_turn_told_before_the_last_moves_answer_can_be_played(stack: dict[str, Any]) -> None:
+    """The stream may tell the player's next turn before the answer to their last move arrives (the bots are
+    quick, the answer slow): that turn is played when clicked, not taken for the last move still on its way. The
+    browser holds the first answer until the second move is sent."""
+
+    async def body() -> None:
+        async with browser() as page:
+            await sign_in_and_open(page, stack, "zlj", deals=1)
+            await page.wait_for("document.querySelectorAll('[data-testid=hand] .card').length > 0", 120, "the hand")
+            await play_to_the_end(page, by_click, until=FULL_HAND_TO_PLAY)
+            first = int(await page.evaluate(VERSION))
+            await page.send("Fetch.enable", patterns=[{"urlPattern": "*/api/play/act", "requestStage": "Response"}])
+            assert await by_click(page) == "cards"
+            held = await asyncio.wait_for(page.paused.get(), 60)  # the engine took the move; its answer is held
+            found = await page.wait_for(MY_TURN.format(after=first), 120, "the next turn while the answer is held")
+            assert found != "ended", "the deal ended before the player's next turn"
+            second = int(found)
+            await by_click(page)
+            try:
+                sent = await asyncio.wait_for(page.paused.get(), 60)
+            except TimeoutError:
+                raise AssertionError(
+                    f"the move at version {second} was never sent while the answer at {first} was on its way"
+                ) from None
+            for request in (held, sent):
+                await page.send("Fetch.continueRequest", requestId=request["requestId"])
+            await page.send("Fetch.disable")
+            found = await page.wait_for(MY_TURN.format(after=second), MATCH_SECONDS, "a turn after the second move")
+            assert found == "ended" or int(found) > second
+            error = await page.evaluate("document.querySelector('[data-testid=error]')?.textContent ?? ''")
+            assert not error, f"the late answer to the earlier move is not shown as the new turn's: {error}"
+            made = await play_to_the_end(page, by_click)
+            assert "Match over" in await page.evaluate("document.querySelector('[data-testid=result]').innerText")
+            assert not page.errors, (page.errors, made)
+
+    asyncio.run(body())
+
+
 def test_a_deal_is_played_by_keyboard_alone_and_a_reload_takes_the_game_up(stack: dict[str, Any]) -> None:
     async def body() -> None:
         async with browser() as page:

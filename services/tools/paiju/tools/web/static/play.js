@@ -407,7 +407,8 @@ function multiset(codes, key) {
 }
 
 function tablePage(tableId) {
-  const state = { table: null, turn: null, selected: [], focus: 0, log: [], ended: null, error: null, busy: false, ratings: null };
+  const state = { table: null, turn: null, selected: [], focus: 0, log: [], ended: null, error: null, sending: null, ratings: null };
+  // sending: the version of the turn whose move is on its way (a newer turn may come before its answer does)
   const source = new EventSource(`/api/play/tables/${encodeURIComponent(tableId)}/live`);
   let ticking = null;
   closeCurrent = () => {
@@ -513,16 +514,25 @@ function tablePage(tableId) {
     return null;
   }
 
+  function sending() {
+    // a move of the turn shown is on its way: the same turn is not played twice meanwhile
+    return state.sending !== null && state.turn !== null && state.sending === state.turn.version;
+  }
+
   async function send(action, cards) {
-    if (state.busy) return;
+    const turn = state.turn;
+    if (sending()) return;
     const command = JSON.parse(JSON.stringify(action.command));
     if (cards) {
-      const inner = command[state.turn.game];
+      const inner = command[turn.game];
       const kind = Object.keys(inner)[0];
       inner[kind].cards = cards;
     }
-    state.busy = true;
-    const body = { table_id: tableId, version: state.turn.concealed ? null : state.turn.version, command };
+    state.sending = turn.version;
+    const body = { table_id: tableId, version: turn.concealed ? null : turn.version, command };
+    // what the answer says is shown only while the page still shows the turn the move was made at: the stream
+    // may tell the next turn (the bots' moves) before the answer comes, and that turn is the player's to play
+    const current = () => state.turn !== null && state.turn.version === turn.version;
     try {
       for (let tries = 1; ; tries += 1) {
         try {
@@ -532,17 +542,21 @@ function tablePage(tableId) {
           // a service that could not answer, or a limit: the same move again after a pause (at the same version,
           // so it is made at most once: a move that did land is answered as stale)
           if ((error.status !== 503 && error.status !== 429) || tries >= 6) throw error;
-          state.error = `${error.message} (trying again)`;
-          draw();
+          if (current()) {
+            state.error = `${error.message} (trying again)`;
+            draw();
+          }
           await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** tries));
         }
       }
-      state.selected = [];
-      state.error = null;
+      if (current()) {
+        state.selected = [];
+        state.error = null;
+      }
     } catch (error) {
-      state.error = error.message;
+      if (current()) state.error = error.message;
     } finally {
-      state.busy = false;
+      if (state.sending === turn.version) state.sending = null;
       draw();
     }
   }
@@ -671,7 +685,7 @@ function tablePage(tableId) {
     if (turn.mine) {
       const kinds = handKinds();
       if (kinds.length) {
-        options.append(el("button", { type: "button", class: "primary", "data-testid": "play", disabled: !state.selected.length || state.busy, onclick: playSelected },
+        options.append(el("button", { type: "button", class: "primary", "data-testid": "play", disabled: !state.selected.length || sending(), onclick: playSelected },
           kinds[0].kind === "play" ? "Play the chosen cards" : "Give the chosen cards"));
       }
       const pass = actions().find((a) => a.kind === "pass");
