@@ -476,7 +476,8 @@ class Fuzzer:
                 asked = None
         game_id = getattr(asked, "game_id", None)
         views = bool(getattr(asked, "views", False))
-        batched = bool(getattr(asked, "batched", False))
+        # a watch told only at its seat's turns is batched too (WatchRequest.until_turn)
+        batched = bool(getattr(asked, "batched", False) or getattr(asked, "until_turn", False))
         for data in responses:
             try:
                 reply = engine_pb2.WatchResponse.FromString(data)

@@ -192,7 +192,8 @@ class SeatPlayer:
 
     async def _watch(self) -> str:
         """Follow the game's events and turns (`paiju.sdk.GameWatch`: resumed from the last version after a
-        disconnect; a game not created yet is watched again after a back-off). Returns at the game's end."""
+        disconnect; a game not created yet is watched again after a back-off). The events come with the seat's turns
+        (`WatchRequest.until_turn`): a bot decides from its turn alone. Returns at the game's end."""
         watch = GameWatch(
             self.engine,
             self.lease.game_id,
@@ -202,6 +203,7 @@ class SeatPlayer:
             on_break=self._watch_broke,
             on_close=self._watch_closed,
             on_turn=self._new_turn,
+            until_turn=True,  # a bot acts from its turns: it is told nothing between them
         )
         await watch.run()
         self.log.info("game over", version=self.watched, acts=self.stats.acts, altered=self.stats.altered)

@@ -63,6 +63,9 @@ class GameWatch:
       every turn, not only in those its seat may act in.
     - ``batched``: ask for one message per change (default), or one per event (False: the stream as an engine that
       does not know ``WatchRequest.batched`` sends it).
+    - ``until_turn``: ask to be told only when the seat may act (or the game ends), with every event since the last
+      message (``WatchRequest.until_turn``): for a seat's client that acts from the stream and draws nothing between
+      its turns, such as a bot. The events still all come, in order, only later.
     - ``on_break(error) -> bool``: the stream broke with ``error``: watch again (True) or stop following (False);
       raise to stop with an error. Default: watch again after a retryable failure (`RETRYABLE`).
     - ``on_close(reason) -> bool``: the stream ended, with its ``WatchEnd`` reason (``None`` without one): watch
@@ -87,6 +90,7 @@ class GameWatch:
         on_turn: Turned = _no_turn,
         views: bool = False,
         batched: bool = True,
+        until_turn: bool = False,
         pause: Callable[[int], float] = backoff,
     ) -> None:
         self.stub = stub
@@ -101,6 +105,7 @@ class GameWatch:
         self.on_turn = on_turn
         self.views = views
         self.batched = batched
+        self.until_turn = until_turn
         self.pause = pause
         self.turn: engine_pb2.Turn | None = None
         """The last turn handed over."""
@@ -112,7 +117,11 @@ class GameWatch:
         broken = False
         while True:
             request = engine_pb2.WatchRequest(
-                game_id=self.game_id, from_version=self.version, views=self.views, batched=self.batched
+                game_id=self.game_id,
+                from_version=self.version,
+                views=self.views,
+                batched=self.batched,
+                until_turn=self.until_turn,
             )
             stream = self.stub.Watch(request, metadata=tuple(self.metadata()))
             reason: int | None = None

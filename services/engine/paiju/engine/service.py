@@ -37,7 +37,7 @@ from paiju.engine.metrics import ACTS, LATENCY, WATCH_MESSAGES
 from paiju.engine.seeds import shuffle_seed
 from paiju.engine.spectating import Spectating
 from paiju.engine.timers import waiting_seats
-from paiju.engine.watching import FULL, Change, Encodings, audience, event_bytes, redacted, register
+from paiju.engine.watching import FULL, Change, Encodings, audience, event_bytes, held_back, redacted, register
 from paiju.platform import tracing
 from paiju.platform.edge import Policy, caller
 from paiju.platform.errors import Reason, Refused
@@ -389,7 +389,10 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         sent = request.from_version
         turned = -1  # the version whose turn was sent last
         encodings = self.encodings
-        change = Change() if request.batched else None  # one message per change (WatchRequest.batched)
+        # one message per change (WatchRequest.batched, which until_turn implies), and for a seat that asked, only
+        # when it may act
+        until_turn = request.until_turn and seat is not None
+        change = Change() if request.batched or request.until_turn else None
         while True:
             if seat is not None:
                 self._seat(who, game)  # the seat changed hands (a swap, a substitute, a bot covering): no more
@@ -426,6 +429,14 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                     yield held + turn
                 continue
             newest = game.version
+            if until_turn and held_back(game, seat, sent, encodings):
+                moved = await self._games.next_change_unless(request.game_id, newest, self.draining)
+                if moved is None:
+                    counted()
+                    yield watch_end(engine_pb2.WATCH_END_REASON_DRAINING, sent)
+                    return
+                game = moved
+                continue
             if change is not None and sent < newest:
                 for version in range(sent + 1, newest + 1):
                     data = encodings.event(game, version, audience(game, version, seat, player, full))

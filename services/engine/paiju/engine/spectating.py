@@ -197,7 +197,8 @@ class Spectating:
         turned = -1
         encodings = self.encodings
         games = self._games
-        change = Change() if request.batched else None  # one message per change (WatchRequest.batched)
+        # one message per change (WatchRequest.batched; until_turn implies it, and holds nothing back from a spectator)
+        change = Change() if request.batched or request.until_turn else None
         while True:
             picture = await self.seen(game, policy)
             newest = picture.version

@@ -38,7 +38,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.contract.codec import varint
 from paiju.engine.dealing import FairDealing
-from paiju.engine.games import Game
+from paiju.engine.games import RECENT, Game
 from paiju.platform.repository import Recent
 from paiju.rules import fair
 from paiju.v1 import engine_pb2, engine_pb2_grpc
@@ -322,6 +322,21 @@ class Change:
         return data
 
 
+HELD_MOST = 16
+"""The most events a watch that waits for its seat's turn (`WatchRequest.until_turn`) holds back: fewer than the
+events a game keeps in memory (`paiju.engine.games.RECENT`), so what it then sends is never read from the store."""
+assert HELD_MOST < RECENT
+
+
+def held_back(game: Game, seat: int | None, sent: int, encodings: Encodings) -> bool:
+    """Whether the watch of ``seat`` that waits for its turn (`WatchRequest.until_turn`), having sent the events up to
+    ``sent``, holds ``game``'s latest change back: the seat may not act at the game's version, the game goes on, and
+    the stream would hold no more than `HELD_MOST` events."""
+    if seat is None or game.version - sent > HELD_MOST or game.state.phase.value == "ended":
+        return False
+    return seat not in encodings.head(game).seats
+
+
 class Encodings:
     """The encodings of the games being watched: each event's once per audience, each turn's once per seat (and
     spectators), shared by every watcher. Bounded: per game the versions still in its memory, in all
@@ -373,7 +388,7 @@ class Encodings:
     def turn(self, game: Game, seat: int | None, *, views: bool) -> bytes:
         """The `WatchResponse` bytes of the turn at ``game``'s version for ``seat`` (``None``: the spectators). A
         seat that may not act, and did not ask for views, is told what the spectators are: it shares their bytes."""
-        head = self._head(game)
+        head = self.head(game)
         if seat is not None and not views and seat not in head.seats:
             seat = None
         return self._get(
@@ -398,7 +413,7 @@ class Encodings:
             lambda: self.event(game, version, audience) + self.turn(game, seat, views=views),
         )
 
-    def _head(self, game: Game) -> TurnHead:
+    def head(self, game: Game) -> TurnHead:
         """`turn_head` of ``game``, worked out once per version for all its watchers."""
         entry = self._games.get(game.game_id)
         if entry is None:
@@ -526,6 +541,7 @@ SERVICE = "paiju.v1.EngineService"
 __all__ = [
     "ENCODINGS_BYTES",
     "FULL",
+    "HELD_MOST",
     "MESSAGE_BYTES",
     "MESSAGE_EVENTS",
     "SPECTATORS",
@@ -534,6 +550,7 @@ __all__ = [
     "TurnHead",
     "audience",
     "event_bytes",
+    "held_back",
     "redacted",
     "register",
     "turn_bytes",
