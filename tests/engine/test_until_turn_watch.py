@@ -21,6 +21,7 @@ from paiju.rules.zlj import bots as zlj_bots
 from paiju.rules.zlj import model as zlj
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
+from ..support.waiting import wait_until
 from .harness import auth, engine, player_id, run, seated, token
 
 pytestmark = pytest.mark.integration  # games through a gRPC engine in the process
@@ -211,19 +212,17 @@ def test_a_watch_resumed_while_its_seat_waits_sends_nothing_until_its_turn(
                 n += 1
             mover = game.rules.game.waiting(game.state)[0]
             seat = (mover + 2) % zlj.SEATS
-            resumed = Stream(stub, game_id, auth(token(Role.PLAYER, game_id, seat)), until_turn=True)
-            resumed.sent = game.version - 1
-            resumed.call = stub.Watch(
-                engine_pb2.WatchRequest(game_id=game_id, from_version=game.version - 1, until_turn=True),
-                metadata=auth(token(Role.PLAYER, game_id, seat)),
+            md = auth(token(Role.PLAYER, game_id, seat))
+            resumed = Stream(stub, game_id, md, until_turn=True, from_version=game.version - 1)
+            await wait_until(  # the watch opened and waits for the game's next change
+                lambda: games.repository._changes.waiting(game_id) > 0, "the watch to wait for a change"
             )
-            read = asyncio.ensure_future(resumed.read())
+            opened = game.version
             while seat not in game.rules.game.waiting(game.state):
-                await asyncio.sleep(0.05)
-                assert not read.done(), f"a message came at version {game.version}, before seat {seat}'s turn"
                 game, _ = await _move(games, game, bots, rng, n)
                 n += 1
-            reply = await read
+            assert game.version > opened, "moves were made while the watch held them back"
+            reply = await resumed.read()  # the stream's first message: none came before the seat's turn
             assert reply.turn.version == game.version and seat in reply.turn.seats
             assert reply.turn.actions, "the seat's legal actions come with its turn"
             assert resumed.sent == game.version, "every event since the resumed version, at once"
