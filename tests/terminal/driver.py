@@ -36,6 +36,7 @@ from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
 from paiju.rules.tractor.view import SeatView as TractorView
+from paiju.sdk.refusals import RETRYABLE
 from paiju.terminal.client.style import SYMBOLS
 from paiju.v1 import engine_pb2, engine_pb2_grpc, tractor_pb2, zlj_pb2
 
@@ -305,7 +306,7 @@ async def zlj_bots(
             )
             acts += 1
         except grpc.aio.AioRpcError as e:
-            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED):
+            if e.code() not in WAITED_OUT:
                 raise
             await asyncio.sleep(0.1)
 
@@ -314,6 +315,11 @@ if TYPE_CHECKING:
     _Terminal = fdpexpect.fdspawn[str]
 else:
     _Terminal = fdpexpect.fdspawn
+
+
+WAITED_OUT = RETRYABLE | {grpc.StatusCode.ABORTED}
+"""What the helper bots wait out and try again, as the SDK does (`paiju.sdk.refusals.RETRYABLE`): an engine restarting
+(UNAVAILABLE, and CANCELLED for a call in flight when it stopped), and a move another seat made first (ABORTED)."""
 
 
 PLAIN_TERMINAL = {"NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
@@ -430,6 +436,6 @@ async def tractor_bots(stub: Any, game_id: str, seats: set[int], seed: int) -> i
             await stub.Act(request, metadata=players[seat])
             acts += 1
         except grpc.aio.AioRpcError as e:
-            if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.ABORTED):
+            if e.code() not in WAITED_OUT:
                 raise
             await asyncio.sleep(0.1)

@@ -73,6 +73,22 @@ def test_the_client_resumes_after_the_engine_comes_back() -> None:
         only_acts_and_watches(engine.calls(mine) - before)  # after the reconnection too: the stream said it all
 
 
+def stalled(engine: EngineThread, bots: Any, game_id: str) -> str:
+    """What a stalled match's failure says: whether the seats' bots still play (or how they stopped), and where the
+    game stands."""
+    state = "playing" if not bots.done() else f"stopped: {bots.exception()!r}" if bots.exception() else "returned"
+
+    async def view() -> Any:
+        return await engine.stub.GetView(engine_pb2.GetViewRequest(game_id=game_id), metadata=auth(token(Role.ANALYST)))
+
+    try:
+        found = engine.call(view)
+        where = f"version {found.version}, phase {found.zlj.phase}, turn {found.zlj.turn}"
+    except Exception as e:  # the failure's explanation must not fail
+        where = f"the view could not be read: {e!r}"
+    return f"{state}; the game at {where}"
+
+
 def test_a_spectator_says_in_words_that_the_engine_went_away_and_resumes_when_it_is_back() -> None:
     with EngineThread(seed=35) as engine:
         engine.create("gone")
@@ -82,14 +98,17 @@ def test_a_spectator_says_in_words_that_the_engine_went_away_and_resumes_when_it
         child.logfile_read = log
         try:
             child.expect_exact("Watching; type t for the table, q to stop.")
-            engine.spawn(zlj_bots(engine.stub, "gone", set(range(6)), seed=9, pause=0.05))
+            bots = engine.spawn(zlj_bots(engine.stub, "gone", set(range(6)), seed=9, pause=0.05))
             child.expect(r"seat \d \([AB][^)]*\): ")  # a move narrated: the game is under way
             # the engine goes away for longer than one pause between tries (0.3 s, doubled: several tries)
             engine.restart(down_seconds=3.0)
             child.expect_exact("The engine is answering again; carrying on from where the game was.")
             # the rest of the match move by move: a stall (no move within the timeout) fails, a busy machine does not
-            while child.expect([r"seat \d \([AB][^)]*\): ", re.escape("The match is over.")]) == 0:
-                pass
+            try:
+                while child.expect([r"seat \d \([AB][^)]*\): ", re.escape("The match is over.")]) == 0:
+                    pass
+            except pexpect.TIMEOUT:
+                raise AssertionError(f"no move for 60 s; the seats' bots: {stalled(engine, bots, 'gone')}") from None
             child.expect(pexpect.EOF, timeout=10)
         finally:
             child.close()
