@@ -109,16 +109,20 @@ MY_TURN = (  # the result; or the player's turn: a newer one, or the same after 
     "document.querySelector('[data-testid=result]') ? 'ended' : "
     "((+document.querySelector('[data-testid=status]')?.getAttribute('data-version') > {after} || "
     "/^(?!.*trying again)/.test(document.querySelector('[data-testid=error]')?.textContent ?? 'trying again')) && "
-    "document.querySelector('[data-testid=options] button:not([disabled]), [data-testid=suggestions] button')) "
+    "document.querySelector('[data-testid=options] button:not([disabled]), "
+    "[data-testid=suggestions] button:not([disabled])')) "
     "? document.querySelector('[data-testid=status]').getAttribute('data-version') : null"
 )
 CLICK = """(() => {
-  const chip = document.querySelector('[data-testid=suggestions] button');
+  const chip = document.querySelector('[data-testid=suggestions] button:not([disabled])');
   if (chip) { chip.click(); document.querySelector('[data-testid=play]').click(); return 'cards'; }
   const button = document.querySelector('[data-testid=options] button:not([disabled])');
+  if (!button) return 'nothing';
   button.click();
   return button.getAttribute('data-action') || button.textContent;
 })()"""
+"""A move by clicks: the first legal choice of cards and the play button, or the first option; 'nothing' when the
+page shows no control to play with any more (a newer turn came between the wait and the click)."""
 
 
 async def sign_in_and_open(page: Page, stack: dict[str, Any], game: str, deals: int | None = None) -> str:
@@ -159,9 +163,12 @@ async def play_to_the_end(page: Page, act: Any, most_moves: int = 2000, until: s
         found = await page.wait_for(MY_TURN.format(after=after), MATCH_SECONDS, "the player's turn or the result")
         if found == "ended" or (until and await page.evaluate(until)):
             return made
-        after = int(found)
-        made[str(await act(page))] += 1
+        done = str(await act(page))
         assert not page.errors, page.errors  # a script that failed leaves the turn unplayed: said at once
+        if done == "nothing":
+            continue  # the turn moved on before the click: waited for again (the same one, if it is still shown)
+        after = int(found)
+        made[done] += 1
     raise AssertionError(f"no result after {most_moves} moves: {made}")
 
 
@@ -181,7 +188,7 @@ async def by_keyboard(page: Page) -> str:
     """A move by keys alone: the cards of the first legal choice chosen with the arrows and the space bar, then
     Enter; otherwise `p` to pass, or the option's number."""
     wanted = await page.evaluate(
-        "(() => { const chip = document.querySelector('[data-testid=suggestions] button');"
+        "(() => { const chip = document.querySelector('[data-testid=suggestions] button:not([disabled])');"
         " return chip ? [...chip.querySelectorAll('.card')].map(c => c.getAttribute('data-card')) : null })()"
     )
     if wanted:
@@ -207,7 +214,7 @@ async def by_keyboard(page: Page) -> str:
             await key(page, " ", "Space", " ")
         await key(page, "Enter", "Enter", "\r")
         return "cards"
-    if await page.evaluate("!!document.querySelector('[data-testid=pass]')"):
+    if await page.evaluate("!!document.querySelector('[data-testid=pass]:not([disabled])')"):
         await key(page, "p", "KeyP", "p")
         return "pass"
     await page.evaluate("document.activeElement.blur()")
@@ -291,7 +298,7 @@ def test_a_guest_plays_a_whole_zlj_match_by_clicking_and_sees_the_result(stack: 
 
 VERSION = "+document.querySelector('[data-testid=status]').getAttribute('data-version')"
 FULL_HAND_TO_PLAY = (  # a turn to play cards early in the deal: the player surely has another before it ends
-    "!!document.querySelector('[data-testid=suggestions] button')"
+    "!!document.querySelector('[data-testid=suggestions] button:not([disabled])')"
     " && document.querySelectorAll('[data-testid=hand] .card').length >= 15"
 )
 
@@ -313,7 +320,10 @@ def test_the_next_turn_told_before_the_last_moves_answer_can_be_played(stack: di
             found = await page.wait_for(MY_TURN.format(after=first), 120, "the next turn while the answer is held")
             assert found != "ended", "the deal ended before the player's next turn"
             second = int(found)
-            await by_click(page)
+            while await by_click(page) == "nothing":  # the turn moved on before the click: the next one
+                found = await page.wait_for(MY_TURN.format(after=second), 120, "the next turn while the answer is held")
+                assert found != "ended", "the deal ended before the player's next turn"
+                second = int(found)
             try:
                 sent = await asyncio.wait_for(page.paused.get(), 60)
             except TimeoutError:
@@ -377,7 +387,11 @@ def test_a_tractor_deal_with_concealed_bids_and_follows_that_show_what_they_owe(
                         "[...document.querySelectorAll('[data-action]')].map(b => b.getAttribute('data-action'))"
                     )
                 )
-                kinds[str(await by_click(page))] += 1
+                done = str(await by_click(page))
+                if done == "nothing":  # the turn moved on before the click: waited for again
+                    after -= 1
+                    continue
+                kinds[done] += 1
                 if owed and kinds["cards"] >= 4:
                     break
             assert owed and "You must follow" in owed[0], owed[:1]

@@ -408,7 +408,7 @@ function multiset(codes, key) {
 
 function tablePage(tableId) {
   const state = { table: null, turn: null, selected: [], focus: 0, log: [], ended: null, error: null, sending: null, ratings: null };
-  // sending: the version of the turn whose move is on its way (a newer turn may come before its answer does)
+  // sending: the move on its way ({ version, concealed }): a newer turn may come before its answer does
   const source = new EventSource(`/api/play/tables/${encodeURIComponent(tableId)}/live`);
   let ticking = null;
   closeCurrent = () => {
@@ -515,8 +515,11 @@ function tablePage(tableId) {
   }
 
   function sending() {
-    // a move of the turn shown is on its way: the same turn is not played twice meanwhile
-    return state.sending !== null && state.turn !== null && state.sending === state.turn.version;
+    // a move of the turn shown is on its way: its controls wait for the answer, so the same turn is not played
+    // twice. A newer turn is the player's to play at once, unless the move on its way was concealed (made at no
+    // version): whether a newer turn already holds it, only its answer says.
+    const on = state.sending;
+    return on !== null && state.turn !== null && (on.concealed || on.version === state.turn.version);
   }
 
   async function send(action, cards) {
@@ -528,11 +531,14 @@ function tablePage(tableId) {
       const kind = Object.keys(inner)[0];
       inner[kind].cards = cards;
     }
-    state.sending = turn.version;
+    const sent = { version: turn.version, concealed: turn.concealed };
+    state.sending = sent;
+    draw(); // the turn's controls wait for the answer
     const body = { table_id: tableId, version: turn.concealed ? null : turn.version, command };
-    // what the answer says is shown only while the page still shows the turn the move was made at: the stream
-    // may tell the next turn (the bots' moves) before the answer comes, and that turn is the player's to play
-    const current = () => state.turn !== null && state.turn.version === turn.version;
+    // what the answer says is shown only while the page still shows the turn the move was made at (a concealed
+    // move's, whatever turn is shown): the stream may tell the next turn (the bots' moves) before the answer comes,
+    // and that turn is the player's to play
+    const current = () => state.turn !== null && (sent.concealed || state.turn.version === turn.version);
     try {
       for (let tries = 1; ; tries += 1) {
         try {
@@ -556,7 +562,7 @@ function tablePage(tableId) {
     } catch (error) {
       if (current()) state.error = error.message;
     } finally {
-      if (state.sending === turn.version) state.sending = null;
+      if (state.sending === sent) state.sending = null;
       draw();
     }
   }
@@ -689,21 +695,21 @@ function tablePage(tableId) {
           kinds[0].kind === "play" ? "Play the chosen cards" : "Give the chosen cards"));
       }
       const pass = actions().find((a) => a.kind === "pass");
-      if (pass) options.append(el("button", { type: "button", "data-testid": "pass", "data-action": "pass", onclick: () => send(pass, null) }, "Pass (p)"));
+      if (pass) options.append(el("button", { type: "button", "data-testid": "pass", "data-action": "pass", disabled: sending(), onclick: () => send(pass, null) }, "Pass (p)"));
       const others = actions().filter((a) => a.kind !== "pass" && !(FROM_HAND.has(a.kind) && a.cards));
       const cuts = others.filter((a) => a.kind === "cut");
       if (cuts.length) {
         const middle = cuts[Math.floor(cuts.length / 2)];
-        options.append(el("button", { type: "button", "data-action": "cut", onclick: () => send(middle, null) }, "Cut the deck"));
+        options.append(el("button", { type: "button", "data-action": "cut", disabled: sending(), onclick: () => send(middle, null) }, "Cut the deck"));
       }
       for (const a of others.filter((x) => x.kind !== "cut").slice(0, 40)) {
-        options.append(el("button", { type: "button", "data-action": a.kind, onclick: () => send(a, null) }, a.label));
+        options.append(el("button", { type: "button", "data-action": a.kind, disabled: sending(), onclick: () => send(a, null) }, a.label));
       }
     }
     const suggestionsNode = turn.mine && handKinds().length
       ? el("div", { class: "actions", "data-testid": "suggestions" },
         el("span", { class: "muted" }, "Legal choices (click to choose):"),
-        handKinds().slice(0, 24).map((a) => el("button", { type: "button", class: "chip", "data-action": a.kind, onclick: () => select(a.cards), title: a.label }, a.cards.map((c) => card(c)))))
+        handKinds().slice(0, 24).map((a) => el("button", { type: "button", class: "chip", "data-action": a.kind, disabled: sending(), onclick: () => select(a.cards), title: a.label }, a.cards.map((c) => card(c)))))
       : null;
     const whose = turn.mine ? (turn.hint || "Your move.") : (turn.to_act.length ? `Waiting for ${turn.to_act.map((s) => board.seats[s]?.name || `seat ${s}`).join(", ")}…` : "…");
     const names = board.seats.map((s) => s.name);
