@@ -353,6 +353,9 @@ def test_a_deal_is_played_by_keyboard_alone_and_a_reload_takes_the_game_up(stack
             held = await page.evaluate("document.querySelectorAll('[data-testid=hand] .card').length")
             seen = len(page.traffic)
             await page.goto(stack["web"] + "play#/")  # away, and back: the page takes the game up where it stands
+            # the lobby drawn before going back (a change of the address's fragment is taken up after `goto`
+            # returns: the turn looked for next must be the table drawn anew, not the one being left)
+            await page.wait_for("!!document.querySelector('[data-testid=new-zlj]')", 30, "the lobby")
             await page.goto(f"{stack['web']}play#/table/{table}")
             again = int(await page.wait_for(MY_TURN.format(after=-1), 60, "the turn again after a reload"))
             assert again >= before
