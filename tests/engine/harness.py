@@ -15,7 +15,7 @@ from google.rpc import error_details_pb2, status_pb2
 
 from paiju.contract.games import TRACTOR, TRACTOR_COMMANDS, TRACTOR_EVENTS, ZLJ, ZLJ_COMMANDS, ZLJ_EVENTS
 from paiju.engine.bootstrap import build
-from paiju.engine.games import Games
+from paiju.engine.games import Game, Games
 from paiju.platform.limits import RateLimits
 from paiju.platform.partitions import PARTITIONS
 from paiju.platform.serving import build_server
@@ -26,11 +26,13 @@ from paiju.rules.fair import Contribute
 from paiju.rules.rng import SeededRandom
 from paiju.rules.tractor import view as tractor_view
 from paiju.rules.tractor.model import Counter as TractorCounter
+from paiju.rules.tractor.model import Cut as TractorCut
 from paiju.rules.tractor.model import MakeBid as TractorMakeBid
 from paiju.rules.tractor.model import Pass as TractorPass
 from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
+from paiju.rules.zlj.model import Cut as ZljCut
 from paiju.rules.zlj.view import SeatView as ZljSeatView
 from paiju.sdk.fairness import Pledges
 from paiju.v1 import engine_pb2, engine_pb2_grpc, zlj_pb2
@@ -422,3 +424,14 @@ def error_texts(error: grpc.aio.AioRpcError) -> list[str]:
         elif not key.endswith("-bin"):
             texts.append(f"{key}: {value if isinstance(value, str) else value.decode(errors='replace')}")
     return texts
+
+
+async def bot_move(games: Games, game: Game, bots: list[Any], rng: SeededRandom, n: int) -> Any:
+    """One move of the seat the game waits for (a cut with a seed of the test's), as a bot plays it, with the command
+    id ``m<n>``: (game, events)."""
+    state = game.state
+    seat = game.rules.game.waiting(state)[0]
+    action = bots[seat].choose(state, seat)
+    if isinstance(action, ZljCut | TractorCut):
+        action = type(action)(seat, action.count, rng.next64())
+    return await games.act(game.game_id, action, f"m{n}", player_id(seat))

@@ -29,7 +29,7 @@ from paiju.sdk import GameWatch
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
 from ..support.credentials import mint_token
-from .harness import NOW, auth, engine, player_id, run, seated, token
+from .harness import NOW, auth, bot_move, engine, player_id, run, seated, token
 
 pytestmark = pytest.mark.integration  # games through a gRPC engine in the process
 
@@ -125,16 +125,6 @@ def _hands_shown(envelopes: list[engine_pb2.Envelope], game: str) -> dict[int, l
     return shown
 
 
-async def _move(games: Games, game: Game, bots: list[Any], rng: SeededRandom, n: int) -> Any:
-    """One move of the seat the game waits for (a cut with a seed of the test's), as a bot plays it: (game, events)."""
-    state = game.state
-    seat = game.rules.game.waiting(state)[0]
-    action = bots[seat].choose(state, seat)
-    if isinstance(action, zlj.Cut | tractor.Cut):
-        action = type(action)(seat, action.count, rng.next64())
-    return await games.act(game.game_id, action, f"m{n}", player_id(seat))
-
-
 def test_each_change_of_a_zlj_match_comes_as_one_message_equal_to_the_per_event_stream(
     store_kind: str, request: pytest.FixtureRequest
 ) -> None:
@@ -171,7 +161,7 @@ def test_each_change_of_a_zlj_match_comes_as_one_message_equal_to_the_per_event_
                     )
                     substituted = game.version
                 else:
-                    game, stored = await _move(games, game, bots, rng, n)
+                    game, stored = await bot_move(games, game, bots, rng, n)
                     several += len(stored) > 1
                 for pair in pairs:
                     await pair.change(game.version)
@@ -231,7 +221,7 @@ def test_a_tractor_deal_keeps_concealed_bids_concealed_in_one_message_per_change
                 state = game.state
                 if not registry.TRACTOR.waiting(state) or state.phase is tractor.Phase.PLAY:
                     break
-                game, _ = await _move(games, game, bots, rng, n)
+                game, _ = await bot_move(games, game, bots, rng, n)
                 bids += bool(game.state.phase in (tractor.Phase.BID, tractor.Phase.COUNTER) and game.state.bids)
                 for pair in pairs:
                     await pair.change(game.version)
@@ -257,7 +247,7 @@ async def _long_game(games: Games, game_id: str, events: int) -> Game:
     game = await games.create(game_id, "zlj", start, "start", "engine", seats=[player_id(s) for s in range(zlj.SEATS)])
     n = 0
     while game.version < events and game.state.phase is not zlj.Phase.ENDED:
-        game, _ = await _move(games, game, bots, rng, n)
+        game, _ = await bot_move(games, game, bots, rng, n)
         n += 1
     assert game.version >= events and game.first_recent > 1
     return game

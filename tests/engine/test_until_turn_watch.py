@@ -22,7 +22,7 @@ from paiju.rules.zlj import model as zlj
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
 from ..support.waiting import wait_until
-from .harness import auth, engine, player_id, run, seated, token
+from .harness import auth, bot_move, engine, run, seated, token
 
 pytestmark = pytest.mark.integration  # games through a gRPC engine in the process
 
@@ -102,14 +102,9 @@ class Seat:
         assert len(self.turns.turns) < len(self.every.turns), "fewer messages than one per change"
 
 
-async def _move(games: Games, game: Game, bots: list[Any], rng: SeededRandom, n: int) -> tuple[Game, Any]:
-    state = game.state
-    seat = game.rules.game.waiting(state)[0]
-    action = bots[seat].choose(state, seat)
-    if isinstance(action, zlj.Cut | tractor.Cut):
-        action = type(action)(seat, action.count, rng.next64())
-    found: tuple[Game, Any] = await games.act(game.game_id, action, f"m{n}", player_id(seat))
-    return found
+async def _create_zlj(stub: Any, game_id: str, options: zlj_pb2.ZljOptions) -> None:
+    create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=options)
+    await stub.CreateGame(seated(create, zlj.SEATS), metadata=auth(token(Role.SERVICE)))
 
 
 async def _play(
@@ -129,7 +124,7 @@ async def _play(
         changes += 1
         if ended or n == moves:
             break
-        game, _ = await _move(games, game, bots, rng, n)
+        game, _ = await bot_move(games, game, bots, rng, n)
     assert len(spectator.turns) == changes and spectator.sent == game.version
     if ended:
         for seat in watched:
@@ -150,9 +145,7 @@ def test_a_zlj_match_reaches_each_seat_only_at_its_turns_with_every_event(
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
             game_id = "until-turn-zlj"
-            options = zlj_pb2.ZljOptions(deals=2, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL)
-            create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=options)
-            await stub.CreateGame(seated(create, zlj.SEATS), metadata=auth(token(Role.SERVICE)))
+            await _create_zlj(stub, game_id, zlj_pb2.ZljOptions(deals=2, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL))
             rng = SeededRandom(31)
             bots = [zlj_bots.RandomBot(rng.next64()) for _ in range(zlj.SEATS)]
             watched = await _play(stub, games, game_id, zlj.SEATS, bots=bots, rng=rng)
@@ -200,15 +193,13 @@ def test_a_watch_resumed_while_its_seat_waits_sends_nothing_until_its_turn(
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
             game_id = "until-turn-resume"
-            options = zlj_pb2.ZljOptions(deals=1)
-            create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=options)
-            await stub.CreateGame(seated(create, zlj.SEATS), metadata=auth(token(Role.SERVICE)))
+            await _create_zlj(stub, game_id, zlj_pb2.ZljOptions(deals=1))
             game = await games.load(game_id)
             rng = SeededRandom(41)
             bots = [zlj_bots.RandomBot(rng.next64()) for _ in range(zlj.SEATS)]
             n = 0
             while game.state.phase is not zlj.Phase.PLAY:  # into the play, where one seat acts at a time
-                game, _ = await _move(games, game, bots, rng, n)
+                game, _ = await bot_move(games, game, bots, rng, n)
                 n += 1
             mover = game.rules.game.waiting(game.state)[0]
             seat = (mover + 2) % zlj.SEATS
@@ -219,7 +210,7 @@ def test_a_watch_resumed_while_its_seat_waits_sends_nothing_until_its_turn(
             )
             opened = game.version
             while seat not in game.rules.game.waiting(game.state):
-                game, _ = await _move(games, game, bots, rng, n)
+                game, _ = await bot_move(games, game, bots, rng, n)
                 n += 1
             assert game.version > opened, "moves were made while the watch held them back"
             reply = await resumed.read()  # the stream's first message: none came before the seat's turn

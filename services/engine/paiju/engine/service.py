@@ -429,45 +429,41 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
                     yield held + turn
                 continue
             newest = game.version
-            if until_turn and held_back(game, seat, sent, encodings):
-                moved = await self._games.next_change_unless(request.game_id, newest, self.draining)
-                if moved is None:
+            # a seat that asked to be told only at its turns (until_turn) and may not act: nothing sent, the events held
+            holding = until_turn and held_back(game, seat, sent, encodings)
+            if not holding:
+                if change is not None and sent < newest:
+                    for version in range(sent + 1, newest + 1):
+                        data = encodings.event(game, version, audience(game, version, seat, player, full))
+                        message = change.add(data)
+                        if message is not None:
+                            counted()
+                            with tracing.sending(game.game_id, version - 1):
+                                yield message
                     counted()
-                    yield watch_end(engine_pb2.WATCH_END_REASON_DRAINING, sent)
-                    return
-                game = moved
-                continue
-            if change is not None and sent < newest:
-                for version in range(sent + 1, newest + 1):
-                    data = encodings.event(game, version, audience(game, version, seat, player, full))
-                    message = change.add(data)
-                    if message is not None:
+                    with tracing.sending(game.game_id, newest):  # traced: a span in the trace of the newest's append
+                        yield change.message(encodings.turn(game, seat, views=request.views))
+                else:
+                    for version in range(sent + 1, newest + 1):
+                        shown = audience(game, version, seat, player, full)
+                        if version == newest:  # the event with the turn, joined once for many watchers (`change`)
+                            data = encodings.change(game, shown, seat, views=request.views)
+                        else:
+                            data = encodings.event(game, version, shown)
                         counted()
-                        with tracing.sending(game.game_id, version - 1):
-                            yield message
-                counted()
-                with tracing.sending(game.game_id, newest):  # traced: a span in the trace of the newest's append
-                    yield change.message(encodings.turn(game, seat, views=request.views))
-            else:
-                for version in range(sent + 1, newest + 1):
-                    shown = audience(game, version, seat, player, full)
-                    if version == newest:  # the event with the turn, joined once for many watchers (`change`)
-                        data = encodings.change(game, shown, seat, views=request.views)
-                    else:
-                        data = encodings.event(game, version, shown)
+                        # traced: a span in the trace of the event's append
+                        with tracing.sending(game.game_id, version):
+                            yield data
+                if sent == newest and turned != newest:
                     counted()
-                    with tracing.sending(game.game_id, version):  # traced: a span in the trace of the event's append
-                        yield data
-            if sent == newest and turned != newest:
-                counted()
-                yield encodings.turn(game, seat, views=request.views)
-            sent = max(sent, newest)
-            turned = newest
-            if game.state.phase.value == "ended":
-                counted()
-                yield watch_end(engine_pb2.WATCH_END_REASON_GAME_ENDED, sent)
-                return
-            moved = await self._games.next_change_unless(request.game_id, sent, self.draining)
+                    yield encodings.turn(game, seat, views=request.views)
+                sent = max(sent, newest)
+                turned = newest
+                if game.state.phase.value == "ended":
+                    counted()
+                    yield watch_end(engine_pb2.WATCH_END_REASON_GAME_ENDED, sent)
+                    return
+            moved = await self._games.next_change_unless(request.game_id, newest, self.draining)
             if moved is None:
                 counted()
                 yield watch_end(engine_pb2.WATCH_END_REASON_DRAINING, sent)
