@@ -32,6 +32,7 @@ from paiju.rules.tractor.model import Pass as TractorPass
 from paiju.rules.tractor.model import Phase as TractorPhase
 from paiju.rules.tractor.model import Play as TractorPlay
 from paiju.rules.tractor.model import Redeal as TractorRedeal
+from paiju.rules.zlj.model import SEATS as ZLJ_SEATS
 from paiju.rules.zlj.model import Cut as ZljCut
 from paiju.rules.zlj.view import SeatView as ZljSeatView
 from paiju.sdk.fairness import Pledges
@@ -435,3 +436,9 @@ async def bot_move(games: Games, game: Game, bots: list[Any], rng: SeededRandom,
     if isinstance(action, ZljCut | TractorCut):
         action = type(action)(seat, action.count, rng.next64())
     return await games.act(game.game_id, action, f"m{n}", player_id(seat))
+
+
+async def create_zlj(stub: Any, game_id: str, options: zlj_pb2.ZljOptions) -> None:
+    """A 砸六家 game created through the engine's API (as the lobby's service does), every seat assigned (`seated`)."""
+    create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=options)
+    await stub.CreateGame(seated(create, ZLJ_SEATS), metadata=auth(token(Role.SERVICE)))

@@ -29,7 +29,7 @@ from paiju.sdk import GameWatch
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
 from ..support.credentials import mint_token
-from .harness import NOW, auth, bot_move, engine, player_id, run, seated, token
+from .harness import NOW, auth, bot_move, create_zlj, engine, player_id, run, seated, token
 
 pytestmark = pytest.mark.integration  # games through a gRPC engine in the process
 
@@ -137,9 +137,7 @@ def test_each_change_of_a_zlj_match_comes_as_one_message_equal_to_the_per_event_
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
             game_id = "batched-zlj"
-            options = zlj_pb2.ZljOptions(deals=2, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL)
-            create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=options)
-            await stub.CreateGame(seated(create, zlj.SEATS), metadata=auth(token(Role.SERVICE)))
+            await create_zlj(stub, game_id, zlj_pb2.ZljOptions(deals=2, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL))
             game = await games.load(game_id)
             pairs = [
                 Pair(stub, game_id, auth(token(Role.PLAYER, game_id, 0)), "seat 0"),

@@ -65,6 +65,7 @@ from ..support.credentials import forged_claims, mint_token
 from .harness import (
     NOW,
     auth,
+    create_zlj,
     engine,
     error_texts,
     game_events,
@@ -901,8 +902,7 @@ def test_an_open_watch_shows_a_seat_only_while_its_player_holds_it(
                 reverse_tribute=zlj_pb2.ZLJ_REVERSE_TRIBUTE_PER_PLAYER,
                 resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL,
             )
-            create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=options)
-            await stub.CreateGame(seated(create, zlj.SEATS), metadata=service)
+            await create_zlj(stub, game_id, options)
             seat_zero = auth(token(Role.PLAYER, game_id, 0))  # player-0's token for seat 0
             stream = stub.Watch(engine_pb2.WatchRequest(game_id=game_id, from_version=0), metadata=seat_zero)
             first = await asyncio.wait_for(stream.read(), 10)

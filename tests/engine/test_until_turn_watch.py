@@ -22,7 +22,7 @@ from paiju.rules.zlj import model as zlj
 from paiju.v1 import engine_pb2, tractor_pb2, zlj_pb2
 
 from ..support.waiting import wait_until
-from .harness import auth, bot_move, engine, run, seated, token
+from .harness import auth, bot_move, create_zlj, engine, run, seated, token
 
 pytestmark = pytest.mark.integration  # games through a gRPC engine in the process
 
@@ -102,11 +102,6 @@ class Seat:
         assert len(self.turns.turns) < len(self.every.turns), "fewer messages than one per change"
 
 
-async def _create_zlj(stub: Any, game_id: str, options: zlj_pb2.ZljOptions) -> None:
-    create = engine_pb2.CreateGameRequest(game_id=game_id, game=engine_pb2.GAME_ZLJ, zlj_options=options)
-    await stub.CreateGame(seated(create, zlj.SEATS), metadata=auth(token(Role.SERVICE)))
-
-
 async def _play(
     stub: Any, games: Games, game_id: str, seats: int, *, bots: list[Any], rng: SeededRandom, moves: int = 20000
 ) -> list[Seat]:
@@ -145,7 +140,7 @@ def test_a_zlj_match_reaches_each_seat_only_at_its_turns_with_every_event(
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
             game_id = "until-turn-zlj"
-            await _create_zlj(stub, game_id, zlj_pb2.ZljOptions(deals=2, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL))
+            await create_zlj(stub, game_id, zlj_pb2.ZljOptions(deals=2, resist=zlj_pb2.ZLJ_RESIST_BIG_AND_SMALL))
             rng = SeededRandom(31)
             bots = [zlj_bots.RandomBot(rng.next64()) for _ in range(zlj.SEATS)]
             watched = await _play(stub, games, game_id, zlj.SEATS, bots=bots, rng=rng)
@@ -193,7 +188,7 @@ def test_a_watch_resumed_while_its_seat_waits_sends_nothing_until_its_turn(
     async def body() -> None:
         async with engine(store_kind, request) as (stub, games):
             game_id = "until-turn-resume"
-            await _create_zlj(stub, game_id, zlj_pb2.ZljOptions(deals=1))
+            await create_zlj(stub, game_id, zlj_pb2.ZljOptions(deals=1))
             game = await games.load(game_id)
             rng = SeededRandom(41)
             bots = [zlj_bots.RandomBot(rng.next64()) for _ in range(zlj.SEATS)]
