@@ -319,6 +319,22 @@ def test_make_follow_is_always_accepted(sit: Situation) -> None:
     check_follow(sit.lead, sit.hand, play, sit.tr)
 
 
+@given(situations())
+@profile(400)
+def test_make_follow_fills_with_the_lowest_cards(sit: Situation) -> None:
+    """Beyond the cards its requirement names, `make_follow` plays the follower's lowest eligible cards: plain cards
+    before trumps, then by strength (its docstring's order), of the led suit class when the free cards must be."""
+    owed = requirement(sit.lead, sit.hand, sit.tr)
+    play = make_follow(sit.lead, sit.hand, sit.tr)
+    rest = Counter(sit.hand) - Counter(owed.must_include)
+    eligible = sorted(
+        (c for c in rest.elements() if not owed.free_of_suit or sit.tr.suit_class[c] == owed.suit_class),
+        key=lambda c: (sit.tr.is_trump(c), sit.tr.strength[c], c),
+    )
+    assert Counter(play) - Counter(owed.must_include) == Counter(eligible[: owed.free])
+    assert requirement(sit.lead, list(sit.hand), sit.tr) == owed, "the same requirement, however the hand is held"
+
+
 @given(situations(max_n=10), st.integers(0, 2**32 - 1))
 @profile(400)
 def test_breaking_a_required_component_is_rejected_exactly_when_the_oracle_says_so(sit: Situation, seed: int) -> None:

@@ -303,6 +303,10 @@ def _groups(counts: Counts, budget: int, m: int, trumps: Trumps) -> tuple[Realis
 # --- the requirement, the validator and the generator ---------------------------------------------
 
 
+REQUIREMENTS_KEPT = 64
+"""How many requirements `requirement` remembers: the asks of one turn come one right after the other."""
+
+
 @dataclass(frozen=True, slots=True)
 class Requirement:
     """What a follower owes (§6): ``must_include`` cards, then ``free`` more cards.
@@ -335,6 +339,13 @@ def _first_pattern(lead: Combo, counts: Counts, trumps: Trumps) -> tuple[int, li
 
 def requirement(lead: Combo, hand: Sequence[Card], trumps: Trumps) -> Requirement:
     """What ``hand`` must play to follow ``lead`` (§6), with one realisation of it as ``must_include``."""
+    return _requirement(lead, tuple(hand), trumps)
+
+
+@lru_cache(maxsize=REQUIREMENTS_KEPT)
+def _requirement(lead: Combo, hand: Cards, trumps: Trumps) -> Requirement:
+    """`requirement`, remembered: a follower's turn asks for it twice (its legal follow, `make_follow`, and what the
+    follow owes, which the engine sends with the seat's turn), and a bot asks again when it chooses."""
     n = lead.size
     own = suit_cards(hand, lead.suit_class, trumps)
     if len(own) <= n:
@@ -396,14 +407,24 @@ def check_follow(lead: Combo, hand: Sequence[Card], play: Sequence[Card], trumps
         )
 
 
+@lru_cache(maxsize=64)
+def _lowest_first(trumps: Trumps) -> tuple[int, ...]:
+    """Per card, `make_follow`'s default order of free cards as one number: plain cards before trumps, then by
+    strength, then by card."""
+    return tuple(trumps.is_trump(Card(c)) * 100_000 + trumps.strength[c] * 100 + c for c in range(54))
+
+
 def make_follow(lead: Combo, hand: Sequence[Card], trumps: Trumps, filler: Sequence[Card] | None = None) -> Cards:
     """One legal follow: the requirement's cards, then free cards in ``filler``'s order (default: lowest first,
     plain cards before trumps, by strength)."""
     req = requirement(lead, hand, trumps)
+    if not req.free:
+        return req.must_include  # sorted already
     rest = Counter(hand)
     rest.subtract(req.must_include)
-    lowest_first = sorted(hand, key=lambda c: (trumps.is_trump(c), trumps.strength[c], c))
-    pool = [c for c in (filler if filler is not None else lowest_first) if rest[c] > 0]
+    if filler is None:
+        filler = sorted(hand, key=_lowest_first(trumps).__getitem__)
+    pool = [c for c in filler if rest[c] > 0]
     chosen: list[Card] = []
     for c in pool:
         if len(chosen) == req.free:

@@ -704,11 +704,12 @@ def leads(hand: Cards, t: Trumps) -> list[Cards]:
     by_chain = sorted((place, c) for c in groups if (place := t.chain[c]) is not None)
     for i, (_, start) in enumerate(by_chain):
         run = [start]
+        top_unit = groups[start]
         for _, c in by_chain[i + 1 :]:
-            if not t.adjacent(run[-1], c):
-                break
+            top_unit = min(top_unit, groups[c])
+            if top_unit < 2 or not t.adjacent(run[-1], c):
+                break  # a longer run has a single in it too: no unit of 2 or more
             run.append(c)
-            top_unit = min(groups[x] for x in run)
             for unit in range(2, top_unit + 1):
                 cards = tuple(sorted(x for x in run for _ in range(unit)))
                 try:
