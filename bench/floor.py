@@ -28,7 +28,10 @@ CPU seconds the processes involved used (client and server halves apart), median
   engine does; over one stream, over `TABLE_STREAMS` streams at once on one connection (the six seats of one 砸六家
   table, which one bot runner holds), and over as many streams each on a connection of its own (as spectators, each
   on a machine of their own, watch: what the engine's CPU per spectator message is held against); server and client
-  CPU per message.
+  CPU per message. When the load run had spectators, also at their shape (`Crowd`, not part of the floor's sum): as
+  many streams as the run's spectators, each on a connection of its own, a table's streams getting each message at
+  once, every table at the pace the run's spectators were sent messages, from a moment of its own — the bare
+  library doing what the engine does for the crowd, measured while the streams flow.
 - **rules core**: one move of each game's core (`paiju.rules.registry.GAMES`) in seeded playouts of the heuristic
   bots (`paiju.rules.{zlj,tractor}.bots`; games dealt from seeds, not committed shuffles): the CPU (this thread's
   clock) of the mover's `legal_actions` plus `decide` and `evolve` of the move the bot chose (the bot's choice is
@@ -54,6 +57,7 @@ import base64
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -81,6 +85,8 @@ STREAM_PACE = 0.001
 """Seconds between two messages of a stream (every stream of a group gets each message at once)."""
 TABLE_STREAMS = 6
 """Streams that receive each message at once: the seats of one 砸六家 table."""
+CROWD_ROUND_SECONDS = 3.0
+"""How long one round of the crowd's streams lasts (`crowd_rounds`), its streams open and their messages flowing."""
 OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
 """Channel options for a connection of the channel's own: gRPC shares one connection among a process's channels to
 one address unless each asks for a subchannel pool of its own (`bench/load_watchers.py`'s spectators use them too)."""
@@ -369,7 +375,8 @@ async def unary_client(address: str, payloads: Path, mix: str) -> None:
 async def stream_server(payloads: Path, mix: str) -> None:
     """A bare grpc.aio EngineService whose `Watch` streams canned messages: the streams of one group (named by
     the request's game id ``<group>:<streams>:<messages>``) get each message at once, through a queue per stream,
-    one message every `STREAM_PACE` seconds."""
+    one message every `STREAM_PACE` seconds; a group named ``<group>:<streams>:0:<pace>`` is a table of the crowd
+    (`crowd_rounds`): a message every ``pace`` seconds on average, for as long as the server runs."""
     import grpc
 
     from paiju.v1 import engine_pb2
@@ -378,6 +385,8 @@ async def stream_server(payloads: Path, mix: str) -> None:
     messages = [engine_pb2.WatchResponse.FromString(m) for m in found.mixed("watch", _mix_of(mix))]
     groups: dict[str, list[asyncio.Queue[Any]]] = {}
     ticking: set[asyncio.Task[None]] = set()
+    chance = random.Random(7)
+    open_streams = [0]
 
     async def tick(queues: list[asyncio.Queue[Any]], count: int) -> None:
         for i in range(count):
@@ -388,18 +397,36 @@ async def stream_server(payloads: Path, mix: str) -> None:
         for queue in queues:
             queue.put_nowait(None)
 
+    async def table(queues: list[asyncio.Queue[Any]], pace: float) -> None:
+        """A table of the crowd: a message to all its streams every ``pace`` seconds on average, from a moment of its
+        own (tables are not in step), while any of its streams is open."""
+        await asyncio.sleep(chance.random() * pace)
+        for i in itertools.count():
+            if not queues:
+                return
+            message = messages[i % len(messages)]
+            for queue in queues:
+                queue.put_nowait(message)
+            await asyncio.sleep(pace * (0.5 + chance.random()))
+
     async def watch(request: Any, context: Any) -> Any:
-        _, streams, count = request.game_id.split(":")
+        _, streams, count, *paced = request.game_id.split(":")
         queue: asyncio.Queue[Any] = asyncio.Queue()
         group = groups.setdefault(request.game_id, [])
         group.append(queue)
         if len(group) == int(streams):
             del groups[request.game_id]
-            task = asyncio.get_running_loop().create_task(tick(group, int(count)))
+            work = table(group, float(paced[0])) if paced else tick(group, int(count))
+            task = asyncio.get_running_loop().create_task(work)
             ticking.add(task)
             task.add_done_callback(ticking.discard)
-        while (message := await queue.get()) is not None:
-            yield message
+        open_streams[0] += 1
+        try:
+            while (message := await queue.get()) is not None:
+                yield message
+        finally:  # the stream ended (or its watcher left): its table stops sending to it
+            open_streams[0] -= 1
+            group.remove(queue)
 
     handlers: dict[str, Any] = {
         "Watch": grpc.unary_stream_rpc_method_handler(
@@ -416,14 +443,16 @@ async def stream_server(payloads: Path, mix: str) -> None:
     await commands.open()
     Commands.answer(port=port)
     async for _ in commands:
-        Commands.answer(cpu_s=own_cpu())
+        Commands.answer(cpu_s=own_cpu(), streams=open_streams[0])
     await server.stop(None)
 
 
 async def stream_client(address: str) -> None:
     """For each command line ``watch <streams> <messages> <apart>``: that many streams at once, each read to its end;
     all on one connection, or with ``apart`` 1 each on a connection of its own (made before the first round, and kept:
-    a spectator's connection is open before its messages come)."""
+    a spectator's connection is open before its messages come). ``crowd <tables> <per table> <pace>`` opens the
+    crowd's streams (`crowd_rounds`), each on a connection of its own, and keeps reading them; ``crowd-count`` tells
+    this process's CPU and the crowd's messages so far; ``crowd-stop`` ends the crowd's streams."""
     import grpc
 
     from paiju.v1 import engine_pb2, engine_pb2_grpc
@@ -444,16 +473,51 @@ async def stream_client(address: str) -> None:
                 received += 1
             return received
 
-        async for _, streams, count, apart in commands:
+        async def connections(count: int) -> list[Any]:
+            while len(own) < count:
+                made = grpc.aio.insecure_channel(address, options=OWN_CONNECTION)
+                await made.channel_ready()
+                own.append(made)
+            return [engine_pb2_grpc.EngineServiceStub(c) for c in own[:count]]
+
+        crowd: list[asyncio.Task[None]] = []
+        heard = [0]
+        """The crowd's messages received so far."""
+
+        async def spectate(stub: Any, request: Any, first: asyncio.Event) -> None:
+            async for _ in stub.Watch(request, metadata=metadata):
+                heard[0] += 1
+                first.set()
+
+        async for command, *words in commands:
+            if command == "crowd":  # crowd <tables> <per table> <pace>: open the crowd's streams, answer once all hear
+                tables, per_table, pace = int(words[0]), int(words[1]), float(words[2])
+                stubs = await connections(tables * per_table)
+                firsts = []
+                for i, stub in enumerate(stubs):
+                    first = asyncio.Event()
+                    request = engine_pb2.WatchRequest(game_id=f"crowd.{i // per_table}:{per_table}:0:{pace}")
+                    crowd.append(asyncio.get_running_loop().create_task(spectate(stub, request, first)))
+                    firsts.append(first)
+                await asyncio.gather(*(first.wait() for first in firsts))
+                Commands.answer(streams=len(stubs))
+                continue
+            if command == "crowd-count":
+                Commands.answer(cpu_s=own_cpu(), messages=heard[0])
+                continue
+            if command == "crowd-stop":
+                for task in crowd:
+                    task.cancel()
+                await asyncio.gather(*crowd, return_exceptions=True)
+                crowd.clear()
+                Commands.answer(stopped=True)
+                continue
+            streams, count, apart = words
             group += 1
             request = engine_pb2.WatchRequest(game_id=f"{group}:{streams}:{count}")
             stubs = [shared] * int(streams)
             if apart == "1":
-                while len(own) < int(streams):
-                    made = grpc.aio.insecure_channel(address, options=OWN_CONNECTION)
-                    await made.channel_ready()
-                    own.append(made)
-                stubs = [engine_pb2_grpc.EngineServiceStub(c) for c in own[: int(streams)]]
+                stubs = await connections(int(streams))
             before = own_cpu()
             received = await asyncio.gather(*(read(stub, request) for stub in stubs))
             Commands.answer(cpu_s=own_cpu() - before, messages=sum(received))
@@ -633,6 +697,53 @@ def rounds_of(
     )
 
 
+@dataclass(frozen=True)
+class Crowd:
+    """The shape of a load run's spectators, for a bare stream shaped alike (`crowd_rounds`): ``spectators`` spread
+    evenly over ``tables``, each spectator on a connection of its own and sent a message every ``pace`` seconds on
+    average (as the run measured it), a table's spectators each message at once."""
+
+    spectators: int
+    tables: int
+    pace: float
+
+    @property
+    def per_table(self) -> int:
+        return max(1, round(self.spectators / self.tables))
+
+    def describe(self) -> str:
+        return (
+            f"{self.tables * self.per_table} streams each on its own connection, {self.per_table} a table, "
+            f"a message every {self.pace:.2g} s each"
+        )
+
+
+def crowd_rounds(
+    client: Worker, server: Worker, crowd: Crowd, rounds: int, *, seconds: float = CROWD_ROUND_SECONDS
+) -> Half:
+    """A bare streamed message at the load's shape: the crowd's streams opened once (their calls' set-up not counted),
+    then ``rounds`` rounds of ``seconds`` of their messages flowing, each round's client and server CPU per message
+    received; medians."""
+    client.ask("crowd", crowd.tables, crowd.per_table, crowd.pace)
+    measured = []
+    try:
+        for _ in range(rounds):
+            server_before, before = server.ask("cpu")["cpu_s"], client.ask("crowd-count")
+            time.sleep(seconds)  # a window of the streams' own pace, not a wait for something to happen
+            server_after, after = server.ask("cpu")["cpu_s"], client.ask("crowd-count")
+            received = max(1, after["messages"] - before["messages"])
+            measured.append(
+                ((after["cpu_s"] - before["cpu_s"]) / received, (server_after - server_before) / received, received)
+            )
+    finally:
+        client.ask("crowd-stop")
+    return Half(
+        round(statistics.median(m[0] for m in measured) * 1e6, 1),
+        round(statistics.median(m[1] for m in measured) * 1e6, 1),
+        int(statistics.median(m[2] for m in measured)),
+    )
+
+
 def nats_server_pid(folder: Path) -> int:
     """The nats-server whose store is under ``folder``."""
     for entry in os.scandir("/proc"):
@@ -669,6 +780,10 @@ class Floor:
     machine_busy_pct: float = 0.0
     """How busy the machine was while the floor was measured (% of one core; the floor's own processes keep about
     one core busy): the parts cost more CPU on a machine that others keep busy too."""
+    crowd: Crowd | None = None
+    """The load run's spectators, when it had some: the shape of `stream_crowd`."""
+    stream_crowd: Half | None = None
+    """A bare streamed message at the shape of the run's spectators (`crowd_rounds`): not part of the floor's sum."""
 
     @property
     def rules_us(self) -> float:
@@ -727,6 +842,11 @@ class Floor:
         out["seconds"] = round(self.seconds)
         out["event_loop"] = self.loop
         out["machine_busy_pct"] = round(self.machine_busy_pct)
+        if self.crowd is not None and self.stream_crowd is not None:
+            out["crowd"] = dataclasses.asdict(self.crowd)
+            out["stream_crowd_client_us"] = self.stream_crowd.client_us
+            out["stream_crowd_server_us"] = self.stream_crowd.server_us
+            out["stream_crowd_messages_per_round"] = self.stream_crowd.count
         return out
 
     def markdown(self) -> str:
@@ -745,6 +865,12 @@ class Floor:
             f"| (streamed message, {TABLE_STREAMS} streams each on its own connection: spectators) | | "
             f"{apart.client_us:g} | {apart.server_us:g} | |"
         )
+        if self.crowd is not None and self.stream_crowd is not None:
+            crowd = self.stream_crowd
+            lines.append(
+                f"| (streamed message at the spectators' shape: {self.crowd.describe()}) | | "
+                f"{crowd.client_us:g} | {crowd.server_us:g} | |"
+            )
         for game, costs in self.rules.items():
             lines.append(
                 f"| (rules core move, {game}: mean / median per move) | {self.mix.get(game, 0):g} | | "
@@ -754,11 +880,17 @@ class Floor:
 
 
 def measure_floor(
-    publishes: float, messages: float, mix: Mapping[str, float], *, rounds: int = ROUNDS, seed: int = 7
+    publishes: float,
+    messages: float,
+    mix: Mapping[str, float],
+    *,
+    rounds: int = ROUNDS,
+    seed: int = 7,
+    crowd: Crowd | None = None,
 ) -> Floor:
     """Measure each part of the floor on this machine (processes of their own; about a minute and a half) and add
     them up for ``publishes`` (P) and ``messages`` (W) per move, the rules weighted by ``mix`` (game -> share of
-    the moves)."""
+    the moves). With ``crowd`` (a run's spectators), also a bare streamed message at their shape (`crowd_rounds`)."""
     from paiju.dev.stack import embedded_nats
 
     loop = event_loop.chosen()  # what the parts' processes will read (refused here when it is no loop)
@@ -805,6 +937,7 @@ def measure_floor(
                     streams[k, apart] = rounds_of(
                         watch, lambda: server.ask("cpu")["cpu_s"], rounds, 200, per=lambda n: n
                     )
+                stream_crowd = crowd_rounds(client, server, crowd, rounds) if crowd is not None else None
 
         data = Path(folder) / "nats"
         with embedded_nats(data) as url:
@@ -827,6 +960,8 @@ def measure_floor(
         seconds=time.monotonic() - started,
         loop=loop,
         machine_busy_pct=100 * (busy_seconds() - busy_before) / (time.monotonic() - started),
+        crowd=crowd,
+        stream_crowd=stream_crowd,
     )
 
 

@@ -109,9 +109,9 @@ from paiju.sdk.games import GAMES
 from paiju.v1 import engine_pb2, engine_pb2_grpc, lobby_pb2, lobby_pb2_grpc, scoring_pb2, zlj_pb2
 
 if TYPE_CHECKING:  # mypy reads bench/ as a package; `python bench/load.py` has bench/ itself on its path
-    from bench.floor import Floor, measure_floor
+    from bench.floor import Crowd, Floor, measure_floor
 else:
-    from floor import Floor, measure_floor
+    from floor import Crowd, Floor, measure_floor
 
 HERE = Path(__file__).parent
 GAMES_PREFIX = "paiju.game"
@@ -1379,6 +1379,16 @@ def reference(rows: Sequence[dict[str, Any]], tables: int) -> dict[str, Any] | N
     return min(plain, key=lambda row: abs(row["tables"] - tables), default=None)
 
 
+def crowd_of(rows: Sequence[dict[str, Any]]) -> Crowd | None:
+    """The shape of the run's spectators (the last loaded configuration with some, as `assess` reads it): how many,
+    over how many tables, and how often each was sent a message."""
+    watched = [row for row in rows if row.get("acts") and row.get("spectators")]
+    if not watched or not watched[-1].get("spectator_messages_per_s"):
+        return None
+    row = watched[-1]
+    return Crowd(row["spectators"], row["tables"], pace=row["spectators"] / row["spectator_messages_per_s"])
+
+
 def players_per_core(server_ms_per_act: float) -> float:
     """Seated players one core serves at human pace (`HUMAN_MOVES_PER_TABLE_MINUTE` among `HUMAN_SEATS`), when a
     move costs the server side ``server_ms_per_act`` (measured at the bots' pace: the work done by the second —
@@ -1464,6 +1474,12 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
                     what=f"engine CPU per spectator message {per_message_us:.1f} µs / bare streamed message "
                     f"{floor.stream_us:g} µs (server half, each stream on its own connection)",
                 )
+            if floor is not None and floor.stream_crowd is not None and floor.crowd is not None:
+                # reported beside the gate, not gated: the bare library doing what the engine does for this crowd
+                shaped = floor.stream_crowd.server_us
+                summary["bare_stream_message_at_spectators_shape_server_us"] = shaped
+                summary["spectators_shape"] = floor.crowd.describe()
+                summary["spectator_message_over_bare_at_spectators_shape"] = round(per_message_us / shaped, 3)
         if "spectators_us_per_message" in spect and floor is not None:
             summary["spectators_us_per_message"] = spect["spectators_us_per_message"]
             summary["bare_stream_message_client_us"] = floor.stream_apart.client_us
@@ -1648,7 +1664,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if ref is not None and not args.no_floor:
         note(f"the floor, with the P, W and mix of {ref['config']} (the stack is stopped)")
         floor = measure_floor(
-            ref["publishes_per_act"], ref["watch_messages_per_act"], ref.get("mix") or {}, rounds=args.floor_rounds
+            ref["publishes_per_act"],
+            ref["watch_messages_per_act"],
+            ref.get("mix") or {},
+            rounds=args.floor_rounds,
+            crowd=crowd_of(rows),
         )
         print(json.dumps(floor.row(), ensure_ascii=False), flush=True)
     summary = assess(rows, floor, args.reference)
@@ -1684,6 +1704,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("bare_stream_message_server_us", "a bare streamed message, own connection, server half, µs"),
         ("spectators_us_per_message", "spectators' process CPU per message received, µs"),
         ("bare_stream_message_client_us", "the same, client half, µs"),
+        ("spectators_shape", "the spectators' shape (bare streams shaped alike, reported, not gated)"),
+        ("bare_stream_message_at_spectators_shape_server_us", "a bare streamed message at that shape, server half, µs"),
+        ("spectator_message_over_bare_at_spectators_shape", "engine CPU per spectator message / that"),
         ("idle_watchers_engine_cpu_pct", "engine CPU % of an idle game with 0 and with the idle watchers"),
     ):
         if key in summary:

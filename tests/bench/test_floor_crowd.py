@@ -1,0 +1,49 @@
+"""The floor's bare streams at the shape of a load run's spectators (`bench/floor.py`, `crowd_rounds`): a bare server
+streaming to a crowd of watchers, each on a connection of its own, a table's watchers each message at once, every
+table at its own pace. Run for real, small: its rounds count the messages that flowed while they were measured, and
+stopping the crowd ends its streams."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..support.waiting import wait_until_blocking
+
+FLOOR = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
+
+
+def _floor() -> Any:
+    """`bench/floor.py` as a module (the benchmarks are scripts, not a package the tests import)."""
+    spec = importlib.util.spec_from_file_location("paiju_bench_floor_crowd", FLOOR)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_crowd_part_counts_the_messages_that_flow_and_stopping_it_ends_its_streams(tmp_path: Path) -> None:
+    floor = _floor()
+    payloads = tmp_path / "payloads.json"
+    subprocess.run([sys.executable, str(FLOOR), "--role", "rules", "7", "1", str(payloads)], check=True, timeout=120)
+    crowd = floor.Crowd(spectators=6, tables=3, pace=0.05)
+    assert crowd.per_table == 2
+    assert crowd.describe() == "6 streams each on its own connection, 2 a table, a message every 0.05 s each"
+    with contextlib.ExitStack() as running:
+        (server,) = running.enter_context(floor.workers(("stream-server", str(payloads), "zlj=0.5,tractor=0.5")))
+        (client,) = running.enter_context(floor.workers(("stream-client", f"127.0.0.1:{server.first['port']}")))
+        measured = floor.crowd_rounds(client, server, crowd, 2, seconds=0.5)
+        # about 6 streams x 0.5 s / 0.05 s = 60 messages a round; every table sends from a moment of its own
+        assert 10 <= measured.count <= 200, measured
+        assert measured.server_us > 0 and measured.client_us > 0, measured
+        # stopping the crowd ends its streams at the server too (each table stops when its streams are gone)
+        wait_until_blocking(lambda: server.ask("cpu")["streams"] == 0, "the crowd's streams to end at the server")
+        stopped = client.ask("crowd-count")["messages"]
+        again = floor.crowd_rounds(client, server, crowd, 1, seconds=0.3)  # a second crowd opens anew
+        assert again.count > 0
+        assert client.ask("crowd-count")["messages"] > stopped
