@@ -16,7 +16,9 @@ CPU seconds the processes involved used (client and server halves apart), median
 - **unary round trip**: a grpc.aio server (a process of its own, no interceptors) whose servicer answers canned
   `GetLegalActions` and `Act` answers of the size the engine gives (legal actions, the events of a move), and a
   grpc.aio client (another process) sending requests of realistic size (a bearer token as long as the lobby's),
-  one call at a time; CPU per call of each process (``getrusage``, all of its threads).
+  one call at a time; CPU per call of each process (``getrusage``, all of its threads). Given the load run's pace,
+  also the `Act` round trip at that pace (a call now and then, at random, as many a second as the run's moves; not in
+  the floor's sum): the floor's calls come back to back, on warm caches, as no process of a quiet stack runs.
 - **JetStream publish with ack**: a nats-py client publishing, one at a time and waiting for each ack, stored
   events (envelopes as the engine stores them) with the event store's headers (message id, version, command id,
   expected last subject sequence) to a file-backed stream on `paiju.game.<partition>.<game>` of an embedded
@@ -85,6 +87,8 @@ STREAM_PACE = 0.001
 """Seconds between two messages of a stream (every stream of a group gets each message at once)."""
 TABLE_STREAMS = 6
 """Streams that receive each message at once: the seats of one 砸六家 table."""
+PACED_ROUND_SECONDS = 3.0
+"""About how long one round of the `Act` round trip at a run's pace lasts."""
 CROWD_ROUND_SECONDS = 3.0
 """How long one round of the crowd's streams lasts (`crowd_rounds`), its streams open and their messages flowing."""
 OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
@@ -338,12 +342,13 @@ async def unary_server(payloads: Path, mix: str) -> None:
     await commands.open()
     Commands.answer(port=port)
     async for _ in commands:
-        Commands.answer(cpu_s=own_cpu())
+        Commands.answer(cpu_s=own_cpu(), calls=served[0])
     await server.stop(None)
 
 
 async def unary_client(address: str, payloads: Path, mix: str) -> None:
-    """Calls of one kind (``act``, ``legal``), one at a time, ``N`` per command line ``<kind> N``."""
+    """Calls of one kind (``act``, ``legal``), one at a time, ``N`` per command line ``<kind> N``: back to back, or
+    with ``<kind> N <rate>`` at ``rate`` calls a second (random gaps between them, their mean 1 / ``rate``)."""
     import grpc
 
     from paiju.v1 import engine_pb2, engine_pb2_grpc
@@ -364,11 +369,15 @@ async def unary_client(address: str, payloads: Path, mix: str) -> None:
         commands = Commands()
         await commands.open()
         Commands.answer(ready=True)
-        async for kind, count in commands:
+        gaps = random.Random(7)
+        async for kind, count, *paced in commands:
             method, items = methods[kind], requests[kind]
+            rate = float(paced[0]) if paced else 0.0
             before = own_cpu()
             for i in range(int(count)):
                 await method(items[i % len(items)], metadata=metadata)
+                if rate:  # the run's pace: a call now and then, at random, as a run's moves come
+                    await asyncio.sleep(gaps.expovariate(rate))
             Commands.answer(cpu_s=own_cpu() - before)
 
 
@@ -784,6 +793,10 @@ class Floor:
     """The load run's spectators, when it had some: the shape of `stream_crowd`."""
     stream_crowd: Half | None = None
     """A bare streamed message at the shape of the run's spectators (`crowd_rounds`): not part of the floor's sum."""
+    pace: float | None = None
+    """The run's `Act` calls a second, when given: the pace of `unary_act_paced`."""
+    unary_act_paced: Half | None = None
+    """The `Act` round trip at the run's pace (one call now and then, not back to back): not part of the floor's sum."""
 
     @property
     def rules_us(self) -> float:
@@ -842,6 +855,10 @@ class Floor:
         out["seconds"] = round(self.seconds)
         out["event_loop"] = self.loop
         out["machine_busy_pct"] = round(self.machine_busy_pct)
+        if self.pace is not None and self.unary_act_paced is not None:
+            out["pace_acts_per_s"] = self.pace
+            out["unary_act_paced_client_us"] = self.unary_act_paced.client_us
+            out["unary_act_paced_server_us"] = self.unary_act_paced.server_us
         if self.crowd is not None and self.stream_crowd is not None:
             out["crowd"] = dataclasses.asdict(self.crowd)
             out["stream_crowd_client_us"] = self.stream_crowd.client_us
@@ -865,6 +882,12 @@ class Floor:
             f"| (streamed message, {TABLE_STREAMS} streams each on its own connection: spectators) | | "
             f"{apart.client_us:g} | {apart.server_us:g} | |"
         )
+        if self.pace is not None and self.unary_act_paced is not None:
+            paced = self.unary_act_paced
+            lines.append(
+                f"| (unary round trip: Act at the run's pace, {self.pace:g} a second, one at a time) | | "
+                f"{paced.client_us:g} | {paced.server_us:g} | |"
+            )
         if self.crowd is not None and self.stream_crowd is not None:
             crowd = self.stream_crowd
             lines.append(
@@ -887,10 +910,12 @@ def measure_floor(
     rounds: int = ROUNDS,
     seed: int = 7,
     crowd: Crowd | None = None,
+    pace: float | None = None,
 ) -> Floor:
     """Measure each part of the floor on this machine (processes of their own; about a minute and a half) and add
     them up for ``publishes`` (P) and ``messages`` (W) per move, the rules weighted by ``mix`` (game -> share of
-    the moves). With ``crowd`` (a run's spectators), also a bare streamed message at their shape (`crowd_rounds`)."""
+    the moves). With ``crowd`` (a run's spectators), also a bare streamed message at their shape (`crowd_rounds`);
+    with ``pace`` (the run's `Act` calls a second), also the `Act` round trip at that pace. Neither is in the sum."""
     from paiju.dev.stack import embedded_nats
 
     loop = event_loop.chosen()  # what the parts' processes will read (refused here when it is no loop)
@@ -922,6 +947,15 @@ def measure_floor(
                         lambda: server.ask("cpu")["cpu_s"],
                         rounds,
                         300,
+                    )
+                act_paced = None
+                if pace:
+                    act_paced = rounds_of(
+                        lambda n: client.ask("act", n, pace)["cpu_s"],
+                        lambda: server.ask("cpu")["cpu_s"],
+                        rounds,
+                        max(10, round(pace / 4)),
+                        seconds=PACED_ROUND_SECONDS,
                     )
 
         with workers(("stream-server", str(payloads), spec)) as (server,):
@@ -962,6 +996,8 @@ def measure_floor(
         machine_busy_pct=100 * (busy_seconds() - busy_before) / (time.monotonic() - started),
         crowd=crowd,
         stream_crowd=stream_crowd,
+        pace=pace,
+        unary_act_paced=act_paced,
     )
 
 

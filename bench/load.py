@@ -1426,6 +1426,11 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
                 GATES["stack_over_floor"],
                 what=f"stack CPU per Act {ref['stack_ms_per_act']:.2f} ms / floor {ref['floor_ms']:.2f} ms",
             )
+        if floor is not None and floor.unary_act_paced is not None:
+            # reported, not gated: the floor's round trips come back to back; the run's come now and then
+            paced, back_to_back = floor.unary_act_paced, floor.unary_act
+            summary["unary_act_at_run_pace_us"] = {"client": paced.client_us, "server": paced.server_us}
+            summary["unary_act_at_run_pace_over_back_to_back"] = round(paced.total_us / back_to_back.total_us, 2)
         engine_ms = ref["cpu_per_act_ms"].get("engine")
         gate("engine_ms_per_act", engine_ms, GATES["engine_ms_per_act"], what="engine CPU per Act, ms")
         gate(
@@ -1669,6 +1674,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             ref.get("mix") or {},
             rounds=args.floor_rounds,
             crowd=crowd_of(rows),
+            pace=ref.get("acts_per_s"),
         )
         print(json.dumps(floor.row(), ensure_ascii=False), flush=True)
     summary = assess(rows, floor, args.reference)
@@ -1704,6 +1710,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("bare_stream_message_server_us", "a bare streamed message, own connection, server half, µs"),
         ("spectators_us_per_message", "spectators' process CPU per message received, µs"),
         ("bare_stream_message_client_us", "the same, client half, µs"),
+        ("unary_act_at_run_pace_us", "a bare Act round trip at the reference run's pace, µs (reported, not gated)"),
+        ("unary_act_at_run_pace_over_back_to_back", "its CPU over the floor's back-to-back round trip's"),
         ("spectators_shape", "the spectators' shape (bare streams shaped alike, reported, not gated)"),
         ("bare_stream_message_at_spectators_shape_server_us", "a bare streamed message at that shape, server half, µs"),
         ("spectator_message_over_bare_at_spectators_shape", "engine CPU per spectator message / that"),

@@ -1,7 +1,9 @@
-"""The floor's bare streams at the shape of a load run's spectators (`bench/floor.py`, `crowd_rounds`): a bare server
-streaming to a crowd of watchers, each on a connection of its own, a table's watchers each message at once, every
-table at its own pace. Run for real, small: its rounds count the messages that flowed while they were measured, and
-stopping the crowd ends its streams."""
+"""The floor's parts at a load run's shapes (`bench/floor.py`), run for real, small:
+
+- bare streams at the shape of the run's spectators (`crowd_rounds`): a bare server streaming to a crowd of watchers,
+  each on a connection of its own, a table's watchers each message at once, every table at its own pace. Its rounds
+  count the messages that flowed while they were measured, and stopping the crowd ends its streams;
+- the `Act` round trip at the run's pace: the client's paced calls all reach the server, one at a time."""
 
 from __future__ import annotations
 
@@ -47,3 +49,20 @@ def test_the_crowd_part_counts_the_messages_that_flow_and_stopping_it_ends_its_s
         again = floor.crowd_rounds(client, server, crowd, 1, seconds=0.3)  # a second crowd opens anew
         assert again.count > 0
         assert client.ask("crowd-count")["messages"] > stopped
+
+
+def test_the_paced_round_trips_are_all_made(tmp_path: Path) -> None:
+    floor = _floor()
+    payloads = tmp_path / "payloads.json"
+    subprocess.run([sys.executable, str(FLOOR), "--role", "rules", "7", "1", str(payloads)], check=True, timeout=120)
+    with contextlib.ExitStack() as running:
+        (server,) = running.enter_context(floor.workers(("unary-server", str(payloads), "zlj=0.5,tractor=0.5")))
+        address = f"127.0.0.1:{server.first['port']}"
+        (client,) = running.enter_context(floor.workers(("unary-client", address, str(payloads), "zlj=0.5")))
+        before = server.ask("cpu")["calls"]
+        assert client.ask("act", 30, 300)["cpu_s"] > 0  # 30 calls at 300 a second, gaps at random
+        assert server.ask("cpu")["calls"] - before == 30
+        measured = floor.rounds_of(
+            lambda n: client.ask("act", n, 300)["cpu_s"], lambda: server.ask("cpu")["cpu_s"], 1, 10, seconds=0.2
+        )
+        assert measured.count >= 10 and measured.client_us > 0 and measured.server_us > 0, measured
