@@ -494,8 +494,11 @@ async def stream_client(address: str) -> None:
         """The crowd's messages received so far."""
 
         async def spectate(stub: Any, request: Any, first: asyncio.Event) -> None:
-            async for _ in stub.Watch(request, metadata=metadata):
-                heard[0] += 1
+            try:
+                async for _ in stub.Watch(request, metadata=metadata):
+                    heard[0] += 1
+                    first.set()
+            finally:  # a stream that fails before its first message does not hold the crowd's opening up
                 first.set()
 
         async for command, *words in commands:
