@@ -17,8 +17,11 @@ CPU seconds the processes involved used (client and server halves apart), median
   `GetLegalActions` and `Act` answers of the size the engine gives (legal actions, the events of a move), and a
   grpc.aio client (another process) sending requests of realistic size (a bearer token as long as the lobby's),
   one call at a time; CPU per call of each process (``getrusage``, all of its threads). Given the load run's pace,
-  also the `Act` round trip at that pace (a call now and then, at random, as many a second as the run's moves; not in
-  the floor's sum): the floor's calls come back to back, on warm caches, as no process of a quiet stack runs.
+  also both round trips at that pace (a call now and then, at random, as many a second as the run's moves), and the
+  publishes below at P times it: the floor's parts run back to back, on warm caches, as no process of a quiet stack
+  runs. The floor with those at the run's pace is reported beside the floor (`Floor.paced_parts`), not summed into it
+  and not gated: a part measured alone at a pace pays a wake-up of its process per operation, which a stack's
+  processes share between parts, so it reads high where back to back reads low.
 - **JetStream publish with ack**: a nats-py client publishing, one at a time and waiting for each ack, stored
   events (envelopes as the engine stores them) with the event store's headers (message id, version, command id,
   expected last subject sequence) to a file-backed stream on `paiju.game.<partition>.<game>` of an embedded
@@ -539,7 +542,8 @@ async def stream_client(address: str) -> None:
 
 async def publish_client(url: str, payloads: Path, mix: str) -> None:
     """For each command line ``publish N``: N stored events published one at a time, each ack awaited, with the
-    event store's headers, to `GAME_IDS` games of a file-backed partitioned stream."""
+    event store's headers, to `GAME_IDS` games of a file-backed partitioned stream; ``publish N <rate>``: at ``rate``
+    publishes a second (random gaps between them, their mean 1 / ``rate``)."""
     import nats
     from nats.js.api import StorageType, StreamConfig
 
@@ -567,7 +571,9 @@ async def publish_client(url: str, payloads: Path, mix: str) -> None:
     await commands.open()
     Commands.answer(ready=True)
     sent = 0
-    async for _, count in commands:
+    gaps = random.Random(7)
+    async for _, count, *paced in commands:
+        rate = float(paced[0]) if paced else 0.0
         before = own_cpu()
         for _ in range(int(count)):
             subject = subjects[sent % len(subjects)]
@@ -585,6 +591,8 @@ async def publish_client(url: str, payloads: Path, mix: str) -> None:
                 raise RuntimeError(f"the publish was refused: {answer['error']}")
             last[subject] = int(answer["seq"])
             sent += 1
+            if rate:  # the run's pace: a publish now and then, at random
+                await asyncio.sleep(gaps.expovariate(rate))
         Commands.answer(cpu_s=own_cpu() - before)
     await client.close()
 
@@ -800,6 +808,32 @@ class Floor:
     """The run's `Act` calls a second, when given: the pace of `unary_act_paced`."""
     unary_act_paced: Half | None = None
     """The `Act` round trip at the run's pace (one call now and then, not back to back): not part of the floor's sum."""
+    unary_legal_paced: Half | None = None
+    """The `GetLegalActions` round trip at the run's pace."""
+    publish_paced: Half | None = None
+    """The publish with ack at the run's pace (P × its `Act` calls a second)."""
+
+    def paced_parts(self) -> list[tuple[str, float, Half]] | None:
+        """`parts` with the round trips and the publishes at the run's pace (the streams and the rules as they are):
+        what the floor's sum would be on a stack as quiet as the run's, reported beside the floor, not gated."""
+        if self.unary_act_paced is None or self.unary_legal_paced is None or self.publish_paced is None:
+            return None
+        paced = {
+            "unary round trip: Act": self.unary_act_paced,
+            "unary round trip: GetLegalActions": self.unary_legal_paced,
+            "JetStream publish with ack (P)": self.publish_paced,
+        }
+        return [(name, n, paced.get(name, half)) for name, n, half in self.parts()]
+
+    @property
+    def paced_total_us(self) -> float | None:
+        parts = self.paced_parts()
+        return None if parts is None else sum(n * h.total_us for _, n, h in parts)
+
+    @property
+    def paced_server_us(self) -> float | None:
+        parts = self.paced_parts()
+        return None if parts is None else sum(n * h.server_us for _, n, h in parts)
 
     @property
     def rules_us(self) -> float:
@@ -858,10 +892,17 @@ class Floor:
         out["seconds"] = round(self.seconds)
         out["event_loop"] = self.loop
         out["machine_busy_pct"] = round(self.machine_busy_pct)
-        if self.pace is not None and self.unary_act_paced is not None:
+        if self.pace is not None:
             out["pace_acts_per_s"] = self.pace
-            out["unary_act_paced_client_us"] = self.unary_act_paced.client_us
-            out["unary_act_paced_server_us"] = self.unary_act_paced.server_us
+            for name, paced_half in (
+                ("unary_act_paced", self.unary_act_paced),
+                ("unary_legal_paced", self.unary_legal_paced),
+                ("publish_paced", self.publish_paced),
+            ):
+                if paced_half is not None:
+                    out[f"{name}_client_us"], out[f"{name}_server_us"] = paced_half.client_us, paced_half.server_us
+            if self.paced_total_us is not None:
+                out["floor_at_pace_us"] = round(self.paced_total_us, 1)
         if self.crowd is not None and self.stream_crowd is not None:
             out["crowd"] = dataclasses.asdict(self.crowd)
             out["stream_crowd_client_us"] = self.stream_crowd.client_us
@@ -885,11 +926,16 @@ class Floor:
             f"| (streamed message, {TABLE_STREAMS} streams each on its own connection: spectators) | | "
             f"{apart.client_us:g} | {apart.server_us:g} | |"
         )
-        if self.pace is not None and self.unary_act_paced is not None:
-            paced = self.unary_act_paced
+        paced_parts = self.paced_parts()
+        if self.pace is not None and paced_parts is not None:
+            for name, n, half in paced_parts[:3]:
+                lines.append(
+                    f"| ({name} at the run's pace, {self.pace:g} moves a second, one at a time) | {n:g} | "
+                    f"{half.client_us:g} | {half.server_us:g} | {n * half.total_us:.1f} |"
+                )
             lines.append(
-                f"| (unary round trip: Act at the run's pace, {self.pace:g} a second, one at a time) | | "
-                f"{paced.client_us:g} | {paced.server_us:g} | |"
+                f"| (floor of a move with those at the run's pace: reported, not gated) | | | "
+                f"{self.paced_server_us:.1f} | {self.paced_total_us:.1f} |"
             )
         if self.crowd is not None and self.stream_crowd is not None:
             crowd = self.stream_crowd
@@ -918,7 +964,8 @@ def measure_floor(
     """Measure each part of the floor on this machine (processes of their own; about a minute and a half) and add
     them up for ``publishes`` (P) and ``messages`` (W) per move, the rules weighted by ``mix`` (game -> share of
     the moves). With ``crowd`` (a run's spectators), also a bare streamed message at their shape (`crowd_rounds`);
-    with ``pace`` (the run's `Act` calls a second), also the `Act` round trip at that pace. Neither is in the sum."""
+    with ``pace`` (the run's `Act` calls a second), also the round trips and the publishes at that pace (`paced_parts`).
+    None of these is in the floor's sum."""
     from paiju.dev.stack import embedded_nats
 
     loop = event_loop.chosen()  # what the parts' processes will read (refused here when it is no loop)
@@ -951,13 +998,14 @@ def measure_floor(
                         rounds,
                         300,
                     )
-                act_paced = None
-                if pace:
-                    act_paced = rounds_of(
-                        lambda n: client.ask("act", n, pace)["cpu_s"],
+                paced_calls = {}
+                calls_per_s = pace or 0.0
+                for kind in ("act", "legal") if calls_per_s else ():
+                    paced_calls[kind] = rounds_of(
+                        lambda n, k=kind: client.ask(k, n, calls_per_s)["cpu_s"],
                         lambda: server.ask("cpu")["cpu_s"],
                         rounds,
-                        max(10, round(pace / 4)),
+                        max(10, round(calls_per_s / 4)),
                         seconds=PACED_ROUND_SECONDS,
                     )
 
@@ -981,6 +1029,16 @@ def measure_floor(
             pid = nats_server_pid(data)
             with workers(("publish-client", url, str(payloads), spec)) as (client,):
                 publish = rounds_of(lambda n: client.ask("publish", n)["cpu_s"], lambda: threads_cpu(pid), rounds, 300)
+                publish_paced = None
+                if pace:
+                    rate = pace * publishes
+                    publish_paced = rounds_of(
+                        lambda n: client.ask("publish", n, rate)["cpu_s"],
+                        lambda: threads_cpu(pid),
+                        rounds,
+                        max(10, round(rate / 4)),
+                        seconds=PACED_ROUND_SECONDS,
+                    )
 
     return Floor(
         publishes=round(publishes, 3),
@@ -1000,7 +1058,9 @@ def measure_floor(
         crowd=crowd,
         stream_crowd=stream_crowd,
         pace=pace,
-        unary_act_paced=act_paced,
+        unary_act_paced=paced_calls.get("act"),
+        unary_legal_paced=paced_calls.get("legal"),
+        publish_paced=publish_paced,
     )
 
 

@@ -1431,6 +1431,10 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
             paced, back_to_back = floor.unary_act_paced, floor.unary_act
             summary["unary_act_at_run_pace_us"] = {"client": paced.client_us, "server": paced.server_us}
             summary["unary_act_at_run_pace_over_back_to_back"] = round(paced.total_us / back_to_back.total_us, 2)
+            at_pace = with_floor(ref, floor).paced_total_us
+            if at_pace:
+                summary["floor_at_run_pace_ms"] = round(at_pace / 1000, 3)
+                summary["stack_over_floor_at_run_pace"] = round(ref["stack_ms_per_act"] / (at_pace / 1000), 2)
         engine_ms = ref["cpu_per_act_ms"].get("engine")
         gate("engine_ms_per_act", engine_ms, GATES["engine_ms_per_act"], what="engine CPU per Act, ms")
         gate(
@@ -1712,6 +1716,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("bare_stream_message_client_us", "the same, client half, µs"),
         ("unary_act_at_run_pace_us", "a bare Act round trip at the reference run's pace, µs (reported, not gated)"),
         ("unary_act_at_run_pace_over_back_to_back", "its CPU over the floor's back-to-back round trip's"),
+        ("floor_at_run_pace_ms", "the floor with its round trips and publishes at that pace, ms (reported, not gated)"),
+        ("stack_over_floor_at_run_pace", "the stack's CPU per Act over that floor"),
         ("spectators_shape", "the spectators' shape (bare streams shaped alike, reported, not gated)"),
         ("bare_stream_message_at_spectators_shape_server_us", "a bare streamed message at that shape, server half, µs"),
         ("spectator_message_over_bare_at_spectators_shape", "engine CPU per spectator message / that"),
