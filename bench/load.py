@@ -1379,13 +1379,18 @@ def reference(rows: Sequence[dict[str, Any]], tables: int) -> dict[str, Any] | N
     return min(plain, key=lambda row: abs(row["tables"] - tables), default=None)
 
 
-def crowd_of(rows: Sequence[dict[str, Any]]) -> Crowd | None:
-    """The shape of the run's spectators (the last loaded configuration with some, as `assess` reads it): how many,
-    over how many tables, and how often each was sent a message."""
+def spectated(rows: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    """The configuration whose spectators the run reports on: the last loaded one with some."""
     watched = [row for row in rows if row.get("acts") and row.get("spectators")]
-    if not watched or not watched[-1].get("spectator_messages_per_s"):
+    return watched[-1] if watched else None
+
+
+def crowd_of(rows: Sequence[dict[str, Any]]) -> Crowd | None:
+    """The shape of the run's spectators (`spectated`): how many, over how many tables, and how often each was sent
+    a message."""
+    row = spectated(rows)
+    if row is None or not row.get("spectator_messages_per_s"):
         return None
-    row = watched[-1]
     return Crowd(row["spectators"], row["tables"], pace=row["spectators"] / row["spectator_messages_per_s"])
 
 
@@ -1459,9 +1464,8 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
             "p50": most.get("act_p50_ms"),
             "p99": most.get("act_p99_ms"),
         }
-    watched = [row for row in rows if row.get("acts") and row.get("spectators")]
-    if watched:
-        spect = watched[-1]
+    spect = spectated(rows)
+    if spect is not None:
         base = next(
             (r for r in rows if r.get("acts") and r.get("tables") == spect["tables"] and not r.get("spectators")), None
         )

@@ -54,7 +54,7 @@ def test_leads_are_every_combination_of_one_kind_and_every_run(seed: int, size: 
     hand: list[Card] = []
     while len(hand) < size:
         hand += [rng.choice(deck)] * rng.randint(1, 4)
-    t = Trumps(level, suit)
-    found = leads(tuple(sorted(hand[:size])), t)
+    held, t = tuple(sorted(hand[:size])), Trumps(level, suit)
+    found = leads(held, t)
     assert len(found) == len(set(found)), "each card set once"
-    assert set(found) == every_lead(tuple(sorted(hand[:size])), t)
+    assert set(found) == every_lead(held, t)
