@@ -23,7 +23,7 @@ from paiju.platform.repository import Aggregates
 from paiju.v1 import engine_pb2
 
 COVER_RETRY_SECONDS = 5.0
-"""How long a cover waits before trying again while NATS or the engine cannot be reached."""
+"""How long a cover waits before trying again (NATS or the engine out of reach, or an unforeseen failure)."""
 DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
 EngineSeats = Callable[[tb.Table, dict[int, str], int, str], Awaitable[None]]
 """Tells the engine who sits where in the table's running match: (table, seats, change, command id)."""
@@ -74,20 +74,25 @@ class Presence:
         task.add_done_callback(self._pending.discard)
 
     async def _cover_later(self, table_id: str, player: str) -> None:
-        """After the grace time, a bot covers the seat of a player who is still away during a match."""
+        """After the grace time, a bot covers the seat of a player who is still away during a match. Only a refusal
+        of the cover itself ends the attempt; anything else that stops it — a dependency away, or a failure nobody
+        foresaw (logged with its traceback) — is tried again every `COVER_RETRY_SECONDS` for as long as the player
+        stays away: a seat is never left uncovered in silence."""
         await asyncio.sleep(self._grace)
-        while not await self._still_here(table_id, player):
+        while True:
             try:
-                await self._cover(table_id, player)
+                if not await self._still_here(table_id, player):
+                    await self._cover(table_id, player)
                 return
             except Refused as e:
                 if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
                     log.warning("could not cover a seat", table=table_id, player=player, reason=e.reason.value)
                     return
-                error = e.message
+                log.warning("cover waits for a dependency", table=table_id, player=player, error=e.message)
             except DEPENDENCY_GONE as e:
-                error = repr(e)
-            log.warning("cover waits for a dependency", table=table_id, player=player, error=error)
+                log.warning("cover waits for a dependency", table=table_id, player=player, error=repr(e))
+            except Exception:
+                log.exception("a cover failed; it is tried again", table=table_id, player=player)
             await asyncio.sleep(COVER_RETRY_SECONDS)
 
     async def _still_here(self, table_id: str, player: str) -> bool:
