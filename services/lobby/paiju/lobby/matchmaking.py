@@ -33,13 +33,18 @@ from paiju.lobby.attendance import Attendance, LocalAttendance
 from paiju.lobby.generations import GENERATION_EVENTS, RETRIES_KEPT, Generations
 from paiju.platform.aio import unless
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
-from paiju.platform.errors import Reason, Refused
+from paiju.platform.edge import DEPENDENCY_ERRORS
+from paiju.platform.errors import Reason, Refused, Unavailable
 from paiju.platform.repository import Aggregates, Loaded
 from paiju.platform.store import EventStore, Recorded
 from paiju.rules.registry import GAMES
 from paiju.v1 import tournament_events_pb2
 
 log = structlog.get_logger("paiju.lobby.matchmaking")
+GONE_RETRY_SECONDS = 5.0
+"""How long the withdrawal of a gone player's entry waits before trying again (NATS away, or an unforeseen
+failure)."""
+DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
 
 GRACE_SECONDS = 15.0
 """D-MM-5: how long an entry outlives the last stream of its player."""
@@ -390,19 +395,37 @@ class Matchmaker:
         task.add_done_callback(self._checks.discard)
 
     async def _gone_after_grace(self, player_id: str) -> None:
+        """After the grace, the entry of a player who follows the queue nowhere is withdrawn (GONE). What stops the
+        withdrawal but the queue's own refusal — NATS away, or a failure nobody foresaw (logged with its traceback)
+        — is tried again every `GONE_RETRY_SECONDS` for as long as the entry is there and nobody of it follows the
+        queue: an entry is never left behind in silence, to be offered matches its players will not confirm."""
         await asyncio.sleep(self._grace)
+        while True:
+            try:
+                await self._withdraw_if_gone(player_id)
+                return
+            except Refused as e:
+                if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
+                    return  # the queue refused it: the entry has gone (or changed) meanwhile
+                log.warning("a withdrawal waits for a dependency", player=player_id, error=e.message)
+            except DEPENDENCY_GONE as e:
+                log.warning("a withdrawal waits for a dependency", player=player_id, error=repr(e))
+            except Exception:
+                log.exception("a withdrawal failed; it is tried again", player=player_id)
+            await asyncio.sleep(GONE_RETRY_SECONDS)
+
+    async def _withdraw_if_gone(self, player_id: str) -> None:
         entry = (await self._state()).state.entry_of(player_id)
         if entry is None:
             return
         for player in entry.players:  # a party stays while any member follows it
             if await self._attendance.here(QUEUE_ATTENDANCE, player.player_id):
                 return
-        with contextlib.suppress(Refused):
-            await self._act(
-                qu.Withdraw(entry.players[0].player_id, qu.LeaveReason.GONE, entry.entry_id),
-                "lobby",
-                f"queue:gone:{entry.entry_id}",
-            )
+        await self._act(
+            qu.Withdraw(entry.players[0].player_id, qu.LeaveReason.GONE, entry.entry_id),
+            "lobby",
+            f"queue:gone:{entry.entry_id}",
+        )
 
     # --- forming (the lease holder of a game)
 
