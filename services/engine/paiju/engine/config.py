@@ -16,7 +16,8 @@ GAME_CACHE_MIB = Setting(
     "PAIJU_GAME_CACHE_MIB",
     128,
     "the games a replica keeps in memory, bounded by their estimated size in MiB (state, the last 24 events and their "
-    "encodings); a game pushed out is read back from the stream when next needed",
+    "encodings); a game pushed out is read back from the stream when next needed; of the games over, only the 256 "
+    "that ended last are kept",
 )
 FAIR_DEALING = Setting(
     "PAIJU_FAIR_DEALING",
