@@ -33,8 +33,8 @@ from paiju.lobby.attendance import Attendance, LocalAttendance
 from paiju.lobby.generations import GENERATION_EVENTS, RETRIES_KEPT, Generations
 from paiju.platform.aio import unless
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
-from paiju.platform.edge import DEPENDENCY_ERRORS
-from paiju.platform.errors import Reason, Refused, Unavailable
+from paiju.platform.edge import DEPENDENCY_GONE
+from paiju.platform.errors import Reason, Refused
 from paiju.platform.repository import Aggregates, Loaded
 from paiju.platform.store import EventStore, Recorded
 from paiju.rules.registry import GAMES
@@ -44,7 +44,6 @@ log = structlog.get_logger("paiju.lobby.matchmaking")
 GONE_RETRY_SECONDS = 5.0
 """How long the withdrawal of a gone player's entry waits before trying again (NATS away, or an unforeseen
 failure)."""
-DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
 
 GRACE_SECONDS = 15.0
 """D-MM-5: how long an entry outlives the last stream of its player."""

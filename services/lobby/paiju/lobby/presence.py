@@ -17,14 +17,13 @@ import structlog
 
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance, LocalAttendance
-from paiju.platform.edge import DEPENDENCY_ERRORS
-from paiju.platform.errors import Reason, Refused, Unavailable
+from paiju.platform.edge import DEPENDENCY_GONE
+from paiju.platform.errors import Reason, Refused
 from paiju.platform.repository import Aggregates
 from paiju.v1 import engine_pb2
 
 COVER_RETRY_SECONDS = 5.0
 """How long a cover waits before trying again (NATS or the engine out of reach, or an unforeseen failure)."""
-DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
 EngineSeats = Callable[[tb.Table, dict[int, str], int, str], Awaitable[None]]
 """Tells the engine who sits where in the table's running match: (table, seats, change, command id)."""
 log = structlog.get_logger("paiju.lobby.presence")

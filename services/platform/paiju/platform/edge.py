@@ -111,6 +111,8 @@ DEPENDENCY_ERRORS: tuple[type[BaseException], ...] = (
     TimeoutError,
 )
 """Exceptions that mean a dependency (NATS, PostgreSQL) failed the call, not the request: UNAVAILABLE."""
+DEPENDENCY_GONE: tuple[type[BaseException], ...] = (Unavailable, *DEPENDENCY_ERRORS)
+"""Everything that means a dependency is away: its libraries' errors and Paiju's own `Unavailable`."""
 
 
 # --- who is calling ------------------------------------------------------------------------------------------
@@ -572,7 +574,7 @@ async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerC
             "too many changes to the same game, table or tournament at once; nothing was changed: try again",
         )
         log.warning("contention", method=method, error=str(error))
-    elif isinstance(error, (Unavailable, *DEPENDENCY_ERRORS)):
+    elif isinstance(error, DEPENDENCY_GONE):
         refused = unavailable("a dependency")  # what failed is logged, not sent
         log.warning("dependency failed", method=method, error=repr(error))
     else:

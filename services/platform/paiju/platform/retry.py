@@ -8,8 +8,7 @@ import asyncio
 import contextlib
 from typing import Any
 
-from paiju.platform.edge import DEPENDENCY_ERRORS
-from paiju.platform.errors import Unavailable
+from paiju.platform.edge import DEPENDENCY_GONE
 
 
 class Backoff:
@@ -42,7 +41,7 @@ class Backoff:
 def report(log: Any, message: str, error: BaseException, **facts: Any) -> None:
     """Log a failed step: a dependency's failure (NATS or PostgreSQL away) as a warning naming the error, anything
     else — a fault of ours — with its traceback."""
-    if isinstance(error, (Unavailable, *DEPENDENCY_ERRORS)):
+    if isinstance(error, DEPENDENCY_GONE):
         log.warning(message, error=repr(error), **facts)
     else:
         log.error(message, exc_info=error, **facts)
