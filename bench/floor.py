@@ -94,6 +94,13 @@ PACED_ROUND_SECONDS = 3.0
 """About how long one round of the `Act` round trip at a run's pace lasts."""
 CROWD_ROUND_SECONDS = 3.0
 """How long one round of the crowd's streams lasts (`crowd_rounds`), its streams open and their messages flowing."""
+ACT_PART, LEGAL_PART, PUBLISH_PART = (
+    "unary round trip: Act",
+    "unary round trip: GetLegalActions",
+    "JetStream publish with ack (P)",
+)
+PACED_PARTS = (ACT_PART, LEGAL_PART, PUBLISH_PART)
+"""The floor's parts that are also measured at a run's pace (`Floor.paced_parts`), by their names in `Floor.parts`."""
 OWN_CONNECTION = (("grpc.use_local_subchannel_pool", 1),)
 """Channel options for a connection of the channel's own: gRPC shares one connection among a process's channels to
 one address unless each asks for a subchannel pool of its own (`bench/load_watchers.py`'s spectators use them too)."""
@@ -818,11 +825,7 @@ class Floor:
         what the floor's sum would be on a stack as quiet as the run's, reported beside the floor, not gated."""
         if self.unary_act_paced is None or self.unary_legal_paced is None or self.publish_paced is None:
             return None
-        paced = {
-            "unary round trip: Act": self.unary_act_paced,
-            "unary round trip: GetLegalActions": self.unary_legal_paced,
-            "JetStream publish with ack (P)": self.publish_paced,
-        }
+        paced = {ACT_PART: self.unary_act_paced, LEGAL_PART: self.unary_legal_paced, PUBLISH_PART: self.publish_paced}
         return [(name, n, paced.get(name, half)) for name, n, half in self.parts()]
 
     @property
@@ -843,9 +846,9 @@ class Floor:
     def parts(self) -> list[tuple[str, float, Half]]:
         """(part, how many per move, CPU per one) for the floor's sum."""
         return [
-            ("unary round trip: Act", 1.0, self.unary_act),
-            ("unary round trip: GetLegalActions", 1.0, self.unary_legal),
-            ("JetStream publish with ack (P)", self.publishes, self.publish),
+            (ACT_PART, 1.0, self.unary_act),
+            (LEGAL_PART, 1.0, self.unary_legal),
+            (PUBLISH_PART, self.publishes, self.publish),
             (f"streamed message, {TABLE_STREAMS} streams (W)", self.messages, self.stream_table),
             ("rules core move", 1.0, Half(0.0, round(self.rules_us, 1))),
         ]
@@ -928,7 +931,9 @@ class Floor:
         )
         paced_parts = self.paced_parts()
         if self.pace is not None and paced_parts is not None:
-            for name, n, half in paced_parts[:3]:
+            for name, n, half in paced_parts:
+                if name not in PACED_PARTS:
+                    continue  # a part measured once only (the streams, the rules)
                 lines.append(
                     f"| ({name} at the run's pace, {self.pace:g} moves a second, one at a time) | {n:g} | "
                     f"{half.client_us:g} | {half.server_us:g} | {n * half.total_us:.1f} |"

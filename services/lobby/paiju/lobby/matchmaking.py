@@ -33,9 +33,9 @@ from paiju.lobby.attendance import Attendance, LocalAttendance
 from paiju.lobby.generations import GENERATION_EVENTS, RETRIES_KEPT, Generations
 from paiju.platform.aio import unless
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
-from paiju.platform.edge import DEPENDENCY_GONE
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.repository import Aggregates, Loaded
+from paiju.platform.retry import report
 from paiju.platform.store import EventStore, Recorded
 from paiju.rules.registry import GAMES
 from paiju.v1 import tournament_events_pb2
@@ -407,10 +407,8 @@ class Matchmaker:
                 if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
                     return  # the queue refused it: the entry has gone (or changed) meanwhile
                 log.warning("a withdrawal waits for a dependency", player=player_id, error=e.message)
-            except DEPENDENCY_GONE as e:
-                log.warning("a withdrawal waits for a dependency", player=player_id, error=repr(e))
-            except Exception:
-                log.exception("a withdrawal failed; it is tried again", player=player_id)
+            except Exception as e:  # a dependency away (a warning), or a fault of ours (its traceback)
+                report(log, "a withdrawal failed; it is tried again", e, player=player_id)
             await asyncio.sleep(GONE_RETRY_SECONDS)
 
     async def _withdraw_if_gone(self, player_id: str) -> None:

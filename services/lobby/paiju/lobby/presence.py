@@ -20,6 +20,7 @@ from paiju.lobby.attendance import Attendance, LocalAttendance
 from paiju.platform.edge import DEPENDENCY_GONE
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.repository import Aggregates
+from paiju.platform.retry import report
 from paiju.v1 import engine_pb2
 
 COVER_RETRY_SECONDS = 5.0
@@ -88,10 +89,8 @@ class Presence:
                     log.warning("could not cover a seat", table=table_id, player=player, reason=e.reason.value)
                     return
                 log.warning("cover waits for a dependency", table=table_id, player=player, error=e.message)
-            except DEPENDENCY_GONE as e:
-                log.warning("cover waits for a dependency", table=table_id, player=player, error=repr(e))
-            except Exception:
-                log.exception("a cover failed; it is tried again", table=table_id, player=player)
+            except Exception as e:  # a dependency away (a warning), or a fault of ours (its traceback)
+                report(log, "a cover failed; it is tried again", e, table=table_id, player=player)
             await asyncio.sleep(COVER_RETRY_SECONDS)
 
     async def _still_here(self, table_id: str, player: str) -> bool:
