@@ -18,10 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 
 from paiju.dev.stack import embedded_nats
 
 from ..support.waiting import wait_until_blocking
+
+pytestmark = pytest.mark.integration  # each test runs the floor's rules part as a process and starts nats-server
 
 FLOOR = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
 
