@@ -59,6 +59,7 @@ With ``--repeat N`` each loaded configuration is measured in N windows one after
 reported (counts are summed). ``--fresh`` starts a new stack for each configuration instead. ``--py-spy PATH``
 records the engine (idle samples included), the bot runner and the lobby with py-spy during each window, as folded
 stacks in the run's folder (kept with ``--keep``); it costs the processes a little. ``--no-floor`` skips the floor.
+Stopped with SIGTERM or Ctrl-C, a run stops its stack and removes its folder (unless ``--keep``) before it exits.
 
 **Memory soak** (``--soak [MINUTES]``, 30 by default; nothing else is measured): `--soak-tables` tables of bots
 (30) play for that long while every process's resident memory (``VmRSS``; PostgreSQL: all of its processes
@@ -1654,7 +1655,14 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def stop_at_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM (a job's timeout, ``kill``, a supervisor) stops the run as its end does: the exception unwinds it, so
+    the spectators, the stack's services and servers are stopped and its folder removed, and the run exits 143."""
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
+    signal.signal(signal.SIGTERM, stop_at_sigterm)
     args = parse(argv)
     if args.soak is not None:
         with run_folder(args.keep) as folder:
