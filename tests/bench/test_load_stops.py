@@ -24,25 +24,27 @@ LOAD = Path(__file__).resolve().parents[2] / "bench" / "load.py"
 
 
 def _processes() -> Iterator[tuple[int, int, str]]:
-    """(pid, session id, command line) of every process still running (not the zombies, gone but not reaped)."""
+    """(pid, session id, command line and environment) of every process still running (not the zombies, gone but
+    not reaped). The environment names the run's folder for the services, each in a session of its own."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            raw = (entry / "cmdline").read_bytes() + b" " + (entry / "environ").read_bytes()
         except OSError:
             continue
+        command = raw.replace(b"\0", b" ").decode(errors="replace")
         fields = stat[stat.rindex(")") + 2 :].split()  # after the command's name, which may hold spaces
         if fields[0] != "Z":
             yield int(entry.name), int(fields[3]), command
 
 
 def _left_over(session: int, folder: Path) -> list[str]:
-    """The processes of the run still there: those of its session, and those that name its folder (PostgreSQL,
-    which pg_ctl starts in a session of its own)."""
+    """The processes of the run still there: those of its session, and those that name its folder: PostgreSQL
+    (which pg_ctl starts in a session of its own) and the services (each started in a session of its own)."""
     return [
-        f"{pid} {command}"
+        f"{pid} {command[:200]}"
         for pid, sid, command in _processes()
         if pid != session and (sid == session or str(folder) in command)
     ]
