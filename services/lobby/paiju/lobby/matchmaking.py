@@ -35,7 +35,7 @@ from paiju.platform.aio import unless
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.repository import Aggregates, Loaded
-from paiju.platform.retry import report
+from paiju.platform.retry import Backoff, report
 from paiju.platform.store import EventStore, Recorded
 from paiju.rules.registry import GAMES
 from paiju.v1 import tournament_events_pb2
@@ -441,13 +441,18 @@ class Matchmaker:
 
     async def run(self, stopping: asyncio.Event) -> None:
         """Form the matches of the games held, each time the queue changes or a second passes while entries wait
-        or offers run (the windows widen with the wait, D-MM-3), until ``stopping``."""
+        or offers run (the windows widen with the wait, D-MM-3), until ``stopping``. A round that fails, or a wait
+        for the queue's next change that fails (NATS away fails both at once), is tried again after a backoff
+        (`paiju.platform.retry.Backoff`: 0.2 s doubling to 5 s), never at once: the loop never spins."""
+        backoff = Backoff()
         loaded = await self._state()
         while not stopping.is_set():
             try:
                 loaded = await self.form_once()
-            except Exception as e:  # a dependency away: the next change or second tries again
-                log.warning("matches could not be formed", error=str(e))
+            except Exception as e:
+                report(log, "matches could not be formed", e)
+                await backoff.wait(stopping)
+                continue
             waiting = any(e.game in self.forming for e in loaded.state.entries.values())
             self._lease_moved.clear()
             change = asyncio.ensure_future(self.history.next_change(loaded))
@@ -458,8 +463,14 @@ class Matchmaker:
             )
             for task in pending:
                 task.cancel()
-            if change in done and not change.cancelled() and change.exception() is None:
+            if change in done and not change.cancelled():
+                failed = change.exception()
+                if failed is not None:
+                    report(log, "the queue's next change could not be awaited", failed)
+                    await backoff.wait(stopping)
+                    continue
                 loaded = change.result()
+            backoff.succeeded()
         for task in list(self._checks):
             task.cancel()
 
