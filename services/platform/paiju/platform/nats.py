@@ -6,7 +6,8 @@ instead:
 
 - reconnects for ever, every `RECONNECT_SECONDS` (with nats-py's jitter), to any server of the cluster;
 - buffers nothing while disconnected (``pending_size=0``): a publish during an outage fails at once instead of
-  being sent minutes later, after its caller was told the call failed;
+  being sent minutes later, after its caller was told the call failed; a request then fails at once too, keeping
+  nothing of itself (`Connection`), and a loop that retries one waits (`paiju.platform.retry.Backoff`);
 - is made with retries when NATS is not there yet at start, until it is (or ``stop`` is set);
 - logs each disconnection and reconnection;
 - authenticates with its service's NKey (`Access`: the seed read from a file, ``NATS_NKEY_SEED_FILE``), receives on
@@ -31,6 +32,7 @@ import nats.errors
 import nats.js.errors
 import structlog
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 
 log = structlog.get_logger("paiju.nats")
 
@@ -117,6 +119,27 @@ def tls_context(ca: str) -> ssl.SSLContext:
     return context
 
 
+class Connection(Client):
+    """nats-py's client, but a request made while disconnected fails before anything of it is kept. nats-py keeps a
+    request's reply future from before its publish, and the publish fails at once while disconnected (nothing is
+    buffered): each such request left its future behind for good, so a process that kept trying through an outage of
+    hours grew for as long as it lasted. The error is the one that publish raises."""
+
+    async def request(
+        self,
+        subject: str,
+        payload: bytes = b"",
+        timeout: float = 0.5,
+        old_style: bool = False,
+        headers: dict[str, Any] | None = None,
+    ) -> Msg:
+        if self.is_closed:
+            raise nats.errors.ConnectionClosedError
+        if not self.is_connected:
+            raise nats.errors.OutboundBufferLimitError
+        return await super().request(subject, payload, timeout=timeout, old_style=old_style, headers=headers)
+
+
 async def connect(url: str, name: str, stop: asyncio.Event | None = None, *, access: Access | None = None) -> Client:
     """A connection to the NATS server(s) of ``url`` that reconnects for ever; retried until it is made. ``access``:
     its credentials and TLS (none by default). A refused authentication is retried too (the server's users may be
@@ -136,11 +159,12 @@ async def connect(url: str, name: str, stop: asyncio.Event | None = None, *, acc
     wait = 0.2
     while True:
         try:
-            return await nats.connect(
+            client = Connection()
+            await client.connect(
                 servers=servers(url),
                 name=name,
                 max_reconnect_attempts=-1,
-                reconnect_time_wait=RECONNECT_SECONDS,
+                reconnect_time_wait=RECONNECT_SECONDS,  # type: ignore[arg-type]  # seconds; nats-py sleeps a float
                 pending_size=0,
                 drain_timeout=DRAIN_SECONDS,
                 disconnected_cb=disconnected,
@@ -148,6 +172,7 @@ async def connect(url: str, name: str, stop: asyncio.Event | None = None, *, acc
                 error_cb=error,
                 **options,
             )
+            return client
         except (OSError, TimeoutError, nats.errors.Error) as e:
             if stop is not None and stop.is_set():
                 raise

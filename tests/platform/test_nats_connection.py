@@ -1,0 +1,50 @@
+"""A Paiju NATS connection (`paiju.platform.nats.connect`) through an outage: a request made while NATS is away
+fails at once with what a publish raises then, and leaves nothing behind. (nats-py keeps each request's reply
+future from before its publish; with nothing buffered while disconnected the publish fails at once, and every
+request a process retried through an outage left its future for good: a process grew for as long as NATS was away.)"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import nats.errors
+import pytest
+
+from paiju.platform import nats as paiju_nats
+from paiju.platform.edge import DEPENDENCY_GONE
+
+from ..support.nats_server import RestartableNats
+from ..support.waiting import wait_until
+
+pytestmark = pytest.mark.integration  # a nats-server of the test's own, killed and started again
+
+
+def test_requests_while_nats_is_away_fail_at_once_and_keep_nothing(tmp_path: Path) -> None:
+    with RestartableNats(tmp_path / "nats") as server:
+
+        async def main() -> None:
+            client = await paiju_nats.connect(server.url, "outage-requests")
+            js = client.jetstream()
+            try:
+                await js.add_stream(name="KEPT", subjects=["kept.>"])
+                kept = len(client._resp_map)  # the replies nats-py waits for: the site of the leak
+                server.kill()
+                await wait_until(lambda: not client.is_connected, "the client to notice NATS is gone", every=0.05)
+                for i in range(200):
+                    with pytest.raises(DEPENDENCY_GONE) as raised:
+                        await client.request(f"paiju.test.{i}", b"?", timeout=5)
+                    assert isinstance(raised.value, nats.errors.OutboundBufferLimitError), raised.value
+                    with pytest.raises(DEPENDENCY_GONE):
+                        await js.stream_info("KEPT", subjects_filter=None)  # JetStream's API is requests too
+                assert len(client._resp_map) <= kept, f"{len(client._resp_map) - kept} reply futures left behind"
+                server.start()
+                await wait_until(lambda: client.is_connected, "the client back on NATS", every=0.05)
+                info = await wait_until(
+                    lambda: js.stream_info("KEPT"), "the stream's info again", ignoring=DEPENDENCY_GONE, every=0.1
+                )
+                assert info.config.name == "KEPT"
+            finally:
+                await paiju_nats.close(client)
+
+        asyncio.run(main())
