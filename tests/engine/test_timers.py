@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import nats.errors
+import pytest
+import structlog
+
+from paiju.engine import bootstrap
 from paiju.engine.games import Games
 from paiju.engine.timers import expire_turns
 from paiju.platform.store import MemoryEventStore, Recorded
 from paiju.rules.tractor import model as tractor_model
 from paiju.rules.zlj import Options, StartMatch
+
+from ..support.waiting import wait_until
 
 T0 = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -241,5 +250,64 @@ def test_a_game_the_feed_skipped_events_of_is_looked_at_again() -> None:
             late
         )  # the feed delivers an event two versions ahead: the game is dropped from memory
         assert await games.due(T0.timestamp()) == ["g"], "its deadline may have moved: the next scan reads it"
+
+    asyncio.run(main())
+
+
+def test_nats_away_stops_the_scan_at_the_first_game_and_keeps_every_deadline() -> None:
+    """NATS away fails every game of a scan at once: the scan stops at the first (one failure, not one per game and
+    per second for the whole outage), raises, and the games it did not get to are due again at the next scan."""
+
+    async def main() -> None:
+        clock = [T0]
+        games = Games(MemoryEventStore(), clock=lambda: clock[0])
+        await games.follow()
+        for name in ("a", "b", "c"):
+            await games.create(name, "zlj", StartMatch(3, Options(deals=1, turn_seconds=10)), "start", "engine")
+        await asyncio.sleep(0)
+        load = games.load
+        away = [True]
+        read: list[str] = []
+
+        async def disconnected(game_id: str, min_version: int = 0) -> Any:
+            read.append(game_id)
+            if away[0]:
+                raise nats.errors.OutboundBufferLimitError
+            return await load(game_id, min_version)
+
+        games.load = disconnected  # type: ignore[method-assign]
+        clock[0] = T0 + timedelta(seconds=12)
+        with pytest.raises(nats.errors.OutboundBufferLimitError):
+            await expire_turns(games, clock[0])
+        assert len(read) == 1, f"the scan went on while NATS was away: it read {read}"
+        away[0] = False
+        done = await expire_turns(games, clock[0])
+        assert sorted(g for g, _ in done) == ["a", "b", "c"], "every deadline that was due is kept"
+
+    asyncio.run(main())
+
+
+def test_a_failing_scan_is_tried_again_after_a_growing_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run_timers` waits longer after each failed scan in a row (then every ``every`` seconds again)."""
+    every = 0.1
+    scans: list[float] = []
+
+    async def failing(*args: Any) -> list[tuple[str, int]]:
+        scans.append(time.monotonic())
+        raise nats.errors.OutboundBufferLimitError
+
+    monkeypatch.setattr(bootstrap, "expire_turns", failing)
+
+    async def main() -> None:
+        stopping = asyncio.Event()
+        with structlog.testing.capture_logs() as logs:
+            timers = asyncio.create_task(bootstrap.run_timers(Games(MemoryEventStore()), b"s" * 32, every, stopping))
+            await wait_until(lambda: len(scans) >= 4, "four scans", every=0.01)
+            stopping.set()
+            await asyncio.wait_for(timers, 5)
+        # the waits between the scans: every, twice, four times (a lower bound, whatever the machine)
+        assert scans[3] - scans[2] >= 4 * every * 0.99, [round(b - a, 3) for a, b in itertools.pairwise(scans)]
+        failed = [e for e in logs if e["event"] == "turn timer scan failed"]
+        assert failed and all(e["log_level"] == "warning" for e in failed), failed
 
     asyncio.run(main())

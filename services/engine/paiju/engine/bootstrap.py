@@ -27,7 +27,7 @@ from paiju.platform.limits import RateLimits
 from paiju.platform.nats import Access
 from paiju.platform.observability import configure_logging
 from paiju.platform.ownership import Ownership
-from paiju.platform.retry import report
+from paiju.platform.retry import Backoff, report
 from paiju.platform.serving import GRACE_SECONDS, serve_grpc, stop_on_signals
 from paiju.platform.settings import batches
 from paiju.platform.store import EventStore
@@ -77,13 +77,19 @@ async def own_partitions(
 
 
 async def run_timers(games: Games, secret: bytes, every: float, stopping: asyncio.Event) -> None:
-    """Expire running turns every ``every`` seconds until the engine stops (see `paiju.engine.timers`)."""
+    """Expire running turns every ``every`` seconds until the engine stops (see `paiju.engine.timers`). A scan that
+    fails (NATS away) is logged and tried again after a backoff, from ``every`` doubling to 5 s (at least ``every``),
+    and every ``every`` seconds again once one succeeds."""
     log = structlog.get_logger("paiju.engine.timers")
+    backoff = Backoff(every, max(every, 5.0))
     while not stopping.is_set():
         try:
             await expire_turns(games, datetime.now(UTC), lambda g, v: shuffle_seed(secret, g, v))
         except Exception as e:  # a failing scan must not stop the timers; it is logged and retried
             report(log, "turn timer scan failed", e)
+            await backoff.wait(stopping)
+            continue
+        backoff.succeeded()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), timeout=every)
 

@@ -17,6 +17,7 @@ from typing import Any
 import structlog
 
 from paiju.engine.games import CommandIdReused, Game, GameNotFound, Games, StaleVersion
+from paiju.platform.nats import DISCONNECTED
 from paiju.platform.retry import report
 from paiju.platform.store import ConcurrencyConflict
 from paiju.rules.errors import RuleError
@@ -107,14 +108,22 @@ async def expire_turns(
     games: Games, now: datetime, seeds: Callable[[str, int], int] = lambda game_id, version: 0
 ) -> list[tuple[str, int]]:
     """Play the default action of every expired turn of every game; returns the (game, seat) timed out. Only the
-    games whose deadline has passed are read (`Games.due`)."""
+    games whose deadline has passed are read (`Games.due`). A game that fails is reported and looked at again at
+    the next scan, while the others go on; but NATS away (`paiju.platform.nats.DISCONNECTED`) fails every game at
+    once, so the scan stops at the first, keeps the deadlines of all that were due, and raises (`run_timers` waits
+    before the next): not a warning per game and per second for the whole outage."""
     done: list[tuple[str, int]] = []
-    for game_id in await games.due(now.timestamp()):
+    due = await games.due(now.timestamp())
+    for at, game_id in enumerate(due):
         try:
             game = await games.load(game_id)
             done += await _expire(games, game, now, seeds)
         except GameNotFound:
             continue
+        except DISCONNECTED:
+            for kept in due[at:]:
+                games.reschedule(kept)
+            raise
         except Exception as e:  # this game only: the others of the scan go on, and it is looked at again
             report(log, "a turn timer failed; the game is looked at again at the next scan", e, game=game_id)
         games.reschedule(game_id)  # its next deadline, from where it is now

@@ -44,6 +44,15 @@ LEADERLESS: tuple[type[Exception], ...] = (
 )
 """What a JetStream stream or key-value bucket just created on a cluster answers until its replicas have elected a
 leader (then it answers): a caller that makes one at start tries again for a while (`once_led`)."""
+DISCONNECTED: tuple[type[Exception], ...] = (
+    nats.errors.OutboundBufferLimitError,
+    nats.errors.ConnectionClosedError,
+    nats.errors.ConnectionReconnectingError,
+    nats.errors.NoServersError,
+)
+"""What a call raises at once while the connection to NATS is down (nothing is buffered, see `Connection`): unlike a
+timeout, which may be one slow answer, it holds for every call until the connection is back, so a loop over many
+calls stops at the first and waits."""
 LED_ATTEMPTS = 60
 LED_RETRY_SECONDS = 0.5
 T = TypeVar("T")
