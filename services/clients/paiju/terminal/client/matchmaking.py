@@ -20,6 +20,9 @@ from paiju.v1 import lobby_events_pb2, lobby_pb2
 
 MODES = {"casual": lobby_events_pb2.MATCH_MODE_CASUAL, "ranked": lobby_events_pb2.MATCH_MODE_RANKED}
 QUIT = ("q", "quit", "exit")
+REOPEN_SECONDS = 0.5
+"""The pause before following the queue again after a lobby ended the stream (it is shutting down): a lobby that
+still answers while it drains ends each new stream at once, which must not be a loop of calls."""
 
 
 async def _call(lobby: LobbyClient, what: str, request: Any) -> Any:
@@ -109,6 +112,7 @@ async def find_match(lobby: LobbyClient, args: argparse.Namespace, console: Cons
             elif kind == "end":
                 console.line("The lobby is restarting: queueing again...")
                 stream.cancel()
+                await asyncio.sleep(REOPEN_SECONDS)
                 stream = lobby.stub.FindMatch(request, metadata=lobby.metadata)
     except grpc.aio.AioRpcError as e:
         raise lobby_error("FindMatch", e) from None

@@ -72,6 +72,7 @@ from paiju.terminal.client.games import PRESENTATIONS
 from paiju.terminal.client.render import Seats, tractor_follow_lines, tractor_order
 from paiju.tools.web.boards import BOARDS
 from paiju.tools.web.gateway import (
+    DRAINING_PAUSE_SECONDS,
     STATIC,
     Gateway,
     Problem,
@@ -531,8 +532,9 @@ class Play:
                         await _event(response, "ended", {"message": "the queue closed this stream"})
                         break
                     kind = update.WhichOneof("update")
-                    if kind == "end":  # the lobby is restarting: the entry waits; follow it again
+                    if kind == "end":  # the lobby is restarting: the entry waits; follow it again, after a pause
                         call.cancel()
+                        await asyncio.sleep(DRAINING_PAUSE_SECONDS)  # a draining lobby ends a new stream at once
                         self.count("FindMatch")
                         call = self.upstream.lobby.FindMatch(find, metadata=self.sessions.metadata(session))
                     else:
