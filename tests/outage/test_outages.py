@@ -1,12 +1,14 @@
 """Dependencies that vanish: the whole stack as processes, bots playing, then NATS gone for 150 seconds and
 PostgreSQL for 60. Each service says so on its health (NOT_SERVING for its own name, so a load balancer takes it
 out of rotation; the process itself stays alive), answers UNAVAILABLE meanwhile, and serves again by itself within
-seconds of the dependency's return: play resumes without any restart, and no event is lost or stored twice."""
+seconds of the dependency's return: play resumes without any restart, and no event is lost or stored twice. While a
+dependency is away no service spins: its log and its memory stay within bounds (`Footprint`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import tempfile
@@ -38,6 +40,67 @@ NATS_DOWN_SECONDS = 150
 POSTGRES_DOWN_SECONDS = 60
 
 SERVICES = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
+LOG_LINES_PER_MINUTE_AWAY = 1200
+"""At most this many log lines a minute from a service while a dependency is away (20 a second): each loop that
+keeps trying reports a failure a backoff apart, up to 5 s (about 6 lines a second from a lobby in all). A loop that
+goes round at once logs thousands a second (a lobby's matchmaker once logged 12,000)."""
+GROWTH_AWAY_MIB = 64
+"""At most this much more resident memory for a service at the end of an outage than at its start (a loop that
+keeps something of every failed try grows by megabytes a second)."""
+
+
+class Footprint:
+    """What each service process wrote to its log and held in memory, measured at the start of an outage and
+    compared at its end: an outage costs a service no growing log and no growing memory."""
+
+    def __init__(self, processes: dict[str, int], logs: Path) -> None:
+        self.processes = processes
+        self.logs = logs
+        self.started = time.monotonic()
+        self.at_start = self._now()
+
+    def _now(self) -> dict[str, tuple[int, int, float]]:
+        """Each service's (log size in bytes, resident KiB, CPU seconds)."""
+        found = {}
+        for name, pid in self.processes.items():
+            size = (self.logs / f"{name}.log").stat().st_size
+            status = Path(f"/proc/{pid}/status").read_text()
+            rss = int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            ticks = stat[stat.rindex(")") + 2 :].split()[11:13]  # utime, stime
+            found[name] = (size, rss, sum(int(t) for t in ticks) / os.sysconf("SC_CLK_TCK"))
+        return found
+
+    def _logged(self, name: str, since: int) -> Counter[str]:
+        """The lines ``name`` logged after byte ``since`` of its log, by what they say (their event)."""
+        said: Counter[str] = Counter()
+        with (self.logs / f"{name}.log").open("rb") as log:
+            log.seek(since)
+            for line in log:
+                try:
+                    said[str(json.loads(line).get("event"))] += 1
+                except (ValueError, AttributeError):
+                    said[line[:60].decode(errors="replace")] += 1
+        return said
+
+    def check(self, what: str) -> None:
+        """Assert the bounds over the outage so far; print each service's log lines (the most frequent three),
+        growth and CPU."""
+        minutes = (time.monotonic() - self.started) / 60
+        for name, (_, rss, cpu) in self._now().items():
+            size0, rss0, cpu0 = self.at_start[name]
+            said = self._logged(name, size0)
+            logged, grown, busy = sum(said.values()), (rss - rss0) / 1024, cpu - cpu0
+            often = ", ".join(f"{n}× {event!r}" for event, n in said.most_common(3))
+            print(
+                f"{name} with {what}: {logged} log lines in {minutes:.1f} min ({often}), {grown:+.1f} MiB, "
+                f"{busy / (minutes * 60):.1%} of a core"
+            )
+            assert logged <= LOG_LINES_PER_MINUTE_AWAY * max(minutes, 1), (
+                f"{name} logged {logged} lines in {minutes:.1f} min with {what} ({often}): a loop that does not "
+                f"back off? see {self.logs / (name + '.log')}"
+            )
+            assert grown <= GROWTH_AWAY_MIB, f"{name} grew by {grown:.0f} MiB in {minutes:.1f} min with {what}"
 
 
 def health(address: str, service: str) -> str:
@@ -138,12 +201,13 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
             "PAIJU_BOT_THINK_SECONDS": "0.05",
         }
         services = Services(folder / "logs", env)
+        pids = {}
         for name in SERVICES:
             signing = process_env(folder / "keys", Issuer.LOBBY) if name == "lobby" else {}
-            services.start(name, name, env={**signing, **nats.env(name)})  # each service its own NATS user
+            pids[name] = services.start(name, name, env={**signing, **nats.env(name)}).pid  # its own NATS user
         for name, service in SERVICES.items():
             wait_until_serving(addresses[name], timeout=60, service=service)
-        services.start("bots", "bots", env=process_env(folder / "keys", Issuer.BOTS))
+        pids["bots"] = services.start("bots", "bots", env=process_env(folder / "keys", Issuer.BOTS)).pid
         tables = asyncio.run(open_bot_tables(addresses["lobby"]))
         games = [f"{table}-m1" for table in tables.values()]
         seconds_until("bots play", lambda: min(versions(addresses["engine"], games).values()) > 20, services, 60)
@@ -152,6 +216,7 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
         before = versions(addresses["engine"], games)
         nats.kill()
         down = time.monotonic()
+        footprint = Footprint(pids, folder / "logs")
         for name, service in SERVICES.items():
             noticed = seconds_until(f"{name} says NATS is gone", has(addresses[name], service, "NOT_SERVING"), services)
             assert health(addresses[name], "") == "SERVING", f"{name}: the process itself is alive"
@@ -165,6 +230,7 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
                 f"{time.monotonic() - down:.0f} s without NATS: {statuses}"
             )
             time.sleep(5)
+        footprint.check("NATS away")
         nats.start()
         back = time.monotonic()
         for name, service in SERVICES.items():
@@ -182,6 +248,7 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
 
         # --- PostgreSQL is gone for 60 seconds -----------------------------------------------------------------
         postgres.stop()
+        footprint = Footprint(pids, folder / "logs")
         for name in ("lobby", "scoring"):
             seconds_until(
                 f"{name} says PostgreSQL is gone", has(addresses[name], SERVICES[name], "NOT_SERVING"), services
@@ -191,6 +258,7 @@ def test_nats_down_150_seconds_and_postgresql_down_60_seconds_with_bots_playing(
         assert listed == (grpc.StatusCode.UNAVAILABLE, "DEPENDENCY_UNAVAILABLE")
         time.sleep(POSTGRES_DOWN_SECONDS)
         services.check(except_for=("bots",))
+        footprint.check("PostgreSQL away")
         postgres = embedded.start(pg_data, port=pg_port)
         middle = versions(addresses["engine"], games)
         back = time.monotonic()
