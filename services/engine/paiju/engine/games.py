@@ -406,22 +406,42 @@ class GameEnvelopes:
         return None
 
 
+class EndedGames:
+    """The games over held in memory, of which only the ``kept`` that ended last stay: a game over is rarely asked
+    for again, so each one beyond is dropped through ``forget`` (the engine's games, `Tending`; their encodings,
+    `paiju.engine.watching.Encodings`)."""
+
+    def __init__(self, kept: int, forget: Callable[[str], None] = lambda game_id: None) -> None:
+        self.kept = kept
+        self.forget = forget
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        """The games over, the first to end (or to be read ended) first."""
+
+    def held(self, game: Game) -> None:
+        """``game`` is held as it now stands: one more game over when it has ended (the game over longest ago is
+        forgotten beyond ``kept``)."""
+        if game.state.phase.value == "ended" and game.game_id not in self._ids:
+            self._ids[game.game_id] = None
+            while len(self._ids) > self.kept:
+                self.forget(self._ids.popitem(last=False)[0])
+
+    def discard(self, game_id: str) -> None:
+        """``game_id`` is no longer held."""
+        self._ids.pop(game_id, None)
+
+
 class Tending:
     """What the engine does when its memory of a game moves (the repository's `paiju.platform.repository.Listener`):
     every event of the feed is counted (``paiju_engine_feed_events_total``); a game held as it now stands has its
     deadline set (`Schedule.moved`) and, ended, is taken off the live set (`LiveSet.moved`) and counted among the
-    games over held in memory, of which only the `ENDED_GAMES_KEPT` that ended last stay there (the others are
-    dropped through ``forget``, given the repository's once it exists); a game that moved while not held has its
-    deadline left to the next scan (`Schedule.lost`)."""
+    games over held in memory (`EndedGames`), of which only the `ENDED_GAMES_KEPT` that ended last stay there (the
+    others are dropped through its ``forget``, given the repository's once it exists); a game that moved while not
+    held has its deadline left to the next scan (`Schedule.lost`)."""
 
     def __init__(self, live: LiveSet, deadlines: Schedule, ended_kept: int = ENDED_GAMES_KEPT) -> None:
         self._live = live
         self._deadlines = deadlines
-        self._ended_kept = ended_kept
-        self._ended: OrderedDict[str, None] = OrderedDict()
-        """The games over held in memory, the first to end (or to be read ended) first."""
-        self.forget: Callable[[str], None] = lambda game_id: None
-        """Drops a game from memory (`Repository.forget`)."""
+        self.ended = EndedGames(ended_kept)
 
     def fed(self, recorded: Recorded) -> None:
         FEED_EVENTS.inc()
@@ -429,10 +449,7 @@ class Tending:
     def remembered(self, game: Game) -> None:
         self._live.moved(game)
         self._deadlines.moved(game)
-        if game.state.phase.value == "ended" and game.game_id not in self._ended:
-            self._ended[game.game_id] = None
-            while len(self._ended) > self._ended_kept:
-                self.forget(self._ended.popitem(last=False)[0])
+        self.ended.held(game)
 
     def forgotten(self, game_id: str) -> None:
         self._deadlines.lost(game_id)
@@ -495,7 +512,7 @@ class Games:
             cache_bytes=cache_bytes,
         )
         """The games as event-sourced aggregates: the cache kept current by the feed, reads, the act loop."""
-        tending.forget = self.repository.forget
+        tending.ended.forget = self.repository.forget
 
     # -- reading: the repository's ------------------------------------------------------------------------------
 

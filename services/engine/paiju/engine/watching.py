@@ -38,7 +38,7 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from paiju.contract.codec import varint
 from paiju.engine.dealing import FairDealing
-from paiju.engine.games import RECENT, Game
+from paiju.engine.games import RECENT, EndedGames, Game
 from paiju.platform.repository import Recent
 from paiju.rules import fair
 from paiju.v1 import engine_pb2, engine_pb2_grpc
@@ -350,8 +350,8 @@ class Encodings:
         self._contribution_seconds = contribution_seconds
         self._budget = budget
         self._games: OrderedDict[str, _GameEncodings] = OrderedDict()
-        self._ended: OrderedDict[str, None] = OrderedDict()
-        """The games seen ended, the first to end first (`ENDED_KEPT` at most)."""
+        self._ended = EndedGames(ENDED_KEPT, self._drop)
+        """The games seen ended: the encodings of `ENDED_KEPT` at most are kept."""
         self.bytes = 0
         """The bytes held."""
         self.made = 0
@@ -467,14 +467,14 @@ class Encodings:
         while self.bytes > self._budget and len(self._games) > 1:
             _, dropped = self._games.popitem(last=False)
             self.bytes -= dropped.bytes
-        if game.state.phase.value == "ended" and game.game_id not in self._ended:
-            self._ended[game.game_id] = None
-            while len(self._ended) > ENDED_KEPT:  # the game over longest ago goes
-                self.forget(next(iter(self._ended)))
+        self._ended.held(game)
 
     def forget(self, game_id: str) -> None:
         """Drop a game's encodings (nobody watches it any more)."""
-        self._ended.pop(game_id, None)
+        self._ended.discard(game_id)
+        self._drop(game_id)
+
+    def _drop(self, game_id: str) -> None:
         dropped = self._games.pop(game_id, None)
         if dropped is not None:
             self.bytes -= dropped.bytes

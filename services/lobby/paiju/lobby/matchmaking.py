@@ -35,7 +35,7 @@ from paiju.platform.aio import unless
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
 from paiju.platform.errors import Reason, Refused
 from paiju.platform.repository import Aggregates, Loaded
-from paiju.platform.retry import Backoff, report
+from paiju.platform.retry import Backoff, report, until_done
 from paiju.platform.store import EventStore, Recorded
 from paiju.rules.registry import GAMES
 from paiju.v1 import tournament_events_pb2
@@ -399,17 +399,14 @@ class Matchmaker:
         — is tried again every `GONE_RETRY_SECONDS` for as long as the entry is there and nobody of it follows the
         queue: an entry is never left behind in silence, to be offered matches its players will not confirm."""
         await asyncio.sleep(self._grace)
-        while True:
-            try:
-                await self._withdraw_if_gone(player_id)
-                return
-            except Refused as e:
-                if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
-                    return  # the queue refused it: the entry has gone (or changed) meanwhile
-                log.warning("a withdrawal waits for a dependency", player=player_id, error=e.message)
-            except Exception as e:  # a dependency away (a warning), or a fault of ours (its traceback)
-                report(log, "a withdrawal failed; it is tried again", e, player=player_id)
-            await asyncio.sleep(GONE_RETRY_SECONDS)
+        await until_done(  # a refusal: the entry has gone (or changed) meanwhile
+            lambda: self._withdraw_if_gone(player_id),
+            log,
+            every=GONE_RETRY_SECONDS,
+            waiting="a withdrawal waits for a dependency",
+            failed="a withdrawal failed; it is tried again",
+            player=player_id,
+        )
 
     async def _withdraw_if_gone(self, player_id: str) -> None:
         entry = (await self._state()).state.entry_of(player_id)

@@ -18,9 +18,9 @@ import structlog
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance, LocalAttendance
 from paiju.platform.edge import DEPENDENCY_GONE
-from paiju.platform.errors import Reason, Refused
+from paiju.platform.errors import Refused
 from paiju.platform.repository import Aggregates
-from paiju.platform.retry import report
+from paiju.platform.retry import until_done
 from paiju.v1 import engine_pb2
 
 COVER_RETRY_SECONDS = 5.0
@@ -79,19 +79,24 @@ class Presence:
         foresaw (logged with its traceback) — is tried again every `COVER_RETRY_SECONDS` for as long as the player
         stays away: a seat is never left uncovered in silence."""
         await asyncio.sleep(self._grace)
-        while True:
-            try:
-                if not await self._still_here(table_id, player):
-                    await self._cover(table_id, player)
-                return
-            except Refused as e:
-                if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
-                    log.warning("could not cover a seat", table=table_id, player=player, reason=e.reason.value)
-                    return
-                log.warning("cover waits for a dependency", table=table_id, player=player, error=e.message)
-            except Exception as e:  # a dependency away (a warning), or a fault of ours (its traceback)
-                report(log, "a cover failed; it is tried again", e, table=table_id, player=player)
-            await asyncio.sleep(COVER_RETRY_SECONDS)
+
+        async def cover() -> None:
+            if not await self._still_here(table_id, player):
+                await self._cover(table_id, player)
+
+        def refused(e: Refused) -> None:
+            log.warning("could not cover a seat", table=table_id, player=player, reason=e.reason.value)
+
+        await until_done(
+            cover,
+            log,
+            every=COVER_RETRY_SECONDS,
+            waiting="cover waits for a dependency",
+            failed="a cover failed; it is tried again",
+            refused=refused,
+            table=table_id,
+            player=player,
+        )
 
     async def _still_here(self, table_id: str, player: str) -> bool:
         try:

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from paiju.platform.edge import DEPENDENCY_GONE
+from paiju.platform.errors import Reason, Refused
 
 
 class Backoff:
@@ -45,3 +47,31 @@ def report(log: Any, message: str, error: BaseException, **facts: Any) -> None:
         log.warning(message, error=repr(error), **facts)
     else:
         log.error(message, exc_info=error, **facts)
+
+
+async def until_done(
+    step: Callable[[], Awaitable[None]],
+    log: Any,
+    *,
+    every: float,
+    waiting: str,
+    failed: str,
+    refused: Callable[[Refused], None] = lambda error: None,
+    **facts: Any,
+) -> None:
+    """Run ``step`` until it returns, trying again every ``every`` seconds after anything else: a dependency away
+    (logged as ``waiting`` when it is a refusal for one, else through `report` as ``failed``) or a failure nobody
+    foresaw (`report`: with its traceback). Only a refusal of the step itself ends it (``refused`` is told of it):
+    work that must happen is never dropped in silence."""
+    while True:
+        try:
+            await step()
+            return
+        except Refused as e:
+            if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
+                refused(e)
+                return
+            log.warning(waiting, error=e.message, **facts)
+        except Exception as e:
+            report(log, failed, e, **facts)
+        await asyncio.sleep(every)
