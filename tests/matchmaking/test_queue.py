@@ -6,7 +6,7 @@ at the front (D-MM-8)."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from paiju.lobby import queue as qu
@@ -178,6 +178,8 @@ def reference_form(queue: qu.Queue, game: str, mode: Mode, now: int) -> list[qu.
     st.sampled_from([Mode.CASUAL, Mode.RANKED]),
     st.integers(0, 500),
 )
+# an entry exactly the window away, where the rating plus the window rounds below it (7.02 + 50 < 57.02)
+@example([(1, 0.0, 0, 0)] * 4 + [(1, 7.015625, 0, 0), (1, 57.015625, 0, 0)], "zlj", Mode.CASUAL, 235)
 def test_forming_finds_what_looking_at_every_entry_finds(
     drawn: list[tuple[int, float, int, int]], game: str, mode: Mode, now: int
 ) -> None:

@@ -626,6 +626,8 @@ def waiting_order(entries: Sequence[Entry]) -> list[Entry]:
 SMALL_RANGE = 64
 """An anchor with at most this many entries within its window looks at just those (sorted into the waiting order);
 one with more scans the waiting order itself, and stops once its table is full (`form`)."""
+BISECT_SLACK = 1e-9
+"""How much wider than the window, relative to the numbers, an anchor's bisection looks: more than a rounding error."""
 
 
 def form(queue: Queue, game: str, mode: Mode, now: int) -> list[Proposal]:
@@ -657,8 +659,11 @@ def form(queue: Queue, game: str, mode: Mode, now: int) -> list[Proposal]:
     for a, anchor in enumerate(free):
         if taken[a]:
             continue
-        lo = bisect.bisect_left(sorted_ratings, ratings[a] - windows[a])
-        hi = bisect.bisect_right(sorted_ratings, ratings[a] + windows[a])
+        # the bounds a little wide: ``rating + window`` is rounded, and may fall short of a rating whose gap to the
+        # anchor is exactly the window (7.02 + 50 < 57.02, whose gap is 50.0); `fits` decides, exactly, after
+        slack = BISECT_SLACK * (abs(ratings[a]) + windows[a] + 1)
+        lo = bisect.bisect_left(sorted_ratings, ratings[a] - windows[a] - slack)
+        hi = bisect.bisect_right(sorted_ratings, ratings[a] + windows[a] + slack)
         bots = mode is Mode.CASUAL and _bots_allowed(anchor, now)
         if not bots and players_below[hi] - players_below[lo] < need:
             continue  # not enough players within its window, even counting those taken already
