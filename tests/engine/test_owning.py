@@ -8,17 +8,23 @@ from __future__ import annotations
 import asyncio
 import functools
 import uuid
+from datetime import UTC, datetime
 
 import pytest
 from prometheus_client import CollectorRegistry
 
+from paiju.engine.games import Games
+from paiju.engine.live import MemoryLiveGames
 from paiju.engine.metrics import PARTITIONS_OWNED
 from paiju.engine.owning import OwnedPartitions
 from paiju.platform.partitions import partition_of
 from paiju.platform.store import MemoryEventStore, Position, Recorded
 from paiju.platform.store.jetstream import JetStreamEventStore
+from paiju.rules.zlj import Options, StartMatch
 
 from ..support.waiting import wait_until
+
+T0 = datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
 
 
 def games_in(partition: int, count: int = 1, partitions: int = 4) -> list[str]:
@@ -121,5 +127,71 @@ def test_a_game_stored_before_partitions_is_carried_by_every_feed_and_owned_by_i
             assert not owned.carries(new) and not owned.owns(new)
         finally:
             await store.close()
+
+    asyncio.run(main())
+
+
+class AwayStore(MemoryEventStore):
+    """A store whose feed cannot follow a change of share while ``away`` (NATS cut the change half-way)."""
+
+    away = False
+
+    async def own(self, partitions: frozenset[int] | None) -> None:
+        if self.away:
+            raise ConnectionError("NATS is away")
+        await super().own(partitions)
+
+
+def test_a_change_the_store_could_not_follow_is_the_whole_change_when_made_again() -> None:
+    async def main() -> None:
+        store = AwayStore(partitions=4)
+        owned = OwnedPartitions(store)
+        assert await owned.own(frozenset({0, 1})) == frozenset()
+        store.away = True
+        with pytest.raises(ConnectionError):
+            await owned.own(frozenset({0, 1, 2}))
+        assert owned.partitions == frozenset({0, 1}), "not followed: not owned"
+        assert not owned.owns(games_in(2)[0]) and owned_gauge() == 2
+        store.away = False
+        assert await owned.own(frozenset({0, 1, 2})) == frozenset({2}), "gained when the feed follows it"
+        assert owned.owns(games_in(2)[0]) and owned_gauge() == 3
+
+    asyncio.run(main())
+
+
+class AwayLive(MemoryLiveGames):
+    """The live games, unreadable while ``away``."""
+
+    away = False
+
+    async def members(self) -> list[str]:
+        if self.away:
+            raise ConnectionError("NATS is away")
+        return await super().members()
+
+
+def test_the_live_games_of_a_partition_gained_are_read_when_a_failed_read_is_tried_again() -> None:
+    """The share changed, but reading the gained partition's live games failed: the next call (the next round of the
+    leases, with the same share) reads them, so their turn timers run here."""
+
+    async def main() -> None:
+        live = AwayLive()
+        games = Games(AwayStore(partitions=4), live=live, clock=lambda: T0)
+        await games.own(frozenset({0, 1, 2, 3}))
+        await games.follow()
+        gained = games_in(2)[0]
+        await games.create(gained, "zlj", StartMatch(4, Options(deals=1, turn_seconds=30)), "start", "e")
+        await games.own(frozenset({0, 1}))  # another replica took partition 2 meanwhile
+        later = T0.timestamp() + 60
+        assert await games.due(later) == [], "not this replica's game"
+        live.away = True
+        with pytest.raises(ConnectionError):
+            await games.own(frozenset({0, 1, 2}))
+        assert await games.due(later) == [], "its deadline not read yet"
+        live.away = False
+        await games.own(frozenset({0, 1, 2}))
+        assert await games.due(later) == [gained], "the gained game's deadline read from the log"
+        await games.own(frozenset({0, 1, 2}))
+        assert await games.due(later) == [], "read once"
 
     asyncio.run(main())

@@ -55,6 +55,37 @@ def test_the_queue_survives_a_restart_of_the_lobby(nats_url: str) -> None:
     asyncio.run(main())
 
 
+def test_a_lease_gained_while_the_queue_cannot_be_read_is_taken_at_the_next_round(nats_url: str) -> None:
+    """Taking a game's lease gives its entries their grace first; when the queue cannot be read then (NATS away),
+    the change raises, the game is not formed here yet, and the same change told again (the next round of the
+    leases) gives the grace and forms it — instead of finding the game held already and its entries never checked."""
+
+    async def main() -> None:
+        stream, prefix = streams()
+        clock = [100]
+        store, maker = await replica(nats_url, stream, prefix, clock)
+        await maker.enqueue("account-a", "Ann", "zlj", tb.Mode.CASUAL, 30)
+        read = maker._state
+
+        async def away() -> Any:
+            raise ConnectionError("NATS is away")
+
+        maker._state = away  # type: ignore[method-assign]
+        with pytest.raises(ConnectionError):
+            await maker.lease_changed(frozenset({0, 1}))
+        assert maker.forming == frozenset(), "not formed here before its entries had their grace"
+        maker._state = read  # type: ignore[method-assign]
+        await maker.lease_changed(frozenset({0, 1}))
+        assert maker.forming == frozenset({"zlj", "tractor"})
+        await asyncio.sleep(0.5)
+        assert not (await maker.queue.load(qu.QUEUE)).state.entries, "nobody followed the entry: its grace ran out"
+        await maker.lease_changed(frozenset({1}))
+        assert maker.forming == frozenset({mm.GAME_ORDER[1]}), "a lease lost: its game formed here no more"
+        await store.close()
+
+    asyncio.run(main())
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_two_replicas_forming_at_once_never_seat_a_player_at_two_tables(nats_url: str, seed: int) -> None:
     async def main() -> None:

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import asyncio
 import uuid
+from pathlib import Path
 
 import nats
 import pytest
 
+from paiju.platform import nats as paiju_nats
 from paiju.platform.ownership import Ownership
 
+from ..support.nats_server import RestartableNats
 from ..support.waiting import wait_until
 
 pytestmark = pytest.mark.integration
@@ -128,3 +131,73 @@ def test_a_replica_whose_lease_was_taken_drops_the_partition(nats_url: str) -> N
         assert held and changes[0][-1] == paused.owned == frozenset(), "told it owns nothing now"
 
     asyncio.run(main())
+
+
+def test_a_change_the_replica_could_not_take_is_told_again_at_the_next_round(nats_url: str) -> None:
+    """``on_change`` raises (NATS cut the replica's new feed half-way): the leases are held all the same, and the next
+    round tells the same share again, although the leases did not change — else the replica would hold partitions it
+    never followed."""
+
+    async def main() -> None:
+        client = await nats.connect(nats_url)
+        told: list[frozenset[int]] = []
+        failing = [True]
+
+        async def changed(owned: frozenset[int]) -> None:
+            told.append(owned)
+            if failing[0]:
+                raise ConnectionError("the feed could not be made")
+
+        owner = await Ownership.open(
+            client, "own-" + uuid.uuid4().hex[:8], PARTITIONS, changed, member="r0", lease=30.0, renew=7.5
+        )
+        every = frozenset(range(PARTITIONS))
+        with pytest.raises(ConnectionError):
+            await owner.round()
+        assert owner.owned == every, "the leases are held: a graceful stop releases them"
+        failing[0] = False
+        assert await owner.round() == every
+        assert told == [every, every], "the same share told again, and taken this time"
+        await owner.round()
+        assert told == [every, every], "once taken, an unchanged share is not told again"
+        await owner.release()
+        await client.close()
+
+    asyncio.run(main())
+
+
+def test_the_rounds_go_on_when_giving_up_the_partitions_fails(tmp_path: Path) -> None:
+    """NATS away past a lease: the replica owns nothing from then on, and an ``on_change`` that fails to take that
+    (as anything reaching NATS then may) leaves the rounds running; once NATS is back the replica holds its share
+    again, which is what ``on_change`` last took."""
+    with RestartableNats(tmp_path / "nats") as server:
+
+        async def main() -> None:
+            client = await paiju_nats.connect(server.url, "ownership-outage")
+            told: list[frozenset[int]] = []
+
+            async def changed(owned: frozenset[int]) -> None:
+                if not client.is_connected:
+                    raise ConnectionError("NATS is away")
+                told.append(owned)
+
+            owner = await Ownership.open(
+                client, "own-" + uuid.uuid4().hex[:8], PARTITIONS, changed, member="r0", lease=1.0, renew=0.1
+            )
+            stopping = asyncio.Event()
+            running = asyncio.create_task(owner.run(stopping))
+            every = frozenset(range(PARTITIONS))
+            await wait_until(lambda: told == [every], "the whole share told")
+            server.kill()
+            await wait_until(lambda: not client.is_connected, "the client to notice NATS is gone", every=0.05)
+            await asyncio.sleep(1.5)  # past the lease: the replica gives its share up, and failing that tries again
+            assert not running.done(), "the rounds go on"
+            assert owner.owned == frozenset()
+            server.start()
+            await wait_until(lambda: owner.owned == every, "the share held again once NATS is back")
+            assert told == [every], "giving up was never taken, and the share is the one told: nothing to tell"
+            stopping.set()
+            await running
+            await paiju_nats.close(client)
+
+        asyncio.run(main())

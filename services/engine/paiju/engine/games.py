@@ -489,6 +489,8 @@ class Games:
         self._clock = clock
         self.ownership = OwnedPartitions(store)
         """The partitions this replica owns (every game until `own` says otherwise)."""
+        self._unread_partitions: set[int] = set()
+        """Partitions gained whose live games' deadlines are not read yet (the read failed: `own` tries again)."""
         self.dealing = dealing if dealing is not None else FairDealing()
         """The engine's part in dealing fairly."""
         self.deadlines = Schedule(self.ownership.owns, self.dealing)
@@ -560,16 +562,26 @@ class Games:
         """From now on this replica owns ``partitions`` (``None``: every game): its feed carries only them, and the
         live games of a partition it gains are read from the store for their deadlines (a new owner rebuilds the
         index from the log). The deadlines of a partition it loses are dropped; its cached games stay, read from
-        the store again (from where the cache stands) whenever they are asked for."""
+        the store again (from where the cache stands) whenever they are asked for.
+
+        A change NATS fails half-way raises, and the next call (the next round of the leases) finishes it: the
+        feed is made then (`OwnedPartitions.own`), and the live games of every partition gained and not read yet
+        are read then, however many calls it takes."""
         gained = await self.ownership.own(partitions)
-        if gained is None:
-            return
-        partition = self.ownership.partition
-        for game_id in [g for g in self.repository.held() if partition(g) in gained]:
-            self.repository.forget(game_id)  # cached while another replica owned it: maybe behind
-        self.deadlines.keep()
-        if gained:
-            self.deadlines.unread(g for g in await self.live.members() if partition(g) in gained)
+        if gained is not None:
+            partition = self.ownership.partition
+            for game_id in [g for g in self.repository.held() if partition(g) in gained]:
+                self.repository.forget(game_id)  # cached while another replica owned it: maybe behind
+            self.deadlines.keep()
+            self._unread_partitions |= gained
+        owned = self.ownership.partitions
+        if owned is not None:
+            self._unread_partitions &= owned  # a partition gained and lost again before it was read
+        if self._unread_partitions:
+            unread, partition = self._unread_partitions, self.ownership.partition
+            members = await self.live.members()
+            self.deadlines.unread(g for g in members if partition(g) in unread)
+            self._unread_partitions = set()
 
     async def due(self, now: float) -> list[str]:
         """The games whose deadline has passed at ``now`` (seconds), taken out of the deadline index, and those

@@ -37,13 +37,17 @@ class OwnedPartitions:
 
     async def own(self, partitions: frozenset[int] | None) -> frozenset[int] | None:
         """From now on this replica owns ``partitions`` (``None``: every game), and the store's feed carries only
-        them. The partitions gained (none when it owned every game before); ``None`` when nothing changed."""
+        them. The partitions gained (none when it owned every game before); ``None`` when nothing changed.
+
+        The share changes only once the store's feed follows it: when the store raises (NATS away half-way), the
+        replica still owns what it owned, and the same call made again is the whole change again, gained partitions
+        included. A call that changes nothing still lets the store mend a feed an earlier failure left down."""
         before = self.partitions
+        await self._store.own(partitions)
         if partitions == before:
             return None
         self.partitions = partitions
         PARTITIONS_OWNED.set(self._store.partitions if partitions is None else len(partitions))
-        await self._store.own(partitions)
         if before is None:
             return frozenset()
         every = frozenset(range(max(self._store.partitions, 1)))  # a store without partitions has its games in 0

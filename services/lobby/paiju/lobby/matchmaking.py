@@ -425,16 +425,20 @@ class Matchmaker:
 
     async def lease_changed(self, owned: frozenset[int]) -> None:
         """The partitions (games) this replica holds now: the entries of a game newly held get the grace to be
-        followed again (a restart, or another replica died)."""
+        followed again (a restart, or another replica died) before its matches are formed here."""
         games = frozenset(GAME_ORDER[p] for p in owned if p < len(GAME_ORDER))
         new = games - self.forming
-        self.forming = games
+        self.forming &= games  # a game lost is formed here no more, at once
         self._lease_moved.set()
         if new:
+            # a game gained is formed here once its entries have their grace: a queue that cannot be read (NATS
+            # away) raises, and the change is told again at the next round of the leases, the game still new
             state = (await self._state()).state
             for entry in state.entries.values():
                 if entry.game in new:
                     self.departed(entry.players[0].player_id)
+            self.forming = games
+            self._lease_moved.set()
 
     async def run(self, stopping: asyncio.Event) -> None:
         """Form the matches of the games held, each time the queue changes or a second passes while entries wait

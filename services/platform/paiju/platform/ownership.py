@@ -73,6 +73,8 @@ class Ownership:
         self._lease = lease
         self._renew = renew
         self._owned: frozenset[int] = frozenset()
+        self._told: frozenset[int] = frozenset()
+        """The partitions ``on_change`` last took without raising."""
         self._renewed_at: float | None = None
         self.members = 0
         """How many replicas were alive at the last round."""
@@ -107,11 +109,13 @@ class Ownership:
         while not stopping.is_set():
             try:
                 await self.round()
-                self._renewed_at = loop.time()
             except Exception as e:  # NATS away: keep trying; past a lease without a renewal, own nothing
-                report(log, "the partition leases could not be renewed", e, member=self.member)
+                report(log, "a round of the partition leases failed", e, member=self.member)
                 if self._renewed_at is None or loop.time() - self._renewed_at > self._lease:
-                    await self._set(frozenset())
+                    try:
+                        await self._set(frozenset())
+                    except Exception as e:  # told again next round; the rounds go on
+                        report(log, "giving up the partitions failed", e, member=self.member)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stopping.wait(), timeout=self._renew)
         await self.release()
@@ -158,6 +162,7 @@ class Ownership:
                 held[p] = await self._kv.create(f"p.{p}", me)
             except KeyWrongLastSequenceError:
                 continue  # another replica claimed it first
+        self._renewed_at = asyncio.get_running_loop().time()
         await self._set(frozenset(held))
         return self._owned
 
@@ -188,7 +193,13 @@ class Ownership:
             await watcher.stop()
 
     async def _set(self, owned: frozenset[int]) -> None:
+        """Record the partitions held (released at the end, whatever ``on_change`` did) and tell ``on_change`` of a
+        change. A change counts as told only once ``on_change`` returned: one that raised (NATS away half-way
+        through the replica's new share) is told again at the next round, even though the leases held are the
+        same by then."""
         if owned != self._owned:
             log.info("partitions owned", member=self.member, owned=sorted(owned), members=self.members)
             self._owned = owned
+        if owned != self._told:
             await self._on_change(owned)
+            self._told = owned

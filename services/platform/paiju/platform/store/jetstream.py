@@ -609,29 +609,35 @@ class JetStreamEventStore:
         async with self._feed_lock:
             if self._feed is None and self._owned != frozenset():
                 self._fed = (await self._js.stream_info(self._stream)).state.last_seq
-                await self._subscribe()
+                await self._subscribe(self._owned)
             self._followers.append(on_event)
 
     async def own(self, partitions: frozenset[int] | None) -> None:
         """From now on the feed carries only the events of the aggregates in ``partitions`` (``None``: every
         event), filtered by the server: a replica that owns a share of the games reads only that share. The feed
         goes on from the last event it delivered, so no event of a partition kept is missed; a partition gained
-        is delivered from there too (its owner reads its live aggregates from the store as well)."""
+        is delivered from there too (its owner reads its live aggregates from the store as well).
+
+        The change counts only once the new feed is subscribed: when NATS fails it half-way (the old feed ended,
+        the new one not made), this raises and the store still owns what it owned before, with no feed — so the
+        same call made again (the next round of the leases) makes the feed, from the last event delivered, instead
+        of finding nothing to change and leaving the replica deaf to its games for good."""
         async with self._feed_lock:
-            if partitions == self._owned:
+            wanted = bool(self._followers) and partitions != frozenset()
+            if partitions == self._owned and (self._feed is not None or not wanted):
                 return
-            self._owned = partitions
             if self._feed is not None:
                 with contextlib.suppress(Exception):
                     await self._feed.unsubscribe()
                 self._feed = None
-            elif self._followers:
-                self._fed = (await self._js.stream_info(self._stream)).state.last_seq  # none owned until now
-            if self._followers and partitions != frozenset():
-                await self._subscribe()
+            if wanted:
+                if self._owned == frozenset():  # none owned until now: the feed starts from here
+                    self._fed = (await self._js.stream_info(self._stream)).state.last_seq
+                await self._subscribe(partitions)
+            self._owned = partitions
 
-    async def _subscribe(self) -> None:
-        """The feed's ordered consumer, from the event after the last one delivered, on the owned partitions."""
+    async def _subscribe(self, owned: frozenset[int] | None) -> None:
+        """The feed's ordered consumer, from the event after the last one delivered, on the partitions ``owned``."""
 
         async def receive(msg: Msg) -> None:
             try:
@@ -654,7 +660,7 @@ class JetStreamEventStore:
 
         # a replica that owns every partition (one alone) reads the whole stream: one filter the server matches at
         # once, not one per partition (or per layout of the subjects) to try against every event stored
-        subjects = [f"{self._prefix}.>"] if self._every(self._owned) else self._subjects(self._owned)
+        subjects = [f"{self._prefix}.>"] if self._every(owned) else self._subjects(owned)
         # an ordered consumer resumes by itself after a gap or a reconnect, from the last sequence it delivered
         self._feed = await self._js.subscribe(
             subjects[0],
