@@ -90,6 +90,10 @@ class KeyValueAttendance(LocalAttendance):
         self._replica = replica
         self._presence = presence
         self._handing_over = False
+        self._marks_written: dict[str, int] = {}
+        """The revision of each mark of this replica's, as last written."""
+        self._unmarked: dict[str, int | None] = {}
+        """Marks whose delete failed, with the revision deleted (`_delete_owed`)."""
 
     @classmethod
     async def open(
@@ -112,8 +116,17 @@ class KeyValueAttendance(LocalAttendance):
         await self._js.publish(f"$KV.{self._bucket}.r.{self._replica}", b"", msg_ttl=self._presence)
 
     async def arrive(self, table_id: str, player: str) -> None:
+        """Counted here and marked in the bucket; when the mark cannot be written (NATS away) the arrival is not
+        counted either, and raises: the watch fails, and its client opens it again."""
         await super().arrive(table_id, player)
-        await self._kv.put(self._key(table_id, player), b"")
+        key = self._key(table_id, player)
+        try:
+            written = await self._kv.put(key, b"")
+        except BaseException:
+            await LocalAttendance.leave(self, table_id, player)
+            raise
+        self._marks_written[key] = written
+        self._unmarked.pop(key, None)  # marked again: nothing owed (a delete under way fails its compare-and-set)
 
     def hand_over(self) -> None:
         """This replica stops: its heartbeat is left to expire, so that every other replica hears of each player who
@@ -121,19 +134,40 @@ class KeyValueAttendance(LocalAttendance):
         self._handing_over = True
 
     async def leave(self, table_id: str, player: str) -> bool:
+        """The player's last watch here ended: their mark is deleted. A delete that fails (NATS away) is owed, and
+        made at the next heartbeat that gets through (`keep`): this replica's heartbeat goes on living, and a mark
+        left behind would make the player present to every other replica for as long as this one runs."""
         last = await super().leave(table_id, player)
-        if last and not self._handing_over:
-            with contextlib.suppress(Exception):  # NATS away: the mark goes with this replica's heartbeat, later
-                await self._kv.delete(self._key(table_id, player))
+        if last:
+            key = self._key(table_id, player)
+            written = self._marks_written.pop(key, None)
+            if not self._handing_over:
+                try:
+                    await self._kv.delete(key)
+                except Exception as e:
+                    self._unmarked[key] = written
+                    report(log, "a mark could not be deleted; deleting it at the next heartbeat", e, key=key)
         return last
 
     async def here(self, table_id: str, player: str) -> bool:
+        """Present through this replica (its own count: a mark of its own whose delete is owed does not count), or
+        marked by another replica whose heartbeat lives."""
         if await super().here(table_id, player):
             return True
         for _, _, replica in await self._marks(f"{table_id}.{player}.*"):
-            if await self._alive(replica):
+            if replica != self._replica and await self._alive(replica):
                 return True
         return False
+
+    async def _delete_owed(self) -> None:
+        """Delete the marks whose delete failed, each only if not written again since (compare-and-set)."""
+        from nats.js.errors import KeyWrongLastSequenceError
+
+        for key, written in list(self._unmarked.items()):
+            with contextlib.suppress(KeyWrongLastSequenceError):  # written again since: not ours to delete
+                await self._kv.delete(key, last=written)
+            if self._unmarked.get(key) == written:
+                del self._unmarked[key]
 
     async def _alive(self, replica: str) -> bool:
         """Whether ``replica``'s heartbeat lives: its key's last message is a heartbeat, not the server's expiry
@@ -161,10 +195,11 @@ class KeyValueAttendance(LocalAttendance):
 
     async def keep(self, stopping: asyncio.Event) -> None:
         """Write this replica's heartbeat every refresh until ``stopping`` (then it is left to expire: see
-        `hand_over`)."""
+        `hand_over`), and the deletes of marks owed since the last one (`leave`)."""
         while not stopping.is_set():
             try:
                 await self.beat()
+                await self._delete_owed()
             except Exception as e:  # NATS away: try again at the next refresh
                 report(log, "the presence heartbeat could not be written", e, replica=self._replica)
             with contextlib.suppress(TimeoutError):
