@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +22,7 @@ from paiju.engine.seeds import server_seeds, shuffle_seed
 from paiju.engine.service import RATE_LIMITS, EngineService
 from paiju.engine.timers import expire_turns
 from paiju.platform import tracing
-from paiju.platform.consumer import KeyValueTracking, in_background
+from paiju.platform.consumer import Consumer, KeyValueTracking, in_background
 from paiju.platform.health import Dependencies
 from paiju.platform.limits import RateLimits
 from paiju.platform.nats import Access
@@ -92,6 +93,45 @@ async def run_timers(games: Games, secret: bytes, every: float, stopping: asynci
         backoff.succeeded()
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stopping.wait(), timeout=every)
+
+
+async def start_matches(
+    lobby: JetStreamEventStore,
+    revocations: Revocations,
+    starter: Callable[[], Awaitable[Consumer]],
+    stopping: asyncio.Event,
+    *,
+    stream: str,
+) -> None:
+    """Once the lobby's stream is there: hear its revocations, and start the matches it records (``starter`` makes
+    the match starter, `paiju.engine.matches`), until ``stopping``. A step that fails (NATS away) is tried again
+    after a backoff (0.2 s doubling to 5 s), the steps done before it not done again: nothing else would start the
+    matches, and the task's end would tell nobody."""
+    log = structlog.get_logger("paiju.engine")
+    backoff = Backoff()
+    consumer: Consumer | None = None
+    while True:
+        try:
+            waiting = asyncio.create_task(lobby.wait_for_stream())
+            stopped = asyncio.create_task(stopping.wait())
+            await asyncio.wait([waiting, stopped], return_when=asyncio.FIRST_COMPLETED)
+            stopped.cancel()
+            if not waiting.done():  # stopped before the lobby's stream was there: no match to start
+                waiting.cancel()
+                return
+            waiting.result()
+            if not revocations.following:
+                await revocations.follow()
+            if consumer is None:
+                consumer = await starter()
+            await consumer.adopt(lobby.client, stream, "engine-match-starter")  # the work queue before it
+            break
+        except Exception as e:
+            report(log, "the match starter could not start; trying again", e)
+            await backoff.wait(stopping)
+            if stopping.is_set():
+                return
+    await in_background(consumer, stopping)
 
 
 async def build(
@@ -206,25 +246,15 @@ async def serve(settings: Settings, stop: asyncio.Event | None = None, ready: as
     _, owning = await own_partitions(games, store.client, settings.stream, stopping, replicas=settings.replicas)
     timers = asyncio.create_task(run_timers(games, secret, settings.timer_seconds, stopping))
 
-    async def start_matches() -> None:
-        """Once the lobby's stream is there: hear its revocations, and start the matches it records."""
-        waiting = asyncio.create_task(lobby.wait_for_stream())
-        stopped = asyncio.create_task(stopping.wait())
-        await asyncio.wait([waiting, stopped], return_when=asyncio.FIRST_COMPLETED)
-        stopped.cancel()
-        if not waiting.done():  # stopped before the lobby's stream was there: no match to start
-            waiting.cancel()
-            return
-        waiting.result()
-        await revocations.follow()
+    async def starter() -> Consumer:
         checkpoints = await KeyValueTracking.open(
             lobby.client, CHECKPOINTS, scope=settings.lobby_stream, replicas=settings.replicas
         )
-        starter = match_starter(lobby, checkpoints, service.creation)
-        await starter.adopt(lobby.client, settings.lobby_stream, "engine-match-starter")  # the work queue before it
-        await in_background(starter, stopping)
+        return match_starter(lobby, checkpoints, service.creation)
 
-    matches = asyncio.create_task(start_matches(), name="engine:matches")
+    matches = asyncio.create_task(
+        start_matches(lobby, revocations, starter, stopping, stream=settings.lobby_stream), name="engine:matches"
+    )
     if ready is not None:
         ready.set()
     await stopping.wait()

@@ -417,6 +417,11 @@ class Revocations:
         self._generations: dict[str, int] = {}
         self._following = False
 
+    @property
+    def following(self) -> bool:
+        """Whether the revocations are heard (`follow` returned)."""
+        return self._following
+
     async def follow(self) -> None:
         """Start hearing the stream's revocations (once the stream exists: the lobby makes it). Until then each
         token's account is read from the stream (none revoked while there is no stream) and nothing is kept, so no

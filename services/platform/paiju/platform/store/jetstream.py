@@ -48,7 +48,7 @@ from nats.js.errors import NotFoundError
 from prometheus_client import Counter, Gauge
 
 from paiju.platform import tracing
-from paiju.platform.nats import LEADERLESS, Access, close, connect
+from paiju.platform.nats import DISCONNECTED, LEADERLESS, Access, close, connect
 from paiju.platform.partitions import partition_of
 from paiju.platform.retry import Backoff, report
 from paiju.platform.store.base import (
@@ -215,6 +215,9 @@ class JetStreamEventStore:
             except absent:  # not there yet, or just made on a cluster and not led yet
                 gauge.set(0)
                 log.warning("waiting for the stream to be created by its owner", stream=self._stream, seconds=wait)
+            except DISCONNECTED:  # NATS away: whether the stream is there is asked again once it is back
+                gauge.set(0)
+                log.warning("waiting for NATS to ask for the stream", stream=self._stream, seconds=wait)
             await asyncio.sleep(wait)
             wait = min(most_seconds, wait * 2)
 
