@@ -67,3 +67,32 @@ def test_a_failing_round_or_wait_is_tried_again_after_a_growing_backoff_not_at_o
         assert all(not e.get("exc_info") for e in warnings), "a dependency away is a warning, not a traceback"
 
     asyncio.run(scenario())
+
+
+def test_a_queue_that_cannot_be_read_when_the_loop_starts_is_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NATS away as the lobby starts: the loop's first read of the queue fails, and is tried again after a backoff
+    like any round, instead of ending the loop (which nothing restarts: the game's lease held, its matches never
+    formed)."""
+    monkeypatch.setattr(mm, "Backoff", QuickBackoff, raising=False)
+
+    async def scenario() -> None:
+        maker = matchmaker(LocalAttendance())
+        reads: list[float] = []
+        read = maker.history.load
+
+        async def load(*args: Any, **kwargs: Any) -> Any:
+            reads.append(time.monotonic())
+            if len(reads) == 1:
+                raise Unavailable("NATS is out of reach")
+            return await read(*args, **kwargs)
+
+        monkeypatch.setattr(maker.history, "load", load)
+        stopping = asyncio.Event()
+        running = asyncio.create_task(maker.run(stopping))
+        await wait_until(lambda: len(reads) >= 2 or running.done(), "the queue read again", every=0.01)
+        assert not running.done(), "the loop goes on"
+        stopping.set()
+        await asyncio.wait_for(running, 5)
+        await maker.close()
+
+    asyncio.run(scenario())

@@ -446,7 +446,6 @@ class Matchmaker:
         for the queue's next change that fails (NATS away fails both at once), is tried again after a backoff
         (`paiju.platform.retry.Backoff`: 0.2 s doubling to 5 s), never at once: the loop never spins."""
         backoff = Backoff()
-        loaded = await self._state()
         while not stopping.is_set():
             try:
                 loaded = await self.form_once()
