@@ -320,11 +320,13 @@ def test_bots_commit_then_reveal_and_every_deal_counts_every_seat() -> None:
 
 
 class ThrottlingEngine:
-    """An engine stub that refuses each seat's first commitment and first reveal as the engine's rate limits would
-    (RESOURCE_EXHAUSTED, nothing stored); every other call goes to ``stub``."""
+    """An engine stub that refuses each seat's first commitment and first reveal (or first command of each of
+    ``kinds``) as the engine's rate limits would (RESOURCE_EXHAUSTED, nothing stored); every other call goes to
+    ``stub``."""
 
-    def __init__(self, stub: Any) -> None:
+    def __init__(self, stub: Any, kinds: tuple[str, ...] = ("commit_contribution", "reveal_contribution")) -> None:
         self._stub = stub
+        self._kinds = kinds
         self.throttled: set[tuple[str, int]] = set()
         """The steps refused: (the command's kind, the seat)."""
 
@@ -334,7 +336,7 @@ class ThrottlingEngine:
     async def Act(self, request: engine_pb2.ActRequest, **kwargs: Any) -> Any:
         command = request.tractor
         kind = command.WhichOneof("command") if request.HasField("tractor") else None
-        if kind in ("commit_contribution", "reveal_contribution"):
+        if kind in self._kinds:
             step = (kind, getattr(command, kind).seat)
             if step not in self.throttled:
                 self.throttled.add(step)
@@ -365,6 +367,30 @@ def test_a_throttled_commitment_or_reveal_is_taken_again_not_given_up() -> None:
                 (kind, seat) for kind in ("commit_contribution", "reveal_contribution") for seat in range(4)
             }
             loaded = await e.games.history("tt")
+            log = [(env.version, event) for env, event in zip(loaded.envelopes, loaded.events, strict=True)]
+            verdict = verify(GAMES["tractor"].rules, log)
+            assert verdict.ok and verdict.committed, verdict.failure
+            dealt = [s for s in verdict.shuffles if s.status == "verified"]
+            assert dealt and all(s.contributors == tuple(range(4)) for s in dealt), [s.contributors for s in dealt]
+
+    run(body)
+
+
+def test_a_throttled_contribution_is_sent_again_not_given_up() -> None:
+    """Protocol version 1: a seat's contribution the engine's rate limits refuse is sent again until taken: given up,
+    the deal would lack that seat's randomness (here, with a window no test outlives, wait for it for good). Each
+    seat's first contribution is refused once: every deal still counts every seat, and the game ends."""
+
+    async def body() -> None:
+        async with engine(fair=True, protocol=1) as e:
+            await create_tractor(e, "tc", timed=True)
+            stub, channel = e.runner_stub()
+            throttling = ThrottlingEngine(stub, kinds=("contribute",))
+            runner = BotRunner(StaticSeatSource(leases("tc", "tractor", range(4))), throttling, runner_id="t", think=0)
+            await play_out(e, [runner], ["tc"], timeout=240)
+            await channel.close()
+            assert throttling.throttled == {("contribute", seat) for seat in range(4)}
+            loaded = await e.games.history("tc")
             log = [(env.version, event) for env, event in zip(loaded.envelopes, loaded.events, strict=True)]
             verdict = verify(GAMES["tractor"].rules, log)
             assert verdict.ok and verdict.committed, verdict.failure

@@ -59,8 +59,8 @@ log = structlog.get_logger("paiju.botrunner")
 LOST = SEAT_GONE
 """The engine no longer lets the seat's token see or act: another player holds the seat, or the token lapsed."""
 TRY_AGAIN = frozenset({grpc.StatusCode.RESOURCE_EXHAUSTED, *RETRYABLE})
-"""Failures after which a fair-dealing step is taken again later (throttled, or the engine away longer than
-``act_patience``), not given up: nothing else would take it."""
+"""Failures after which a fair-dealing step (a contribution, commitment or reveal) is taken again later (throttled,
+or the engine away longer than ``act_patience``), not given up: nothing else would take it."""
 Envelope = engine_pb2.Envelope
 EnvelopeObserver = Callable[[SeatLease, Envelope], None]
 """Called with every envelope a seat's watch receives (in version order, each once)."""
@@ -289,8 +289,8 @@ class SeatPlayer:
         kind = turn.fair_step.kind
         if kind == engine_pb2.FAIR_DEALING_STEP_KIND_CONTRIBUTE:
             if turn.fair_step.shuffle not in self._contributed:
+                await self._contribute()  # raises when it may be tried again: the turn is, later
                 self._contributed.add(turn.fair_step.shuffle)
-                await self._contribute()
             if not turn.actions:
                 return
         elif kind in (engine_pb2.FAIR_DEALING_STEP_KIND_COMMIT, engine_pb2.FAIR_DEALING_STEP_KIND_REVEAL):
@@ -336,7 +336,10 @@ class SeatPlayer:
 
     async def _contribute(self) -> None:
         """Add 16 random bytes of this machine to the committed shuffle that waits for this seat's contribution (a
-        refusal: the shuffle was dealt meanwhile, or the seat contributed already)."""
+        refusal: the shuffle was dealt meanwhile, or the seat contributed already). A contribution throttled by the
+        engine's rate limits, or not answered while the engine was away, is raised (`TRY_AGAIN`): `_decide` takes
+        the turn again after a pause, as for a commitment or a reveal (`_pledge`) — given up, the deal would lack
+        this seat's randomness."""
         try:
             await act(
                 self.engine,
@@ -346,7 +349,7 @@ class SeatPlayer:
                 again=retryable_for(self.act_patience),
             )
         except grpc.aio.AioRpcError as e:
-            if e.code() in LOST:
+            if e.code() in LOST or e.code() in TRY_AGAIN:
                 raise
             self.log.info("contribution not taken", reason=e.details())
 
