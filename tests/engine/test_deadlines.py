@@ -148,6 +148,29 @@ def test_a_rescheduled_game_has_its_deadline_again_or_is_read_at_the_next_scan()
     asyncio.run(main())
 
 
+def test_a_game_rescheduled_inside_a_command_is_read_at_the_next_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scan sets each game's deadline again from the game as held; held between two events of one command (the
+    feed's), the rules may not tell it: the game is read at the next scan, and the scan goes on with the others
+    (before, the scan raised there, and the games after it lost their deadlines until they moved again)."""
+    from paiju.engine import deadlines as deadlines_module
+
+    async def main() -> None:
+        schedule = Schedule(_ours, FairDealing())
+        game = await _created("g")
+
+        def undecidable(game: object, dealing: object) -> float | None:
+            raise AssertionError("a state between two events of one command")
+
+        monkeypatch.setattr(deadlines_module, "due_of", undecidable)
+        schedule.reschedule("g", game)
+        assert schedule.due(0.0) == ["g"], "read at the next scan"
+        monkeypatch.undo()
+        schedule.reschedule("g", game)
+        assert schedule.expired(T0.timestamp() + 31) == ["g"], "told this time"
+
+    asyncio.run(main())
+
+
 def test_a_schedule_keeps_only_the_games_still_owned_when_the_share_changes() -> None:
     async def main() -> None:
         owned = {"a", "b", "c", "d"}

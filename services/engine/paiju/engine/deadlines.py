@@ -152,7 +152,7 @@ class Schedule:
         if game is None:
             self._unknown.add(game_id)
         else:
-            self.index.set(game_id, due_of(game, self._dealing))
+            self.moved(game)  # a deadline the rules cannot tell yet (inside a command) is read at the next scan
 
     def keep(self) -> None:
         """Forget what concerns the games this replica no longer owns (its share changed)."""
