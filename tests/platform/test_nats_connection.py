@@ -10,6 +10,7 @@ from pathlib import Path
 
 import nats.errors
 import pytest
+import structlog
 
 from paiju.platform import nats as paiju_nats
 from paiju.platform.edge import DEPENDENCY_GONE
@@ -44,6 +45,37 @@ def test_requests_while_nats_is_away_fail_at_once_and_keep_nothing(tmp_path: Pat
                     lambda: js.stream_info("KEPT"), "the stream's info again", ignoring=DEPENDENCY_GONE, every=0.1
                 )
                 assert info.config.name == "KEPT"
+            finally:
+                await paiju_nats.close(client)
+
+        asyncio.run(main())
+
+
+def test_an_outage_is_told_in_four_lines_not_two_per_reconnection_attempt(tmp_path: Path) -> None:
+    """NATS away for several reconnection attempts (one a second): the connection logs the error that cut it, its
+    disconnection, the first failed attempt and its reconnection with how long it was away
+    (`paiju.platform.nats.OutageLog`)."""
+    with RestartableNats(tmp_path / "nats") as server:
+
+        async def main() -> None:
+            client = await paiju_nats.connect(server.url, "outage-log")
+            try:
+                with structlog.testing.capture_logs() as logs:
+                    server.kill()
+                    await wait_until(lambda: not client.is_connected, "the client to notice NATS is gone", every=0.05)
+                    await asyncio.sleep(3.5)  # three attempts or more
+                    server.start()
+                    await wait_until(lambda: client.is_connected, "the client back on NATS", every=0.05)
+                told = [e for e in logs if e.get("connection") == "outage-log"]
+                # nats-py's own order: the error that cut the connection (UnexpectedEOF), the disconnection, the
+                # first refused attempt, and at last the reconnection
+                assert [e["event"] for e in told] == [
+                    "nats error",
+                    "nats disconnected; reconnecting",
+                    "nats error",
+                    "nats reconnected",
+                ], told
+                assert told[-1]["away_seconds"] >= 3.5 and told[-1]["attempts"] >= 3, told[-1]
             finally:
                 await paiju_nats.close(client)
 

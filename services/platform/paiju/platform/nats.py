@@ -9,7 +9,8 @@ instead:
   being sent minutes later, after its caller was told the call failed; a request then fails at once too, keeping
   nothing of itself (`Connection`), and a loop that retries one waits (`paiju.platform.retry.Backoff`);
 - is made with retries when NATS is not there yet at start, until it is (or ``stop`` is set);
-- logs each disconnection and reconnection;
+- logs an outage in a few lines, however long it lasts (`OutageLog`): its start and first error, a line a minute
+  while it lasts, and the reconnection with how long it took — not two lines per reconnection attempt;
 - authenticates with its service's NKey (`Access`: the seed read from a file, ``NATS_NKEY_SEED_FILE``), receives on
   its service's own inbox (`paiju.platform.natsauth`), and speaks TLS to a server whose certificate the CA of
   ``NATS_TLS_CA`` signed, when these are set.
@@ -23,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -149,21 +151,85 @@ class Connection(Client):
         return await super().request(subject, payload, timeout=timeout, old_style=old_style, headers=headers)
 
 
+STILL_AWAY_SECONDS = 60.0
+"""How often a connection that stays down says so again (`OutageLog`)."""
+
+
+class OutageLog:
+    """What one connection tells its log of its outages. nats-py reports a disconnection and an error at every
+    reconnection attempt (every `RECONNECT_SECONDS`): logged as they come, a NATS away for an hour filled each
+    process's log with thousands of lines per connection. So: the disconnection and the first error of an outage,
+    then a line every `STILL_AWAY_SECONDS` while it lasts (the attempts made, the last error), and the reconnection
+    with the outage's length and attempts. An error while connected (a permission refused, a slow consumer) is
+    always logged."""
+
+    def __init__(
+        self, bound: Any, *, every: float = STILL_AWAY_SECONDS, now: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._log = bound
+        self._every = every
+        self._now = now
+        self._down_since: float | None = None
+        self._said_at = 0.0
+        self._attempts = 0
+        self._last_error = ""
+
+    def disconnected(self) -> None:
+        if self._down_since is None:
+            self._down_since = self._said_at = self._now()
+            self._attempts = 0
+            self._log.warning("nats disconnected; reconnecting")
+        else:
+            self._still()
+
+    def error(self, e: Exception) -> None:
+        if self._down_since is None:
+            self._log.info("nats error", error=repr(e))
+            return
+        self._attempts += 1
+        self._last_error = repr(e)
+        if self._attempts == 1:
+            self._log.info("nats error", error=self._last_error)
+        else:
+            self._still()
+
+    def reconnected(self) -> None:
+        if self._down_since is None:
+            self._log.info("nats reconnected")
+            return
+        away = self._now() - self._down_since
+        self._log.info("nats reconnected", away_seconds=round(away, 1), attempts=self._attempts)
+        self._down_since = None
+
+    def _still(self) -> None:
+        now = self._now()
+        if self._down_since is None or now - self._said_at < self._every:
+            return
+        self._said_at = now
+        self._log.warning(
+            "nats still away; reconnecting",
+            away_seconds=round(now - self._down_since),
+            attempts=self._attempts,
+            error=self._last_error,
+        )
+
+
 async def connect(url: str, name: str, stop: asyncio.Event | None = None, *, access: Access | None = None) -> Client:
     """A connection to the NATS server(s) of ``url`` that reconnects for ever; retried until it is made. ``access``:
     its credentials and TLS (none by default). A refused authentication is retried too (the server's users may be
     being rolled out), and logged."""
     bound = log.bind(connection=name)
     options = (access or Access()).options()
+    outage = OutageLog(bound)
 
     async def disconnected() -> None:
-        bound.warning("nats disconnected; reconnecting")
+        outage.disconnected()
 
     async def reconnected() -> None:
-        bound.info("nats reconnected")
+        outage.reconnected()
 
     async def error(e: Exception) -> None:
-        bound.info("nats error", error=repr(e))
+        outage.error(e)
 
     wait = 0.2
     while True:
