@@ -1,15 +1,44 @@
 """structlog JSON logs of every Paiju process (docs/architecture.md, Principle 8); the metrics are in
-`paiju.engine.metrics` (the engine's) and `paiju.platform.callmetrics` (every gRPC server's)."""
+`paiju.engine.metrics` (the engine's) and `paiju.platform.callmetrics` (every gRPC server's).
+
+The libraries' own warnings and errors (asyncpg's pool, grpcio, aiohttp, anything using the standard `logging`
+module; their chatter below a warning stays out, as before) are written as the same JSON lines, on the same stream:
+an operator's log reader never meets a line of another shape.
+A library's warning caused by a dependency away (asyncpg restoring its pool while PostgreSQL is gone, every few
+seconds) names its error in one line instead of a traceback, as Paiju's own loops report it."""
 
 from __future__ import annotations
 
 import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any
 
 import structlog
 
+AWAY: tuple[type[BaseException], ...] = (OSError, TimeoutError)
+"""Errors that mean a dependency is out of reach (refused, reset, unreachable, timed out)."""
+
+
+def _away_in_one_line(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    """A library's warning (or less) whose exception says a dependency is out of reach: the error, no traceback."""
+    info = event.get("exc_info")
+    if info and method in ("warning", "info", "debug"):
+        error = info[1] if isinstance(info, tuple) else info if isinstance(info, BaseException) else None
+        if isinstance(error, AWAY) or type(error).__name__ in _AWAY_NAMES:
+            del event["exc_info"]
+            event["error"] = repr(error)
+    return event
+
+
+_AWAY_NAMES = frozenset({"CannotConnectNowError", "ConnectionDoesNotExistError", "ConnectionFailureError"})
+"""asyncpg's exceptions for a server starting, stopping or gone (named, so that this module needs no asyncpg)."""
+
 
 def configure_logging(level: str = "info") -> None:
-    """JSON lines on stdout, with ISO timestamps and whatever is bound (game, seat, command)."""
+    """JSON lines on stdout, with ISO timestamps and whatever is bound (game, seat, command); the standard
+    library's records (the libraries') too, from warnings up."""
+    threshold = logging.getLevelNamesMapping()[level.upper()]
     structlog.configure(
         processors=[
             structlog.contextvars.merge_contextvars,
@@ -18,6 +47,26 @@ def configure_logging(level: str = "info") -> None:
             structlog.processors.format_exc_info,  # an exception's traceback, as text in the line
             structlog.processors.JSONRenderer(ensure_ascii=False),
         ],
-        wrapper_class=structlog.make_filtering_bound_logger(logging.getLevelNamesMapping()[level.upper()]),
+        wrapper_class=structlog.make_filtering_bound_logger(threshold),
         cache_logger_on_first_use=True,
     )
+    handler = logging.StreamHandler(sys.stdout)
+    handler.set_name("paiju-json")
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            foreign_pre_chain=[
+                structlog.stdlib.add_logger_name,
+                structlog.processors.add_log_level,
+                structlog.processors.TimeStamper(fmt="iso", utc=True),
+                _away_in_one_line,
+                structlog.processors.format_exc_info,
+            ],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.JSONRenderer(ensure_ascii=False),
+            ],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [h for h in root.handlers if h.get_name() != "paiju-json"] + [handler]
+    root.setLevel(max(threshold, logging.WARNING))

@@ -1,0 +1,61 @@
+"""Every line a Paiju process logs is one JSON object (`paiju.platform.observability.configure_logging`): its own
+events and the libraries' warnings alike (asyncpg, grpcio, aiohttp log through the standard `logging` module, which
+wrote plain text with multi-line tracebacks to stderr before); a library's warning about a dependency away names its
+error in one line, while any other failure keeps its traceback."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+
+import pytest
+import structlog
+
+from paiju.platform.observability import configure_logging
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.fixture
+def configured() -> Iterator[None]:
+    """`configure_logging` for one test: structlog's configuration and the root logger put back after it."""
+    saved = structlog.get_config()
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        structlog.configure(**saved)
+        root.handlers, root.level = handlers, level
+
+
+def test_the_libraries_warnings_are_json_lines_and_a_dependency_away_is_no_traceback(
+    configured: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    configure_logging("info")
+    pool = logging.getLogger("asyncpg.pool")
+    try:
+        raise ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 5432)")
+    except OSError:
+        pool.warning("Failed to restore the pool connection floor; retrying", exc_info=True)
+    try:
+        raise KeyError("a bug")
+    except KeyError:
+        logging.getLogger("grpc").error("Exception in callback", exc_info=True)
+    logging.getLogger("aiohttp.access").info("GET /healthz 200")  # below a warning: left out, as before
+    structlog.get_logger("paiju.test").info("ours", game="g1")
+    configure_logging("info")  # twice (tests, a restart in process): still one line per record
+    logging.getLogger("asyncpg.pool").warning("once")
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["event"], e["level"]) for e in lines] == [
+        ("Failed to restore the pool connection floor; retrying", "warning"),
+        ("Exception in callback", "error"),
+        ("ours", "info"),
+        ("once", "warning"),
+    ]
+    away, fault = lines[0], lines[1]
+    assert away["logger"] == "asyncpg.pool" and "exception" not in away
+    assert away["error"].startswith("ConnectionRefusedError(111")
+    assert "Traceback" in fault["exception"] and "KeyError: 'a bug'" in fault["exception"]
+    assert lines[2]["game"] == "g1" and all("timestamp" in e for e in lines)
