@@ -10,42 +10,18 @@ import asyncio
 import io
 import itertools
 import os
-import time
-from typing import Any
 
-import grpc
 import pytest
 
 from paiju.terminal.client import matchmaking
 from paiju.terminal.client.console import Console
-from paiju.v1 import engine_pb2, lobby_pb2
+from paiju.v1 import lobby_pb2
 
-
-class Stream:
-    def __init__(self, answer: lobby_pb2.FindMatchResponse) -> None:
-        self.answers = [answer]
-
-    async def read(self) -> Any:
-        return self.answers.pop(0) if self.answers else grpc.aio.EOF
-
-    def cancel(self) -> None:
-        self.answers.clear()
-
-
-class Stub:
-    def __init__(self, ends: int) -> None:
-        self.ends = ends
-        self.opened: list[float] = []
-
-    def FindMatch(self, request: lobby_pb2.FindMatchRequest, metadata: Any = None) -> Stream:
-        self.opened.append(time.monotonic())
-        if len(self.opened) <= self.ends:
-            return Stream(lobby_pb2.FindMatchResponse(end=engine_pb2.WatchEnd()))
-        return Stream(lobby_pb2.FindMatchResponse(found=lobby_pb2.MatchFound(table_id="t1", seat=2)))
+from ..support.draining_lobby import DrainingLobby
 
 
 class Lobby:
-    def __init__(self, stub: Stub) -> None:
+    def __init__(self, stub: DrainingLobby) -> None:
         self.stub = stub
         self.metadata = ()
 
@@ -53,7 +29,7 @@ class Lobby:
 def test_a_stream_the_lobby_ends_is_opened_again_after_a_pause(monkeypatch: pytest.MonkeyPatch) -> None:
     pause = 0.1
     monkeypatch.setattr(matchmaking, "REOPEN_SECONDS", pause, raising=False)
-    stub = Stub(ends=3)
+    stub = DrainingLobby(ends=3)
     args = argparse.Namespace(kind="zlj", ranked=False, bot_wait=0)
     out = io.StringIO()
 

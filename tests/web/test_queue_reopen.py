@@ -9,11 +9,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
-import time
 from types import SimpleNamespace
 from typing import Any
 
-import grpc
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
@@ -22,37 +20,15 @@ from paiju.platform.limits import RateLimits
 from paiju.tools.web.config import LIMITS
 from paiju.tools.web.gateway import DRAINING_PAUSE_SECONDS, Gateway
 from paiju.tools.web.play import Play
-from paiju.v1 import engine_pb2, lobby_pb2
+
+from ..support.draining_lobby import DrainingLobby
 
 pytestmark = pytest.mark.unit
 
 
-class Stream:
-    def __init__(self, answer: lobby_pb2.FindMatchResponse) -> None:
-        self.answers = [answer]
-
-    async def read(self) -> Any:
-        return self.answers.pop(0) if self.answers else grpc.aio.EOF
-
-    def cancel(self) -> None:
-        self.answers.clear()
-
-
-class Lobby:
-    def __init__(self, ends: int) -> None:
-        self.ends = ends
-        self.opened: list[float] = []
-
-    def FindMatch(self, request: lobby_pb2.FindMatchRequest, metadata: Any = None) -> Stream:
-        self.opened.append(time.monotonic())
-        if len(self.opened) <= self.ends:
-            return Stream(lobby_pb2.FindMatchResponse(end=engine_pb2.WatchEnd()))
-        return Stream(lobby_pb2.FindMatchResponse(found=lobby_pb2.MatchFound(table_id="t-found", seat=2)))
-
-
 def test_the_queue_is_followed_again_after_a_pause_when_a_draining_lobby_ends_it() -> None:
     async def main() -> None:
-        lobby = Lobby(ends=3)
+        lobby = DrainingLobby(ends=3, table_id="t-found")
         upstream = SimpleNamespace(lobby=lobby, calls={})
         gateway = Gateway(upstream=upstream, limits=RateLimits(LIMITS))  # type: ignore[arg-type]
         play = Play(gateway, b"k" * 32, secure=False)
