@@ -111,6 +111,15 @@ def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
         yield
 
 
+@pytest.fixture(autouse=True)
+def _repeats_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test holds back only the repeated log lines it made itself (`paiju.platform.repeats.REPEATS` is one per
+    process): a warning an earlier test logged is logged afresh in the next."""
+    from paiju.platform import repeats
+
+    monkeypatch.setattr(repeats, "REPEATS", repeats.Repeats())
+
+
 @pytest.fixture(scope="session")
 def postgres_dsn() -> Iterator[str]:
     """The DSN of this worker's embedded PostgreSQL (superuser, database ``postgres``)."""

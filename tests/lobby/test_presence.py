@@ -85,9 +85,11 @@ def test_a_cover_that_fails_is_tried_again_until_the_seat_is_covered(
             for entry in logs
             if entry["event"] in ("a cover failed; it is tried again", "cover waits for a dependency")
         ]
-        assert len(told) == 2, logs
-        if isinstance(failure, RuntimeError):
+        if isinstance(failure, RuntimeError):  # a fault of ours: each failure, with its traceback
+            assert len(told) == 2, logs
             assert all(entry["log_level"] == "error" and entry.get("exc_info") for entry in told)
+        else:  # a dependency away: the first failure, its repeat within the minute held back
+            assert len(told) == 1, logs
 
     asyncio.run(scenario())
 

@@ -63,7 +63,7 @@ def test_a_failing_round_or_wait_is_tried_again_after_a_growing_backoff_not_at_o
         waited = rounds[3] - rounds[0]
         assert waited >= FIRST * (1 + 2 + 4) * 0.99, f"four rounds in {waited:.3f} s: the loop did not back off"
         warnings = [e for e in logs if e["log_level"] == "warning"]
-        assert 3 <= len(warnings) <= len(rounds), warnings
+        assert len(warnings) == 1, warnings  # the first failure; its repeats within a minute held back
         assert all(not e.get("exc_info") for e in warnings), "a dependency away is a warning, not a traceback"
 
     asyncio.run(scenario())

@@ -81,9 +81,11 @@ def test_a_withdrawal_that_fails_is_tried_again_until_the_entry_goes(
             for e in logs
             if e["event"] in ("a withdrawal failed; it is tried again", "a withdrawal waits for a dependency")
         ]
-        assert len(told) == 2, logs
-        if isinstance(failure, RuntimeError):
+        if isinstance(failure, RuntimeError):  # a fault of ours: each failure, with its traceback
+            assert len(told) == 2, logs
             assert all(e["log_level"] == "error" and e.get("exc_info") for e in told)
+        else:  # a dependency away: the first failure, its repeat within the minute held back
+            assert len(told) == 1, logs
         outcome = (await maker.history.load()).state
         assert outcome.entry_of("ann") is None
 

@@ -40,10 +40,12 @@ NATS_DOWN_SECONDS = 150
 POSTGRES_DOWN_SECONDS = 60
 
 SERVICES = {"engine": "paiju.v1.EngineService", "lobby": "paiju.v1.LobbyService", "scoring": "paiju.v1.ScoringService"}
-LOG_LINES_PER_MINUTE_AWAY = 1200
-"""At most this many log lines a minute from a service while a dependency is away (20 a second): each loop that
-keeps trying reports a failure a backoff apart, up to 5 s (about 6 lines a second from a lobby in all). A loop that
-goes round at once logs thousands a second (a lobby's matchmaker once logged 12,000)."""
+LOG_LINES_PER_MINUTE_AWAY = 60
+"""At most this many log lines a minute from a service while a dependency is away: each loop that keeps trying warns
+at its first failure and then once a minute (`paiju.platform.repeats`), and so do the refusals the outage makes call
+after call (about 20 lines a minute from a lobby in all). A loop that warns at every try, a backoff apart, logged
+140 lines a minute from the lobby; one that goes round at once logs thousands a second (a lobby's matchmaker once
+logged 12,000)."""
 GROWTH_AWAY_MIB = 64
 """At most this much more resident memory for a service at the end of an outage than at its start (a loop that
 keeps something of every failed try grows by megabytes a second)."""

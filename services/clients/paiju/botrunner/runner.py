@@ -36,6 +36,7 @@ import grpc
 import structlog
 
 from paiju.botrunner.leases import SeatLease, SeatSource
+from paiju.platform import repeats
 from paiju.rules import registry
 from paiju.rules.tractor import bots as tractor_bots
 from paiju.rules.zlj import bots as zlj_bots
@@ -496,7 +497,7 @@ class BotRunner:
             async with asyncio.timeout(self.call_timeout + getattr(self._source, "wait_seconds", 0)):
                 leases = await self._source()
         except Exception as e:  # the source is down: keep the seats whose leases still run
-            self.log.warning("could not lease seats", error=repr(e))
+            repeats.REPEATS.warn(self.log, "could not lease seats", error=repr(e))  # a line a minute while it is away
             for key, running in list(self._players.items()):
                 if running.lease.expires_at <= now:
                     self._stop(key, "expired")

@@ -24,6 +24,7 @@ from typing import Any
 import structlog
 
 from paiju.lobby import table as tb
+from paiju.platform import repeats
 from paiju.platform.repository import Aggregates, CommandIdReused
 from paiju.platform.store import Recorded
 
@@ -92,7 +93,7 @@ class TableExpiry:
                 try:
                     await self._expire(table_id)
                 except Exception as e:  # a failed expiry is tried again after a while, never lost in silence
-                    log.warning("could not expire a table", table=table_id, error=repr(e))
+                    repeats.REPEATS.warn(log, "could not expire a table", table=table_id, error=repr(e))
                     self.schedule(table_id, self._clock() + min(60.0, self.idle_seconds))
             wait = (self._heap[0][0] - self._clock()) if self._heap else None
             self._wake.clear()

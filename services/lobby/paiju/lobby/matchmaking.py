@@ -31,6 +31,7 @@ from paiju.lobby import queue as qu
 from paiju.lobby import table as tb
 from paiju.lobby.attendance import Attendance, LocalAttendance
 from paiju.lobby.generations import GENERATION_EVENTS, RETRIES_KEPT, Generations
+from paiju.platform import repeats
 from paiju.platform.aio import unless
 from paiju.platform.consumer import Consumer, MemoryTracking, Tracked
 from paiju.platform.errors import Reason, Refused
@@ -598,7 +599,7 @@ class Fanout:
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # the store away: read afresh in a moment, and everyone looks again
-                log.warning("the queue could not be followed; following again", error=str(e))
+                repeats.REPEATS.warn(log, "the queue could not be followed; following again", error=str(e))
                 loaded = None
                 await asyncio.sleep(1.0)
 

@@ -51,6 +51,7 @@ from google.protobuf.message import DecodeError, Message
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from paiju.platform import repeats
 from paiju.platform.errors import DOMAIN, Contention, Reason, Refused, Unavailable, retry_after
 from paiju.platform.tokens import Role
 from paiju.v1 import errors_pb2
@@ -556,6 +557,20 @@ def _account_of(identity: Any) -> str | None:
     return getattr(identity, "subject", None)
 
 
+REPEATED_REFUSALS = frozenset({Reason.RATE_LIMITED, Reason.DEPENDENCY_UNAVAILABLE, Reason.DRAINING})
+"""Refusals that a flood or an outage makes by the thousand, each call like the last: logged once a minute per method
+and reason, with how many were held back (`paiju.platform.repeats`); the metrics count every one. Any other refusal is
+a line of its own."""
+
+
+def _told(reason: Reason) -> Callable[..., None]:
+    """How a refusal for ``reason`` is logged: at info, its repeats held back when a crowd or an outage makes them."""
+    if reason in REPEATED_REFUSALS:
+        return lambda event, **facts: repeats.REPEATS.tell(log.info, event, **facts)
+    said: Callable[..., None] = log.info
+    return said
+
+
 async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
     """End the call with the status ``error`` stands for (or let gRPC's own control flow through)."""
     if isinstance(error, (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt, SystemExit)):
@@ -564,10 +579,10 @@ async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerC
         raise error  # the handler ended the call itself (context.abort)
     if isinstance(error, Refused):
         refused = error
-        log.info("refused", method=method, reason=refused.reason.value, message=refused.message)
+        _told(refused.reason)("refused", method=method, reason=refused.reason.value, message=refused.message)
     elif isinstance(error, grpc.aio.AioRpcError):
         refused = refusal_of_rpc_error(error, "another Paiju service")
-        log.info("refused", method=method, reason=refused.reason.value, downstream=error.code().name)
+        _told(refused.reason)("refused", method=method, reason=refused.reason.value, downstream=error.code().name)
     elif isinstance(error, Contention):
         refused = Refused(
             Reason.CONTENTION,
@@ -576,7 +591,7 @@ async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerC
         log.warning("contention", method=method, error=str(error))
     elif isinstance(error, DEPENDENCY_GONE):
         refused = unavailable("a dependency")  # what failed is logged, not sent
-        log.warning("dependency failed", method=method, error=repr(error))
+        repeats.REPEATS.warn(log, "dependency failed", method=method, error=repr(error))  # each call of an outage
     else:
         reference = uuid.uuid4().hex[:12]
         refused = Refused(

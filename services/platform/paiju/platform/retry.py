@@ -1,6 +1,6 @@
 """Loops that keep working while their dependencies come and go: a backoff between failed steps, and a report of
 each failure that says what happened without filling the log (a dependency away for minutes fails a step every
-few seconds: a warning each, not a traceback each)."""
+few seconds: a warning a minute, not a traceback each, `paiju.platform.repeats`)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from paiju.platform import repeats
 from paiju.platform.edge import DEPENDENCY_GONE
 from paiju.platform.errors import Reason, Refused
 
@@ -41,10 +42,11 @@ class Backoff:
 
 
 def report(log: Any, message: str, error: BaseException, **facts: Any) -> None:
-    """Log a failed step: a dependency's failure (NATS or PostgreSQL away) as a warning naming the error, anything
-    else — a fault of ours — with its traceback."""
+    """Log a failed step: a dependency's failure (NATS or PostgreSQL away) as a warning naming the error, its repeats
+    held back (`paiju.platform.repeats`: about a line a minute while the dependency stays away); anything else — a
+    fault of ours — with its traceback, every time."""
     if isinstance(error, DEPENDENCY_GONE):
-        log.warning(message, error=repr(error), **facts)
+        repeats.REPEATS.warn(log, message, error=repr(error), **facts)
     else:
         log.error(message, exc_info=error, **facts)
 
@@ -71,7 +73,7 @@ async def until_done(
             if e.reason is not Reason.DEPENDENCY_UNAVAILABLE:
                 refused(e)
                 return
-            log.warning(waiting, error=e.message, **facts)
+            repeats.REPEATS.warn(log, waiting, error=e.message, **facts)
         except Exception as e:
             report(log, failed, e, **facts)
         await asyncio.sleep(every)

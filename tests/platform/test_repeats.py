@@ -1,0 +1,145 @@
+"""The warnings of loops whose dependency is away (`paiju.platform.retry.report`, `Repeats`): each loop fails a step
+every few seconds while NATS or PostgreSQL is away, and each failure was a line (a lobby: 170 lines in two and a half
+minutes). A warning's repeats are held back and counted: the first at once, then about a line a minute carrying how
+many were held back. A fault of ours is logged with its traceback every time."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+import structlog
+
+from paiju.platform import edge
+from paiju.platform import repeats as repeating
+from paiju.platform.errors import Reason, Refused
+from paiju.platform.repeats import Repeats
+from paiju.platform.retry import report, until_done
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_warning_repeated_every_five_seconds_for_ten_minutes_is_a_line_a_minute() -> None:
+    clock = [0.0]
+    repeats = Repeats(every=60.0, now=lambda: clock[0])
+    log = structlog.get_logger("test")
+    with structlog.testing.capture_logs() as logs:
+        for attempt in range(120):  # a consumer's backoff at its most: a failure every 5 s for 10 minutes
+            repeats.warn(log, "a stream consumer's batch failed", error=f"timeout {attempt}", consumer="ratings")
+            clock[0] += 5.0
+    assert len(logs) == 10, [e.get("repeated") for e in logs]
+    assert "repeated" not in logs[0] and logs[0]["error"] == "timeout 0"
+    assert [e["repeated"] for e in logs[1:]] == [11] * 9  # the 11 held back in each minute, then the line itself
+    assert all(e["log_level"] == "warning" and e["consumer"] == "ratings" for e in logs)
+
+
+def test_warnings_of_different_loops_are_each_told_and_a_warning_after_a_quiet_minute_at_once() -> None:
+    clock = [0.0]
+    repeats = Repeats(every=60.0, now=lambda: clock[0])
+    log = structlog.get_logger("test")
+    with structlog.testing.capture_logs() as logs:
+        repeats.warn(log, "a stream consumer's batch failed", error="x", consumer="ratings")
+        repeats.warn(log, "a stream consumer's batch failed", error="x", consumer="standings")
+        repeats.warn(log, "the presence heartbeat could not be written", error="x")
+        repeats.warn(log, "a stream consumer's batch failed", error="y", consumer="ratings")  # held back
+        clock[0] += 61.0
+        repeats.warn(log, "a stream consumer's batch failed", error="z", consumer="standings")  # a new outage
+    assert [(e["event"], e.get("consumer"), e.get("repeated")) for e in logs] == [
+        ("a stream consumer's batch failed", "ratings", None),
+        ("a stream consumer's batch failed", "standings", None),
+        ("the presence heartbeat could not be written", None, None),
+        ("a stream consumer's batch failed", "standings", None),
+    ]
+
+
+def test_the_warnings_counted_at_once_are_bounded() -> None:
+    repeats = Repeats(every=60.0, kept=8, now=lambda: 0.0)
+    log = structlog.get_logger("test")
+    with structlog.testing.capture_logs() as logs:
+        for game in range(100):  # facts that name a game: one warning each
+            repeats.warn(log, "a turn timer failed", error="x", game=f"g{game}")
+        repeats.warn(log, "a turn timer failed", error="x", game="g0")  # forgotten: logged as new
+        repeats.warn(log, "a turn timer failed", error="x", game="g99")  # still counted: held back
+    assert len(logs) == 101
+    assert len(repeats._said) == 8
+
+
+def test_report_holds_back_a_dependency_away_but_logs_every_fault_of_ours_with_its_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(repeating, "REPEATS", Repeats(every=60.0, now=lambda: 0.0))
+    log = structlog.get_logger("test")
+    with structlog.testing.capture_logs() as logs:
+        for _ in range(5):
+            report(log, "matches could not be formed", ConnectionRefusedError(111, "refused"))
+        for _ in range(3):
+            report(log, "matches could not be formed", KeyError("a bug"))
+    assert [e["log_level"] for e in logs] == ["warning", "error", "error", "error"]
+    assert all(isinstance(e["exc_info"], KeyError) for e in logs[1:])
+
+
+def test_until_done_says_it_waits_for_a_dependency_once_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(repeating, "REPEATS", Repeats(every=60.0, now=lambda: 0.0))
+    tries = [0]
+
+    async def step() -> None:
+        tries[0] += 1
+        if tries[0] < 20:
+            raise Refused(Reason.DEPENDENCY_UNAVAILABLE, "the store is away")
+
+    with structlog.testing.capture_logs() as logs:
+        asyncio.run(
+            asyncio.wait_for(
+                until_done(step, structlog.get_logger("test"), every=0.0, waiting="waiting for the store", failed="x"),
+                timeout=5,
+            )
+        )
+    assert tries[0] == 20
+    assert [(e["event"], e["error"]) for e in logs] == [("waiting for the store", "the store is away")]
+
+
+class Aborted(Exception):
+    pass
+
+
+class Context:
+    """What `edge._answer` needs of a call's context: its abort."""
+
+    async def abort(self, code: object, details: str, trailing_metadata: object = ()) -> None:
+        raise Aborted(details)
+
+
+def test_refusals_a_flood_or_an_outage_repeats_are_a_line_a_minute_and_the_others_each_a_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flood throttled call after call (RATE_LIMITED), calls refused while a dependency is away, or while the server
+    drains: a line a minute per method and reason. A refusal of the request itself is a line each."""
+    clock = [0.0]
+    monkeypatch.setattr(repeating, "REPEATS", Repeats(every=60.0, now=lambda: clock[0]))
+
+    async def answer(method: str, error: BaseException) -> None:
+        with pytest.raises(Aborted):
+            await edge._answer(method, error, Context())  # type: ignore[arg-type]
+
+    async def calls() -> None:
+        for n in range(1000):  # a client flooding GetView, throttled
+            await answer("GetView", Refused(Reason.RATE_LIMITED, f"slow down ({n})"))
+        for _ in range(3):
+            await answer("Act", Refused(Reason.DEPENDENCY_UNAVAILABLE, "the store is away"))
+            await answer("Act", ConnectionRefusedError(111, "refused"))  # a dependency failing mid-call
+            await answer("Act", Refused(Reason.RULE_VIOLATION, "not a legal play"))
+        clock[0] += 61.0
+        await answer("GetView", Refused(Reason.RATE_LIMITED, "slow down"))
+
+    with structlog.testing.capture_logs() as logs:
+        asyncio.run(calls())
+    told = [(e["event"], e.get("method"), e.get("reason"), e.get("repeated")) for e in logs]
+    assert told == [
+        ("refused", "GetView", "RATE_LIMITED", None),
+        ("refused", "Act", "DEPENDENCY_UNAVAILABLE", None),
+        ("dependency failed", "Act", None, None),
+        ("refused", "Act", "RULE_VIOLATION", None),
+        ("refused", "Act", "RULE_VIOLATION", None),
+        ("refused", "Act", "RULE_VIOLATION", None),
+        ("refused", "GetView", "RATE_LIMITED", 999),
+    ], told
