@@ -15,7 +15,9 @@ up in the evening):
    and 拖拉机 (untimed), so that no match ends while it is measured.
 3. **Spectators**: the largest number of tables, plus 500 guests (`--spectators`) that `JoinGame` a table (spread
    evenly over every table) and `Watch` its game for the whole measurement, from a process of their own
-   (`bench/load_watchers.py`).
+   (`bench/load_watchers.py`); then the same tables once more, the spectators gone (`measure_again`): what the
+   spectators cost the engine is their window's CPU beyond the mean of the windows before and after it, so that the
+   machine's drift during the run (tens of percent within minutes) is not put on them.
 
 Besides the bots, a probe plays one more 砸六家 table of six guests through the public API from this process
 (each seat watches the game and, on a turn that names it, takes the fair-dealing step the turn asks of it, then
@@ -52,8 +54,9 @@ the server side alone (everything but the bot runner) against the floor's server
 (the engine's CPU per spectator message, against a bare streamed message to streams each on a connection of its own,
 as spectators' are), the capacity at human pace (7.5 moves per table-minute, five seats per table: seated players
 per core, from the server side's CPU per move, with and without spectators), and the gates, PASS or FAIL, each
-against its target (`GATES`), for the reference configuration (`--reference`, 30 tables). Markdown tables for
-docs/benchmarks.md last.
+against its target (`GATES`), for the reference configuration (`--reference`, 30 tables), followed by NOT TRUSTED
+for each loaded window the host disturbed (its steal time over `STEAL_TRUSTED_PCT`, or other programs over
+`OTHERS_TRUSTED_PCT`): measure again. Markdown tables for docs/benchmarks.md last.
 
 With ``--repeat N`` each loaded configuration is measured in N windows one after another and the medians are
 reported (counts are summed). ``--fresh`` starts a new stack for each configuration instead. ``--py-spy PATH``
@@ -1246,9 +1249,31 @@ async def measure_all(run: Run, configs: Sequence[Config], args: argparse.Namesp
                 row["saturated"] = saturated(row, pace)
             print(json.dumps(row, ensure_ascii=False), flush=True)
             rows.append(row)
+            if config.spectators and any(is_base_of(r, row) for r in rows):
+                rows.append(await measure_again(run, config, args))
     finally:
         await run.close()
     return rows
+
+
+def is_base_of(row: dict[str, Any], spect: dict[str, Any]) -> bool:
+    """Whether ``row`` measured the same tables as ``spect`` without its spectators (before them or after)."""
+    return bool(row.get("acts")) and row.get("tables") == spect["tables"] and not row.get("spectators")
+
+
+async def measure_again(run: Run, config: Config, args: argparse.Namespace) -> dict[str, Any]:
+    """The tables of ``config`` measured once more, its spectators gone: the spectators' cost to the engine is what
+    their window cost beyond the mean of the windows before and after it (`summarize`), so that a machine whose speed
+    drifts during the run (it does, by tens of percent within minutes) does not put the drift on the spectators."""
+    await run.set_spectators(0, [], "tables")
+    note(f"{config.tables} tables again, the spectators gone: settling for {SETTLE_SECONDS:.0f} s")
+    await asyncio.sleep(SETTLE_SECONDS)
+    label = Config(config.tables).label()
+    label["config"] += ", again after the spectators"
+    row = median_row([await run.measure(label, args.window) for _ in range(args.repeat)])
+    row["again"] = True
+    print(json.dumps(row, ensure_ascii=False), flush=True)
+    return row
 
 
 def run_stack(folder: Path, configs: Sequence[Config], args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -1375,8 +1400,9 @@ def with_floor(row: dict[str, Any], floor: Floor) -> Floor:
 
 
 def reference(rows: Sequence[dict[str, Any]], tables: int) -> dict[str, Any] | None:
-    """The loaded configuration without spectators with the number of tables nearest ``tables``."""
-    plain = [row for row in rows if row.get("acts") and not row.get("spectators")]
+    """The loaded configuration without spectators with the number of tables nearest ``tables`` (its first window:
+    not the one measured again after the spectators, `measure_again`)."""
+    plain = [row for row in rows if row.get("acts") and not row.get("spectators") and not row.get("again")]
     return min(plain, key=lambda row: abs(row["tables"] - tables), default=None)
 
 
@@ -1457,7 +1483,7 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
             at_least=True,
             what=f"seated players per core at human pace, server side {ref['server_ms_per_act']:.2f} ms per move",
         )
-    plain = [row for row in rows if row.get("acts") and not row.get("spectators")]
+    plain = [row for row in rows if row.get("acts") and not row.get("spectators") and not row.get("again")]
     if plain:
         most = max(plain, key=lambda row: row["tables"])
         summary["probe_act_ms"] = {
@@ -1467,16 +1493,17 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
         }
     spect = spectated(rows)
     if spect is not None:
-        base = next(
-            (r for r in rows if r.get("acts") and r.get("tables") == spect["tables"] and not r.get("spectators")), None
-        )
+        bases = [r for r in rows if is_base_of(r, spect)]
         summary["players_per_core_with_spectators"] = round(players_per_core(spect["server_ms_per_act"]))
         summary["spectators_per_table"] = round(spect["spectators"] / spect["tables"], 2)
         per_s = spect.get("spectator_messages_per_s") or 0
-        if base is not None and per_s > 0:
-            # the engine's CPU beyond what the same moves cost it without spectators, per spectator message
+        if bases and per_s > 0:
+            # the engine's CPU beyond what the same moves cost it without spectators (the mean of the windows before
+            # and after theirs, `measure_again`), per spectator message
+            base_ms = statistics.mean(r["cpu_per_act_ms"]["engine"] for r in bases)
+            summary["engine_ms_per_act_without_spectators"] = [r["cpu_per_act_ms"]["engine"] for r in bases]
             engine_s = spect["engine_cpu_pct"] / 100
-            moves_s = base["cpu_per_act_ms"]["engine"] / 1000 * spect["acts_per_s"]
+            moves_s = base_ms / 1000 * spect["acts_per_s"]
             per_message_us = 1e6 * (engine_s - moves_s) / per_s
             summary["engine_us_per_spectator_message"] = round(per_message_us, 1)
             if floor is not None:
@@ -1503,6 +1530,28 @@ def assess(rows: Sequence[dict[str, Any]], floor: Floor | None, tables: int) -> 
         summary["idle_watchers_engine_cpu_pct"] = [quiet.get("engine_cpu_pct"), watched_idle.get("engine_cpu_pct")]
     summary["gates"] = gates
     return summary
+
+
+STEAL_TRUSTED_PCT = 2.0
+"""A window in which the machine's hypervisor took more than this (% of one core: its steal time) is not to be
+trusted: its processes ran slower and cost more CPU per move for it (a window with 15.6 % stolen read the engine at
+2.57 ms a move, the same code 1.80 in a clean window twenty minutes before)."""
+OTHERS_TRUSTED_PCT = 5.0
+"""A window in which programs outside the stack used more than this (% of one core) is not to be trusted either."""
+
+
+def disturbed(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """What made a loaded window's figures untrustworthy: the host took its CPU (steal) or other programs ran."""
+    found = []
+    for row in rows:
+        if not row.get("acts"):
+            continue
+        steal, others = row.get("machine_steal_pct") or 0.0, row.get("others_cpu_pct") or 0.0
+        if steal > STEAL_TRUSTED_PCT:
+            found.append(f"{row['config']}: the hypervisor took {steal:g} % of a core (steal): measure again")
+        if others > OTHERS_TRUSTED_PCT:
+            found.append(f"{row['config']}: other programs used {others:g} % of a core: measure again")
+    return found
 
 
 def gates_text(gates: dict[str, dict[str, Any]]) -> str:
@@ -1722,7 +1771,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("players_per_core", "seated players per core at human pace (server side)"),
         ("players_per_core_with_spectators", "the same, from the configuration with spectators"),
         ("spectators_per_table", "spectators per table in it"),
-        ("engine_us_per_spectator_message", "engine CPU per spectator message, µs"),
+        ("engine_ms_per_act_without_spectators", "engine CPU per Act without them, the windows before and after, ms"),
+        ("engine_us_per_spectator_message", "engine CPU per spectator message, µs (beyond the mean of those)"),
         ("bare_stream_message_server_us", "a bare streamed message, own connection, server half, µs"),
         ("spectators_us_per_message", "spectators' process CPU per message received, µs"),
         ("bare_stream_message_client_us", "the same, client half, µs"),
@@ -1740,6 +1790,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     print(f"Gates ({summary.get('reference')}; the memory gates are the soak's, bench/load.py --soak):")
     print(gates_text(summary["gates"]))
+    summary["disturbed"] = disturbed(rows)
+    for warning in summary["disturbed"]:
+        print(f"NOT TRUSTED  {warning}")
     if args.out:
         args.out.write_text(json.dumps({"rows": rows, "summary": summary}, ensure_ascii=False, indent=1))
 
