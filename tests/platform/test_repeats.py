@@ -113,7 +113,8 @@ def test_refusals_a_flood_or_an_outage_repeats_are_a_line_a_minute_and_the_other
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A flood throttled call after call (RATE_LIMITED), calls refused while a dependency is away, or while the server
-    drains: a line a minute per method and reason. A refusal of the request itself is a line each."""
+    drains, and the stale moves of play: a line a minute per method and reason. Any other refusal of the request
+    itself is a line each."""
     clock = [0.0]
     monkeypatch.setattr(repeating, "REPEATS", Repeats(every=60.0, now=lambda: clock[0]))
 
@@ -124,10 +125,11 @@ def test_refusals_a_flood_or_an_outage_repeats_are_a_line_a_minute_and_the_other
     async def calls() -> None:
         for n in range(1000):  # a client flooding GetView, throttled
             await answer("GetView", Refused(Reason.RATE_LIMITED, f"slow down ({n})"))
-        for _ in range(3):
+        for version in range(3):
             await answer("Act", Refused(Reason.DEPENDENCY_UNAVAILABLE, "the store is away"))
             await answer("Act", ConnectionRefusedError(111, "refused"))  # a dependency failing mid-call
             await answer("Act", Refused(Reason.RULE_VIOLATION, "not a legal play"))
+            await answer("Act", Refused(Reason.STALE_VERSION, f"the game is at version {version + 8}, not 7"))
         clock[0] += 61.0
         await answer("GetView", Refused(Reason.RATE_LIMITED, "slow down"))
 
@@ -139,6 +141,7 @@ def test_refusals_a_flood_or_an_outage_repeats_are_a_line_a_minute_and_the_other
         ("refused", "Act", "DEPENDENCY_UNAVAILABLE", None),
         ("dependency failed", "Act", None, None),
         ("refused", "Act", "RULE_VIOLATION", None),
+        ("refused", "Act", "STALE_VERSION", None),  # routine in play: several seats act at one version
         ("refused", "Act", "RULE_VIOLATION", None),
         ("refused", "Act", "RULE_VIOLATION", None),
         ("refused", "GetView", "RATE_LIMITED", 999),

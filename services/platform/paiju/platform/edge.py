@@ -557,10 +557,13 @@ def _account_of(identity: Any) -> str | None:
     return getattr(identity, "subject", None)
 
 
-REPEATED_REFUSALS = frozenset({Reason.RATE_LIMITED, Reason.DEPENDENCY_UNAVAILABLE, Reason.DRAINING})
-"""Refusals that a flood or an outage makes by the thousand, each call like the last: logged once a minute per method
-and reason, with how many were held back (`paiju.platform.repeats`); the metrics count every one. Any other refusal is
-a line of its own."""
+REPEATED_REFUSALS = frozenset(
+    {Reason.RATE_LIMITED, Reason.DEPENDENCY_UNAVAILABLE, Reason.DRAINING, Reason.STALE_VERSION}
+)
+"""Refusals that a flood or an outage makes by the thousand, each call like the last, and the stale moves that play
+makes routinely (several seats may act in one phase: the first move wins, the others are stale; they were most of an
+engine's log, about 3 % of its moves): logged once a minute per method and reason, with how many were held back
+(`paiju.platform.repeats`); the metrics count every one. Any other refusal is a line of its own."""
 
 
 def _told(reason: Reason) -> Callable[..., None]:
