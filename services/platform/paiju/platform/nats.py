@@ -193,6 +193,11 @@ class OutageLog:
         else:
             self._still()
 
+    def closed(self) -> None:
+        """The connection was closed on purpose (the process stopping): nats-py calls it a disconnection too."""
+        self._down_since = None
+        self._log.info("nats connection closed")
+
     def reconnected(self) -> None:
         if self._down_since is None:
             self._log.info("nats reconnected")
@@ -221,9 +226,13 @@ async def connect(url: str, name: str, stop: asyncio.Event | None = None, *, acc
     bound = log.bind(connection=name)
     options = (access or Access()).options()
     outage = OutageLog(bound)
+    made: list[Client] = []
 
     async def disconnected() -> None:
-        outage.disconnected()
+        if made and made[0].is_closed:  # closed on purpose (nats-py sets the state before it calls back)
+            outage.closed()
+        else:
+            outage.disconnected()
 
     async def reconnected() -> None:
         outage.reconnected()
@@ -247,6 +256,7 @@ async def connect(url: str, name: str, stop: asyncio.Event | None = None, *, acc
                 error_cb=error,
                 **options,
             )
+            made.append(client)
             return client
         except (OSError, TimeoutError, nats.errors.Error) as e:
             if stop is not None and stop.is_set():
