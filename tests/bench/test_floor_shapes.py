@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 
 from paiju.dev.stack import embedded_nats
 
+from ..support.bench import bench_module
 from ..support.waiting import wait_until_blocking
 
 pytestmark = pytest.mark.integration  # each test runs the floor's rules part as a process and starts nats-server
@@ -30,13 +30,8 @@ FLOOR = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
 
 
 def _floor() -> Any:
-    """`bench/floor.py` as a module (the benchmarks are scripts, not a package the tests import)."""
-    spec = importlib.util.spec_from_file_location("paiju_bench_floor_crowd", FLOOR)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    """`bench/floor.py` as a module."""
+    return bench_module("floor.py", "paiju_bench_floor_crowd")
 
 
 def test_the_crowd_part_counts_the_messages_that_flow_and_stopping_it_ends_its_streams(tmp_path: Path) -> None:

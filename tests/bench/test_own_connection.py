@@ -6,24 +6,17 @@ client address each call arrives from."""
 from __future__ import annotations
 
 import asyncio
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from ..support.bench import bench_module
+
 
 def _own_connection() -> Any:
-    """`bench/floor.py`'s ``OWN_CONNECTION`` (the benchmarks are scripts, not a package the tests import)."""
-    path = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
-    spec = importlib.util.spec_from_file_location("paiju_bench_floor", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module.OWN_CONNECTION
+    """`bench/floor.py`'s ``OWN_CONNECTION``."""
+    return bench_module("floor.py", "paiju_bench_floor").OWN_CONNECTION
 
 
 class _Peers(health_pb2_grpc.HealthServicer):

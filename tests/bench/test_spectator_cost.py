@@ -5,28 +5,19 @@ in one run, 28 µs in another of the same code."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytestmark = pytest.mark.unit
+from ..support.bench import BENCH, bench_module
 
-LOAD = Path(__file__).resolve().parents[2] / "bench" / "load.py"
+pytestmark = pytest.mark.unit
 
 
 def _load(monkeypatch: pytest.MonkeyPatch) -> Any:
-    """`bench/load.py` as a module (the benchmarks are scripts, not a package the tests import; it imports its
-    neighbour `bench/floor.py` as ``python bench/load.py`` does, from its folder on the path)."""
-    monkeypatch.syspath_prepend(str(LOAD.parent))
-    spec = importlib.util.spec_from_file_location("paiju_bench_load_spectators", LOAD)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    """`bench/load.py` as a module (it imports its neighbour `bench/floor.py` from its folder on the path)."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    return bench_module("load.py", "paiju_bench_load_spectators")
 
 
 def row(tables: int, engine_ms: float, *, spectators: int = 0, again: bool = False, **more: Any) -> dict[str, Any]:
