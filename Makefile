@@ -195,6 +195,7 @@ bench: setup $(BENCH_VENV)/.installed
 	$(BIN)/python bench/commands.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/edge.py
+	$(BIN)/python bench/cold.py
 	$(BIN)/python bench/tracing.py
 	$(BIN)/python bench/load.py
 	$(BIN)/python bench/load.py --soak 30

@@ -84,6 +84,12 @@ BENCHES: dict[str, Bench] = {
     "edge.py": Bench(
         ("--calls", "20", "--rounds", "1"), ("method", "bare_us", "edge_us"), lines=4, values=(("rounds", 1),)
     ),
+    "cold.py": Bench(
+        ("--samples", "5", "--pauses", "0.001"),
+        ("part", "warm_us", "after_pause_us", "ratio"),
+        lines=5,
+        values=(("bench", "cold"),),
+    ),
     "tracing.py": Bench(
         ("2", "--rounds", "1", "--quick"),
         ("off_us_per_act", "on_us_per_act", "off_hooks_share_of_act"),
