@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 import structlog
 
+from paiju.platform import repeats
 from paiju.platform.observability import configure_logging
 
 pytestmark = pytest.mark.unit
@@ -59,3 +60,38 @@ def test_the_libraries_warnings_are_json_lines_and_a_dependency_away_is_no_trace
     assert away["error"].startswith("ConnectionRefusedError(111")
     assert "Traceback" in fault["exception"] and "KeyError: 'a bug'" in fault["exception"]
     assert lines[2]["game"] == "g1" and all("timestamp" in e for e in lines)
+
+
+def test_a_librarys_warning_about_a_dependency_away_is_held_back_when_it_repeats(
+    configured: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncpg restores its pool every few seconds while PostgreSQL is gone and warns each time: the first warning is
+    logged, the repeats within a minute are held back, the next after it says how many were; a fault is every time."""
+    clock = [0.0]
+    monkeypatch.setattr(repeats, "REPEATS", repeats.Repeats(every=60.0, now=lambda: clock[0]))
+    configure_logging("info")
+    pool = logging.getLogger("asyncpg.pool")
+
+    def away() -> None:
+        try:
+            raise ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 5432)")
+        except OSError:
+            pool.warning("Failed to restore the pool connection floor; retrying", exc_info=True)
+
+    for second in range(0, 120, 5):  # two minutes of PostgreSQL away, a try every 5 s
+        clock[0] = float(second)
+        away()
+        if second == 30:
+            try:
+                raise KeyError("a bug")
+            except KeyError:
+                pool.warning("Failed to restore the pool connection floor; retrying", exc_info=True)
+    pool.warning("a warning without an error")
+    pool.warning("a warning without an error")
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    restored = [e for e in lines if e["event"].startswith("Failed to restore") and "error" in e]
+    assert [e.get("repeated") for e in restored] == [None, 11], restored  # at 0 s, then at 60 s: 5…55 held back
+    assert all("exception" not in e for e in restored)
+    faults = [e for e in lines if "exception" in e]
+    assert len(faults) == 1 and "KeyError" in faults[0]["exception"]
+    assert [e["event"] for e in lines].count("a warning without an error") == 2

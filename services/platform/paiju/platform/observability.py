@@ -5,7 +5,8 @@ The libraries' own warnings and errors (asyncpg's pool, grpcio, aiohttp, anythin
 module; their chatter below a warning stays out, as before) are written as the same JSON lines, on the same stream:
 an operator's log reader never meets a line of another shape.
 A library's warning caused by a dependency away (asyncpg restoring its pool while PostgreSQL is gone, every few
-seconds) names its error in one line instead of a traceback, as Paiju's own loops report it."""
+seconds) names its error in one line instead of a traceback, and its repeats are held back as Paiju's own loops'
+are (`paiju.platform.repeats`): a line a minute while the outage lasts, with how many were held back."""
 
 from __future__ import annotations
 
@@ -16,19 +17,50 @@ from typing import Any
 
 import structlog
 
+from paiju.platform import repeats
+
 AWAY: tuple[type[BaseException], ...] = (OSError, TimeoutError)
 """Errors that mean a dependency is out of reach (refused, reset, unreachable, timed out)."""
 
 
+def _away(error: object) -> bool:
+    """Whether ``error`` says a dependency is out of reach."""
+    return isinstance(error, AWAY) or type(error).__name__ in _AWAY_NAMES
+
+
 def _away_in_one_line(logger: Any, method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    """A library's warning (or less) whose exception says a dependency is out of reach: the error, no traceback."""
+    """A library's warning (or less) whose exception says a dependency is out of reach: the error, no traceback (and
+    the count of its repeats held back before it, `_HeldBack`)."""
     info = event.get("exc_info")
     if info and method in ("warning", "info", "debug"):
         error = info[1] if isinstance(info, tuple) else info if isinstance(info, BaseException) else None
-        if isinstance(error, AWAY) or type(error).__name__ in _AWAY_NAMES:
+        if _away(error):
             del event["exc_info"]
             event["error"] = repr(error)
+    repeated = getattr(event.get("_record"), "repeated", None)
+    if repeated:
+        event["repeated"] = repeated
     return event
+
+
+class _HeldBack(logging.Filter):
+    """A library's warning about a dependency away held back when it repeats (`paiju.platform.repeats.REPEATS`: its
+    kind is its logger, its message and its error's type): asyncpg restores its pool every few seconds while
+    PostgreSQL is gone, and said so each time. Any other record passes."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if record.levelno > logging.WARNING or not _away(error):
+            return True
+        told: list[dict[str, Any]] = []
+        repeats.REPEATS.tell(
+            lambda _, **facts: told.append(facts), str(record.msg), logger=record.name, kind=type(error).__name__
+        )
+        if not told:
+            return False
+        if told[0].get("repeated"):
+            record.repeated = told[0]["repeated"]
+        return True
 
 
 _AWAY_NAMES = frozenset({"CannotConnectNowError", "ConnectionDoesNotExistError", "ConnectionFailureError"})
@@ -52,6 +84,7 @@ def configure_logging(level: str = "info") -> None:
     )
     handler = logging.StreamHandler(sys.stdout)
     handler.set_name("paiju-json")
+    handler.addFilter(_HeldBack())
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=[
