@@ -5,6 +5,7 @@ error in one line, while any other failure keeps its traceback."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import Iterator
@@ -95,3 +96,29 @@ def test_a_librarys_warning_about_a_dependency_away_is_held_back_when_it_repeats
     faults = [e for e in lines if "exception" in e]
     assert len(faults) == 1 and "KeyError" in faults[0]["exception"]
     assert [e["event"] for e in lines].count("a warning without an error") == 2
+
+
+def test_a_librarys_repeats_held_back_are_told_when_the_outage_ends(
+    configured: None, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL comes back: asyncpg stops warning, and the count of its warnings held back is told in a line of its
+    own once their minute is over (here a minute of 50 ms), with the error."""
+    monkeypatch.setattr(repeats, "REPEATS", repeats.Repeats(every=0.05))
+    configure_logging("info")
+    pool = logging.getLogger("asyncpg.pool")
+
+    async def outage() -> None:
+        for _ in range(3):
+            try:
+                raise ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 5432)")
+            except OSError:
+                pool.warning("Failed to restore the pool connection floor; retrying", exc_info=True)
+        await asyncio.sleep(0.2)
+
+    asyncio.run(outage())
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(e["event"], e.get("repeated"), e["error"][:22]) for e in lines] == [
+        ("Failed to restore the pool connection floor; retrying", None, "ConnectionRefusedError"),
+        ("Failed to restore the pool connection floor; retrying", 2, "ConnectionRefusedError"),
+    ]
+    assert all(e["logger"] == "asyncpg.pool" and e["level"] == "warning" for e in lines)

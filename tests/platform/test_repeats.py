@@ -6,6 +6,7 @@ many were held back. A fault of ours is logged with its traceback every time."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 import structlog
@@ -146,3 +147,55 @@ def test_refusals_a_flood_or_an_outage_repeats_are_a_line_a_minute_and_the_other
         ("refused", "Act", "RULE_VIOLATION", None),
         ("refused", "GetView", "RATE_LIMITED", 999),
     ], told
+
+
+def test_repeats_held_back_when_none_follows_are_told_once_their_minute_is_over() -> None:
+    """A flood that stops, an outage that ends: no next line would carry the count, so `flush` logs it (the last
+    repeat, with ``repeated``) once the kind's minute is over, and not before."""
+    clock = [0.0]
+    repeats = Repeats(every=60.0, now=lambda: clock[0])
+    log = structlog.get_logger("test")
+    with structlog.testing.capture_logs() as logs:
+        for n in range(1000):  # a flood within a second, then nothing
+            repeats.warn(log, "refused", method="GetView", reason="RATE_LIMITED", message=f"slow down ({n})")
+        clock[0] = 30.0
+        repeats.flush()  # its minute is not over: nothing yet
+        assert len(logs) == 1
+        clock[0] = 60.0
+        repeats.flush()
+        repeats.flush()  # told once
+        clock[0] = 200.0
+        repeats.flush()
+    assert [(e["message"], e.get("repeated")) for e in logs] == [("slow down (0)", None), ("slow down (999)", 999)]
+
+
+def test_a_running_event_loop_tells_the_count_by_itself_and_arms_no_timer_while_nothing_is_held_back() -> None:
+    repeats = Repeats(every=0.05)  # the real clock, a minute of 50 ms
+    told: list[tuple[str, Any, dict[str, Any]]] = []
+
+    def say(event: str, **facts: Any) -> None:  # a logger's method, and what is bound when it is called
+        told.append((event, facts.get("repeated"), structlog.contextvars.get_contextvars()))
+
+    async def outage() -> None:
+        structlog.contextvars.bind_contextvars(game="g1")  # bound by the call that arms the timer: not its line's
+        repeats.tell(say, "waiting for the store", error="away")
+        assert repeats._timer is None, "nothing held back: no timer"
+        for _ in range(4):
+            repeats.tell(say, "waiting for the store", error="away")
+        assert repeats._timer is not None
+        await asyncio.sleep(0.2)  # the dependency came back: no more warnings
+        assert repeats._timer is None, "nothing held back any more: no timer"
+
+    asyncio.run(outage())
+    assert told == [("waiting for the store", None, {"game": "g1"}), ("waiting for the store", 4, {})]
+
+
+def test_a_kind_forgotten_past_the_bound_tells_what_it_held_back() -> None:
+    repeats = Repeats(every=60.0, kept=2, now=lambda: 0.0)
+    log = structlog.get_logger("test")
+    with structlog.testing.capture_logs() as logs:
+        repeats.warn(log, "a turn timer failed", error="x", game="g1")
+        repeats.warn(log, "a turn timer failed", error="x", game="g1")  # held back
+        repeats.warn(log, "a turn timer failed", error="x", game="g2")
+        repeats.warn(log, "a turn timer failed", error="x", game="g3")  # g1 forgotten: its repeat told
+    assert [(e["game"], e.get("repeated")) for e in logs] == [("g1", None), ("g2", None), ("g3", None), ("g1", 1)]

@@ -37,7 +37,10 @@ def _away_in_one_line(logger: Any, method: str, event: MutableMapping[str, Any])
         if _away(error):
             del event["exc_info"]
             event["error"] = repr(error)
-    repeated = getattr(event.get("_record"), "repeated", None)
+    record = event.get("_record")
+    if getattr(record, "away_error", None):  # the count of repeats held back, told alone (`_HeldBack`)
+        event["error"] = record.away_error  # type: ignore[union-attr]
+    repeated = getattr(record, "repeated", None)
     if repeated:
         event["repeated"] = repeated
     return event
@@ -53,9 +56,17 @@ class _HeldBack(logging.Filter):
         if record.levelno > logging.WARNING or not _away(error):
             return True
         told: list[dict[str, Any]] = []
-        repeats.REPEATS.tell(
-            lambda _, **facts: told.append(facts), str(record.msg), logger=record.name, kind=type(error).__name__
-        )
+        filtering = [True]
+
+        def say(_: str, **facts: Any) -> None:
+            if filtering[0]:  # this record: it passes
+                told.append(facts)
+            else:  # its minute over, no repeat came (`Repeats.flush`): the count, in a line of its own
+                extra = {"repeated": facts.get("repeated"), "away_error": repr(error)}
+                logging.getLogger(record.name).log(record.levelno, record.getMessage(), extra=extra)
+
+        repeats.REPEATS.tell(say, str(record.msg), logger=record.name, kind=type(error).__name__)
+        filtering[0] = False
         if not told:
             return False
         if told[0].get("repeated"):
