@@ -1540,9 +1540,11 @@ OTHERS_TRUSTED_PCT = 5.0
 """A window in which programs outside the stack used more than this (% of one core) is not to be trusted either."""
 
 
-def disturbed(rows: Sequence[dict[str, Any]]) -> list[str]:
-    """What made a loaded window's figures untrustworthy: the host took its CPU (steal) or other programs ran."""
-    found = []
+def disturbed(rows: Sequence[dict[str, Any]], profiled: bool = False) -> list[str]:
+    """What made a loaded window's figures untrustworthy: the host took its CPU (steal) or other programs ran; or the
+    run was ``profiled`` (`--py-spy`: py-spy stops each process it samples, a hundred times a second, and its own CPU
+    counts as the others')."""
+    found = ["py-spy recorded this run: a profile, not a measurement of the gates"] if profiled else []
     for row in rows:
         if not row.get("acts"):
             continue
@@ -1790,7 +1792,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     print(f"Gates ({summary.get('reference')}; the memory gates are the soak's, bench/load.py --soak):")
     print(gates_text(summary["gates"]))
-    summary["disturbed"] = disturbed(rows)
+    summary["disturbed"] = disturbed(rows, profiled=bool(args.py_spy))
     for warning in summary["disturbed"]:
         print(f"NOT TRUSTED  {warning}")
     if args.out:

@@ -79,3 +79,6 @@ def test_a_window_the_host_or_other_programs_disturbed_is_named_untrusted(monkey
         "30 tables: the hypervisor took 15.6 % of a core (steal): measure again",
         "100 tables: other programs used 12 % of a core: measure again",
     ]
+    assert load.disturbed(rows[2:3], profiled=True) == [
+        "py-spy recorded this run: a profile, not a measurement of the gates"
+    ]
