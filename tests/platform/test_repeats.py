@@ -189,6 +189,26 @@ def test_a_running_event_loop_tells_the_count_by_itself_and_arms_no_timer_while_
     asyncio.run(outage())
     assert told == [("waiting for the store", None, {"game": "g1"}), ("waiting for the store", 4, {})]
 
+    async def ended_early() -> None:  # a loop that ends with a timer armed: the next loop arms its own
+        repeats.tell(say, "a refusal", reason="RATE_LIMITED")
+        repeats.tell(say, "a refusal", reason="RATE_LIMITED")
+
+    async def later() -> None:
+        await asyncio.sleep(0.1)
+        repeats.tell(say, "a refusal", reason="DRAINING")
+        repeats.tell(say, "a refusal", reason="DRAINING")
+        await asyncio.sleep(0.2)
+
+    told.clear()
+    asyncio.run(ended_early())
+    asyncio.run(later())
+    assert [(event, repeated) for event, repeated, _ in told] == [
+        ("a refusal", None),
+        ("a refusal", None),
+        ("a refusal", 1),  # RATE_LIMITED's or DRAINING's, told by the second loop's timer
+        ("a refusal", 1),
+    ]
+
 
 def test_a_kind_forgotten_past_the_bound_tells_what_it_held_back() -> None:
     repeats = Repeats(every=60.0, kept=2, now=lambda: 0.0)

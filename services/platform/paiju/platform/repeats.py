@@ -56,6 +56,7 @@ class Repeats:
         self._now = now
         self._said: OrderedDict[tuple[Any, ...], _Kind] = OrderedDict()
         self._timer: asyncio.TimerHandle | None = None
+        self._timer_loop: asyncio.AbstractEventLoop | None = None
 
     def warn(self, log: Any, event: str, /, **facts: Any) -> None:
         """Log ``event`` as a warning unless it is a repeat to hold back."""
@@ -96,13 +97,15 @@ class Repeats:
             self._arm(min(waiting))
 
     def _arm(self, delay: float) -> None:
-        """A timer calling `flush` in ``delay`` seconds, unless one is armed or no event loop runs here."""
-        if self._timer is not None:
-            return
+        """A timer calling `flush` in ``delay`` seconds, unless one is armed on this event loop or none runs here (a
+        timer left on a loop that has ended since, as a test's or a command's, is replaced)."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
+        if self._timer is not None and self._timer_loop is loop:
+            return
+        self._timer_loop = loop
         # in a context of its own: not the one of the call that armed it (a call's bound game or command)
         self._timer = loop.call_later(max(delay, 0.0), self.flush, context=contextvars.Context())
 
