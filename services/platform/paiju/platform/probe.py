@@ -1,10 +1,13 @@
-"""Helpers for scripts and tests that start engines: a free local port, and waiting for SERVING."""
+"""Helpers for scripts and tests that start engines: a free local port (one a server can count on: `listening_port`),
+and waiting for SERVING."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import socket
 import time
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -19,6 +22,39 @@ def free_port() -> int:
         s.bind(("127.0.0.1", 0))
         port: int = s.getsockname()[1]
         return port
+
+
+EPHEMERAL_PORTS = Path("/proc/sys/net/ipv4/ip_local_port_range")
+"""The kernel's range of ports for the source of outgoing connections (and for binding port 0)."""
+_HANDED: set[int] = set()
+"""The ports `listening_port` gave out in this process (never twice)."""
+
+
+def listening_port(chance: random.Random | None = None, lowest: int = 10_000) -> int:
+    """A TCP port on 127.0.0.1 that nothing uses right now, below the kernel's ephemeral range: for a server started
+    after its port is chosen, since no outgoing connection can take such a port as its source in between. A port of
+    `free_port` can be: the nodes of a NATS cluster, connecting to each other's routes as they start, once took a
+    node's route port before that node listened on it. Never the same port twice in a process; `free_port` when the
+    range leaves no room below it."""
+    try:
+        low = int(EPHEMERAL_PORTS.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32_768
+    draw = chance or random.SystemRandom()
+    for _ in range(200):
+        if low <= lowest + 1:
+            break
+        port = draw.randrange(lowest, low)
+        if port in _HANDED:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _HANDED.add(port)
+        return port
+    return free_port()
 
 
 async def serving(address: str, service: str = SERVICE) -> bool:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from paiju.platform.probe import free_port
+from paiju.platform.probe import listening_port
 
 CLUSTER_NAME = "paiju"
 
@@ -51,7 +51,9 @@ class NatsCluster:
         for i in range(self.size):
             folder = self.data / f"n{i}"
             folder.mkdir(parents=True, exist_ok=True)
-            self.nodes.append(Node(f"n{i}", free_port(), free_port(), free_port(), folder))
+            # below the ephemeral range: the nodes connect to each other's routes as they start, and an outgoing
+            # connection's source port once took a node's route port before the node listened on it
+            self.nodes.append(Node(f"n{i}", listening_port(), listening_port(), listening_port(), folder))
 
     @property
     def url(self) -> str:
