@@ -80,9 +80,8 @@ def _rules(positions: list[tuple[str, Any, int, Any]]) -> Callable[[], object]:
 
 
 def _validation(positions: list[tuple[str, Any, int, Any]]) -> Callable[[], object]:
-    import protovalidate
-
     from paiju.contract.games import GAMES as CODECS
+    from paiju.platform.edge import shared_validator
     from paiju.v1 import engine_pb2
 
     requests = []
@@ -90,7 +89,7 @@ def _validation(positions: list[tuple[str, Any, int, Any]]) -> Callable[[], obje
         request = engine_pb2.ActRequest(game_id=f"g-{game}-1", command_id=uuid.uuid4().hex, expected_version=version)
         getattr(request, game).CopyFrom(CODECS[game].commands.encode(command))
         requests.append(request.SerializeToString())
-    validator = protovalidate.Validator()
+    validator = shared_validator()  # the edge's own
     at = itertools.cycle(requests)
     parse = engine_pb2.ActRequest.FromString
 
@@ -112,23 +111,17 @@ def _views(positions: list[tuple[str, Any, int, Any]]) -> tuple[Callable[[], obj
         game, state, seat, _ = next(at)
         return CODECS[game].codec.wire(GAMES[game].view(state, seat))
 
-    encoded = []
+    encoded = []  # (game, the view's class, its message's class, its bytes)
     for game, state, seat, _ in positions:
         view = GAMES[game].view(state, seat)
-        encoded.append((game, type(view), CODECS[game].codec.wire(view)))
-    messages = {game: type(CODECS[game].codec.encode(GAMES[game].view(*_first(positions, game)))) for game in CODECS}
+        encoded.append((game, type(view), type(CODECS[game].codec.encode(view)), CODECS[game].codec.wire(view)))
     at_bytes = itertools.cycle(encoded)
 
     def parse() -> object:
-        game, cls, data = next(at_bytes)
-        return CODECS[game].codec.decode(messages[game].FromString(data), cls)
+        game, cls, message, data = next(at_bytes)
+        return CODECS[game].codec.decode(message.FromString(data), cls)
 
     return encode, parse
-
-
-def _first(positions: list[tuple[str, Any, int, Any]], game: str) -> tuple[Any, int]:
-    _, state, seat, _ = next(p for p in positions if p[0] == game)
-    return state, seat
 
 
 def operations() -> dict[str, Callable[[], object]]:

@@ -21,12 +21,12 @@ import pytest
 
 from paiju.dev.stack import embedded_nats
 
-from ..support.bench import bench_module
+from ..support.bench import BENCH, bench_module
 from ..support.waiting import wait_until_blocking
 
 pytestmark = pytest.mark.integration  # each test runs the floor's rules part as a process and starts nats-server
 
-FLOOR = Path(__file__).resolve().parents[2] / "bench" / "floor.py"
+FLOOR = BENCH / "floor.py"
 
 
 def _floor() -> Any:
