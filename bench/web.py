@@ -68,19 +68,33 @@ def start_stack(folder: Path) -> tuple[subprocess.Popen[bytes], dict[str, Any]]:
     return process, {"web": web.group(1), "tables": re.findall(r"table at (table-[0-9a-f]+)", text)}
 
 
-def process_of(command: str) -> int:
-    """The pid of the ``paiju <command>`` process of the stack (the newest)."""
-    found = []
+def process_of(command: str, stack: int) -> int:
+    """The pid of the ``paiju <command>`` process that the ``paiju stack`` process ``stack`` started (the newest):
+    never another stack's, such as that of a test running beside this benchmark."""
+    parents: dict[int, int] = {}
+    commands: dict[int, list[bytes]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                argv = (entry / "cmdline").read_bytes().split(b"\0")
-            except OSError:
+                commands[int(entry.name)] = (entry / "cmdline").read_bytes().split(b"\0")
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if b"paiju.cli" in argv and command.encode() in argv:
-                found.append(int(entry.name))
+
+    def started_by_stack(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == stack:
+                return True
+        return False
+
+    found = [
+        pid
+        for pid, argv in commands.items()
+        if b"paiju.cli" in argv and command.encode() in argv and started_by_stack(pid)
+    ]
     if not found:
-        raise RuntimeError(f"no paiju {command} process")
+        raise RuntimeError(f"no paiju {command} process started by the stack {stack}")
     return max(found)
 
 
@@ -119,7 +133,7 @@ async def follow(
             await asyncio.sleep(1)
 
 
-async def crowd(web: str, tables: list[str], pages: int, warmup: float, window: float) -> dict[str, Any]:
+async def crowd(web: str, tables: list[str], pages: int, warmup: float, window: float, *, stack: int) -> dict[str, Any]:
     stop = asyncio.Event()
     boards: list[list[float]] = [[] for _ in range(pages)]
     refused: list[int] = []
@@ -132,7 +146,7 @@ async def crowd(web: str, tables: list[str], pages: int, warmup: float, window: 
             for n in range(pages)
         ]
         await asyncio.sleep(warmup)
-        web_pid, engine_pid = process_of("web"), process_of("engine")
+        web_pid, engine_pid = process_of("web", stack), process_of("engine", stack)
         before = (cpu_seconds(web_pid), cpu_seconds(engine_pid), time.process_time(), health(web))
         started = time.monotonic()
         await asyncio.sleep(window)
@@ -180,7 +194,7 @@ def main() -> None:
     rows = []
     try:
         for pages in args.pages:
-            row = asyncio.run(crowd(found["web"], found["tables"], pages, args.warmup, args.window))
+            row = asyncio.run(crowd(found["web"], found["tables"], pages, args.warmup, args.window, stack=process.pid))
             print(json.dumps(row), flush=True)
             rows.append(row)
     finally:
