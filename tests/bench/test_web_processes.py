@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support.bench import bench_module
-from tests.support.waiting import wait_until_blocking
+
+from ..support.bench import bench_module
+from ..support.waiting import wait_until_blocking
 
 pytestmark = pytest.mark.integration  # starts processes
 

@@ -40,10 +40,10 @@ def listening_port(chance: random.Random | None = None, lowest: int = 10_000) ->
         low = int(EPHEMERAL_PORTS.read_text().split()[0])
     except (OSError, ValueError, IndexError):
         low = 32_768
+    if low <= lowest + 1:
+        return free_port()
     draw = chance or random.SystemRandom()
     for _ in range(200):
-        if low <= lowest + 1:
-            break
         port = draw.randrange(lowest, low)
         if port in _HANDED:
             continue
