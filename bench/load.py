@@ -92,7 +92,7 @@ import time
 import urllib.request
 import uuid
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -122,15 +122,18 @@ GAMES_PREFIX = "paiju.game"
 """The GAMES stream's subjects: ``paiju.game.<partition>.<game>`` (``paiju.game.<game>`` before partitions)."""
 PARTITIONS_KEY = "paiju-partitions"
 """The GAMES stream's metadata entry with its number of partitions (`paiju.platform.store.jetstream`)."""
+ACTS = ("Act", "ActStream")
+"""The engine's methods that act: `Act` calls, and the acts on `ActStream` streams (each counted as a call)."""
+ACT_CALLS = frozenset(f"engine.{method}" for method in ACTS)
 STREAMING = frozenset(
     f"{service.name.removesuffix('Service').lower()}.{method.name}"
     for module in (engine_pb2, lobby_pb2, scoring_pb2)
     for service in module.DESCRIPTOR.services_by_name.values()
     for method in service.methods
-    if method.server_streaming
+    if method.server_streaming and not method.client_streaming
 )
 """The server-streaming methods (``engine.Watch``, ``lobby.WatchTable``...): counted when a stream ends, not calls
-a move makes."""
+a move makes (a stream of calls, ``engine.ActStream``, counts each call)."""
 STREAMED_METRICS = ("paiju_grpc_stream_messages_total", "paiju_engine_watch_messages_total")
 """Counters of the messages the engine streams, by method (the engine's Watch count has no label: Watch), if it has
 one (either name); else W is estimated from the events."""
@@ -417,6 +420,15 @@ def scrape(port: int) -> Metrics:
                     found.streamed = Counter()
                 found.streamed[sample.labels.get("method", "Watch")] += int(sample.value)
     return found
+
+
+def merged(histograms: Iterable[dict[float, float]]) -> dict[float, float]:
+    """Histograms' cumulative bucket counts added up, bound by bound (the acts sent by `Act` and on `ActStream`)."""
+    total: dict[float, float] = {}
+    for histogram in histograms:
+        for bound, count in histogram.items():
+            total[bound] = total.get(bound, 0.0) + count
+    return total
 
 
 def histogram_quantile(q: float, cumulative: dict[float, float]) -> float | None:
@@ -1041,8 +1053,8 @@ class Run:
             if failed:
                 row["probe_errors"] = dict(failed)
         served = after.metrics.minus(before.metrics)
-        for method, key in (("Act", "act"), ("GetLegalActions", "legal")):
-            cumulative = served.buckets.get(method, {})
+        for methods, key in ((ACTS, "act"), (("GetLegalActions",), "legal")):
+            cumulative = merged(served.buckets.get(method, {}) for method in methods)
             row[f"engine_{key}_p50_ms"] = ms(histogram_quantile(0.5, cumulative))
             row[f"engine_{key}_p99_ms"] = ms(histogram_quantile(0.99, cumulative))
         by_method: Counter[str] = Counter()
@@ -1053,8 +1065,8 @@ class Run:
                 if code != "OK":
                     refused[f"{method}:{code}"] += n
         row["engine_calls_per_s"] = {m: round(n / seconds, 1) for m, n in sorted(by_method.items())}
-        if by_method["Act"]:
-            row["legal_per_act"] = round(by_method["GetLegalActions"] / by_method["Act"], 1)
+        if sum(by_method[m] for m in ACTS):
+            row["legal_per_act"] = round(by_method["GetLegalActions"] / sum(by_method[m] for m in ACTS), 1)
         if refused:
             row["engine_refusals"] = dict(refused)
         for name in ("engine", "bots", "lobby", "scoring", "nats", "postgres", "spectators", "bench"):
@@ -1087,7 +1099,7 @@ class Run:
         """What one `Act` costs the stack in the window (nothing when none was served): CPU by process, unary calls
         by service and method, JetStream publishes (P) by stream, Watch messages (W), and the mix of games."""
         engine = after.metrics.minus(before.metrics)
-        acts = sum(n for (method, _), n in engine.calls.items() if method == "Act")
+        acts = sum(n for (method, _), n in engine.calls.items() if method in ACTS)
         if acts <= 0:
             return {}
         out: dict[str, Any] = {"acts": acts, "acts_per_s": round(acts / seconds, 1)}
@@ -1107,7 +1119,7 @@ class Run:
                 name = f"{service}.{method}"
                 if name in STREAMING:
                     streams_ended[name] += n
-                elif name != "engine.Act":
+                elif name not in ACT_CALLS:
                     calls[name] += n
         out["calls_per_act"] = {name: round(n / acts, 4) for name, n in calls.most_common() if n > 0}
         out["unary_calls_per_act"] = round(sum(calls.values()) / acts, 3)
@@ -1610,7 +1622,7 @@ async def soak(stack: Stack, args: argparse.Namespace) -> dict[str, Any]:
     end = samples[-1][0]
     recent = [(t, rss) for t, rss in samples if t >= end - window]
     slopes = {role: slope([(t, rss[role]) for t, rss in recent]) for role in samples[-1][1]}
-    acts = sum(n for (method, _), n in engine.calls.items() if method == "Act")
+    acts = sum(n for (method, _), n in engine.calls.items() if method in ACTS)
     result: dict[str, Any] = {
         "soak_minutes": args.soak,
         "tables": len(run.tables),

@@ -12,6 +12,7 @@ from typing import Any
 
 import grpc
 import pytest
+from google.rpc import status_pb2
 from structlog.testing import capture_logs
 
 from paiju.botrunner.cli import load_agent
@@ -321,8 +322,8 @@ def test_bots_commit_then_reveal_and_every_deal_counts_every_seat() -> None:
 
 class ThrottlingEngine:
     """An engine stub that refuses each seat's first commitment and first reveal (or first command of each of
-    ``kinds``) as the engine's rate limits would (RESOURCE_EXHAUSTED, nothing stored); every other call goes to
-    ``stub``."""
+    ``kinds``) on its act stream as the engine's rate limits would (RESOURCE_EXHAUSTED in the answer, nothing stored);
+    everything else goes to ``stub``."""
 
     def __init__(self, stub: Any, kinds: tuple[str, ...] = ("commit_contribution", "reveal_contribution")) -> None:
         self._stub = stub
@@ -333,20 +334,48 @@ class ThrottlingEngine:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stub, name)
 
-    async def Act(self, request: engine_pb2.ActRequest, **kwargs: Any) -> Any:
+    def throttles(self, request: engine_pb2.ActRequest) -> bool:
         command = request.tractor
         kind = command.WhichOneof("command") if request.HasField("tractor") else None
         if kind in self._kinds:
             step = (kind, getattr(command, kind).seat)
             if step not in self.throttled:
                 self.throttled.add(step)
-                raise grpc.aio.AioRpcError(
-                    grpc.StatusCode.RESOURCE_EXHAUSTED,
-                    grpc.aio.Metadata(),
-                    grpc.aio.Metadata(),
-                    "too many Act calls from this account: try again in 1 s",
-                )
-        return await self._stub.Act(request, **kwargs)
+                return True
+        return False
+
+    def ActStream(self, **kwargs: Any) -> ThrottledStream:
+        return ThrottledStream(self._stub.ActStream(**kwargs), self)
+
+
+class ThrottledStream:
+    """An act stream whose requests `ThrottlingEngine.throttles` are answered with the engine's rate limits' refusal
+    instead of being sent."""
+
+    def __init__(self, call: Any, throttling: ThrottlingEngine) -> None:
+        self._call = call
+        self._throttling = throttling
+        self._answer: engine_pb2.ActStreamResponse | None = None
+
+    async def write(self, request: engine_pb2.ActStreamRequest) -> None:
+        if self._throttling.throttles(request.act):
+            refused = status_pb2.Status(
+                code=grpc.StatusCode.RESOURCE_EXHAUSTED.value[0],
+                message="too many Act calls from this account: try again in 1 s",
+            )
+            self._answer = engine_pb2.ActStreamResponse(command_id=request.act.command_id, refused=refused)
+            return
+        await self._call.write(request)
+
+    async def read(self) -> Any:
+        answer, self._answer = self._answer, None
+        return answer if answer is not None else await self._call.read()
+
+    def done(self) -> bool:
+        return bool(self._call.done())
+
+    def cancel(self) -> bool:
+        return bool(self._call.cancel())
 
 
 def test_a_throttled_commitment_or_reveal_is_taken_again_not_given_up() -> None:

@@ -66,12 +66,14 @@ async def engine(
     fair: bool = False,
     protocol: int = 1,
     first_deal_seconds: float = 3600.0,
+    now: Callable[[], int] = lambda: NOW,
 ) -> AsyncIterator[tuple[Any, Games]]:
     """An `EngineService` on a free local port over the ``kind`` store ("memory" or "jetstream"), its clock
     fixed at `NOW`, its shuffle seeds drawn from ``seed`` and no rate limits but ``limits`` (rule text); ``fair``:
     new games are dealt from committed shuffles (`paiju.rules.fair`; a deal without a cut is dealt once every seat
     contributed: no contribution window elapses in a test; ``protocol``: the version new fair games are dealt by, 1
-    unless a test says, ``first_deal_seconds``: how long a version-2 game's first shuffle waits for a watcher). Yields
+    unless a test says, ``first_deal_seconds``: how long a version-2 game's first shuffle waits for a watcher; ``now``:
+    the engine's clock, `NOW` unless a test moves it). Yields
     (async stub, `Games`)."""
     if kind == "memory":
         store: Any = MemoryEventStore()
@@ -84,7 +86,7 @@ async def engine(
     games, service = await build(  # as production builds it: the games follow the store's feed
         store,
         TRUST,
-        now=lambda: NOW,
+        now=now,
         seeds=lambda game_id, version: seeds.next64(),
         limits=RateLimits(limits) if limits is not None else None,
         seed_secret=FAIR_SECRET,

@@ -35,7 +35,7 @@ from google.rpc import error_details_pb2, status_pb2
 from paiju.platform.store.messages import decode
 from paiju.v1 import engine_pb2, errors_pb2, lobby_events_pb2, tournament_events_pb2
 
-from .generate import MAX_REQUEST_BYTES, Generator, Known, Method, Planned
+from .generate import MAX_REQUEST_BYTES, Generator, Known, Method, Planned, call_of
 from .stack import RUNNER_ID
 
 STATUS_DETAILS = "grpc-status-details-bin"
@@ -333,6 +333,8 @@ class Fuzzer:
         waits = message is not None and getattr(message, "min_version", 0) > 0
         timeout = WAITING_DEADLINE_SECONDS if waits else DEADLINE_SECONDS
         started = time.monotonic()
+        if method.calls:
+            return await self._call_on_stream(planned, channel, payload, metadata, timeout=timeout, started=started)
         if not method.streaming:
             unary: Any = channel.unary_unary(method.path, request_serializer=None, response_deserializer=None)
             try:
@@ -369,6 +371,32 @@ class Fuzzer:
             return Answer(grpc.StatusCode.CANCELLED, cancelled=True, responses=responses)
         call.cancel()
         return Answer(grpc.StatusCode.CANCELLED, cancelled=True, responses=responses)
+
+    async def _call_on_stream(
+        self, planned: Planned, channel: Any, payload: bytes, metadata: Any, *, timeout: float, started: float
+    ) -> Answer:
+        """A stream of calls (ActStream): the request sent as its one call, judged by its answer as a unary call's
+        end is — a refusal in the answer (`ActStreamResponse.refused`) is the code, message and status trailer of that
+        call — or by the stream's own end when it is refused as a whole (its token)."""
+        method: Any = channel.stream_stream(planned.method.path, request_serializer=None, response_deserializer=None)
+        call = method(metadata=metadata, timeout=timeout)
+        try:
+            await call.write(payload)
+            raw = await call.read()
+            if raw is grpc.aio.EOF:
+                return Answer(
+                    await call.code(), await call.details() or "", tuple(await call.trailing_metadata() or ())
+                )
+        except grpc.aio.AioRpcError as e:
+            return self._failed(e, started, timeout)
+        finally:
+            call.cancel()
+        answer = engine_pb2.ActStreamResponse.FromString(raw)
+        if answer.WhichOneof("result") == "refused":
+            refused = answer.refused
+            code = next((c for c in grpc.StatusCode if c.value[0] == refused.code), grpc.StatusCode.UNKNOWN)
+            return Answer(code, refused.message, ((STATUS_DETAILS, refused.SerializeToString()),))
+        return Answer(grpc.StatusCode.OK, responses=[answer.accepted.SerializeToString()])
 
     async def _read_on(self, planned: Planned, call: Any, end: float, started: float, timeout: float) -> None:
         """Read on a stream already counted (its first message came) until ``end``, then cancel it; an error it ends
@@ -417,7 +445,7 @@ class Fuzzer:
         token becomes that seat's); left as generated when none is known yet."""
         message, legal = planned.message, planned.legal
         assert legal is not None and message is not None
-        act: Any = message
+        act: Any = call_of(planned.method, message)
         seats = sorted(seat for game, seat in self.legal if game == act.game_id)
         if not seats:
             return

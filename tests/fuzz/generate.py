@@ -140,9 +140,17 @@ UINT32_EDGES = (*(v for v in INT32_EDGES if v >= 0), 2**32 - 1, 2**31)
 UINT64_EDGES = (*(v for v in INT64_EDGES if v >= 0), 2**64 - 1, 2**63)
 UNDEFINED_ENUMS = (-1, -(2**31), 2**31 - 1, 3, 5, 6, 7, 99, 100, 1000, 109, 200)
 
-WEIGHTS = {"Act": 4.0, "GetLegalActions": 3.0}
-"""How much more often than the others a method is drawn (the engine's games move only by Acts, which play what
-GetLegalActions listed)."""
+WEIGHTS = {"Act": 3.0, "ActStream": 2.0, "GetLegalActions": 3.0}
+"""How much more often than the others a method is drawn (the engine's games move only by acts, sent by Act or on
+ActStream, which play what GetLegalActions listed)."""
+ACTS = ("Act", "ActStream")
+"""The methods that act: each request one move (ActStream: one call of Act on a stream)."""
+
+
+def call_of(method: Method, message: Any) -> Any:
+    """The request of the call a request makes: an `ActStream` request's ``act``, else the request itself."""
+    return message.act if method.calls and "act" in message.DESCRIPTOR.fields_by_name else message
+
 
 INT32 = (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_SINT32, FieldDescriptor.TYPE_SFIXED32)
 INT64 = (FieldDescriptor.TYPE_INT64, FieldDescriptor.TYPE_SINT64, FieldDescriptor.TYPE_SFIXED64)
@@ -160,6 +168,9 @@ class Method:
     path: str
     request: Descriptor
     streaming: bool
+    """The server answers a request with a stream (Watch, Replay)."""
+    calls: bool = False
+    """A stream of calls (ActStream): each request is answered by one message, its call's answer."""
 
     @property
     def message_class(self) -> type[Message]:
@@ -179,9 +190,9 @@ def methods() -> list[Method]:
         for m in descriptor.methods:
             method: MethodDescriptor = m
             request: Any = method.input_type
-            found.append(
-                Method(process, method.name, f"/{descriptor.full_name}/{method.name}", request, method.server_streaming)
-            )
+            calls = method.client_streaming
+            path = f"/{descriptor.full_name}/{method.name}"
+            found.append(Method(process, method.name, path, request, method.server_streaming and not calls, calls))
     return found
 
 
@@ -315,10 +326,10 @@ class Generator:
             index, method, self._token(rng, method, message, hostility), message, command_ids=tuple(command_ids)
         )
         planned.shape = "valid" if hostility == 0.0 else "message"
-        if method.name == "Act" and hostility == 0.0 and rng.random() < 0.6:
+        if method.name in ACTS and hostility == 0.0 and rng.random() < 0.6:
             planned.legal = Legal(rng.randrange(1000))
             planned.shape = "legal"
-            seat_tokens = self.known.seat_tokens(getattr(message, "game_id", ""))
+            seat_tokens = self.known.seat_tokens(getattr(call_of(method, message), "game_id", ""))
             if seat_tokens:
                 planned.token = rng.choice(seat_tokens)
         elif rng.random() < 0.03:
@@ -337,7 +348,8 @@ class Generator:
         if rng.random() < 0.12 + 0.2 * hostility:
             return rng.choice([t for t in tokens if t.kind.startswith("invalid:")])
         valid = [t for t in tokens if not t.kind.startswith("invalid:")]
-        game = getattr(message, "game_id", "") if "game_id" in message.DESCRIPTOR.fields_by_name else ""
+        call = call_of(method, message)
+        game = getattr(call, "game_id", "") if "game_id" in call.DESCRIPTOR.fields_by_name else ""
         if game and rng.random() < 0.6:
             fitting = [t for t in valid if t.game == game]
             if fitting:

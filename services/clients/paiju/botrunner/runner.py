@@ -44,6 +44,7 @@ from paiju.sdk import (
     RETRY_SECONDS,
     RETRYABLE,
     SEAT_GONE,
+    ActStream,
     GameWatch,
     Stale,
     act,
@@ -147,6 +148,8 @@ class SeatPlayer:
 
     def __post_init__(self) -> None:
         self.game = GAMES[self.lease.game]
+        self.acts = ActStream(self.engine)
+        """The seat's moves, over one stream (`paiju.sdk.calls.ActStream`)."""
         seed = bot_seed(self.lease.game_id, self.lease.seat)
         if self.agent is None:
             self.bot = bot_for(self.lease.game, self.lease.strength)(seed)
@@ -188,6 +191,7 @@ class SeatPlayer:
             for task in (watch, decide):
                 task.cancel()
             await asyncio.gather(watch, decide, return_exceptions=True)
+            self.acts.close()
 
     # --- following the game -----------------------------------------------------------------------------
 
@@ -310,7 +314,7 @@ class SeatPlayer:
             command_id = new_command_id()
             try:
                 acted = await act(
-                    self.engine,
+                    self.acts,
                     self.game.act(self.lease.game_id, command_id, action, version),
                     metadata=self._metadata,
                     timeout=self.call_timeout,
@@ -343,7 +347,7 @@ class SeatPlayer:
         this seat's randomness."""
         try:
             await act(
-                self.engine,
+                self.acts,
                 self.game.act(self.lease.game_id, new_command_id(), self.game.contribute(self.lease.seat)),
                 metadata=self._metadata,
                 timeout=self.call_timeout,
@@ -367,7 +371,7 @@ class SeatPlayer:
             return
         try:
             await act(
-                self.engine,
+                self.acts,
                 self.game.act(game_id, new_command_id(), command),
                 metadata=self._metadata,
                 timeout=self.call_timeout,

@@ -7,7 +7,7 @@ restarting engines (`GameWatch`).
 
 A client in another language does the same from `protos/` and docs/clients.md."""
 
-from paiju.sdk.calls import RETRY_SECONDS, Stale, act, call, new_command_id, retryable_for
+from paiju.sdk.calls import RETRY_SECONDS, ActStream, Stale, act, call, new_command_id, retryable_for
 from paiju.sdk.refusals import RETRYABLE, SEAT_GONE, Refusal, backoff, refusal_of
 from paiju.sdk.watch import GameWatch
 
@@ -15,6 +15,7 @@ __all__ = [
     "RETRYABLE",
     "RETRY_SECONDS",
     "SEAT_GONE",
+    "ActStream",
     "GameWatch",
     "Refusal",
     "Stale",

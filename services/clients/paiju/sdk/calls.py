@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
+from google.rpc import status_pb2
 
 from paiju.sdk.refusals import RETRYABLE, Refusal, backoff, refusal_of
 from paiju.v1 import engine_pb2
@@ -82,6 +83,81 @@ class Stale(Exception):
     def __init__(self, refusal: Refusal) -> None:
         super().__init__(refusal.message)
         self.refusal = refusal
+
+
+_CODES = {code.value[0]: code for code in grpc.StatusCode}
+
+
+def refused_error(status: status_pb2.Status) -> grpc.aio.AioRpcError:
+    """A refusal `EngineService.ActStream` sent in an answer, as the error the same `Act` call would have raised: its
+    code and message, and its `google.rpc.Status` in the trailer where `refusal_of` reads it."""
+    return grpc.aio.AioRpcError(
+        _CODES.get(status.code, grpc.StatusCode.UNKNOWN),
+        grpc.aio.Metadata(),
+        grpc.aio.Metadata(("grpc-status-details-bin", status.SerializeToString())),
+        status.message,
+    )
+
+
+def _ended(why: str) -> grpc.aio.AioRpcError:
+    """A broken act stream, as a retryable failure of the move (the same command id on a new stream applies once)."""
+    return grpc.aio.AioRpcError(grpc.StatusCode.UNAVAILABLE, grpc.aio.Metadata(), grpc.aio.Metadata(), why)
+
+
+class ActStream:
+    """A seat's moves over one `EngineService.ActStream` instead of an `Act` call each: `Act` is called as the stub's
+    `Act` is (so `act` and `call` take it in the stub's place) and answers, or raises, as the call would have. The
+    stream opens at the first move and again after it broke or the metadata changed (a renewed token); one move at
+    a time. ``close`` when the seat is done."""
+
+    def __init__(self, stub: Any) -> None:
+        self._stub = stub
+        self._call: Any = None
+        self._opened_with: tuple[tuple[str, str], ...] = ()
+        self._lock = asyncio.Lock()
+
+    async def Act(
+        self, request: engine_pb2.ActRequest, *, metadata: Metadata, timeout: float | None = None
+    ) -> engine_pb2.ActResponse:
+        async with self._lock:
+            opened_with = tuple(metadata)
+            if self._call is None or opened_with != self._opened_with or self._call.done():
+                self.close()
+                self._call = self._stub.ActStream(metadata=opened_with)
+                self._opened_with = opened_with
+            call = self._call
+            try:
+                async with asyncio.timeout(timeout):
+                    try:
+                        await call.write(engine_pb2.ActStreamRequest(act=request))
+                    except grpc.aio.AioRpcError as e:
+                        # the stream ended as the request was sent (gRPC then reports its own INTERNAL, not the
+                        # stream's status): a new stream, on which the same request applies once, will say why
+                        raise _ended("the act stream ended while the move was sent") from e
+                    result = await call.read()
+            except TimeoutError:
+                self.close()
+                raise grpc.aio.AioRpcError(
+                    grpc.StatusCode.DEADLINE_EXCEEDED, grpc.aio.Metadata(), grpc.aio.Metadata(), "no answer in time"
+                ) from None
+            except BaseException:
+                self.close()
+                raise
+            if result is grpc.aio.EOF or result.command_id not in (request.command_id, ""):
+                # the stream ended, or answered another request: a new stream for the next try (an answer without
+                # a command id is to a request the engine could not read: this one, answers come in order)
+                self.close()
+                raise _ended("the act stream ended")
+        if result.HasField("refused"):
+            raise refused_error(result.refused)
+        accepted: engine_pb2.ActResponse = result.accepted
+        return accepted
+
+    def close(self) -> None:
+        """End the stream (a move in flight fails)."""
+        if self._call is not None:
+            self._call.cancel()
+            self._call = None
 
 
 async def act(

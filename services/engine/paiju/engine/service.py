@@ -52,7 +52,8 @@ ANY_GAME = (Role.ANALYST, Role.ADMIN, Role.SERVICE, Role.REFEREE)
 """Roles whose tokens are not bound to one game."""
 RATE_LIMITS = """
     Act:account=30/second; GetView:account=60/second; GetLegalActions:account=60/second;
-    Replay:account=30/minute; Watch:account=16/open; Watch:address=5000/open
+    Replay:account=30/minute; Watch:account=16/open; Watch:address=5000/open;
+    ActStream:account=16/open; ActStream:address=5000/open
 """
 """The engine's rate limits (`paiju.platform.limits`): per account (a seat's player, a bot seat) and, for open
 watch streams, per client address — high, since one bot runner plays many seats from one machine."""
@@ -336,6 +337,15 @@ class EngineService(engine_pb2_grpc.EngineServiceServicer):
         seat = who.seat if who.role is Role.PLAYER else None
         full = who.role in FULL_INFORMATION
         return engine_pb2.ActResponse(version=version, events=[self._redact(after, e, seat, full) for e in stored])
+
+    async def ActStream(  # served by the edge (watching.register), not by this method
+        self, request_iterator: AsyncIterator[engine_pb2.ActStreamRequest], context: grpc.aio.ServicerContext[Any, Any]
+    ) -> AsyncIterator[engine_pb2.ActStreamResponse]:
+        """Each request is one `Act` call: the edge admits and answers it as one (`paiju.platform.edge.CallStream`,
+        registered by `paiju.engine.watching.register`), so this method is not what serves the stream; a server
+        that registered it directly, without the edge, answers UNIMPLEMENTED."""
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "ActStream is served behind Paiju's gRPC edge only")
+        yield engine_pb2.ActStreamResponse()  # pragma: no cover  (abort raises)
 
     def _seed_for(self, command: Any, game: Game) -> Any:
         """A seeded command completed with the engine's seed for the position it is decided at."""

@@ -35,10 +35,12 @@ from typing import Any, NamedTuple
 
 import grpc
 from google.protobuf.timestamp_pb2 import Timestamp
+from google.rpc import status_pb2
 
 from paiju.contract.codec import varint
 from paiju.engine.dealing import FairDealing
 from paiju.engine.games import RECENT, EndedGames, Game
+from paiju.platform.edge import CallStream
 from paiju.platform.repository import Recent
 from paiju.rules import fair
 from paiju.v1 import engine_pb2, engine_pb2_grpc
@@ -521,15 +523,45 @@ class _Handlers:
         self.handlers = dict(handlers)
 
 
+_RESULT_COMMAND_ID = _tag(1)
+_RESULT_ACCEPTED = _tag(2)
+_RESULT_REFUSED = _tag(3)
+"""The tags of `ActStreamResponse`'s fields: the command id, accepted, refused."""
+
+
+def act_result(
+    request: engine_pb2.ActRequest | None, answer: engine_pb2.ActResponse | None, refused: status_pb2.Status | None
+) -> bytes:
+    """The answer `ActStream` sends to one request, serialized: the command id, and Act's response (serialized once,
+    as the `Act` call's would be) or its refusal; the same bytes as serializing the `ActStreamResponse`."""
+    command_id = request.command_id.encode() if request is not None else b""
+    head = _RESULT_COMMAND_ID + varint(len(command_id)) + command_id if command_id else b""
+    if refused is not None:
+        body = bytes(refused.SerializeToString())
+        return head + _RESULT_REFUSED + varint(len(body)) + body
+    body = answer.SerializeToString() if answer is not None else b""
+    return head + _RESULT_ACCEPTED + varint(len(body)) + body
+
+
+def _act_of(request: engine_pb2.ActStreamRequest) -> engine_pb2.ActRequest:
+    return request.act
+
+
 def register(servicer: Any, server: grpc.aio.Server) -> None:
     """Serve ``servicer`` as `EngineService` on ``server`` as the generated `add_EngineServiceServicer_to_server`
-    does, but with a Watch serializer that passes bytes through as they are (messages are serialized as usual)."""
+    does, but with a Watch serializer that passes bytes through as they are (messages are serialized as usual), and
+    `ActStream` served by the edge as a stream of `Act` calls (`paiju.platform.edge.CallStream`)."""
     collected = _Handlers()
     engine_pb2_grpc.add_EngineServiceServicer_to_server(servicer, collected)  # type: ignore[arg-type]
     handlers = collected.handlers
     watch = handlers["Watch"]
     handlers["Watch"] = grpc.unary_stream_rpc_method_handler(
         watch.unary_stream, watch.request_deserializer, _passthrough(watch.response_serializer)
+    )
+    handlers["ActStream"] = grpc.stream_stream_rpc_method_handler(
+        CallStream("Act", handlers["Act"], _act_of, act_result),
+        engine_pb2.ActStreamRequest.FromString,
+        _passthrough(engine_pb2.ActStreamResponse.SerializeToString),
     )
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE, handlers),))
     server.add_registered_method_handlers(SERVICE, handlers)

@@ -228,6 +228,13 @@ def pack(message: Message) -> any_pb2.Any:
 def status_of(refused: Refused) -> grpc.Status:
     """The gRPC status of a refusal: its reason's code, its message, and the details trailer (INVALID_REQUEST always
     with a BadRequest: the field the metadata names, or the request as a whole)."""
+    converted: grpc.Status = rpc_status.to_status(rich_status(refused))
+    return converted
+
+
+def rich_status(refused: Refused) -> status_pb2.Status:
+    """A refusal as the `google.rpc.Status` its call's trailer carries (`status_of`), or a stream of calls sends in
+    its answer (`CallStream`)."""
     code = CODES[refused.reason]
     metadata = {key[:MAX_TEXT]: value[:MAX_TEXT] for key, value in refused.metadata.items()}
     info = error_details_pb2.ErrorInfo(reason=refused.reason.value, domain=DOMAIN, metadata=metadata)
@@ -238,9 +245,7 @@ def status_of(refused: Refused) -> grpc.Status:
         request.field_violations.add(field=metadata.get("field", ""), description=message[:MAX_TEXT])
         extra.append(request)
     details = [pack(info), *(pack(d) for d in extra)]
-    status = status_pb2.Status(code=code.value[0], message=message, details=details)
-    converted: grpc.Status = rpc_status.to_status(status)
-    return converted
+    return status_pb2.Status(code=code.value[0], message=message, details=details)
 
 
 def role_required(*roles: Role) -> Refused:
@@ -371,6 +376,28 @@ MAX_REMEMBERED_BYTES = 256
 """The longest request remembered valid (the reads' requests are a few dozen bytes)."""
 
 
+@dataclass(frozen=True)
+class CallStream:
+    """The behaviour of a bidirectional streaming method that is a stream of calls of a unary method (``each``): each
+    request on the stream holds one call's request (``call``) and is admitted by the edge as that call is (decoding,
+    validation, the token, ``each``'s rate limits), then handled by ``each``'s handler (``handler``); its answer, or
+    the refusal the call would have ended with, goes back on the stream as one message (``result``: the call's
+    request, or ``None`` when it could not be read; the answer, or ``None``; the refusal's `google.rpc.Status`, or
+    ``None``). The stream itself is admitted with its first request (readiness, the token, the open streams its
+    limits allow) and ends with a status only for what ends it. Served only behind the edge (`Edge.wrap`): called
+    directly, it refuses."""
+
+    each: str
+    handler: Handler
+    call: Callable[[Any], Any]
+    """The call's request in a request of the stream (``ActStreamRequest.act``)."""
+    result: Callable[[Any, Any, status_pb2.Status | None], Any]
+
+    async def __call__(self, requests: AsyncIterator[Any], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+        await context.abort(grpc.StatusCode.UNIMPLEMENTED, "a stream of calls is served behind the edge only")
+        yield  # pragma: no cover  (an async generator, as gRPC calls a streaming behaviour)
+
+
 class Edge(grpc.aio.ServerInterceptor):
     """Readiness, decoding, validation, authentication, limits and the error model for one server (see above).
 
@@ -446,10 +473,80 @@ class Edge(grpc.aio.ServerInterceptor):
                     done(context, started, failed)
 
             return grpc.unary_stream_rpc_method_handler(stream, None, handler.response_serializer)
+        if isinstance(handler.stream_stream, CallStream):
+            return self._call_stream(
+                method, handler.stream_stream, handler.request_deserializer, done, handler.response_serializer
+            )
         return handler
 
+    def _call_stream(
+        self,
+        method: str,
+        calls: CallStream,
+        stream_decode: Callable[[bytes], Any] | None,
+        done: Record,
+        serializer: Any,
+    ) -> Handler:
+        """The handler of a stream of calls (`CallStream`): admitted with its first request as ``method`` (readiness,
+        the token, an open stream of its limits), then each request admitted and answered as a call of
+        ``calls.each``, in order, one at a time."""
+        decode = stream_decode
+        admit = self._admission(calls.each, decode, remember=False)  # each request holds a new command
+        admit_open = self._admission(method, None)
+        unwrap = calls.call
+        inner: Any = calls.handler.unary_unary
+        each = calls.each
+        result = calls.result
+        limits = self._policy.limits
+        held = limits.keys_for(method, open=True) if limits is not None else frozenset()
+        by_address = "address" in held
+
+        async def answers(first: bytes, raws: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            raw: bytes | None = first
+            while raw is not None:
+                started, request = time.perf_counter(), None
+                try:
+                    request = unwrap(admit(raw, context))
+                    answer = await inner(request, context)
+                except BaseException as e:
+                    refused = rich_status(refusal_for(each, e))
+                    done(_Outcome(refused.code), started, True)
+                    if request is None:
+                        readable = _readable(decode, raw)
+                        request = unwrap(readable) if readable is not None else None
+                    yield result(request, None, refused)
+                else:
+                    done(_OK, started, False)
+                    yield result(request, answer, None)
+                raw = await anext(raws, None)
+
+        async def stream(requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext[Any, Any]) -> Any:
+            try:
+                # admitted at its first request, not before: a client's first write always arrives, and it reads the
+                # refusal as the stream's status (a stream ended while the client writes its first request shows
+                # the client gRPC's own "Internal error from Core" instead)
+                raws = aiter(requests)
+                first = await anext(raws, None)
+                if first is None:
+                    return
+                admit_open(b"", context)
+                if limits is None or not held:
+                    async for item in answers(first, raws, context):
+                        yield item
+                else:
+                    taken = limits.hold(method, peer() if by_address else "", _account())
+                    try:
+                        async for item in answers(first, raws, context):
+                            yield item
+                    finally:
+                        limits.release(taken)
+            except BaseException as e:
+                await _answer(method, e, context)
+
+        return grpc.stream_stream_rpc_method_handler(stream, None, serializer)
+
     def _admission(
-        self, method: str, decode: Callable[[bytes], Any] | None
+        self, method: str, decode: Callable[[bytes], Any] | None, *, remember: bool = True
     ) -> Callable[[bytes, grpc.aio.ServicerContext[Any, Any]], Any]:
         """What admits one call of ``method``, everything that does not change between calls settled here, once:
         readiness, decoding, validation, the token and its role, the rate limits (in this order; the first
@@ -459,7 +556,8 @@ class Edge(grpc.aio.ServerInterceptor):
         so the same bytes again — every seat of a game asking for the view at the same version — are not
         validated again: the rules are a function of the message alone. Only for methods that need a token and
         whose requests hold no password (the public sign-ins' do: they are not kept), and not for a command's
-        requests (a field ``command_id``): each is new by design."""
+        requests (a field ``command_id``, or ``remember`` False: a stream of calls' requests hold one): each is new by
+        design."""
         policy = self._policy
         ready = policy.ready
         validate = self._validator.collect_violations
@@ -471,7 +569,11 @@ class Edge(grpc.aio.ServerInterceptor):
                 empty = decode(b"")
                 messages = isinstance(empty, Message)
                 fields = empty.DESCRIPTOR.fields_by_name if messages else {"command_id": None}
-                if method not in policy.public and not any(f == "command_id" or "password" in f for f in fields):
+                if (
+                    remember
+                    and method not in policy.public
+                    and not any(f == "command_id" or "password" in f for f in fields)
+                ):
                     remembered = {}
                 validate(empty)  # the rules of the request's type compiled now, not at its first call
         authenticate = policy.authenticator.identify if policy.authenticator is not None else None
@@ -520,6 +622,32 @@ class Edge(grpc.aio.ServerInterceptor):
             return request
 
         return admit
+
+
+class _Outcome:
+    """How one call of a stream of calls ended, as the call metrics read a call's context (`Record`)."""
+
+    __slots__ = ("_code",)
+
+    def __init__(self, code: int) -> None:
+        self._code = _STATUS_CODES.get(code, grpc.StatusCode.UNKNOWN)
+
+    def code(self) -> grpc.StatusCode:
+        return self._code
+
+
+_STATUS_CODES = {code.value[0]: code for code in grpc.StatusCode}
+_OK = _Outcome(0)
+
+
+def _readable(decode: Callable[[bytes], Any] | None, raw: bytes) -> Any:
+    """``raw`` decoded, for what a refusal's answer repeats of it (its command id), or ``None`` if it is not."""
+    if decode is None:
+        return None
+    try:
+        return decode(raw)
+    except Exception:  # undecodable: refused as such, nothing of it repeated
+        return None
 
 
 def _unrecorded(context: Any, started: float, failed: bool) -> None:
@@ -574,8 +702,9 @@ def _told(reason: Reason) -> Callable[..., None]:
     return said
 
 
-async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
-    """End the call with the status ``error`` stands for (or let gRPC's own control flow through)."""
+def refusal_for(method: str, error: BaseException) -> Refused:
+    """The refusal that answers a call of ``method`` which raised ``error`` (logged as the error model says); gRPC's
+    and asyncio's own control flow is raised again, not answered."""
     if isinstance(error, (asyncio.CancelledError, GeneratorExit, KeyboardInterrupt, SystemExit)):
         raise error
     if isinstance(error, grpc.aio.AbortError):
@@ -603,7 +732,12 @@ async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerC
             {"reference": reference},
         )
         log.error("internal error", method=method, reference=reference, exc_info=error)
-    status = status_of(refused)
+    return refused
+
+
+async def _answer(method: str, error: BaseException, context: grpc.aio.ServicerContext[Any, Any]) -> NoReturn:
+    """End the call with the status ``error`` stands for (or let gRPC's own control flow through)."""
+    status = status_of(refusal_for(method, error))
     await context.abort(status.code, status.details, trailing_metadata=status.trailing_metadata)
     raise AssertionError("unreachable")  # context.abort raises
 
