@@ -25,6 +25,10 @@ In order, for each call of a `paiju.v1` service:
    message, and a `google.rpc.Status` trailer with an `ErrorInfo` and its details. A dependency failing mid-call
    is ``UNAVAILABLE``; anything else unexpected is ``INTERNAL`` / ``INTERNAL_ERROR`` with a reference to quote,
    logged with its traceback — never ``UNKNOWN``, and never internals in the message.
+
+A stream of calls (`CallStream`: the engine's ``ActStream``) passes the edge twice over: the stream with its first
+request (readiness, the token, one of its open streams), then each request as one call of the unary method it stands
+for (all six steps, that method's limits), whose answer or refusal is one message of the stream.
 """
 
 from __future__ import annotations
@@ -491,7 +495,7 @@ class Edge(grpc.aio.ServerInterceptor):
         the token, an open stream of its limits), then each request admitted and answered as a call of
         ``calls.each``, in order, one at a time."""
         decode = stream_decode
-        admit = self._admission(calls.each, decode, remember=False)  # each request holds a new command
+        admit = self._admission(calls.each, decode, remember=False)  # each request holds a new command id
         admit_open = self._admission(method, None)
         unwrap = calls.call
         inner: Any = calls.handler.unary_unary
