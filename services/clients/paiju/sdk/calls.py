@@ -1,5 +1,6 @@
 """Calls that ride out an unreachable engine: a unary call tried again after a retryable failure (`call`), and a
-move sent so that it applies once however often it is sent (`act`).
+move sent so that it applies once however often it is sent (`act`), by an `Act` call or on a seat's open
+`ActStream`.
 
 A move carries a client command id; the engine answers a command id it has applied already as the exact retry it
 is (the version after it), never as a second move. So after a failure that says nothing of the move (the
