@@ -487,14 +487,13 @@ class Edge(grpc.aio.ServerInterceptor):
         self,
         method: str,
         calls: CallStream,
-        stream_decode: Callable[[bytes], Any] | None,
+        decode: Callable[[bytes], Any] | None,
         done: Record,
         serializer: Any,
     ) -> Handler:
         """The handler of a stream of calls (`CallStream`): admitted with its first request as ``method`` (readiness,
         the token, an open stream of its limits), then each request admitted and answered as a call of
         ``calls.each``, in order, one at a time."""
-        decode = stream_decode
         admit = self._admission(calls.each, decode, remember=False)  # each request holds a new command id
         admit_open = self._admission(method, None)
         unwrap = calls.call
